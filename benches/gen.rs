@@ -1,0 +1,159 @@
+//! Synthetic inputs for the benchmarks, made by perturbing the real H200 logs.
+#![allow(dead_code)]
+
+use perfdb_ingest::model::{Direction, Measurement, Numerics, Parsed, RunMeta};
+use perfdb_ingest::warehouse::{prepare, Warehouse};
+use perfdb_reports::stats::SplitMix64;
+use std::path::{Path, PathBuf};
+
+pub fn sample(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("sample-data")
+        .join(rel)
+}
+
+/// The 10 real aiter trial logs (base and head).
+pub fn real_aiter_logs() -> Vec<String> {
+    let mut out = Vec::new();
+    for side in ["base", "head"] {
+        for t in 1..=5 {
+            out.push(
+                std::fs::read_to_string(sample(&format!("h200-gemm/ab/aiter/{side}/trial{t}.log")))
+                    .unwrap(),
+            );
+        }
+    }
+    out
+}
+
+/// Multiply every number in the table rows (after the key columns) by 1 +- 2%, printed
+/// with 6 significant digits like pandas.
+pub fn perturb(log: &str, rng: &mut SplitMix64) -> String {
+    let mut out = String::with_capacity(log.len());
+    for line in log.split_inclusive('\n') {
+        if !line.starts_with('|')
+            || line.starts_with("|--")
+            || line.contains(" M ")
+            || line.contains(" n ")
+        {
+            out.push_str(line);
+            continue;
+        }
+        let cells: Vec<&str> = line.trim_end().trim_matches('|').split('|').collect();
+        let keys = if cells.len() == 10 { 4 } else { 2 };
+        out.push('|');
+        for (i, c) in cells.iter().enumerate() {
+            let t = c.trim();
+            match t.parse::<f64>() {
+                Ok(v) if i >= keys => {
+                    let f = 1.0 + ((rng.next_u64() % 4001) as f64 / 100_000.0 - 0.02);
+                    out.push_str(&format!(
+                        " {:>w$} |",
+                        format!("{:.6}", v * f)
+                            .trim_end_matches('0')
+                            .trim_end_matches('.'),
+                        w = c.len().saturating_sub(2)
+                    ));
+                }
+                _ => {
+                    out.push_str(c);
+                    out.push('|');
+                }
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// `n` perturbed aiter trial logs.
+pub fn aiter_logs(n: usize, seed: u64) -> Vec<String> {
+    let real = real_aiter_logs();
+    let mut rng = SplitMix64::new(seed);
+    (0..n)
+        .map(|i| perturb(&real[i % real.len()], &mut rng))
+        .collect()
+}
+
+/// Write `logs` as `dir/trialNNNN.log`.
+pub fn write_logs(dir: &Path, logs: &[String]) -> Vec<PathBuf> {
+    std::fs::create_dir_all(dir).unwrap();
+    logs.iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let p = dir.join(format!("trial{i:04}.log"));
+            std::fs::write(&p, l).unwrap();
+            p
+        })
+        .collect()
+}
+
+pub const ROWS_PER_RUN: usize = 100;
+
+pub fn synthetic_run(label: &str, i: usize, slow: f64) -> (RunMeta, Parsed, Vec<u8>) {
+    let mut ms = Vec::with_capacity(ROWS_PER_RUN);
+    for r in 0..ROWS_PER_RUN {
+        let variant = if r % 2 == 0 { "torch" } else { "triton" };
+        let base = 10.0 + (r / 2) as f64;
+        let noise = 1.0 + ((i * 31 + r * 17) % 13) as f64 / 1000.0;
+        let f = if r == 7 { slow } else { 1.0 };
+        let v = base * noise * f;
+        ms.push(Measurement {
+            table: "gemm".into(),
+            variant: variant.into(),
+            key: vec![
+                ("M".into(), ((r / 2) * 64).to_string()),
+                ("N".into(), "4096".into()),
+            ],
+            metric: "latency".into(),
+            unit: "us".into(),
+            direction: Direction::Lower,
+            value: Some(v),
+            raw: format!("{v}"),
+            column: format!("{variant} us"),
+            numerics: Numerics::NotChecked,
+            line: r as u32 + 1,
+        });
+    }
+    let meta = RunMeta {
+        label: label.into(),
+        ..Default::default()
+    };
+    (
+        meta,
+        Parsed {
+            measurements: ms,
+            provenance: Default::default(),
+        },
+        format!("{label}-{i}").into_bytes(),
+    )
+}
+
+/// A warehouse with `rows` background measurement rows plus 5 base and 5 head trials.
+pub fn build_warehouse(dir: &std::path::Path, rows: usize) -> Warehouse {
+    let wh = Warehouse::new(dir);
+    let runs = rows / ROWS_PER_RUN;
+    let chunk = 2000;
+    let mut i = 0;
+    while i < runs {
+        let n = chunk.min(runs - i);
+        let prepared: Vec<_> = (i..i + n)
+            .map(|k| {
+                let (meta, parsed, bytes) = synthetic_run("history", k, 1.0);
+                prepare("gen", &bytes, "aiter-table", parsed, &meta)
+            })
+            .collect();
+        wh.commit(prepared).unwrap();
+        i += n;
+    }
+    let sides: Vec<_> = (0..10)
+        .map(|k| {
+            let (label, slow) = if k < 5 { ("base", 1.0) } else { ("head", 1.5) };
+            let (meta, parsed, bytes) = synthetic_run(label, k, slow);
+            prepare("gen", &bytes, "aiter-table", parsed, &meta)
+        })
+        .collect();
+    wh.commit(sides).unwrap();
+    wh.compact().unwrap();
+    wh
+}

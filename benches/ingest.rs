@@ -1,0 +1,64 @@
+//! Ingest throughput: parsing in-process (MB/s of log text) and a whole ingest command
+//! of 2,000 aiter trial logs into a fresh warehouse. Figures: BENCHMARKS.md.
+//!
+//! Run: `cargo bench --bench ingest`
+
+#[path = "gen.rs"]
+mod gen;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use perfdb_ingest::model::RunMeta;
+use perfdb_ingest::warehouse::Warehouse;
+
+const TRIALS: usize = 2000;
+
+fn bench(c: &mut Criterion) {
+    let logs = gen::aiter_logs(TRIALS, 7);
+    let bytes: usize = logs.iter().map(String::len).sum();
+    eprintln!("{TRIALS} aiter logs, {:.2} MB", bytes as f64 / 1e6);
+
+    let mut g = c.benchmark_group("parse");
+    g.throughput(Throughput::Bytes(bytes as u64));
+    g.bench_function("aiter_2000_logs_one_core", |b| {
+        b.iter(|| {
+            let mut n = 0;
+            for l in &logs {
+                n += perfdb_ingest::formats::parse(l, None)
+                    .unwrap()
+                    .1
+                    .measurements
+                    .len();
+            }
+            n
+        })
+    });
+    g.finish();
+
+    let dir = tempfile::tempdir().unwrap();
+    let files = gen::write_logs(&dir.path().join("logs"), &logs);
+    let meta = RunMeta {
+        label: "bench".into(),
+        ..Default::default()
+    };
+    let mut g = c.benchmark_group("ingest_command");
+    g.sample_size(10);
+    g.throughput(Throughput::Bytes(bytes as u64));
+    let mut round = 0;
+    g.bench_with_input(
+        BenchmarkId::new("aiter_files_to_parquet", TRIALS),
+        &files,
+        |b, files| {
+            b.iter(|| {
+                round += 1;
+                let wh = Warehouse::new(dir.path().join(format!("wh{round}")));
+                let r = perfdb_ingest::ingest_files(&wh, files, None, &meta, &|_| {}).unwrap();
+                assert!(r.iter().all(|f| f.result.is_ok()));
+                r.len()
+            })
+        },
+    );
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,415 @@
+//! aiter logs with summary tables (FORMATS.md §1): `DataFrame.to_markdown(index=False)`
+//! pipe tables after a `<op> summary (markdown):` title (or none), and the
+//! `to_string(index=False)` whitespace fallback. `checkAllclose` verdicts printed before
+//! a table attach to that table's variant; `[perf]` lines in the same log are kept too.
+
+use super::columns::{classify_header, ColumnRole};
+use super::perf::parse_perf_line;
+use super::{lines, Format, ParseError, Parser};
+use crate::model::{Direction, Measurement, Numerics, Parsed};
+use crate::text::{is_missing_token, parse_value, strip_aiter_prefix};
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+pub struct AiterTables;
+
+/// Name given to a table printed without a title.
+pub const UNTITLED: &str = "untitled";
+
+impl Parser for AiterTables {
+    fn format(&self) -> Format {
+        Format::AiterTable
+    }
+    fn sniff(&self, text: &str) -> bool {
+        text.contains("(markdown):") || text.contains("|---") || text.contains("|:--")
+    }
+    fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
+        let all: Vec<(usize, Cow<str>)> = lines(text).collect();
+        let mut st = State::default();
+        let mut i = 0;
+        while i < all.len() {
+            let (no, line) = (&all[i].0, all[i].1.as_ref());
+            let msg = strip_aiter_prefix(line);
+            let body = msg.unwrap_or(line);
+            if let Some(title) = table_title(body) {
+                st.pending_title = Some(title);
+                i += 1;
+                continue;
+            }
+            if body.contains("[perf]") {
+                if let Some(ms) = parse_perf_line(body, *no)? {
+                    st.out.extend(ms);
+                }
+                i += 1;
+                continue;
+            }
+            if msg.is_some() {
+                if let Some(v) = check_allclose(body) {
+                    st.verdicts.push(v);
+                }
+                i += 1;
+                continue;
+            }
+            if line.trim_start().starts_with('|') {
+                i = st.pipe_table(&all, i)?;
+                continue;
+            }
+            if let Some(next) = st.whitespace_table(&all, i) {
+                i = next;
+                continue;
+            }
+            i += 1;
+        }
+        if st.out.is_empty() {
+            return Err(ParseError::at(0, "no summary table with data rows found"));
+        }
+        Ok(Parsed {
+            measurements: st.out,
+            provenance: Default::default(),
+        })
+    }
+}
+
+#[derive(Default)]
+struct State {
+    out: Vec<Measurement>,
+    pending_title: Option<String>,
+    /// `checkAllclose` verdicts seen since the last table: (variant, verdict).
+    verdicts: Vec<(String, Numerics)>,
+    titles_seen: HashMap<String, usize>,
+}
+
+/// `gemm_a16w16 summary (markdown):` -> `gemm_a16w16`; `X summary (dtype=bf16):` ->
+/// `X (dtype=bf16)`; `%s (markdown):` -> `%s`.
+fn table_title(body: &str) -> Option<String> {
+    let t = body.trim();
+    let t = t.strip_suffix(':')?;
+    let is_md = t.ends_with("(markdown)");
+    let t = t.strip_suffix("(markdown)").unwrap_or(t).trim_end();
+    if !is_md && !t.contains(" summary") && !t.ends_with("summary") {
+        return None;
+    }
+    if t.contains('|') || t.is_empty() {
+        return None;
+    }
+    let t = match t.find(" summary") {
+        Some(p) => format!("{}{}", &t[..p], &t[p + " summary".len()..]),
+        None => t.to_string(),
+    };
+    let t = crate::text::collapse_ws(&t);
+    (!t.is_empty()).then_some(t)
+}
+
+/// `triton: gemm[checkAllclose atol=.. passed~]` -> (`triton`, Pass).
+fn check_allclose(body: &str) -> Option<(String, Numerics)> {
+    let p = body.find("[checkAllclose")?;
+    let tail = &body[p..];
+    let verdict = if tail.contains("passed~") {
+        Numerics::Pass
+    } else if tail.contains("failed!")
+        || tail.contains("catastrophic!")
+        || tail.contains("warning!")
+    {
+        Numerics::Fail
+    } else {
+        return None;
+    };
+    let head = body[..p].trim();
+    let variant = head.split(':').next().unwrap_or("").trim();
+    Some((variant.to_lowercase(), verdict))
+}
+
+fn split_cells(line: &str) -> Option<Vec<&str>> {
+    let t = line.trim();
+    let inner = t.strip_prefix('|')?.strip_suffix('|')?;
+    Some(inner.split('|').map(str::trim).collect())
+}
+
+fn is_separator(cells: &[&str]) -> bool {
+    !cells.is_empty()
+        && cells.iter().all(|c| {
+            let c = c.trim_start_matches(':').trim_end_matches(':');
+            !c.is_empty() && c.bytes().all(|b| b == b'-')
+        })
+}
+
+struct Column {
+    name: String,
+    role: ColumnRole,
+}
+
+impl State {
+    fn take_table_name(&mut self) -> String {
+        let base = self
+            .pending_title
+            .take()
+            .unwrap_or_else(|| UNTITLED.to_string());
+        let n = self.titles_seen.entry(base.clone()).or_insert(0);
+        *n += 1;
+        if *n == 1 {
+            base
+        } else {
+            format!("{base}#{n}")
+        }
+    }
+
+    /// Parse the pipe table whose header is at `all[start]`; returns the next index.
+    fn pipe_table(&mut self, all: &[(usize, Cow<str>)], start: usize) -> Result<usize, ParseError> {
+        let (hno, hline) = (all[start].0, all[start].1.as_ref());
+        let header = split_cells(hline)
+            .ok_or_else(|| ParseError::at(hno, "table header is cut off (no closing '|')"))?;
+        let sep = all
+            .get(start + 1)
+            .and_then(|(_, l)| split_cells(l))
+            .filter(|c| is_separator(c));
+        let Some(sep) = sep else {
+            return Err(ParseError::at(
+                hno,
+                "table header is not followed by a `|---|` separator row (truncated table?)",
+            ));
+        };
+        if sep.len() != header.len() {
+            return Err(ParseError::at(
+                hno + 1,
+                format!(
+                    "separator has {} cells, header has {}",
+                    sep.len(),
+                    header.len()
+                ),
+            ));
+        }
+        let columns: Vec<Column> = header
+            .iter()
+            .zip(&sep)
+            .map(|(h, s)| Column {
+                name: h.to_string(),
+                // `---:` is numeric; tabulate's plain `---` also right-aligns numbers.
+                role: classify_header(h, !s.starts_with(':') || s.ends_with(':')),
+            })
+            .collect();
+        let mut rows: Vec<(usize, Vec<&str>)> = Vec::new();
+        let mut j = start + 2;
+        while j < all.len() {
+            let (no, l) = (all[j].0, all[j].1.as_ref());
+            if !l.trim_start().starts_with('|') {
+                break;
+            }
+            // A header followed by its separator starts the next table (tables printed
+            // back to back, one per dtype loop, have no title line between them).
+            let next_is_separator = all
+                .get(j + 1)
+                .and_then(|(_, n)| split_cells(n))
+                .is_some_and(|c| is_separator(&c));
+            if next_is_separator {
+                break;
+            }
+            let cells = split_cells(l)
+                .ok_or_else(|| ParseError::at(no, "table row is cut off (no closing '|')"))?;
+            if cells.len() != columns.len() {
+                return Err(ParseError::at(
+                    no,
+                    format!(
+                        "row has {} cells, the header at line {hno} has {}",
+                        cells.len(),
+                        columns.len()
+                    ),
+                ));
+            }
+            rows.push((no, cells));
+            j += 1;
+        }
+        if rows.is_empty() {
+            return Err(ParseError::at(
+                hno,
+                "table has a header but no rows (truncated table?)",
+            ));
+        }
+        let table = self.take_table_name();
+        self.emit(&table, &columns, &rows);
+        Ok(j)
+    }
+
+    /// Try the `to_string(index=False)` fallback at `all[start]`: a block of non-empty
+    /// lines whose columns are separated by all-blank character columns, with at least
+    /// one measurement column whose cells are all numbers or missing tokens.
+    fn whitespace_table(&mut self, all: &[(usize, Cow<str>)], start: usize) -> Option<usize> {
+        let mut end = start;
+        while end < all.len() {
+            let l = all[end].1.as_ref();
+            let t = l.trim();
+            if t.is_empty() || t.starts_with('[') || t.contains('|') || t.contains(" = ") {
+                break;
+            }
+            end += 1;
+        }
+        if end - start < 2 {
+            return None;
+        }
+        let block: Vec<&str> = all[start..end].iter().map(|(_, l)| l.as_ref()).collect();
+        let width = block.iter().map(|l| l.len()).max()?;
+        if block.iter().any(|l| !l.is_ascii()) {
+            return None;
+        }
+        let blank: Vec<bool> = (0..width)
+            .map(|p| {
+                block
+                    .iter()
+                    .all(|l| l.as_bytes().get(p).is_none_or(|b| *b == b' '))
+            })
+            .collect();
+        let mut spans = Vec::new();
+        let mut p = 0;
+        while p < width {
+            if blank[p] {
+                p += 1;
+                continue;
+            }
+            let s = p;
+            while p < width && !blank[p] {
+                p += 1;
+            }
+            spans.push((s, p));
+        }
+        if spans.len() < 2 {
+            return None;
+        }
+        let cell = |l: &str, (s, e): (usize, usize)| -> String {
+            l.get(s..e.min(l.len())).unwrap_or("").trim().to_string()
+        };
+        let header: Vec<String> = spans.iter().map(|sp| cell(block[0], *sp)).collect();
+        if header.iter().any(|h| h.is_empty()) {
+            return None;
+        }
+        let body: Vec<Vec<String>> = block[1..]
+            .iter()
+            .map(|l| spans.iter().map(|sp| cell(l, *sp)).collect())
+            .collect();
+        let columns: Vec<Column> = header
+            .iter()
+            .enumerate()
+            .map(|(c, h)| {
+                let numeric = body.iter().all(|r| parse_value(&r[c]).is_ok());
+                Column {
+                    name: h.clone(),
+                    role: classify_header(h, numeric),
+                }
+            })
+            .collect();
+        let measure_cols: Vec<usize> = (0..columns.len())
+            .filter(|c| !matches!(columns[*c].role, ColumnRole::Key))
+            .collect();
+        if !measure_cols
+            .iter()
+            .any(|c| matches!(columns[*c].role, ColumnRole::Measure { .. }))
+        {
+            return None;
+        }
+        if body
+            .iter()
+            .any(|r| measure_cols.iter().any(|c| parse_value(&r[*c]).is_err()))
+        {
+            return None;
+        }
+        let rows: Vec<(usize, Vec<&str>)> = body
+            .iter()
+            .enumerate()
+            .map(|(k, r)| (all[start + 1 + k].0, r.iter().map(String::as_str).collect()))
+            .collect();
+        let table = self.take_table_name();
+        self.emit(&table, &columns, &rows);
+        Some(end)
+    }
+
+    fn emit(&mut self, table: &str, columns: &[Column], rows: &[(usize, Vec<&str>)]) {
+        let verdicts = std::mem::take(&mut self.verdicts);
+        let numerics_for = |variant: &str, row: usize| -> Numerics {
+            let v = variant.to_lowercase();
+            let mine: Vec<Numerics> = verdicts
+                .iter()
+                .filter(|(name, _)| *name == v)
+                .map(|(_, n)| *n)
+                .collect();
+            if mine.is_empty() {
+                Numerics::NotChecked
+            } else if mine.len() == rows.len() {
+                mine[row]
+            } else {
+                // Cannot tell which row a verdict belongs to: the worst one applies to all.
+                mine.iter().fold(Numerics::Pass, |a, b| a.worst(*b))
+            }
+        };
+        for (r, (no, cells)) in rows.iter().enumerate() {
+            let key: Vec<(String, String)> = columns
+                .iter()
+                .zip(cells)
+                .filter(|(c, _)| matches!(c.role, ColumnRole::Key))
+                .map(|(c, v)| {
+                    let v = if is_missing_token(v) { "None" } else { v };
+                    (c.name.clone(), v.to_string())
+                })
+                .collect();
+            for (c, raw) in columns.iter().zip(cells) {
+                let (variant, metric, unit, direction, numerics) = match &c.role {
+                    ColumnRole::Key => continue,
+                    ColumnRole::Measure {
+                        variant,
+                        metric,
+                        unit,
+                        direction,
+                    } => (variant, metric, unit, *direction, numerics_for(variant, r)),
+                    ColumnRole::Derived {
+                        variant,
+                        metric,
+                        unit,
+                    } => (variant, metric, unit, Direction::None, Numerics::NotChecked),
+                };
+                self.out.push(Measurement {
+                    table: table.to_string(),
+                    variant: variant.clone(),
+                    key: key.clone(),
+                    metric: metric.clone(),
+                    unit: unit.clone(),
+                    direction,
+                    value: parse_value(raw).ok().flatten(),
+                    raw: raw.to_string(),
+                    column: c.name.clone(),
+                    numerics,
+                    line: *no as u32,
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles() {
+        assert_eq!(
+            table_title("gemm_a16w16 summary (markdown):").as_deref(),
+            Some("gemm_a16w16")
+        );
+        assert_eq!(table_title("mha summary:").as_deref(), Some("mha"));
+        assert_eq!(
+            table_title("mha summary (dtype=torch.bfloat16):").as_deref(),
+            Some("mha (dtype=torch.bfloat16)")
+        );
+        assert_eq!(table_title("%s (markdown):").as_deref(), Some("%s"));
+        assert_eq!(table_title("calling test_gemm(M = 1,"), None);
+        assert_eq!(table_title("delta:"), None);
+    }
+
+    #[test]
+    fn verdicts() {
+        assert_eq!(
+            check_allclose("triton: gemm[checkAllclose atol=0.02 rtol=0.02 passed~]"),
+            Some(("triton".into(), Numerics::Pass))
+        );
+        assert_eq!(
+            check_allclose("ck: [checkAllclose atol=0.01 rtol=0.01 failed!]"),
+            Some(("ck".into(), Numerics::Fail))
+        );
+    }
+}

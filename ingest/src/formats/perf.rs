@@ -1,0 +1,339 @@
+//! `[perf]` lines (FORMATS.md §2).
+//!
+//! ```text
+//! [aiter] [perf] dim: (4, 32, 8192)   dtype: torch.float16, torch avg: 10.33  us, B avg: 7.80 us, uplift: 32.4%[checkAllclose atol=0.01 rtol=0.01 passed~]
+//! [perf] dim: (64, 4096), dtype: torch.bfloat16, torch avg: 8.10 us, ck avg: 5.20 us, uplift: 55.8%
+//! [perf][qk_1way_perhead] === dtype:..., M:... === baseline avg: 12.30 us, hip avg: 9.80 us, uplift: 25.5%
+//! ... torch_avg: 10.1 us, asm_avg: 8.2 us            (MoE tests)
+//!   [perf] 12.34 us/call (oneshot)                    (FlyDSL)
+//! ```
+//! Row identity is the text between `[perf]` and the first metric, whitespace collapsed.
+
+use super::{lines, Format, ParseError, Parser};
+use crate::model::{metric, Direction, Measurement, Numerics, Parsed};
+use crate::text::{collapse_ws, parse_value};
+
+pub struct PerfLines;
+
+/// Table name of `[perf]` lines without a `[tag]`.
+pub const PERF_TABLE: &str = "perf";
+
+impl Parser for PerfLines {
+    fn format(&self) -> Format {
+        Format::PerfLines
+    }
+    fn sniff(&self, text: &str) -> bool {
+        text.contains("[perf]")
+    }
+    fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
+        let mut parsed = Parsed::default();
+        for (no, line) in lines(text) {
+            if let Some(ms) = parse_perf_line(&line, no)? {
+                parsed.measurements.extend(ms);
+            }
+        }
+        if parsed.measurements.is_empty() {
+            return Err(ParseError::at(0, "no `[perf]` line with a metric found"));
+        }
+        Ok(parsed)
+    }
+}
+
+fn is_unit(tok: &str) -> Option<&'static str> {
+    Some(match tok {
+        "us" | "µs" | "μs" | "us/call" => "us",
+        "ms" | "ms/call" => "ms",
+        "ns" | "ns/call" => "ns",
+        _ => return None,
+    })
+}
+
+fn numerics_of_tail(tail: &str) -> Numerics {
+    if tail.contains("passed~") {
+        Numerics::Pass
+    } else if tail.contains("failed!")
+        || tail.contains("catastrophic!")
+        || tail.contains("warning!")
+    {
+        Numerics::Fail
+    } else {
+        Numerics::NotChecked
+    }
+}
+
+/// Parse one cleaned line. `Ok(None)` when the line has no `[perf]` marker.
+pub fn parse_perf_line(line: &str, no: usize) -> Result<Option<Vec<Measurement>>, ParseError> {
+    let Some(at) = line.find("[perf]") else {
+        return Ok(None);
+    };
+    let mut rest = &line[at + "[perf]".len()..];
+    let mut table = PERF_TABLE.to_string();
+    if let Some(tagged) = rest.strip_prefix('[') {
+        if let Some(close) = tagged.find(']') {
+            table = format!("{PERF_TABLE}[{}]", &tagged[..close]);
+            rest = &tagged[close + 1..];
+        }
+    }
+    let (body, verdict) = match rest.find("[checkAllclose") {
+        Some(p) => (&rest[..p], numerics_of_tail(&rest[p..])),
+        None => (rest, Numerics::NotChecked),
+    };
+
+    // Tokens with their byte offsets in `body`.
+    let toks: Vec<(usize, &str)> = body
+        .split_whitespace()
+        .map(|t| (t.as_ptr() as usize - body.as_ptr() as usize, t))
+        .collect();
+
+    let mut out = Vec::new();
+    let mut identity_end: Option<usize> = None;
+    let mut variants_seen = 0usize;
+    let mut i = 0;
+    while i < toks.len() {
+        let (off, tok) = toks[i];
+        let (name, start) = if tok == "avg:" && i > 0 {
+            (toks[i - 1].1.trim_end_matches(','), toks[i - 1].0)
+        } else if let Some(n) = tok.strip_suffix("_avg:") {
+            (n, off)
+        } else if tok == "uplift:" {
+            let value_tok = toks
+                .get(i + 1)
+                .map(|t| t.1.trim_end_matches(','))
+                .unwrap_or("");
+            let value = parse_value(value_tok).map_err(|_| {
+                ParseError::at(
+                    no,
+                    format!("uplift value '{value_tok}' is not a percentage"),
+                )
+            })?;
+            identity_end.get_or_insert(off);
+            out.push(derived(
+                &table,
+                metric::UPLIFT,
+                "%",
+                value,
+                value_tok,
+                "uplift",
+                no,
+            ));
+            i += 2;
+            continue;
+        } else {
+            i += 1;
+            continue;
+        };
+        identity_end.get_or_insert(start);
+        let value_tok = toks.get(i + 1).map(|t| t.1).unwrap_or("");
+        let (num, glued_unit) = split_number(value_tok.trim_end_matches(','));
+        let value = parse_value(num).map_err(|_| {
+            ParseError::at(
+                no,
+                format!("`{name} avg:` value '{value_tok}' is not a number"),
+            )
+        })?;
+        let mut unit = glued_unit.and_then(is_unit);
+        let mut consumed = 2;
+        if unit.is_none() {
+            if let Some((_, u)) = toks.get(i + 2) {
+                if let Some(u) = is_unit(u.trim_end_matches(',')) {
+                    unit = Some(u);
+                    consumed = 3;
+                }
+            }
+        }
+        let unit = unit.ok_or_else(|| {
+            ParseError::at(
+                no,
+                format!("`{name} avg: {num}` has no time unit (us, ms or ns)"),
+            )
+        })?;
+        // The first variant is the reference the check compares against.
+        let numerics = if variants_seen == 0 {
+            Numerics::NotChecked
+        } else {
+            verdict
+        };
+        variants_seen += 1;
+        out.push(Measurement {
+            table: table.clone(),
+            variant: name.to_string(),
+            key: Vec::new(),
+            metric: metric::LATENCY.to_string(),
+            unit: unit.to_string(),
+            direction: Direction::Lower,
+            value,
+            raw: num.to_string(),
+            column: format!("{name} avg"),
+            numerics,
+            line: no as u32,
+        });
+        i += consumed;
+    }
+
+    // FlyDSL: `[perf] 12.34 us/call (oneshot)`.
+    if out.is_empty() {
+        if let (Some((_, v)), Some((u_off, u))) = (toks.first(), toks.get(1)) {
+            if let (Ok(value), Some(unit)) = (parse_value(v), is_unit(u)) {
+                let ident = collapse_ws(&body[u_off + u.len()..]);
+                out.push(Measurement {
+                    table,
+                    variant: super::columns::DEFAULT_VARIANT.to_string(),
+                    key: vec![("row".to_string(), ident)],
+                    metric: metric::LATENCY.to_string(),
+                    unit: unit.to_string(),
+                    direction: Direction::Lower,
+                    value,
+                    raw: v.to_string(),
+                    column: u.to_string(),
+                    numerics: verdict,
+                    line: no as u32,
+                });
+                return Ok(Some(out));
+            }
+        }
+        return Err(ParseError::at(
+            no,
+            "`[perf]` line has no `<name> avg: <number> <unit>` metric",
+        ));
+    }
+
+    let identity = identity_text(&body[..identity_end.unwrap_or(0)]);
+    let key = identity_key(&identity);
+    for m in &mut out {
+        m.key = key.clone();
+    }
+    Ok(Some(out))
+}
+
+fn derived(
+    table: &str,
+    metric: &str,
+    unit: &str,
+    value: Option<f64>,
+    raw: &str,
+    column: &str,
+    no: usize,
+) -> Measurement {
+    Measurement {
+        table: table.to_string(),
+        variant: String::new(),
+        key: Vec::new(),
+        metric: metric.to_string(),
+        unit: unit.to_string(),
+        direction: Direction::None,
+        value,
+        raw: raw.to_string(),
+        column: column.to_string(),
+        numerics: Numerics::NotChecked,
+        line: no as u32,
+    }
+}
+
+/// `12.3us` -> (`12.3`, Some(`us`)); `12.3` -> (`12.3`, None).
+fn split_number(tok: &str) -> (&str, Option<&str>) {
+    match tok.find(|c: char| c.is_ascii_alphabetic() || c == 'µ' || c == 'μ') {
+        Some(p) if p > 0 && !tok[..p].ends_with('e') => (&tok[..p], Some(&tok[p..])),
+        _ => (tok, None),
+    }
+}
+
+fn identity_text(s: &str) -> String {
+    collapse_ws(s)
+        .trim_matches(|c: char| c == ',' || c == '=' || c.is_whitespace())
+        .to_string()
+}
+
+/// `dim: (4, 32, 8192) dtype: torch.float16` -> [(dim, (4, 32, 8192)), (dtype, torch.float16)].
+/// Text that is not `name: value` pairs is kept whole under the name `row`.
+pub fn identity_key(identity: &str) -> Vec<(String, String)> {
+    let is_name = |t: &str| {
+        t.len() > 1
+            && t.ends_with(':')
+            && t[..t.len() - 1]
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let toks: Vec<&str> = identity.split_whitespace().collect();
+    if toks.is_empty() || !is_name(toks[0]) {
+        return vec![("row".to_string(), identity.to_string())];
+    }
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for t in toks {
+        if is_name(t) {
+            pairs.push((t[..t.len() - 1].to_string(), String::new()));
+        } else if let Some(last) = pairs.last_mut() {
+            if !last.1.is_empty() {
+                last.1.push(' ');
+            }
+            last.1.push_str(t);
+        }
+    }
+    for p in &mut pairs {
+        p.1 = p.1.trim_end_matches(',').to_string();
+    }
+    pairs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(line: &str) -> Vec<Measurement> {
+        parse_perf_line(line, 7).unwrap().unwrap()
+    }
+
+    #[test]
+    fn check_allclose_shape() {
+        let ms = parse("[aiter] [perf] dim: (4, 32, 8192)        dtype: torch.float16, torch avg: 10.33    us, B avg: 7.80     us, uplift: 32.4%[checkAllclose atol=0.01 rtol=0.01 passed~]");
+        assert_eq!(ms.len(), 3);
+        let key = vec![
+            ("dim".to_string(), "(4, 32, 8192)".to_string()),
+            ("dtype".to_string(), "torch.float16".to_string()),
+        ];
+        assert_eq!(ms[0].key, key);
+        assert_eq!(
+            (ms[0].variant.as_str(), ms[0].value),
+            ("torch", Some(10.33))
+        );
+        assert_eq!(ms[0].numerics, Numerics::NotChecked);
+        assert_eq!((ms[1].variant.as_str(), ms[1].value), ("B", Some(7.80)));
+        assert_eq!(ms[1].numerics, Numerics::Pass);
+        assert_eq!((ms[2].metric.as_str(), ms[2].value), ("uplift", Some(32.4)));
+        assert_eq!(ms[2].line, 7);
+    }
+
+    #[test]
+    fn printed_tagged_and_underscore_shapes() {
+        let ms = parse("[perf] dim: (64, 4096), dtype: torch.bfloat16, torch avg: 8.10     us, ck avg: 5.20     us, uplift: 55.8%");
+        assert_eq!(ms[0].key[0].1, "(64, 4096)");
+        assert_eq!(ms[1].variant, "ck");
+        let ms = parse("[perf][qk_1way_perhead] === dtype:bf16, M:4 === baseline avg: 12.30    us, hip avg: 9.80     us, uplift: 25.5%");
+        assert_eq!(ms[0].table, "perf[qk_1way_perhead]");
+        assert_eq!(
+            ms[0].key,
+            vec![("row".to_string(), "dtype:bf16, M:4".to_string())]
+        );
+        assert_eq!(ms[1].variant, "hip");
+        let ms = parse("[aiter] [perf] token: 128, expert: 8, torch_avg: 101.5 us, asm_avg: 80.25 us, uplift: 26.5%");
+        assert_eq!(
+            ms.iter().map(|m| m.variant.as_str()).collect::<Vec<_>>(),
+            ["torch", "asm", ""]
+        );
+        assert_eq!(ms[1].value, Some(80.25));
+        let ms = parse("  [perf] 12.34 us/call (oneshot)");
+        assert_eq!(ms[0].value, Some(12.34));
+        assert_eq!(ms[0].key[0].1, "(oneshot)");
+    }
+
+    #[test]
+    fn failed_check_and_bad_values() {
+        let ms = parse("[perf] dim: 1, torch avg: nan us, B avg: 3 us[checkAllclose atol=0.01 rtol=0.01 failed!]");
+        assert_eq!(ms[0].value, None);
+        assert_eq!(ms[1].numerics, Numerics::Fail);
+        let err = parse_perf_line("[perf] dim: 1, torch avg: fast us", 3).unwrap_err();
+        assert_eq!(err.line, 3);
+        assert!(err.reason.contains("not a number"), "{err}");
+        let err = parse_perf_line("[perf] hello", 4).unwrap_err();
+        assert!(err.reason.contains("no `<name> avg"), "{err}");
+    }
+}

@@ -1,0 +1,216 @@
+//! perfdb-ingest: input formats -> canonical records -> the Parquet warehouse.
+//!
+//! Every other perfdb crate depends on this one: it owns the canonical model
+//! ([`model`]), the one Arrow schema ([`schema`]), the parsers ([`formats`]) and the
+//! warehouse layout with its atomic writes ([`warehouse`]).
+
+pub mod formats;
+pub mod model;
+pub mod schema;
+pub mod text;
+pub mod warehouse;
+
+use formats::{Format, ParseError};
+use model::RunMeta;
+use std::path::{Path, PathBuf};
+use warehouse::{Outcome, Prepared, Warehouse, WarehouseError};
+
+/// Why one input file was not ingested.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    #[error("{path}: cannot read: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}: not UTF-8 text (invalid byte at offset {offset})")]
+    NotText {
+        path: String,
+        line: usize,
+        offset: usize,
+    },
+    #[error("{path}{}: {reason}", if *line > 0 { format!(":{line}") } else { String::new() })]
+    Parse {
+        path: String,
+        line: usize,
+        reason: String,
+    },
+}
+
+/// The result of ingesting one file.
+#[derive(Debug)]
+pub struct FileReport {
+    pub path: String,
+    pub result: Result<Ingested, FileError>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Ingested {
+    pub format: Format,
+    pub run_id: String,
+    /// `Some(trial)` when added, `None` when it was already in the warehouse.
+    pub trial: Option<i32>,
+    pub tables: Vec<(String, usize)>,
+    pub rows: usize,
+}
+
+/// Expand directories (recursively, sorted) into files; files stay as given.
+pub fn expand_inputs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, FileError> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let mut files = Vec::new();
+            walk(p, &mut files).map_err(|source| FileError::Read {
+                path: p.display().to_string(),
+                source,
+            })?;
+            files.sort();
+            out.extend(files);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for e in std::fs::read_dir(dir)? {
+        let p = e?.path();
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.starts_with('.') {
+            continue;
+        }
+        if p.is_dir() {
+            walk(&p, out)?;
+        } else {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// Read and parse one file into a run ready to commit.
+pub fn prepare_file(
+    path: &Path,
+    format: Option<Format>,
+    meta: &RunMeta,
+) -> Result<Prepared, FileError> {
+    let display = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| FileError::Read {
+        path: display.clone(),
+        source,
+    })?;
+    prepare_bytes(&display, &bytes, format, meta)
+}
+
+/// Parse `bytes` (the content of `path`) into a run ready to commit.
+pub fn prepare_bytes(
+    path: &str,
+    bytes: &[u8],
+    format: Option<Format>,
+    meta: &RunMeta,
+) -> Result<Prepared, FileError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        let offset = e.valid_up_to();
+        FileError::NotText {
+            path: path.to_string(),
+            line: 1 + bytes[..offset].iter().filter(|b| **b == b'\n').count(),
+            offset,
+        }
+    })?;
+    let (format, parsed) =
+        formats::parse(text, format).map_err(|ParseError { line, reason }| FileError::Parse {
+            path: path.to_string(),
+            line,
+            reason,
+        })?;
+    Ok(warehouse::prepare(path, bytes, format.name(), parsed, meta))
+}
+
+/// Ingest `files` into `wh`: parse each (on all cores), then commit every file that
+/// parsed in one transaction. Files that fail are reported and nothing of them is written.
+pub fn ingest_files(
+    wh: &Warehouse,
+    files: &[PathBuf],
+    format: Option<Format>,
+    meta: &RunMeta,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<Vec<FileReport>, WarehouseError> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(files.len().max(1));
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let chunk = files.len().div_ceil(threads).max(1);
+    let mut results: Vec<Result<Prepared, FileError>> = Vec::with_capacity(files.len());
+    std::thread::scope(|s| {
+        let handles: Vec<_> = files
+            .chunks(chunk)
+            .map(|part| {
+                let done = &done;
+                s.spawn(move || {
+                    part.iter()
+                        .map(|f| {
+                            let r = prepare_file(f, format, meta);
+                            progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
+                            r
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for h in handles {
+            results.extend(h.join().expect("parser thread panicked"));
+        }
+    });
+    // Failed files keep their error; parsed ones are committed together.
+    let mut ok: Vec<Prepared> = Vec::new();
+    let mut errors: Vec<Option<FileError>> = Vec::with_capacity(results.len());
+    for r in results {
+        match r {
+            Ok(p) => {
+                ok.push(p);
+                errors.push(None);
+            }
+            Err(e) => errors.push(Some(e)),
+        }
+    }
+    type Summary = (Format, Vec<(String, usize)>, usize);
+    let summaries: Vec<Summary> = ok
+        .iter()
+        .map(|p| {
+            let fmt: Format = p.run.format.parse().expect("format name round-trips");
+            (fmt, p.tables.clone(), p.measurements.len())
+        })
+        .collect();
+    let mut outcomes = wh.commit(ok)?.into_iter().zip(summaries);
+    let reports = files
+        .iter()
+        .zip(errors)
+        .map(|(f, err)| {
+            let result = match err {
+                Some(e) => Err(e),
+                None => {
+                    let (outcome, (format, tables, rows)) =
+                        outcomes.next().expect("one outcome per parsed file");
+                    let (run_id, trial) = match outcome {
+                        Outcome::Added { run_id, trial } => (run_id, Some(trial)),
+                        Outcome::AlreadyPresent { run_id } => (run_id, None),
+                    };
+                    Ok(Ingested {
+                        format,
+                        run_id,
+                        trial,
+                        tables,
+                        rows,
+                    })
+                }
+            };
+            FileReport {
+                path: f.display().to_string(),
+                result,
+            }
+        })
+        .collect();
+    Ok(reports)
+}

@@ -1,0 +1,233 @@
+//! The canonical data model: what every input format is turned into.
+//!
+//! A *run* is one benchmark process output (one file = one trial). A *measurement* is
+//! one value of one run. The Arrow schema of both lives in [`crate::schema`]; this module
+//! holds the in-memory records the parsers produce.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Which way is better for a metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    Lower,
+    Higher,
+    None,
+}
+
+impl Direction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Lower => "lower",
+            Direction::Higher => "higher",
+            Direction::None => "none",
+        }
+    }
+    pub fn parse(s: &str) -> Direction {
+        match s {
+            "lower" => Direction::Lower,
+            "higher" => Direction::Higher,
+            _ => Direction::None,
+        }
+    }
+}
+
+/// Numerics verdict of one value: `None` from a harness means *not checked*, which is
+/// neither a pass nor a failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Numerics {
+    Pass,
+    Fail,
+    NotChecked,
+}
+
+impl Numerics {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Numerics::Pass => "pass",
+            Numerics::Fail => "fail",
+            Numerics::NotChecked => "not_checked",
+        }
+    }
+    pub fn parse(s: &str) -> Numerics {
+        match s {
+            "pass" => Numerics::Pass,
+            "fail" => Numerics::Fail,
+            _ => Numerics::NotChecked,
+        }
+    }
+    /// The worse of two verdicts: a failure wins, then not-checked, then pass.
+    pub fn worst(self, other: Numerics) -> Numerics {
+        use Numerics::*;
+        match (self, other) {
+            (Fail, _) | (_, Fail) => Fail,
+            (NotChecked, _) | (_, NotChecked) => NotChecked,
+            _ => Pass,
+        }
+    }
+}
+
+/// What kind of quantity a measurement is. Primary metrics are compared; derived ones
+/// (errors, ratios, speedups) are stored but never form part of a row's identity.
+pub mod metric {
+    pub const LATENCY: &str = "latency";
+    pub const THROUGHPUT: &str = "throughput";
+    pub const BANDWIDTH: &str = "bandwidth";
+    pub const ERROR: &str = "error";
+    pub const RATIO: &str = "ratio";
+    pub const SPEEDUP: &str = "speedup";
+    pub const UPLIFT: &str = "uplift";
+    /// Free-text annotation columns (`note`, `status`): kept, never identity.
+    pub const NOTE: &str = "note";
+
+    /// Derived metrics: stored, shown, never compared as a performance row.
+    pub fn is_derived(metric: &str) -> bool {
+        matches!(metric, ERROR | RATIO | SPEEDUP | UPLIFT | NOTE) || metric.starts_with("error_")
+    }
+}
+
+/// One value, as parsed. `key` holds the identity cells (shape and config) as
+/// name=value pairs in the canonical order of the source (table column order, or
+/// sorted parameter names for TokenSpeed shapes).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measurement {
+    pub table: String,
+    pub variant: String,
+    pub key: Vec<(String, String)>,
+    pub metric: String,
+    pub unit: String,
+    pub direction: Direction,
+    /// `None` when the source said the value is missing (nan, None, empty, `-`, skip).
+    pub value: Option<f64>,
+    /// The cell or field exactly as the source printed it (after trimming).
+    pub raw: String,
+    /// The column header or field name the value came from.
+    pub column: String,
+    pub numerics: Numerics,
+    /// 1-based line number in the source file.
+    pub line: u32,
+}
+
+impl Measurement {
+    /// The identity key as canonical JSON text: an object in source order.
+    pub fn key_json(&self) -> String {
+        key_to_json(&self.key)
+    }
+}
+
+/// Encode key pairs as a JSON object, keeping their order (serde_json's Map would sort).
+pub fn key_to_json(key: &[(String, String)]) -> String {
+    let mut s = String::with_capacity(16 * key.len() + 2);
+    s.push('{');
+    for (i, (k, v)) in key.iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        s.push_str(&serde_json::Value::String(k.clone()).to_string());
+        s.push(':');
+        s.push_str(&serde_json::Value::String(v.clone()).to_string());
+    }
+    s.push('}');
+    s
+}
+
+/// Decode a key written by [`key_to_json`], keeping order.
+pub fn key_from_json(text: &str) -> Vec<(String, String)> {
+    // serde_json with `preserve_order` is not enabled; parse pairs by hand via a
+    // streaming visitor over the object.
+    let v: Result<Vec<(String, String)>, _> = parse_ordered_object(text);
+    v.unwrap_or_default()
+}
+
+fn parse_ordered_object(text: &str) -> Result<Vec<(String, String)>, serde_json::Error> {
+    use serde::de::{Deserializer, MapAccess, Visitor};
+    struct Ordered;
+    impl<'de> Visitor<'de> for Ordered {
+        type Value = Vec<(String, String)>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a JSON object of strings")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some((k, v)) = map.next_entry::<String, String>()? {
+                out.push((k, v));
+            }
+            Ok(out)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.deserialize_map(Ordered)
+}
+
+/// Human form of a key: `M=1 N=4096 K=4096`.
+pub fn key_display(key: &[(String, String)]) -> String {
+    key.iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The harness verdict a format reports for the whole run, when it has one.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Provenance {
+    /// `pass`, `fail`, or `None` when the format has no verdict.
+    pub verdict: Option<String>,
+    /// The reason after `TS_KERNEL_FAIL:` and similar.
+    pub verdict_detail: Option<String>,
+    pub image_digest: Option<String>,
+    pub token: Option<String>,
+    pub arch: Option<String>,
+}
+
+/// What a parser returns for one file.
+#[derive(Debug, Clone, Default)]
+pub struct Parsed {
+    pub measurements: Vec<Measurement>,
+    pub provenance: Provenance,
+}
+
+impl Parsed {
+    pub fn table_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for m in &self.measurements {
+            if !names.iter().any(|n| n == &m.table) {
+                names.push(m.table.clone());
+            }
+        }
+        names
+    }
+}
+
+/// Metadata the user gives at ingest time.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunMeta {
+    pub label: String,
+    pub commit: Option<String>,
+    pub arch: Option<String>,
+    pub tags: Vec<(String, String)>,
+}
+
+/// A run as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    pub run_id: String,
+    /// Microseconds since the Unix epoch, UTC.
+    pub ingested_at_us: i64,
+    pub source_path: String,
+    pub source_sha256: String,
+    pub format: String,
+    pub label: String,
+    pub commit: Option<String>,
+    pub arch: Option<String>,
+    pub tags: Vec<(String, String)>,
+    /// 1-based index of this trial within its label, in ingest order.
+    pub trial: i32,
+    pub verdict: Option<String>,
+    pub verdict_detail: Option<String>,
+    pub image_digest: Option<String>,
+    pub token: Option<String>,
+    pub n_measurements: i64,
+    pub n_tables: i32,
+}

@@ -1,0 +1,217 @@
+//! The one Arrow schema of the warehouse: column names as constants, and the conversion
+//! of model records into record batches. Everything that reads or writes the warehouse
+//! uses these names.
+//!
+//! The partition column `label` is not stored inside the files: it is the Hive path
+//! segment `label=<label>/`, and readers add it back (`hive_partitioning`).
+
+use crate::model::{Measurement, Run};
+use arrow::array::{
+    ArrayRef, Float64Builder, Int32Builder, Int64Builder, RecordBatch, StringBuilder,
+    TimestampMicrosecondBuilder,
+};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use std::sync::{Arc, LazyLock};
+
+/// Hive partition column of both tables.
+pub const LABEL: &str = "label";
+
+pub mod runs {
+    pub const RUN_ID: &str = "run_id";
+    pub const INGESTED_AT: &str = "ingested_at";
+    pub const SOURCE_PATH: &str = "source_path";
+    pub const SOURCE_SHA256: &str = "source_sha256";
+    pub const FORMAT: &str = "format";
+    pub const COMMIT: &str = "commit";
+    pub const ARCH: &str = "arch";
+    pub const TAGS: &str = "tags";
+    pub const TRIAL: &str = "trial";
+    pub const VERDICT: &str = "verdict";
+    pub const VERDICT_DETAIL: &str = "verdict_detail";
+    pub const IMAGE_DIGEST: &str = "image_digest";
+    pub const TOKEN: &str = "token";
+    pub const N_MEASUREMENTS: &str = "n_measurements";
+    pub const N_TABLES: &str = "n_tables";
+}
+
+pub mod measurements {
+    pub const RUN_ID: &str = "run_id";
+    pub const TABLE: &str = "table_name";
+    pub const VARIANT: &str = "variant";
+    pub const KEY: &str = "key";
+    pub const METRIC: &str = "metric";
+    pub const UNIT: &str = "unit";
+    pub const DIRECTION: &str = "direction";
+    pub const VALUE: &str = "value";
+    pub const RAW: &str = "raw";
+    pub const COLUMN: &str = "column_name";
+    pub const NUMERICS: &str = "numerics";
+    pub const LINE: &str = "line";
+}
+
+fn utf8(name: &str, nullable: bool) -> Field {
+    Field::new(name, DataType::Utf8, nullable)
+}
+
+pub static RUNS_SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
+    use runs::*;
+    Arc::new(Schema::new(vec![
+        utf8(RUN_ID, false),
+        Field::new(
+            INGESTED_AT,
+            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            false,
+        ),
+        utf8(SOURCE_PATH, false),
+        utf8(SOURCE_SHA256, false),
+        utf8(FORMAT, false),
+        utf8(COMMIT, true),
+        utf8(ARCH, true),
+        utf8(TAGS, false),
+        Field::new(TRIAL, DataType::Int32, false),
+        utf8(VERDICT, true),
+        utf8(VERDICT_DETAIL, true),
+        utf8(IMAGE_DIGEST, true),
+        utf8(TOKEN, true),
+        Field::new(N_MEASUREMENTS, DataType::Int64, false),
+        Field::new(N_TABLES, DataType::Int32, false),
+    ]))
+});
+
+pub static MEASUREMENTS_SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
+    use measurements::*;
+    Arc::new(Schema::new(vec![
+        utf8(RUN_ID, false),
+        utf8(TABLE, false),
+        utf8(VARIANT, false),
+        utf8(KEY, false),
+        utf8(METRIC, false),
+        utf8(UNIT, false),
+        utf8(DIRECTION, false),
+        Field::new(VALUE, DataType::Float64, true),
+        utf8(RAW, false),
+        utf8(COLUMN, false),
+        utf8(NUMERICS, false),
+        Field::new(LINE, DataType::Int32, false),
+    ]))
+});
+
+/// Tags as canonical JSON text (sorted by key).
+pub fn tags_json(tags: &[(String, String)]) -> String {
+    let mut sorted = tags.to_vec();
+    sorted.sort();
+    crate::model::key_to_json(&sorted)
+}
+
+pub fn runs_batch(rows: &[&Run]) -> RecordBatch {
+    let n = rows.len();
+    let mut run_id = StringBuilder::new();
+    let mut at = TimestampMicrosecondBuilder::with_capacity(n).with_timezone("UTC");
+    let mut path = StringBuilder::new();
+    let mut sha = StringBuilder::new();
+    let mut format = StringBuilder::new();
+    let mut commit = StringBuilder::new();
+    let mut arch = StringBuilder::new();
+    let mut tags = StringBuilder::new();
+    let mut trial = Int32Builder::with_capacity(n);
+    let mut verdict = StringBuilder::new();
+    let mut detail = StringBuilder::new();
+    let mut digest = StringBuilder::new();
+    let mut token = StringBuilder::new();
+    let mut nm = Int64Builder::with_capacity(n);
+    let mut nt = Int32Builder::with_capacity(n);
+    for r in rows {
+        run_id.append_value(&r.run_id);
+        at.append_value(r.ingested_at_us);
+        path.append_value(&r.source_path);
+        sha.append_value(&r.source_sha256);
+        format.append_value(&r.format);
+        commit.append_option(r.commit.as_deref());
+        arch.append_option(r.arch.as_deref());
+        tags.append_value(tags_json(&r.tags));
+        trial.append_value(r.trial);
+        verdict.append_option(r.verdict.as_deref());
+        detail.append_option(r.verdict_detail.as_deref());
+        digest.append_option(r.image_digest.as_deref());
+        token.append_option(r.token.as_deref());
+        nm.append_value(r.n_measurements);
+        nt.append_value(r.n_tables);
+    }
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(run_id.finish()),
+        Arc::new(at.finish()),
+        Arc::new(path.finish()),
+        Arc::new(sha.finish()),
+        Arc::new(format.finish()),
+        Arc::new(commit.finish()),
+        Arc::new(arch.finish()),
+        Arc::new(tags.finish()),
+        Arc::new(trial.finish()),
+        Arc::new(verdict.finish()),
+        Arc::new(detail.finish()),
+        Arc::new(digest.finish()),
+        Arc::new(token.finish()),
+        Arc::new(nm.finish()),
+        Arc::new(nt.finish()),
+    ];
+    RecordBatch::try_new(RUNS_SCHEMA.clone(), cols).expect("runs batch matches RUNS_SCHEMA")
+}
+
+/// Measurements of several runs: `(run_id, measurements)`.
+pub fn measurements_batch(rows: &[(&str, &[Measurement])]) -> RecordBatch {
+    let n: usize = rows.iter().map(|(_, m)| m.len()).sum();
+    let mut run_id = StringBuilder::with_capacity(n, n * 16);
+    let mut table = StringBuilder::with_capacity(n, n * 12);
+    let mut variant = StringBuilder::with_capacity(n, n * 8);
+    let mut key = StringBuilder::with_capacity(n, n * 48);
+    let mut metric = StringBuilder::with_capacity(n, n * 8);
+    let mut unit = StringBuilder::with_capacity(n, n * 4);
+    let mut direction = StringBuilder::with_capacity(n, n * 5);
+    let mut value = Float64Builder::with_capacity(n);
+    let mut raw = StringBuilder::with_capacity(n, n * 8);
+    let mut column = StringBuilder::with_capacity(n, n * 10);
+    let mut numerics = StringBuilder::with_capacity(n, n * 6);
+    let mut line = Int32Builder::with_capacity(n);
+    for (id, ms) in rows {
+        // Rows of one table line share their key: encode it once per line.
+        let mut last_key: Option<(&[(String, String)], String)> = None;
+        for m in *ms {
+            run_id.append_value(id);
+            table.append_value(&m.table);
+            variant.append_value(&m.variant);
+            let k = match &last_key {
+                Some((prev, json)) if *prev == m.key.as_slice() => json.clone(),
+                _ => {
+                    let json = m.key_json();
+                    last_key = Some((m.key.as_slice(), json.clone()));
+                    json
+                }
+            };
+            key.append_value(&k);
+            metric.append_value(&m.metric);
+            unit.append_value(&m.unit);
+            direction.append_value(m.direction.as_str());
+            value.append_option(m.value);
+            raw.append_value(&m.raw);
+            column.append_value(&m.column);
+            numerics.append_value(m.numerics.as_str());
+            line.append_value(m.line as i32);
+        }
+    }
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(run_id.finish()),
+        Arc::new(table.finish()),
+        Arc::new(variant.finish()),
+        Arc::new(key.finish()),
+        Arc::new(metric.finish()),
+        Arc::new(unit.finish()),
+        Arc::new(direction.finish()),
+        Arc::new(value.finish()),
+        Arc::new(raw.finish()),
+        Arc::new(column.finish()),
+        Arc::new(numerics.finish()),
+        Arc::new(line.finish()),
+    ];
+    RecordBatch::try_new(MEASUREMENTS_SCHEMA.clone(), cols)
+        .expect("measurements batch matches MEASUREMENTS_SCHEMA")
+}

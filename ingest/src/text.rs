@@ -1,0 +1,175 @@
+//! Line cleaning shared by every text format: CI timestamp prefixes, ANSI escapes,
+//! missing-value tokens and number parsing. Written without regexes: these run on every
+//! byte of every log.
+
+use std::borrow::Cow;
+
+/// Strip a trailing `\r`, a GitHub-Actions style timestamp prefix
+/// (`2026-06-09T09:00:00.0Z `) and ANSI escapes (`\x1b[` params, final letter).
+pub fn clean_line(line: &str) -> Cow<'_, str> {
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    let line = strip_ci_timestamp(line);
+    if line.as_bytes().contains(&0x1b) {
+        Cow::Owned(strip_ansi(line))
+    } else {
+        Cow::Borrowed(line)
+    }
+}
+
+fn strip_ci_timestamp(line: &str) -> &str {
+    let b = line.as_bytes();
+    // YYYY-MM-DDTHH:MM:SS then optional fraction, then Z and one space.
+    if b.len() < 21 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' {
+        return line;
+    }
+    if !b[..4].iter().all(u8::is_ascii_digit) {
+        return line;
+    }
+    let mut i = 19;
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+    }
+    if b.get(i) == Some(&b'Z') && b.get(i + 1) == Some(&b' ') {
+        &line[i + 2..]
+    } else {
+        line
+    }
+}
+
+/// Remove `\x1b[` `[0-9;?]*` `[A-Za-z]` sequences.
+pub fn strip_ansi(line: &str) -> String {
+    let b = line.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == 0x1b && b.get(i + 1) == Some(&b'[') {
+            let mut j = i + 2;
+            while j < b.len() && (b[j].is_ascii_digit() || b[j] == b';' || b[j] == b'?') {
+                j += 1;
+            }
+            if j < b.len() && b[j].is_ascii_alphabetic() {
+                i = j + 1;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    // Only ASCII bytes were removed, so the rest is still valid UTF-8.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// Tokens that mean "no value". A missing value is stored as null, never as 0.
+pub fn is_missing_token(cell: &str) -> bool {
+    matches!(
+        cell,
+        "" | "nan"
+            | "NaN"
+            | "NAN"
+            | "None"
+            | "none"
+            | "-"
+            | "n/a"
+            | "N/A"
+            | "skip"
+            | "<NA>"
+            | "null"
+    )
+}
+
+/// A cell that is neither a number nor a missing-value token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotANumber;
+
+/// Parse a numeric cell. `Ok(None)` for a missing token (including `inf`/`-inf`, which
+/// no benchmark reports as a real measurement), `Err(NotANumber)` otherwise.
+pub fn parse_value(cell: &str) -> Result<Option<f64>, NotANumber> {
+    let c = cell.trim();
+    if is_missing_token(c) || is_inf_token(c) {
+        return Ok(None);
+    }
+    let c = c.replace(',', "");
+    let c = c.as_str();
+    let c = c
+        .strip_suffix('x')
+        .or_else(|| c.strip_suffix('%'))
+        .unwrap_or(c)
+        .trim();
+    match c.parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(Some(v)),
+        Ok(_) => Ok(None),
+        Err(_) => Err(NotANumber),
+    }
+}
+
+fn is_inf_token(c: &str) -> bool {
+    matches!(
+        c,
+        "inf" | "-inf" | "+inf" | "Inf" | "-Inf" | "infinity" | "-infinity"
+    )
+}
+
+/// Collapse runs of whitespace to one space and trim.
+pub fn collapse_ws(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for part in s.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(part);
+    }
+    out
+}
+
+/// Strip an aiter logger prefix: `[aiter] `, `[aiter.ops.x] `. Returns the message.
+pub fn strip_aiter_prefix(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("[aiter")?;
+    let close = rest.find(']')?;
+    let tag = &rest[..close];
+    if !(tag.is_empty() || tag.starts_with('.') || tag.starts_with(' ')) {
+        return None;
+    }
+    let msg = &rest[close + 1..];
+    Some(msg.strip_prefix(' ').unwrap_or(msg))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_timestamp_and_ansi() {
+        assert_eq!(clean_line("2026-06-09T09:00:00.0Z op  shape"), "op  shape");
+        assert_eq!(
+            clean_line("a \x1b[32mpassed~\x1b[0m] \x1b[1A\x1b[2Kx\r"),
+            "a passed~] x"
+        );
+        assert_eq!(
+            clean_line("2026-06-09 not a stamp"),
+            "2026-06-09 not a stamp"
+        );
+    }
+
+    #[test]
+    fn values_and_missing_tokens() {
+        assert_eq!(parse_value(" 1.52588e-05 "), Ok(Some(1.52588e-05)));
+        assert_eq!(parse_value("1.60x"), Ok(Some(1.6)));
+        assert_eq!(parse_value("-20.4%"), Ok(Some(-20.4)));
+        assert_eq!(parse_value("1,264.1"), Ok(Some(1264.1)));
+        for m in ["nan", "NaN", "inf", "-inf", "None", "-", "n/a", "skip", ""] {
+            assert_eq!(parse_value(m), Ok(None), "{m}");
+        }
+        assert_eq!(parse_value("torch.bfloat16"), Err(NotANumber));
+    }
+
+    #[test]
+    fn aiter_prefixes() {
+        assert_eq!(strip_aiter_prefix("[aiter] x"), Some("x"));
+        assert_eq!(strip_aiter_prefix("[aiter.ops.gemm] y"), Some("y"));
+        assert_eq!(strip_aiter_prefix("[aiter INFO] 2026"), Some("2026"));
+        assert_eq!(strip_aiter_prefix("[aiterx] y"), None);
+    }
+}

@@ -1,0 +1,535 @@
+//! The Parquet warehouse on disk.
+//!
+//! ```text
+//! <root>/_manifest.json                          the committed file list (commit point)
+//! <root>/runs/label=<label>/part-<batch>.parquet
+//! <root>/measurements/label=<label>/part-<batch>.parquet
+//! <root>/_tmp/                                   files being written
+//! <root>/.lock                                   writers hold an exclusive lock on it
+//! ```
+//! Hive-style partitions are readable as-is by DuckDB, pandas, polars and Spark. One
+//! ingest command writes one file per table and label, whatever the number of runs.
+//!
+//! Crash safety: data files are written into `_tmp/`, fsynced and renamed into their
+//! partition; then a new manifest is written aside and renamed over the old one. That
+//! rename is the commit: readers that go through perfdb see exactly the files the
+//! manifest lists, so a crash at any moment leaves either the old or the new state.
+//! Files of an interrupted command are orphans (unlisted) and `perfdb compact` deletes
+//! them. Writers serialise on `.lock`, so concurrent ingests lose nothing and never
+//! assign the same trial number twice.
+
+use crate::model::{Measurement, Parsed, Run, RunMeta};
+use crate::schema::{self, measurements_batch, runs_batch};
+use arrow::array::{Array, Int32Array, RecordBatch, StringArray};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::{ArrowWriter, ProjectionMask};
+use parquet::basic::Compression;
+use parquet::file::properties::WriterProperties;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt;
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+pub const RUNS_DIR: &str = "runs";
+pub const MEASUREMENTS_DIR: &str = "measurements";
+pub const MANIFEST: &str = "_manifest.json";
+const TMP_DIR: &str = "_tmp";
+const LOCK: &str = ".lock";
+
+#[derive(Debug, thiserror::Error)]
+pub enum WarehouseError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: {source}")]
+    Parquet {
+        path: PathBuf,
+        source: parquet::errors::ParquetError,
+    },
+    #[error("{path}: manifest is not valid JSON ({source}); restore it or re-ingest")]
+    Manifest {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("invalid label '{0}': use letters, digits, '.', '_' and '-' (at most 100)")]
+    Label(String),
+}
+
+type Result<T> = std::result::Result<T, WarehouseError>;
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> WarehouseError + '_ {
+    move |source| WarehouseError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn pq(path: &Path) -> impl FnOnce(parquet::errors::ParquetError) -> WarehouseError + '_ {
+    move |source| WarehouseError::Parquet {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// A validated label: the Hive partition value, so it must be safe in a path.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Label(String);
+
+impl Label {
+    pub fn new(s: &str) -> Result<Label> {
+        let ok = !s.is_empty()
+            && s.len() <= 100
+            && s != "."
+            && s != ".."
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+        if ok {
+            Ok(Label(s.to_string()))
+        } else {
+            Err(WarehouseError::Label(s.to_string()))
+        }
+    }
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Label {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Label of runs ingested without `--label`.
+pub const DEFAULT_LABEL: &str = "unlabeled";
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Manifest {
+    pub format_version: u32,
+    /// Relative paths of the committed runs files.
+    pub runs: Vec<String>,
+    /// Relative paths of the committed measurements files.
+    pub measurements: Vec<String>,
+}
+
+/// A parsed file, ready to commit.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub run: Run,
+    pub measurements: Vec<Measurement>,
+    pub tables: Vec<(String, usize)>,
+}
+
+/// What happened to one prepared file at commit.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Added {
+        run_id: String,
+        trial: i32,
+    },
+    /// The same file with the same metadata is already in the warehouse.
+    AlreadyPresent {
+        run_id: String,
+    },
+}
+
+pub struct Warehouse {
+    root: PathBuf,
+}
+
+fn now_us() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+/// The run id: a content hash of the file plus its metadata, so re-ingesting the same
+/// file with the same metadata is recognised, and the same file under another label is not.
+pub fn run_id(source_sha256: &str, format: &str, meta: &RunMeta) -> String {
+    let mut h = Sha256::new();
+    for part in [
+        source_sha256,
+        format,
+        &meta.label,
+        meta.commit.as_deref().unwrap_or(""),
+        meta.arch.as_deref().unwrap_or(""),
+        &schema::tags_json(&meta.tags),
+    ] {
+        h.update(part.as_bytes());
+        h.update([0u8]);
+    }
+    hex(&h.finalize()[..10])
+}
+
+/// Turn one parsed file into a run ready to commit (trial is assigned at commit).
+pub fn prepare(
+    source_path: &str,
+    bytes: &[u8],
+    format: &str,
+    parsed: Parsed,
+    meta: &RunMeta,
+) -> Prepared {
+    let sha = sha256_hex(bytes);
+    let mut tables: Vec<(String, usize)> = Vec::new();
+    for m in &parsed.measurements {
+        match tables.iter_mut().find(|(t, _)| *t == m.table) {
+            Some((_, n)) => *n += 1,
+            None => tables.push((m.table.clone(), 1)),
+        }
+    }
+    let p = parsed.provenance;
+    let run = Run {
+        run_id: run_id(&sha, format, meta),
+        ingested_at_us: 0,
+        source_path: source_path.to_string(),
+        source_sha256: sha,
+        format: format.to_string(),
+        label: meta.label.clone(),
+        commit: meta.commit.clone(),
+        arch: meta.arch.clone().or(p.arch),
+        tags: meta.tags.clone(),
+        trial: 0,
+        verdict: p.verdict,
+        verdict_detail: p.verdict_detail,
+        image_digest: p.image_digest,
+        token: p.token,
+        n_measurements: parsed.measurements.len() as i64,
+        n_tables: tables.len() as i32,
+    };
+    Prepared {
+        run,
+        measurements: parsed.measurements,
+        tables,
+    }
+}
+
+struct LockGuard(File);
+impl Drop for LockGuard {
+    fn drop(&mut self) {
+        let _ = self.0.unlock();
+    }
+}
+
+impl Warehouse {
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Warehouse { root: root.into() }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn lock(&self) -> Result<LockGuard> {
+        fs::create_dir_all(&self.root).map_err(io(&self.root))?;
+        let path = self.root.join(LOCK);
+        let f = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(io(&path))?;
+        f.lock().map_err(io(&path))?;
+        Ok(LockGuard(f))
+    }
+
+    /// The committed state. A warehouse that does not exist yet is empty.
+    pub fn manifest(&self) -> Result<Manifest> {
+        let path = self.root.join(MANIFEST);
+        match fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|source| WarehouseError::Manifest { path, source }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest {
+                format_version: 1,
+                ..Default::default()
+            }),
+            Err(e) => Err(io(&path)(e)),
+        }
+    }
+
+    /// Absolute paths of the committed files of `runs` and `measurements`.
+    pub fn committed_files(&self) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+        let m = self.manifest()?;
+        let abs = |v: &[String]| v.iter().map(|p| self.root.join(p)).collect();
+        Ok((abs(&m.runs), abs(&m.measurements)))
+    }
+
+    fn write_manifest(&self, m: &Manifest) -> Result<()> {
+        let tmp_dir = self.root.join(TMP_DIR);
+        fs::create_dir_all(&tmp_dir).map_err(io(&tmp_dir))?;
+        let tmp = tmp_dir.join(format!("manifest-{}-{}.json", std::process::id(), now_us()));
+        let body = serde_json::to_vec_pretty(m).expect("manifest serialises");
+        let mut f = File::create(&tmp).map_err(io(&tmp))?;
+        f.write_all(&body).map_err(io(&tmp))?;
+        f.sync_all().map_err(io(&tmp))?;
+        let dst = self.root.join(MANIFEST);
+        fs::rename(&tmp, &dst).map_err(io(&dst))?;
+        sync_dir(&self.root);
+        Ok(())
+    }
+
+    /// Write `batches` into one Parquet file at `rel` (relative to root), atomically.
+    fn write_parquet(&self, rel: &str, batches: &[RecordBatch]) -> Result<()> {
+        let tmp_dir = self.root.join(TMP_DIR);
+        fs::create_dir_all(&tmp_dir).map_err(io(&tmp_dir))?;
+        let tmp = tmp_dir.join(rel.replace('/', "__") + ".tmp");
+        let f = File::create(&tmp).map_err(io(&tmp))?;
+        let props = WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .build();
+        let schema = batches[0].schema();
+        let mut w = ArrowWriter::try_new(f, schema, Some(props)).map_err(pq(&tmp))?;
+        for b in batches {
+            w.write(b).map_err(pq(&tmp))?;
+        }
+        let f = w.into_inner().map_err(pq(&tmp))?;
+        f.sync_all().map_err(io(&tmp))?;
+        let dst = self.root.join(rel);
+        let dir = dst.parent().expect("partition dir");
+        fs::create_dir_all(dir).map_err(io(dir))?;
+        fs::rename(&tmp, &dst).map_err(io(&dst))?;
+        sync_dir(dir);
+        Ok(())
+    }
+
+    /// Existing run ids and the highest trial number per label.
+    fn existing(&self, m: &Manifest) -> Result<(HashSet<String>, HashMap<String, i32>)> {
+        let mut ids = HashSet::new();
+        let mut trials: HashMap<String, i32> = HashMap::new();
+        for rel in &m.runs {
+            let label = label_of(rel).unwrap_or_default();
+            for b in read_columns(
+                &self.root.join(rel),
+                &[schema::runs::RUN_ID, schema::runs::TRIAL],
+            )? {
+                let idc = b.column(0).as_any().downcast_ref::<StringArray>();
+                let tc = b.column(1).as_any().downcast_ref::<Int32Array>();
+                if let (Some(idc), Some(tc)) = (idc, tc) {
+                    for i in 0..b.num_rows() {
+                        ids.insert(idc.value(i).to_string());
+                        let t = trials.entry(label.clone()).or_insert(0);
+                        *t = (*t).max(tc.value(i));
+                    }
+                }
+            }
+        }
+        Ok((ids, trials))
+    }
+
+    /// Commit prepared runs together: one file per table and label. Returns one outcome
+    /// per input, in order.
+    pub fn commit(&self, mut prepared: Vec<Prepared>) -> Result<Vec<Outcome>> {
+        let _guard = self.lock()?;
+        let mut manifest = self.manifest()?;
+        manifest.format_version = 1;
+        let (mut ids, mut trials) = self.existing(&manifest)?;
+        let now = now_us();
+        let mut outcomes = Vec::with_capacity(prepared.len());
+        let mut fresh: Vec<usize> = Vec::new();
+        for (i, p) in prepared.iter_mut().enumerate() {
+            if !ids.insert(p.run.run_id.clone()) {
+                outcomes.push(Outcome::AlreadyPresent {
+                    run_id: p.run.run_id.clone(),
+                });
+                continue;
+            }
+            let t = trials.entry(p.run.label.clone()).or_insert(0);
+            *t += 1;
+            p.run.trial = *t;
+            p.run.ingested_at_us = now;
+            outcomes.push(Outcome::Added {
+                run_id: p.run.run_id.clone(),
+                trial: *t,
+            });
+            fresh.push(i);
+        }
+        if fresh.is_empty() {
+            return Ok(outcomes);
+        }
+        let mut by_label: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for i in fresh {
+            by_label
+                .entry(prepared[i].run.label.clone())
+                .or_default()
+                .push(i);
+        }
+        let batch_id = format!("{now:x}-{:x}", std::process::id());
+        for (label, idx) in &by_label {
+            let runs: Vec<&Run> = idx.iter().map(|i| &prepared[*i].run).collect();
+            let ms: Vec<(&str, &[Measurement])> = idx
+                .iter()
+                .map(|i| {
+                    (
+                        prepared[*i].run.run_id.as_str(),
+                        prepared[*i].measurements.as_slice(),
+                    )
+                })
+                .collect();
+            let m_rel = format!("{MEASUREMENTS_DIR}/label={label}/part-{batch_id}.parquet");
+            let r_rel = format!("{RUNS_DIR}/label={label}/part-{batch_id}.parquet");
+            self.write_parquet(&m_rel, &[measurements_batch(&ms)])?;
+            self.write_parquet(&r_rel, &[runs_batch(&runs)])?;
+            manifest.measurements.push(m_rel);
+            manifest.runs.push(r_rel);
+        }
+        self.write_manifest(&manifest)?;
+        Ok(outcomes)
+    }
+
+    /// Merge each partition's files into one, with the same crash safety as ingest, and
+    /// delete files no manifest lists (left by interrupted commands).
+    pub fn compact(&self) -> Result<CompactReport> {
+        let _guard = self.lock()?;
+        let mut manifest = self.manifest()?;
+        let mut report = CompactReport::default();
+        // Files no manifest lists: left by commands interrupted before their commit.
+        let listed: HashSet<String> = manifest
+            .runs
+            .iter()
+            .chain(&manifest.measurements)
+            .cloned()
+            .collect();
+        let orphans: Vec<PathBuf> = [RUNS_DIR, MEASUREMENTS_DIR]
+            .iter()
+            .flat_map(|d| walk_files(&self.root.join(d)))
+            .filter(|f| {
+                let rel = f
+                    .strip_prefix(&self.root)
+                    .map(|p| p.to_string_lossy().replace('\\', "/"))
+                    .unwrap_or_default();
+                rel.ends_with(".parquet") && !listed.contains(&rel)
+            })
+            .collect();
+        let batch_id = format!("{:x}-{:x}-c", now_us(), std::process::id());
+        let mut replaced: Vec<String> = Vec::new();
+        for (dir, list) in [
+            (RUNS_DIR, &mut manifest.runs),
+            (MEASUREMENTS_DIR, &mut manifest.measurements),
+        ] {
+            let mut by_label: BTreeMap<String, Vec<String>> = BTreeMap::new();
+            for rel in list.iter() {
+                by_label
+                    .entry(label_of(rel).unwrap_or_default())
+                    .or_default()
+                    .push(rel.clone());
+            }
+            let mut new_list = Vec::new();
+            for (label, files) in by_label {
+                report.files_before += files.len();
+                if files.len() == 1 {
+                    new_list.extend(files);
+                    continue;
+                }
+                let mut batches = Vec::new();
+                for rel in &files {
+                    batches.extend(read_columns(&self.root.join(rel), &[])?);
+                }
+                let rel = format!("{dir}/label={label}/part-{batch_id}.parquet");
+                self.write_parquet(&rel, &batches)?;
+                new_list.push(rel);
+                replaced.extend(files);
+            }
+            report.files_after += new_list.len();
+            *list = new_list;
+        }
+        if !replaced.is_empty() {
+            self.write_manifest(&manifest)?;
+        }
+        // Now nothing refers to the replaced files; delete them and the orphans.
+        for rel in &replaced {
+            let f = self.root.join(rel);
+            fs::remove_file(&f).map_err(io(&f))?;
+        }
+        for f in &orphans {
+            fs::remove_file(f).map_err(io(f))?;
+        }
+        report.files_deleted = orphans.len();
+        let tmp = self.root.join(TMP_DIR);
+        if tmp.exists() {
+            for f in walk_files(&tmp) {
+                let _ = fs::remove_file(f);
+            }
+        }
+        Ok(report)
+    }
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct CompactReport {
+    pub files_before: usize,
+    pub files_after: usize,
+    /// Orphans: files of interrupted commands that no manifest listed.
+    pub files_deleted: usize,
+}
+
+/// `runs/label=base/part-x.parquet` -> `base`.
+pub fn label_of(rel: &str) -> Option<String> {
+    rel.split('/')
+        .find_map(|seg| seg.strip_prefix("label="))
+        .map(str::to_string)
+}
+
+/// Read a Parquet file, optionally projecting `columns` by name (empty = all).
+pub fn read_columns(path: &Path, columns: &[&str]) -> Result<Vec<RecordBatch>> {
+    let f = File::open(path).map_err(io(path))?;
+    let mut b = ParquetRecordBatchReaderBuilder::try_new(f).map_err(pq(path))?;
+    if !columns.is_empty() {
+        let schema = b.parquet_schema();
+        let idx: Vec<usize> = columns
+            .iter()
+            .filter_map(|c| schema.columns().iter().position(|col| col.name() == *c))
+            .collect();
+        let mask = ProjectionMask::leaves(schema, idx);
+        b = b.with_projection(mask);
+    }
+    let reader = b.build().map_err(pq(path))?;
+    reader
+        .map(|r| {
+            r.map_err(|e| WarehouseError::Parquet {
+                path: path.to_path_buf(),
+                source: e.into(),
+            })
+        })
+        .collect()
+}
+
+fn walk_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(rd) = fs::read_dir(dir) else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk_files(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}

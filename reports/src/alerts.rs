@@ -1,0 +1,116 @@
+//! Saved comparisons (`perfdb compare --save`): each is the JSON report, written
+//! atomically under `<warehouse>/alerts/`; the web app's alerts page lists them.
+
+use crate::compare::Report;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+pub const ALERTS_DIR: &str = "alerts";
+
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {source}")]
+pub struct AlertError {
+    path: PathBuf,
+    source: std::io::Error,
+}
+
+/// Save `report`; returns the file written.
+pub fn save(root: &Path, report: &Report) -> Result<PathBuf, AlertError> {
+    let dir = root.join(ALERTS_DIR);
+    let err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| AlertError { path, source }
+    };
+    std::fs::create_dir_all(&dir).map_err(err(&dir))?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros())
+        .unwrap_or(0);
+    let clean = |s: &str| {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect::<String>()
+    };
+    let name = format!(
+        "{now:020}-{}-vs-{}.json",
+        clean(&report.base.selector),
+        clean(&report.head.selector)
+    );
+    let tmp = dir.join(format!(".{name}.tmp"));
+    let body = serde_json::to_vec_pretty(report).expect("report serialises");
+    std::fs::write(&tmp, body).map_err(err(&tmp))?;
+    let dst = dir.join(&name);
+    std::fs::rename(&tmp, &dst).map_err(err(&dst))?;
+    Ok(dst)
+}
+
+/// One saved comparison, summarised.
+#[derive(Debug, Clone, Serialize)]
+pub struct Alert {
+    pub file: String,
+    pub saved_at_us: u128,
+    pub base: String,
+    pub head: String,
+    pub verdict: String,
+    pub reason: String,
+    /// The regressed rows: `table variant key metric change`.
+    pub regressions: Vec<serde_json::Value>,
+}
+
+/// Saved comparisons, newest first.
+pub fn list(root: &Path) -> Vec<Alert> {
+    let dir = root.join(ALERTS_DIR);
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<Alert> = rd
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !name.ends_with(".json") || name.starts_with('.') {
+                return None;
+            }
+            let v: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok()?;
+            let regressions = v["rows"]
+                .as_array()
+                .map(|rows| {
+                    rows.iter()
+                        .filter(|r| {
+                            (r["verdict"] == "regression" && r["control"] == false)
+                                || r["head_numerics"] == "fail"
+                        })
+                        .map(|r| {
+                            serde_json::json!({
+                                "table": r["table"], "variant": r["variant"], "key": r["key"],
+                                "metric": r["metric"], "unit": r["unit"], "change": r["change"],
+                                "q": r["q"], "head_numerics": r["head_numerics"],
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            Some(Alert {
+                saved_at_us: name
+                    .split('-')
+                    .next()
+                    .and_then(|t| t.parse().ok())
+                    .unwrap_or(0),
+                file: name,
+                base: v["base"]["selector"].as_str().unwrap_or("").to_string(),
+                head: v["head"]["selector"].as_str().unwrap_or("").to_string(),
+                verdict: v["verdict"].as_str().unwrap_or("").to_string(),
+                reason: v["reason"].as_str().unwrap_or("").to_string(),
+                regressions,
+            })
+        })
+        .collect();
+    out.sort_by_key(|a| std::cmp::Reverse(a.saved_at_us));
+    out
+}

@@ -1,0 +1,801 @@
+//! Chart data from the warehouse, and SVG charts drawn with plotters: throughput per shape
+//! and variant, one series over commits (with change points), and compare ratios.
+
+use crate::compare::{select_runs, CompareError, Report, Verdict};
+use crate::db::{Db, DbError};
+use crate::stats;
+use perfdb_ingest::model::{key_display, key_from_json};
+use plotters::prelude::*;
+use plotters::style::FontTransform;
+use serde::Serialize;
+use std::cmp::Ordering;
+use std::sync::Once;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ChartError {
+    #[error(transparent)]
+    Db(#[from] DbError),
+    #[error("{0}")]
+    Select(#[from] CompareError),
+    #[error("unknown table '{0}'; tables: {1}")]
+    UnknownTable(String, String),
+    #[error("unknown metric '{0}' for table '{1}'; metrics: {2}")]
+    UnknownMetric(String, String, String),
+    #[error("no values for this selection")]
+    Empty,
+}
+
+impl From<duckdb::Error> for ChartError {
+    fn from(e: duckdb::Error) -> Self {
+        ChartError::Db(DbError::Query(e))
+    }
+}
+
+static FONT: Once = Once::new();
+
+/// Charts measure their text with an embedded font (DejaVu Sans, permissive licence).
+fn register_font() {
+    FONT.call_once(|| {
+        let bytes: &'static [u8] = include_bytes!("../assets/DejaVuSans.ttf");
+        plotters::style::register_font("sans-serif", FontStyle::Normal, bytes)
+            .unwrap_or_else(|_| panic!("embedded font is valid"));
+    });
+}
+
+fn sql_str(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// Tables and their primary (compared) metrics, for pickers.
+pub fn catalog(db: &Db) -> Result<Vec<(String, Vec<String>)>, ChartError> {
+    let mut stmt = db.conn.prepare(
+        "SELECT table_name, list(DISTINCT metric ORDER BY metric) FILTER (WHERE direction <> 'none') \
+         FROM measurements GROUP BY table_name ORDER BY table_name",
+    )?;
+    let rows = stmt
+        .query_map([], |r| {
+            let t: String = r.get(0)?;
+            let v: duckdb::types::Value = r.get(1)?;
+            Ok((t, v))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows
+        .into_iter()
+        .map(|(t, v)| {
+            let metrics = match v {
+                duckdb::types::Value::List(items) => items
+                    .into_iter()
+                    .filter_map(|i| match i {
+                        duckdb::types::Value::Text(s) => Some(s),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            (t, metrics)
+        })
+        .filter(|(_, m): &(String, Vec<String>)| !m.is_empty())
+        .collect())
+}
+
+fn check_table_metric(db: &Db, table: &str, metric: &str) -> Result<(), ChartError> {
+    let cat = catalog(db)?;
+    let Some((_, metrics)) = cat.iter().find(|(t, _)| t == table) else {
+        let names: Vec<&str> = cat.iter().map(|(t, _)| t.as_str()).collect();
+        return Err(ChartError::UnknownTable(table.into(), names.join(", ")));
+    };
+    if !metrics.iter().any(|m| m == metric) {
+        return Err(ChartError::UnknownMetric(
+            metric.into(),
+            table.into(),
+            metrics.join(", "),
+        ));
+    }
+    Ok(())
+}
+
+/// Compare two strings with digit runs compared as numbers: `M=16` < `M=128`.
+pub fn natural_cmp(a: &str, b: &str) -> Ordering {
+    let (mut a, mut b) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (a.first(), b.first()) {
+            (None, None) => return Ordering::Equal,
+            (None, _) => return Ordering::Less,
+            (_, None) => return Ordering::Greater,
+            (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
+                let la = a.iter().take_while(|c| c.is_ascii_digit()).count();
+                let lb = b.iter().take_while(|c| c.is_ascii_digit()).count();
+                let na: u128 = std::str::from_utf8(&a[..la])
+                    .ok()
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or(0);
+                let nb: u128 = std::str::from_utf8(&b[..lb])
+                    .ok()
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or(0);
+                match na.cmp(&nb) {
+                    Ordering::Equal => {
+                        a = &a[la..];
+                        b = &b[lb..];
+                    }
+                    o => return o,
+                }
+            }
+            (Some(x), Some(y)) => match x.cmp(y) {
+                Ordering::Equal => {
+                    a = &a[1..];
+                    b = &b[1..];
+                }
+                o => return o,
+            },
+        }
+    }
+}
+
+/// Natural order of keys: cell by cell, numbers as numbers.
+fn key_cmp(a: &[(String, String)], b: &[(String, String)]) -> Ordering {
+    for (x, y) in a.iter().zip(b) {
+        match natural_cmp(&x.1, &y.1) {
+            Ordering::Equal => continue,
+            o => return o,
+        }
+    }
+    a.len().cmp(&b.len())
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ShapePoint {
+    pub shape: usize,
+    pub variant: String,
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub n: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ChartData {
+    pub table: String,
+    pub metric: String,
+    pub unit: String,
+    pub runs: String,
+    pub n_runs: usize,
+    /// Short labels: only the key cells that vary between shapes.
+    pub shape_labels: Vec<String>,
+    pub shapes: Vec<String>,
+    /// Key cells shared by every shape (shown once in the subtitle).
+    pub constant: String,
+    pub variants: Vec<String>,
+    pub points: Vec<ShapePoint>,
+}
+
+/// Values of `metric` in `table` per shape and variant, over the runs `runs` selects
+/// (a label, commit prefix or run id prefix; default: the label of the newest run).
+pub fn chart_data(
+    db: &Db,
+    table: &str,
+    metric: &str,
+    runs: Option<&str>,
+) -> Result<ChartData, ChartError> {
+    check_table_metric(db, table, metric)?;
+    let spec = match runs {
+        Some(r) if !r.is_empty() => r.to_string(),
+        _ => db.conn.query_row(
+            "SELECT label FROM runs r WHERE EXISTS (SELECT 1 FROM measurements m WHERE m.run_id = r.run_id AND m.table_name = ?) ORDER BY ingested_at DESC, trial DESC LIMIT 1",
+            [table],
+            |r| r.get::<_, String>(0),
+        )?,
+    };
+    let side = select_runs(db, &spec)?;
+    db.conn
+        .execute_batch("CREATE OR REPLACE TEMP TABLE chart_sel(run_id VARCHAR)")?;
+    {
+        let mut app = db.conn.appender("chart_sel")?;
+        for r in &side.runs {
+            app.append_row([r.as_str()])?;
+        }
+    }
+    let sql = format!(
+        "SELECT key, variant, any_value(unit), median(value), min(value), max(value), count(value) \
+         FROM measurements WHERE table_name = {} AND metric = {} AND value IS NOT NULL \
+         AND run_id IN (SELECT run_id FROM chart_sel) GROUP BY key, variant",
+        sql_str(table),
+        sql_str(metric)
+    );
+    let mut stmt = db.conn.prepare(&sql)?;
+    type Agg = (String, String, String, f64, f64, f64, i64);
+    let rows: Vec<Agg> = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+            ))
+        })?
+        .collect::<Result<_, _>>()?;
+    if rows.is_empty() {
+        return Err(ChartError::Empty);
+    }
+    let mut keys: Vec<Vec<(String, String)>> = Vec::new();
+    for (k, ..) in &rows {
+        let kk = key_from_json(k);
+        if !keys.contains(&kk) {
+            keys.push(kk);
+        }
+    }
+    keys.sort_by(|a, b| key_cmp(a, b));
+    let mut variants: Vec<String> = rows.iter().map(|r| r.1.clone()).collect();
+    variants.sort();
+    variants.dedup();
+    let varying: Vec<bool> = (0..keys[0].len())
+        .map(|i| keys.iter().any(|k| k.get(i) != keys[0].get(i)))
+        .collect();
+    let short = |k: &[(String, String)]| -> String {
+        let parts: Vec<&str> = k
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| varying.get(*i).copied().unwrap_or(true))
+            .map(|(_, (_, v))| v.as_str())
+            .collect();
+        if parts.is_empty() {
+            "(all)".into()
+        } else {
+            parts.join("×")
+        }
+    };
+    let constant = keys[0]
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !varying.get(*i).copied().unwrap_or(true))
+        .map(|(_, (k, v))| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let names: Vec<&str> = keys[0]
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| varying.get(*i).copied().unwrap_or(true))
+        .map(|(_, (k, _))| k.as_str())
+        .collect();
+    let points = rows
+        .iter()
+        .map(|(k, v, _, med, lo, hi, n)| {
+            let kk = key_from_json(k);
+            ShapePoint {
+                shape: keys.iter().position(|x| *x == kk).expect("collected"),
+                variant: v.clone(),
+                median: *med,
+                min: *lo,
+                max: *hi,
+                n: *n as usize,
+            }
+        })
+        .collect();
+    Ok(ChartData {
+        table: table.into(),
+        metric: metric.into(),
+        unit: rows[0].2.clone(),
+        runs: spec,
+        n_runs: side.runs.len(),
+        shape_labels: keys.iter().map(|k| short(k)).collect(),
+        shapes: keys.iter().map(|k| key_display(k)).collect(),
+        constant: if names.is_empty() {
+            constant
+        } else {
+            format!("shape = {}; {constant}", names.join("×"))
+        },
+        variants,
+        points,
+    })
+}
+
+const PALETTE: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+];
+
+fn log_range(lo: f64, hi: f64) -> (f64, f64) {
+    let lo = if lo > 0.0 { lo } else { hi.max(1e-9) * 1e-3 };
+    (lo / 1.5, hi * 1.5)
+}
+
+/// Escape text for embedding in SVG/HTML.
+pub fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Add `<title>` hover details: plotters draws circles in series order, so the n-th
+/// `<circle` gets the n-th title.
+fn add_titles(svg: String, titles: &[String]) -> String {
+    let mut out = String::with_capacity(svg.len() + titles.len() * 64);
+    let mut rest = svg.as_str();
+    let mut i = 0;
+    while let Some(p) = rest.find("<circle") {
+        let end = rest[p..].find("/>").map(|e| p + e).unwrap_or(rest.len());
+        out.push_str(&rest[..end]);
+        match titles.get(i) {
+            Some(t) => {
+                out.push_str("><title>");
+                out.push_str(&esc(t));
+                out.push_str("</title></circle>");
+            }
+            None => out.push_str("/>"),
+        }
+        rest = &rest[(end + 2).min(rest.len())..];
+        i += 1;
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Per shape and variant: the median over trials as a point, min-max as a bar.
+pub fn chart_svg(d: &ChartData) -> String {
+    register_font();
+    let n = d.shape_labels.len();
+    let (lo, hi) = log_range(
+        d.points.iter().map(|p| p.min).fold(f64::MAX, f64::min),
+        d.points.iter().map(|p| p.max).fold(f64::MIN, f64::max),
+    );
+    let mut svg = String::new();
+    let mut titles = Vec::new();
+    {
+        let width = (160 + 70 * n as u32).clamp(640, 1400);
+        let root = SVGBackend::with_string(&mut svg, (width, 520)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let caption = format!(
+            "{} — {} ({}) per shape, runs '{}' (n={})",
+            d.table, d.metric, d.unit, d.runs, d.n_runs
+        );
+        let mut chart = ChartBuilder::on(&root)
+            .caption(caption, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(110)
+            .y_label_area_size(80)
+            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), (lo..hi).log_scale())
+            .expect("chart coordinates");
+        let _ = chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(0)
+            .y_desc(format!("{} ({}), log scale", d.metric, d.unit))
+            .x_desc(d.constant.clone())
+            .axis_desc_style(("sans-serif", 14))
+            .draw();
+        let nv = d.variants.len().max(1) as f64;
+        for (vi, v) in d.variants.iter().enumerate() {
+            let color = PALETTE[vi % PALETTE.len()];
+            let off = (vi as f64 - (nv - 1.0) / 2.0) * (0.5 / nv);
+            let pts: Vec<&ShapePoint> = d.points.iter().filter(|p| &p.variant == v).collect();
+            let _ = chart.draw_series(pts.iter().map(|p| {
+                let x = p.shape as f64 + off;
+                PathElement::new(vec![(x, p.min), (x, p.max)], color.stroke_width(2))
+            }));
+            for p in &pts {
+                titles.push(format!(
+                    "{} {}: median {} {} (min {}, max {}, {} trial(s))",
+                    v,
+                    d.shapes[p.shape],
+                    crate::render::num(p.median),
+                    d.unit,
+                    crate::render::num(p.min),
+                    crate::render::num(p.max),
+                    p.n
+                ));
+            }
+            let _ = chart
+                .draw_series(
+                    pts.iter()
+                        .map(|p| Circle::new((p.shape as f64 + off, p.median), 4, color.filled())),
+                )
+                .map(|s| {
+                    s.label(v.clone())
+                        .legend(move |(x, y)| Circle::new((x + 10, y), 4, color.filled()))
+                });
+        }
+        let _ = chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 14))
+            .draw();
+        let style = ("sans-serif", 12)
+            .into_font()
+            .transform(FontTransform::Rotate90)
+            .color(&BLACK);
+        for (i, label) in d.shape_labels.iter().enumerate() {
+            let (px, py) = chart.backend_coord(&(i as f64, lo));
+            let _ = root.draw(&Text::new(label.clone(), (px - 6, py + 8), style.clone()));
+        }
+        let _ = root.present();
+    }
+    add_titles(svg, &titles)
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HistoryPoint {
+    /// Commit, or label when the runs have no commit.
+    pub point: String,
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub values: Vec<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HistoryData {
+    pub table: String,
+    pub variant: String,
+    pub key: String,
+    pub metric: String,
+    pub unit: String,
+    pub points: Vec<HistoryPoint>,
+    /// Indices of points where a new level starts (change points).
+    pub change_points: Vec<usize>,
+}
+
+/// Variants and keys of a table, for pickers.
+pub fn series_of(
+    db: &Db,
+    table: &str,
+    metric: &str,
+) -> Result<(Vec<String>, Vec<String>), ChartError> {
+    check_table_metric(db, table, metric)?;
+    let q = |col: &str| -> Result<Vec<String>, ChartError> {
+        let sql = format!(
+            "SELECT DISTINCT {col} FROM measurements WHERE table_name = {} AND metric = {}",
+            sql_str(table),
+            sql_str(metric)
+        );
+        let mut stmt = db.conn.prepare(&sql)?;
+        let mut v: Vec<String> = stmt
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        v.sort_by(|a, b| natural_cmp(a, b));
+        Ok(v)
+    };
+    Ok((q("variant")?, q("key")?))
+}
+
+/// One series over commits (ordered by first ingest time), all trials per commit.
+pub fn history_data(
+    db: &Db,
+    table: &str,
+    variant: &str,
+    key: &str,
+    metric: &str,
+) -> Result<HistoryData, ChartError> {
+    check_table_metric(db, table, metric)?;
+    let sql = format!(
+        "SELECT coalesce(r.\"commit\", r.label) AS point, min(r.ingested_at) AS first, list(m.value ORDER BY r.trial), any_value(m.unit) \
+         FROM measurements m JOIN runs r ON m.run_id = r.run_id \
+         WHERE m.table_name = {} AND m.variant = {} AND m.key = {} AND m.metric = {} AND m.value IS NOT NULL \
+         GROUP BY point ORDER BY first, point",
+        sql_str(table), sql_str(variant), sql_str(key), sql_str(metric)
+    );
+    let mut stmt = db.conn.prepare(&sql)?;
+    let rows: Vec<(String, duckdb::types::Value, String)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(2)?, r.get(3)?)))?
+        .collect::<Result<_, _>>()?;
+    if rows.is_empty() {
+        return Err(ChartError::Empty);
+    }
+    let unit = rows[0].2.clone();
+    let points: Vec<HistoryPoint> = rows
+        .into_iter()
+        .map(|(point, list, _)| {
+            let values: Vec<f64> = match list {
+                duckdb::types::Value::List(items) => items
+                    .into_iter()
+                    .filter_map(|v| match v {
+                        duckdb::types::Value::Double(x) => Some(x),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            HistoryPoint {
+                point,
+                median: stats::median(&values),
+                min: values.iter().copied().fold(f64::MAX, f64::min),
+                max: values.iter().copied().fold(f64::MIN, f64::max),
+                values,
+            }
+        })
+        .collect();
+    let series: Vec<Vec<f64>> = points.iter().map(|p| p.values.clone()).collect();
+    Ok(HistoryData {
+        table: table.into(),
+        variant: variant.into(),
+        key: key_display(&key_from_json(key)),
+        metric: metric.into(),
+        unit,
+        change_points: change_points(&series),
+        points,
+    })
+}
+
+/// Smallest relative step a change point must have (noise on small shapes reaches ~20%
+/// between trials, but a per-commit step of the median is far steadier).
+pub const CHANGE_MIN_STEP: f64 = 0.05;
+/// Significance a split must reach (Welch's t on log values of the trials either side).
+pub const CHANGE_ALPHA: f64 = 1e-4;
+/// Fewest points on each side of a split.
+pub const CHANGE_MIN_SEGMENT: usize = 2;
+
+/// Change points by binary segmentation: split where the Welch t statistic on ln(value)
+/// between the trials before and after is largest; keep the split when its p is below
+/// [`CHANGE_ALPHA`] and the step of the medians exceeds [`CHANGE_MIN_STEP`]; recurse on
+/// both halves. Returns the indices where a new level starts.
+pub fn change_points(series: &[Vec<f64>]) -> Vec<usize> {
+    let mut out = Vec::new();
+    split(series, 0, series.len(), &mut out);
+    out.sort();
+    out
+}
+
+fn split(series: &[Vec<f64>], lo: usize, hi: usize, out: &mut Vec<usize>) {
+    if hi - lo < 2 * CHANGE_MIN_SEGMENT {
+        return;
+    }
+    let mut best: Option<(usize, f64, f64)> = None;
+    for s in lo + CHANGE_MIN_SEGMENT..=hi - CHANGE_MIN_SEGMENT {
+        let a: Vec<f64> = series[lo..s]
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|v| *v > 0.0)
+            .collect();
+        let b: Vec<f64> = series[s..hi]
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|v| *v > 0.0)
+            .collect();
+        if a.len() < 2 || b.len() < 2 {
+            continue;
+        }
+        let w = stats::welch_log(&b, &a);
+        let step = (stats::median(&b) / stats::median(&a) - 1.0).abs();
+        if best.is_none_or(|(_, t, _)| w.t.abs() > t) {
+            best = Some((
+                s,
+                w.t.abs(),
+                if w.p < CHANGE_ALPHA && step > CHANGE_MIN_STEP {
+                    1.0
+                } else {
+                    0.0
+                },
+            ));
+        }
+    }
+    if let Some((s, _, ok)) = best {
+        if ok > 0.0 {
+            out.push(s);
+            split(series, lo, s, out);
+            split(series, s, hi, out);
+        }
+    }
+}
+
+pub fn history_svg(h: &HistoryData) -> String {
+    register_font();
+    let n = h.points.len();
+    let lo = h.points.iter().map(|p| p.min).fold(f64::MAX, f64::min);
+    let hi = h.points.iter().map(|p| p.max).fold(f64::MIN, f64::max);
+    let pad = ((hi - lo) * 0.15).max(hi.abs() * 0.02);
+    let mut svg = String::new();
+    let mut titles = Vec::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (960, 480)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                format!(
+                    "{} {} {} — {} ({}) over commits",
+                    h.table, h.variant, h.key, h.metric, h.unit
+                ),
+                ("sans-serif", 18),
+            )
+            .margin(12)
+            .x_label_area_size(70)
+            .y_label_area_size(80)
+            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), (lo - pad).max(0.0)..(hi + pad))
+            .expect("chart coordinates");
+        let _ = chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(0)
+            .y_desc(format!("{} ({})", h.metric, h.unit))
+            .x_desc("commit (in ingest order)")
+            .axis_desc_style(("sans-serif", 14))
+            .draw();
+        for &cp in &h.change_points {
+            let x = cp as f64 - 0.5;
+            let _ = chart.draw_series(std::iter::once(PathElement::new(
+                vec![(x, (lo - pad).max(0.0)), (x, hi + pad)],
+                RED.stroke_width(2),
+            )));
+        }
+        let color = PALETTE[0];
+        let _ = chart.draw_series(h.points.iter().enumerate().map(|(i, p)| {
+            PathElement::new(
+                vec![(i as f64, p.min), (i as f64, p.max)],
+                color.stroke_width(2),
+            )
+        }));
+        let _ = chart.draw_series(LineSeries::new(
+            h.points
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (i as f64, p.median)),
+            color.stroke_width(1),
+        ));
+        for p in &h.points {
+            titles.push(format!(
+                "{}: median {} {} over {} trial(s)",
+                p.point,
+                crate::render::num(p.median),
+                h.unit,
+                p.values.len()
+            ));
+        }
+        let _ = chart.draw_series(
+            h.points
+                .iter()
+                .enumerate()
+                .map(|(i, p)| Circle::new((i as f64, p.median), 4, color.filled())),
+        );
+        let style = ("sans-serif", 12)
+            .into_font()
+            .transform(FontTransform::Rotate90)
+            .color(&BLACK);
+        for (i, p) in h.points.iter().enumerate() {
+            let (px, py) = chart.backend_coord(&(i as f64, (lo - pad).max(0.0)));
+            let _ = root.draw(&Text::new(p.point.clone(), (px - 6, py + 8), style.clone()));
+        }
+        let _ = root.present();
+    }
+    add_titles(svg, &titles)
+}
+
+/// Compare view: each compared row's direction-normalised ratio (> 1 = slower) with the
+/// bootstrap-free interval from the median CIs where both sides have one, and the
+/// threshold band.
+pub fn ratio_svg(report: &Report) -> String {
+    register_font();
+    let rows: Vec<&crate::compare::Row> =
+        report.rows.iter().filter(|r| r.change.is_some()).collect();
+    let n = rows.len().max(1);
+    let w = |r: &crate::compare::Row| 1.0 + r.change.expect("filtered");
+    let interval = |r: &crate::compare::Row| -> Option<(f64, f64)> {
+        let (bl, bh) = (r.base.median_ci.0?, r.base.median_ci.1?);
+        let (hl, hh) = (r.head.median_ci.0?, r.head.median_ci.1?);
+        let (a, b) = (hl / bh, hh / bl);
+        Some(match r.direction {
+            perfdb_ingest::model::Direction::Higher => (1.0 / b, 1.0 / a),
+            _ => (a, b),
+        })
+    };
+    let lo = rows
+        .iter()
+        .map(|r| interval(r).map(|i| i.0).unwrap_or(w(r)))
+        .fold(1.0 - report.options.threshold, f64::min);
+    let hi = rows
+        .iter()
+        .map(|r| interval(r).map(|i| i.1).unwrap_or(w(r)))
+        .fold(1.0 + report.options.threshold, f64::max);
+    let mut svg = String::new();
+    let mut titles = Vec::new();
+    {
+        let height = (120 + 18 * n as u32).clamp(300, 2400);
+        let root = SVGBackend::with_string(&mut svg, (960, height)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                "head vs base: direction-normalised ratio (> 1 = slower)",
+                ("sans-serif", 16),
+            )
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(360)
+            .build_cartesian_2d((lo * 0.9)..(hi * 1.1), -0.5f64..(n as f64 - 0.5))
+            .expect("chart coordinates");
+        let _ = chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(0)
+            .x_desc("ratio")
+            .draw();
+        let t = report.options.threshold;
+        let _ = chart.draw_series(std::iter::once(Rectangle::new(
+            [(1.0 / (1.0 + t), -0.5), (1.0 + t, n as f64 - 0.5)],
+            RGBColor(200, 200, 200).mix(0.4).filled(),
+        )));
+        let _ = chart.draw_series(std::iter::once(PathElement::new(
+            vec![(1.0, -0.5), (1.0, n as f64 - 0.5)],
+            BLACK,
+        )));
+        for (i, r) in rows.iter().enumerate() {
+            let y = (n - 1 - i) as f64;
+            let color = match r.verdict {
+                Verdict::Regression if !r.control => RED,
+                Verdict::Improvement if !r.control => GREEN,
+                _ => RGBColor(90, 90, 90),
+            };
+            if let Some((a, b)) = interval(r) {
+                let _ = chart.draw_series(std::iter::once(PathElement::new(
+                    vec![(a, y), (b, y)],
+                    color.stroke_width(2),
+                )));
+            }
+            titles.push(format!(
+                "{} {} {} {}: {} ({})",
+                r.table,
+                r.variant,
+                r.key_display(),
+                r.metric,
+                r.verdict.as_str(),
+                r.reason
+            ));
+            let _ = chart.draw_series(std::iter::once(Circle::new((w(r), y), 4, color.filled())));
+            let (px, py) = chart.backend_coord(&(lo * 0.9, y));
+            let label = format!(
+                "{}{} {} {}",
+                if r.control { "[control] " } else { "" },
+                r.variant,
+                r.key_display(),
+                r.metric
+            );
+            let _ = root.draw(&Text::new(
+                label,
+                (px - 355, py - 6),
+                ("sans-serif", 12).into_font(),
+            ));
+        }
+        let _ = root.present();
+    }
+    add_titles(svg, &titles)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn natural_order_of_shapes() {
+        let mut v = vec!["M=512", "M=16", "M=4096", "M=1", "M=128"];
+        v.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(v, ["M=1", "M=16", "M=128", "M=512", "M=4096"]);
+    }
+
+    #[test]
+    fn change_point_at_a_step() {
+        let mut s: Vec<Vec<f64>> = (0..12)
+            .map(|i| vec![10.0 + (i % 3) as f64 * 0.05, 10.1, 9.95])
+            .collect();
+        s.extend((0..8).map(|i| vec![20.0 + (i % 2) as f64 * 0.1, 20.2, 19.9]));
+        assert_eq!(change_points(&s), vec![12]);
+        let flat: Vec<Vec<f64>> = (0..20)
+            .map(|i| vec![10.0 + (i % 4) as f64 * 0.1, 10.05, 9.9])
+            .collect();
+        assert!(change_points(&flat).is_empty());
+    }
+
+    #[test]
+    fn titles_attach_to_circles() {
+        let svg = "<svg><circle cx=\"1\"/><circle cx=\"2\"/></svg>".to_string();
+        let out = add_titles(svg, &["a<b".into(), "c".into()]);
+        assert_eq!(out, "<svg><circle cx=\"1\"><title>a&lt;b</title></circle><circle cx=\"2\"><title>c</title></circle></svg>");
+    }
+}

@@ -1,0 +1,121 @@
+//! DuckDB over the warehouse: an in-memory database with two views, `runs` and
+//! `measurements`, over exactly the Parquet files the manifest commits.
+
+use duckdb::Connection;
+use perfdb_ingest::schema::{self, MEASUREMENTS_SCHEMA, RUNS_SCHEMA};
+use perfdb_ingest::warehouse::{Warehouse, WarehouseError};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error(transparent)]
+    Warehouse(#[from] WarehouseError),
+    #[error("query failed: {0}")]
+    Query(#[from] duckdb::Error),
+}
+
+/// A connection with the `runs` and `measurements` views defined.
+pub struct Db {
+    pub conn: Connection,
+    pub n_files: usize,
+}
+
+fn sql_str(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+fn file_list(files: &[PathBuf]) -> String {
+    let items: Vec<String> = files
+        .iter()
+        .map(|p| sql_str(&p.to_string_lossy()))
+        .collect();
+    format!("[{}]", items.join(", "))
+}
+
+fn duck_type(dt: &arrow::datatypes::DataType) -> &'static str {
+    use arrow::datatypes::DataType::*;
+    match dt {
+        Utf8 => "VARCHAR",
+        Int32 => "INTEGER",
+        Int64 => "BIGINT",
+        Float64 => "DOUBLE",
+        Timestamp(_, _) => "TIMESTAMPTZ",
+        _ => "VARCHAR",
+    }
+}
+
+/// `SELECT NULL::T AS c, ... , NULL::VARCHAR AS label WHERE false`: an empty view with
+/// the schema, for a warehouse with no files yet.
+fn empty_view(schema: &arrow::datatypes::Schema) -> String {
+    let mut cols: Vec<String> = schema
+        .fields()
+        .iter()
+        .map(|f| format!("NULL::{} AS \"{}\"", duck_type(f.data_type()), f.name()))
+        .collect();
+    cols.push(format!("NULL::VARCHAR AS {}", schema::LABEL));
+    format!("SELECT {} WHERE false", cols.join(", "))
+}
+
+fn view_sql(name: &str, files: &[PathBuf], schema: &arrow::datatypes::Schema) -> String {
+    let body = if files.is_empty() {
+        empty_view(schema)
+    } else {
+        format!(
+            "SELECT * FROM read_parquet({}, hive_partitioning = true, hive_types = {{'{}': VARCHAR}})",
+            file_list(files),
+            schema::LABEL
+        )
+    };
+    format!("CREATE OR REPLACE VIEW {name} AS {body}")
+}
+
+impl Db {
+    /// Open the warehouse at `root` (an empty or missing warehouse gives empty views).
+    pub fn open(root: &Path) -> Result<Db, DbError> {
+        let wh = Warehouse::new(root);
+        let (runs, ms) = wh.committed_files()?;
+        let conn = Connection::open_in_memory()?;
+        conn.execute_batch(&view_sql("runs", &runs, &RUNS_SCHEMA))?;
+        conn.execute_batch(&view_sql("measurements", &ms, &MEASUREMENTS_SCHEMA))?;
+        Ok(Db {
+            conn,
+            n_files: runs.len() + ms.len(),
+        })
+    }
+
+    /// Run `sql` and return its schema and Arrow record batches.
+    pub fn query(
+        &self,
+        sql: &str,
+    ) -> Result<(arrow::datatypes::SchemaRef, Vec<arrow::array::RecordBatch>), DbError> {
+        let mut stmt = self.conn.prepare(sql)?;
+        let arrow = stmt.query_arrow([])?;
+        let schema = arrow.get_schema();
+        let batches: Vec<_> = arrow.collect();
+        Ok((schema, batches))
+    }
+}
+
+/// SQL true when the JSON object text in `column` (as perfdb writes it: compact, unique
+/// keys) holds the pair `k: v`. Works without DuckDB's json extension, which the bundled
+/// build does not include (and could not download here). Inside a JSON string a quote
+/// is escaped, so `"k":"v"` between `{`/`,` and `,`/`}` can only be a real pair.
+pub fn json_has_pair(column: &str, k: &str, v: &str) -> String {
+    let pair = format!(
+        "{}:{}",
+        serde_json::Value::String(k.to_string()),
+        serde_json::Value::String(v.to_string())
+    );
+    let alts: Vec<String> = ["{", ","]
+        .iter()
+        .flat_map(|pre| {
+            [",", "}"].map(|post| {
+                format!(
+                    "contains({column}, {})",
+                    sql_str(&format!("{pre}{pair}{post}"))
+                )
+            })
+        })
+        .collect();
+    format!("({})", alts.join(" OR "))
+}

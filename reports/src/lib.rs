@@ -1,0 +1,11 @@
+//! perfdb-reports: reading the warehouse (DuckDB), statistics, comparison, and rendering.
+
+pub mod alerts;
+pub mod chart;
+pub mod compare;
+pub mod config;
+pub mod db;
+pub mod render;
+pub mod stats;
+pub mod table;
+pub mod vkpr;

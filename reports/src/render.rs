@@ -1,0 +1,406 @@
+//! Exporters for a comparison: one per output format, behind [`Exporter`].
+
+use crate::compare::{Overall, Report, Row, Verdict};
+use std::fmt::Write;
+
+pub trait Exporter {
+    fn render(&self, report: &Report) -> String;
+}
+
+pub struct Json;
+pub struct Markdown;
+pub struct Terminal {
+    pub color: bool,
+}
+
+/// Significant-figure formatting for values: 4 significant digits, no exponent for
+/// ordinary magnitudes.
+pub fn num(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let mag = v.abs().log10().floor() as i32;
+    if !(-4..6).contains(&mag) {
+        return format!("{v:.3e}");
+    }
+    let decimals = (3 - mag).max(0) as usize;
+    format!("{v:.decimals$}")
+}
+
+fn opt_num(v: Option<f64>) -> String {
+    v.map(num).unwrap_or_else(|| "-".into())
+}
+
+fn pct(change: Option<f64>) -> String {
+    change
+        .map(|c| format!("{:+.1}%", c * 100.0))
+        .unwrap_or_else(|| "-".into())
+}
+
+fn pval(p: Option<f64>) -> String {
+    match p {
+        None => "-".into(),
+        Some(p) if p < 1e-3 => format!("{p:.1e}"),
+        Some(p) => format!("{p:.3}"),
+    }
+}
+
+fn label(r: &Row) -> String {
+    let mut s = r.verdict.as_str().to_string();
+    if r.numerics_failed() {
+        s = format!("NUMERICS FAIL; {s}");
+    }
+    if r.control {
+        s = format!("{s} (control)");
+    }
+    s
+}
+
+fn reduced(r: &Row, report: &Report) -> (Option<f64>, Option<f64>) {
+    match report.options.reduce {
+        crate::compare::Reduce::Best => (r.base.best, r.head.best),
+        crate::compare::Reduce::Median => (r.base.median, r.head.median),
+    }
+}
+
+fn headline(report: &Report) -> String {
+    let v = match report.verdict {
+        Overall::Ok => "OK",
+        Overall::Regression => "REGRESSION",
+        Overall::Inconclusive => "INCONCLUSIVE",
+        Overall::Unreliable => "UNRELIABLE",
+    };
+    format!("{v}: {}", report.reason)
+}
+
+fn counts(report: &Report) -> String {
+    let mut parts = Vec::new();
+    for v in [
+        Verdict::Regression,
+        Verdict::Improvement,
+        Verdict::WithinThreshold,
+        Verdict::NoSignificantChange,
+        Verdict::Insufficient,
+        Verdict::Invalid,
+        Verdict::Withheld,
+        Verdict::Unreliable,
+    ] {
+        let n = report.count(v);
+        if n > 0 {
+            parts.push(format!("{n} {}", v.as_str()));
+        }
+    }
+    if parts.is_empty() {
+        "no rows compared".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+fn side_line(name: &str, s: &crate::compare::SideInfo) -> String {
+    format!(
+        "{name}: '{}' ({} run(s) by {}{})",
+        s.selector,
+        s.runs.len(),
+        s.matched_by,
+        if s.commits.is_empty() {
+            String::new()
+        } else {
+            format!(", commit {}", s.commits.join(", "))
+        }
+    )
+}
+
+fn control_lines(report: &Report) -> Vec<String> {
+    let Some(c) = &report.control else {
+        return vec!["control: none given (drift cannot be told from change)".into()];
+    };
+    if c.metrics.is_empty() {
+        return vec![format!(
+            "control '{}': matched no comparable row",
+            c.variant.join(",")
+        )];
+    }
+    c.metrics
+        .iter()
+        .map(|m| {
+            format!(
+                "control {} on {}: {} over {} row(s) -> {} (tolerance ±{:.0}%)",
+                c.matched_variants.join(","),
+                m.metric,
+                pct(Some(m.ratio - 1.0)),
+                m.rows,
+                if m.passed { "passed" } else { "FAILED" },
+                c.tolerance * 100.0
+            )
+        })
+        .collect()
+}
+
+fn summary_line(report: &Report) -> String {
+    match report.summary.geomean_ratio {
+        None => "geomean: no rows compared".into(),
+        Some(g) => {
+            let ci = report
+                .summary
+                .ci
+                .map(|(lo, hi)| {
+                    format!(
+                        " [95% CI {} .. {}]",
+                        pct(Some(lo - 1.0)),
+                        pct(Some(hi - 1.0))
+                    )
+                })
+                .unwrap_or_default();
+            format!(
+                "geomean change over {} row(s): {}{ci} (positive = slower)",
+                report.summary.rows,
+                pct(Some(g - 1.0))
+            )
+        }
+    }
+}
+
+impl Exporter for Json {
+    fn render(&self, report: &Report) -> String {
+        serde_json::to_string_pretty(report).expect("report serialises") + "\n"
+    }
+}
+
+impl Exporter for Markdown {
+    fn render(&self, report: &Report) -> String {
+        let mut s = String::new();
+        let icon = match report.verdict {
+            Overall::Ok => "✅",
+            Overall::Regression => "❌",
+            _ => "⚠️",
+        };
+        let _ = writeln!(s, "## perfdb: {icon} {}\n", headline(report));
+        let _ = writeln!(s, "- {}", side_line("base", &report.base));
+        let _ = writeln!(s, "- {}", side_line("head", &report.head));
+        let _ = writeln!(
+            s,
+            "- rows: {} (reduce: {:?}, test: {:?}, threshold ±{:.0}%, alpha {})",
+            counts(report),
+            report.options.reduce,
+            report.options.test,
+            report.options.threshold * 100.0,
+            report.options.alpha
+        );
+        let _ = writeln!(s, "- {}", summary_line(report));
+        for c in control_lines(report) {
+            let _ = writeln!(s, "- {c}");
+        }
+        for w in &report.warnings {
+            let _ = writeln!(s, "- ⚠️ {w}");
+        }
+        let _ = writeln!(s);
+        let shown: Vec<&Row> = report
+            .rows
+            .iter()
+            .filter(|r| {
+                r.numerics_failed()
+                    || !matches!(
+                        r.verdict,
+                        Verdict::NoSignificantChange | Verdict::WithinThreshold
+                    )
+            })
+            .collect();
+        if !shown.is_empty() {
+            let _ = writeln!(
+                s,
+                "| verdict | table | variant | key | metric | base | head | change | q | reason |"
+            );
+            let _ = writeln!(s, "|---|---|---|---|---|---:|---:|---:|---:|---|");
+            for r in shown {
+                let (b, h) = reduced(r, report);
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    label(r),
+                    r.table,
+                    r.variant,
+                    r.key_display(),
+                    format_args!("{} ({})", r.metric, r.unit),
+                    opt_num(b),
+                    opt_num(h),
+                    pct(r.change),
+                    pval(if r.control { r.p } else { r.q }),
+                    r.reason.replace('|', "\\|")
+                );
+            }
+            let _ = writeln!(s);
+        }
+        let quiet = report
+            .rows
+            .iter()
+            .filter(|r| {
+                !r.control
+                    && !r.numerics_failed()
+                    && matches!(
+                        r.verdict,
+                        Verdict::NoSignificantChange | Verdict::WithinThreshold
+                    )
+            })
+            .count();
+        if quiet > 0 {
+            let _ = writeln!(
+                s,
+                "{quiet} other row(s) showed no change beyond the threshold.\n"
+            );
+        }
+        if !report.only_in_base.is_empty() || !report.only_in_head.is_empty() {
+            let _ = writeln!(
+                s,
+                "<details><summary>Rows on one side only ({} base, {} head)</summary>\n",
+                report.only_in_base.len(),
+                report.only_in_head.len()
+            );
+            for (side, list) in [
+                ("base", &report.only_in_base),
+                ("head", &report.only_in_head),
+            ] {
+                for o in list.iter() {
+                    let _ = writeln!(
+                        s,
+                        "- only in {side}: {} / {} / {} / {}",
+                        o.table,
+                        o.variant,
+                        perfdb_ingest::model::key_display(&o.key),
+                        o.metric
+                    );
+                }
+            }
+            let _ = writeln!(s, "\n</details>\n");
+        }
+        s
+    }
+}
+
+impl Exporter for Terminal {
+    fn render(&self, report: &Report) -> String {
+        let paint = |code: &str, text: &str| {
+            if self.color {
+                format!("\x1b[{code}m{text}\x1b[0m")
+            } else {
+                text.to_string()
+            }
+        };
+        let mut s = String::new();
+        let code = match report.verdict {
+            Overall::Ok => "32",
+            Overall::Regression => "31;1",
+            _ => "33;1",
+        };
+        let _ = writeln!(s, "{}", paint(code, &headline(report)));
+        let _ = writeln!(s, "{}", side_line("base", &report.base));
+        let _ = writeln!(s, "{}", side_line("head", &report.head));
+        for c in control_lines(report) {
+            let _ = writeln!(s, "{c}");
+        }
+        let _ = writeln!(s, "{}", summary_line(report));
+        let _ = writeln!(s, "rows: {}", counts(report));
+        for w in &report.warnings {
+            let _ = writeln!(s, "{}", paint("33", &format!("warning: {w}")));
+        }
+        let _ = writeln!(s);
+        let header = [
+            "verdict", "table", "variant", "key", "metric", "base", "head", "change", "p", "q",
+        ];
+        let mut lines: Vec<[String; 10]> = Vec::new();
+        for r in &report.rows {
+            let (b, h) = reduced(r, report);
+            lines.push([
+                label(r),
+                r.table.clone(),
+                r.variant.clone(),
+                r.key_display(),
+                format!("{} {}", r.metric, r.unit).trim().to_string(),
+                opt_num(b),
+                opt_num(h),
+                pct(r.change),
+                pval(r.p),
+                pval(r.q),
+            ]);
+        }
+        let mut widths = header.map(|h| h.chars().count());
+        for l in &lines {
+            for (w, c) in widths.iter_mut().zip(l) {
+                *w = (*w).max(c.chars().count());
+            }
+        }
+        let fmt_line = |cells: &[String]| {
+            cells
+                .iter()
+                .zip(widths)
+                .enumerate()
+                .map(|(i, (c, w))| {
+                    if (5..10).contains(&i) {
+                        format!("{c:>w$}")
+                    } else {
+                        format!("{c:<w$}")
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("  ")
+                .trim_end()
+                .to_string()
+        };
+        let _ = writeln!(s, "{}", fmt_line(&header.map(String::from)));
+        for (l, r) in lines.iter().zip(&report.rows) {
+            let text = fmt_line(l);
+            let colored = if r.numerics_failed() || r.verdict == Verdict::Regression && !r.control {
+                paint("31", &text)
+            } else if r.verdict == Verdict::Improvement && !r.control {
+                paint("32", &text)
+            } else if !r.verdict.is_decided() {
+                paint("33", &text)
+            } else {
+                text
+            };
+            let _ = writeln!(s, "{colored}");
+        }
+        let not_decided: Vec<&Row> = report
+            .rows
+            .iter()
+            .filter(|r| !r.verdict.is_decided())
+            .collect();
+        if !not_decided.is_empty() {
+            let _ = writeln!(s, "\nnot compared:");
+            for r in not_decided {
+                let _ = writeln!(
+                    s,
+                    "  {} {} {} {}: {}",
+                    r.table,
+                    r.variant,
+                    r.key_display(),
+                    r.metric,
+                    r.reason
+                );
+            }
+        }
+        for (side, list) in [
+            ("base", &report.only_in_base),
+            ("head", &report.only_in_head),
+        ] {
+            for o in list.iter() {
+                let _ = writeln!(
+                    s,
+                    "only in {side}: {} {} {} {}",
+                    o.table,
+                    o.variant,
+                    perfdb_ingest::model::key_display(&o.key),
+                    o.metric
+                );
+            }
+        }
+        if report.not_measured > 0 {
+            let _ = writeln!(
+                s,
+                "{} row(s) have no value on either side (not measured)",
+                report.not_measured
+            );
+        }
+        s
+    }
+}

@@ -1,0 +1,374 @@
+//! Statistics for comparing base and head (see `docs/STATS.md` for the method).
+//!
+//! The unit of replication is the trial: one benchmark process, one value per row.
+//! - Welch's t-test on ln(value): the default, decides with 3 trials a side.
+//! - Exact, tie-aware Mann-Whitney U: conditional null distribution given the tie
+//!   pattern by dynamic programming over tied blocks; normal approximation with tie and
+//!   continuity correction for large samples. Two-sided p by the min-tail rule.
+//!   (statrs' own `mannwhitneyu` is not used: its exact path returns the wrong tail.)
+//! - Benjamini-Hochberg adjusted p-values (q) over the tested rows of a report.
+//! - Median with a distribution-free CI from order statistics (benchstat's QuantileCI).
+//! - Geometric mean of ratios with a t-interval, and a stratified bootstrap CI with an
+//!   in-tree SplitMix64 so results are reproducible.
+
+use statrs::distribution::{ContinuousCDF, Discrete, Normal, StudentsT};
+
+/// Confidence level of every interval perfdb reports.
+pub const CONFIDENCE: f64 = 0.95;
+/// Largest side size for the exact U distribution without ties (scipy uses 8; the DP
+/// is cheap enough to go much further).
+pub const MW_EXACT_MAX_NO_TIES: usize = 50;
+/// Largest side size for the exact conditional distribution with ties.
+pub const MW_EXACT_MAX_TIES: usize = 25;
+/// Bootstrap resamples for the summary CI.
+pub const BOOTSTRAP_RESAMPLES: usize = 2000;
+/// Fixed seed: the same data always gives the same interval.
+pub const BOOTSTRAP_SEED: u64 = 0x5eed_9e37_79b9_7f4a;
+
+pub fn mean(x: &[f64]) -> f64 {
+    x.iter().sum::<f64>() / x.len() as f64
+}
+
+/// Sample variance (n - 1 denominator).
+pub fn variance(x: &[f64]) -> f64 {
+    let m = mean(x);
+    x.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (x.len() as f64 - 1.0)
+}
+
+pub fn median(x: &[f64]) -> f64 {
+    let mut s = x.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Welch {
+    pub t: f64,
+    pub df: f64,
+    pub p: f64,
+}
+
+/// Welch's two-sided t-test of `a` against `b` (t > 0 when mean(a) > mean(b)).
+/// Needs at least 2 values a side. Zero variance on both sides: equal means give
+/// p = 1, different means a deterministic difference, p = 0.
+pub fn welch(a: &[f64], b: &[f64]) -> Welch {
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    let (va, vb) = (variance(a) / na, variance(b) / nb);
+    let diff = mean(a) - mean(b);
+    let se2 = va + vb;
+    if se2 == 0.0 {
+        return if diff == 0.0 {
+            Welch {
+                t: 0.0,
+                df: na + nb - 2.0,
+                p: 1.0,
+            }
+        } else {
+            Welch {
+                t: diff.signum() * f64::INFINITY,
+                df: na + nb - 2.0,
+                p: 0.0,
+            }
+        };
+    }
+    let t = diff / se2.sqrt();
+    let df = se2 * se2 / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
+    let dist = StudentsT::new(0.0, 1.0, df).expect("df > 0");
+    Welch {
+        t,
+        df,
+        p: (2.0 * dist.sf(t.abs())).min(1.0),
+    }
+}
+
+/// Welch's test on ln(value): the tested quantity is the log ratio of geometric means.
+pub fn welch_log(a: &[f64], b: &[f64]) -> Welch {
+    let la: Vec<f64> = a.iter().map(|v| v.ln()).collect();
+    let lb: Vec<f64> = b.iter().map(|v| v.ln()).collect();
+    welch(&la, &lb)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MannWhitney {
+    /// U of the first sample: #{a > b} + 0.5 #{a = b}.
+    pub u: f64,
+    /// Two-sided p, min-tail rule.
+    pub p: f64,
+    pub p_less: f64,
+    pub p_greater: f64,
+    pub exact: bool,
+}
+
+/// U of `a`: #{a > b} + 0.5 * #{a = b} over all pairs.
+pub fn u_statistic(a: &[f64], b: &[f64]) -> f64 {
+    let mut u = 0.0;
+    for x in a {
+        for y in b {
+            if x > y {
+                u += 1.0;
+            } else if x == y {
+                u += 0.5;
+            }
+        }
+    }
+    u
+}
+
+/// Sizes of the tied blocks of the pooled sample, in increasing value order.
+fn tie_blocks(a: &[f64], b: &[f64]) -> Vec<usize> {
+    let mut all: Vec<f64> = a.iter().chain(b).copied().collect();
+    all.sort_by(f64::total_cmp);
+    let mut blocks = Vec::new();
+    let mut i = 0;
+    while i < all.len() {
+        let mut j = i + 1;
+        while j < all.len() && all[j] == all[i] {
+            j += 1;
+        }
+        blocks.push(j - i);
+        i = j;
+    }
+    blocks
+}
+
+fn ln_choose(n: usize, k: usize) -> f64 {
+    statrs::function::factorial::ln_binomial(n as u64, k as u64)
+}
+
+/// C(n, k) as f64 by the multiplicative formula (exact while it fits 2^53).
+fn choose(n: usize, k: usize) -> f64 {
+    let k = k.min(n - k);
+    let mut r = 1.0f64;
+    for i in 0..k {
+        r = r * (n - i) as f64 / (i + 1) as f64;
+    }
+    r
+}
+
+/// Exact conditional distribution of 2U (an integer) for `n1` values of the first sample
+/// spread over tied blocks `blocks`: probabilities indexed by 2U.
+///
+/// A first-sample value in block j beats every second-sample value in earlier blocks and
+/// ties with the second-sample values of block j. With a_j first-sample values in block
+/// j, m of them placed before, 2U gains a_j * (2 * (T_before - m) + (t_j - a_j)).
+/// Each assignment has weight prod C(t_j, a_j) out of C(N, n1).
+fn exact_u2_distribution(n1: usize, blocks: &[usize]) -> Vec<f64> {
+    let n: usize = blocks.iter().sum();
+    let n2 = n - n1;
+    let max_u2 = 2 * n1 * n2;
+    // dp[m][u2] = number of assignments (as f64) using m first-sample values so far.
+    let mut dp = vec![vec![0.0f64; max_u2 + 1]; n1 + 1];
+    dp[0][0] = 1.0;
+    let mut before = 0usize;
+    for &t in blocks {
+        let mut next = vec![vec![0.0f64; max_u2 + 1]; n1 + 1];
+        for m in 0..=n1 {
+            for u2 in 0..=max_u2 {
+                let ways = dp[m][u2];
+                if ways == 0.0 {
+                    continue;
+                }
+                for a in 0..=t.min(n1 - m) {
+                    let ys_before = before - m;
+                    let gain = a * (2 * ys_before + (t - a));
+                    let w = choose(t, a);
+                    next[m + a][u2 + gain] += ways * w;
+                }
+            }
+        }
+        dp = next;
+        before += t;
+    }
+    let total = choose(n, n1);
+    dp[n1].iter().map(|w| w / total).collect()
+}
+
+/// Two-sided Mann-Whitney U test of `a` against `b`.
+pub fn mann_whitney(a: &[f64], b: &[f64]) -> MannWhitney {
+    let (n1, n2) = (a.len(), b.len());
+    let u = u_statistic(a, b);
+    let blocks = tie_blocks(a, b);
+    let has_ties = blocks.iter().any(|t| *t > 1);
+    let limit = if has_ties {
+        MW_EXACT_MAX_TIES
+    } else {
+        MW_EXACT_MAX_NO_TIES
+    };
+    if n1 <= limit && n2 <= limit {
+        let dist = exact_u2_distribution(n1, &blocks);
+        let u2 = (2.0 * u).round() as usize;
+        let p_less: f64 = dist[..=u2].iter().sum();
+        let p_greater: f64 = dist[u2..].iter().sum();
+        return MannWhitney {
+            u,
+            p: (2.0 * p_less.min(p_greater)).min(1.0),
+            p_less: p_less.min(1.0),
+            p_greater: p_greater.min(1.0),
+            exact: true,
+        };
+    }
+    let (p_less, p_greater, p) = mw_normal(u, n1, n2, &blocks);
+    MannWhitney {
+        u,
+        p,
+        p_less,
+        p_greater,
+        exact: false,
+    }
+}
+
+/// Normal approximation with tie and continuity correction:
+/// mu = n1 n2 / 2, sigma^2 = n1 n2 / 12 ((N + 1) - sum(t^3 - t) / (N (N - 1))),
+/// z = (U - mu - sgn 0.5) / sigma. Returns (P(U <= u), P(U >= u), two-sided p).
+fn mw_normal(u: f64, n1: usize, n2: usize, blocks: &[usize]) -> (f64, f64, f64) {
+    let (f1, f2) = (n1 as f64, n2 as f64);
+    let nn = f1 + f2;
+    let mu = f1 * f2 / 2.0;
+    let tie: f64 = blocks.iter().map(|&t| (t * t * t - t) as f64).sum();
+    let sigma = (f1 * f2 / 12.0 * ((nn + 1.0) - tie / (nn * (nn - 1.0)))).sqrt();
+    let std = Normal::new(0.0, 1.0).expect("standard normal");
+    if sigma == 0.0 {
+        return (1.0, 1.0, 1.0);
+    }
+    let p_less = std.cdf((u - mu + 0.5) / sigma);
+    let p_greater = std.sf((u - mu - 0.5) / sigma);
+    let z = (u - mu - (u - mu).signum() * 0.5) / sigma;
+    let p = (2.0 * std.sf(z.abs())).min(1.0);
+    (p_less, p_greater, p)
+}
+
+/// Normal-approximation p of the U test, whatever the sample sizes (for reference).
+pub fn mann_whitney_normal(a: &[f64], b: &[f64]) -> f64 {
+    mw_normal(u_statistic(a, b), a.len(), b.len(), &tie_blocks(a, b)).2
+}
+
+/// Smallest two-sided p the U test can reach without ties: 2 / C(n1 + n2, n1).
+pub fn mw_min_p(n1: usize, n2: usize) -> f64 {
+    (2.0 / ln_choose(n1 + n2, n1).exp()).min(1.0)
+}
+
+/// Smallest equal side size whose attainable U-test p reaches `alpha`.
+pub fn mw_trials_needed(alpha: f64) -> usize {
+    (2..200).find(|n| mw_min_p(*n, *n) <= alpha).unwrap_or(200)
+}
+
+/// Benjamini-Hochberg adjusted p-values, in the input order.
+pub fn benjamini_hochberg(p: &[f64]) -> Vec<f64> {
+    let m = p.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|a, b| p[*a].total_cmp(&p[*b]));
+    let mut q = vec![0.0; m];
+    let mut running = 1.0f64;
+    for rank in (0..m).rev() {
+        let i = order[rank];
+        running = running.min(p[i] * m as f64 / (rank + 1) as f64);
+        q[i] = running.min(1.0);
+    }
+    q
+}
+
+/// 1-based order-statistic indices (lo, hi) of the distribution-free CI of the median
+/// (0 = -inf, n + 1 = +inf): the narrowest interval [x_(lo), x_(hi)] whose binomial
+/// coverage P(lo <= B < hi), B ~ Binomial(n, 1/2), reaches `confidence`; the lower one
+/// among equally narrow intervals (as benchstat's QuantileCI).
+pub fn median_ci_indices(n: usize, confidence: f64) -> (usize, usize) {
+    let b = statrs::distribution::Binomial::new(0.5, n as u64).expect("valid binomial");
+    let pmf: Vec<f64> = (0..=n as u64).map(|k| b.pmf(k)).collect();
+    for width in 1..=n + 1 {
+        for lo in 0..=(n + 1 - width) {
+            let hi = lo + width;
+            // coverage = P(lo <= B <= hi - 1)
+            let cov: f64 = pmf[lo..hi.min(n + 1)].iter().sum();
+            if cov >= confidence - 1e-12 {
+                return (lo, hi);
+            }
+        }
+    }
+    (0, n + 1)
+}
+
+/// The median's CI values; infinite ends when there are too few trials (< 6).
+pub fn median_ci(x: &[f64]) -> (f64, f64) {
+    let mut s = x.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    let (lo, hi) = median_ci_indices(n, CONFIDENCE);
+    let at = |i: usize, inf: f64| if i == 0 || i == n + 1 { inf } else { s[i - 1] };
+    (at(lo, f64::NEG_INFINITY), at(hi, f64::INFINITY))
+}
+
+/// Geometric mean of `ratios` with a t-interval on the log scale.
+pub fn geomean_t_ci(ratios: &[f64]) -> (f64, Option<(f64, f64)>) {
+    let logs: Vec<f64> = ratios.iter().map(|r| r.ln()).collect();
+    let m = mean(&logs);
+    if logs.len() < 2 {
+        return (m.exp(), None);
+    }
+    let se = (variance(&logs) / logs.len() as f64).sqrt();
+    let t = StudentsT::new(0.0, 1.0, logs.len() as f64 - 1.0)
+        .expect("df > 0")
+        .inverse_cdf(1.0 - (1.0 - CONFIDENCE) / 2.0);
+    (m.exp(), Some(((m - t * se).exp(), (m + t * se).exp())))
+}
+
+/// SplitMix64: a tiny, well-mixed generator; in-tree so the stream never changes.
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> Self {
+        SplitMix64(seed)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// Uniform index in 0..n.
+    pub fn below(&mut self, n: usize) -> usize {
+        ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * n as f64) as usize % n
+    }
+}
+
+/// Stratified bootstrap CI of the geometric mean of per-row ratios: each resample
+/// redraws the trials of each side of each row with replacement, reduces each side with
+/// `reduce`, and takes the geomean of head/base over rows.
+pub fn bootstrap_geomean_ci(
+    rows: &[(Vec<f64>, Vec<f64>)],
+    reduce: impl Fn(&[f64]) -> f64,
+) -> Option<(f64, f64)> {
+    if rows.is_empty() {
+        return None;
+    }
+    let mut rng = SplitMix64::new(BOOTSTRAP_SEED);
+    let mut stats = Vec::with_capacity(BOOTSTRAP_RESAMPLES);
+    let mut buf = Vec::new();
+    for _ in 0..BOOTSTRAP_RESAMPLES {
+        let mut sum = 0.0;
+        for (base, head) in rows {
+            let mut draw = |x: &[f64]| {
+                buf.clear();
+                buf.extend((0..x.len()).map(|_| x[rng.below(x.len())]));
+                reduce(&buf)
+            };
+            let b = draw(base);
+            let h = draw(head);
+            sum += (h / b).ln();
+        }
+        stats.push((sum / rows.len() as f64).exp());
+    }
+    stats.sort_by(f64::total_cmp);
+    let at = |q: f64| stats[((q * (stats.len() - 1) as f64).round() as usize).min(stats.len() - 1)];
+    let tail = (1.0 - CONFIDENCE) / 2.0;
+    Some((at(tail), at(1.0 - tail)))
+}
+
+#[cfg(test)]
+#[path = "stats_tests.rs"]
+mod tests;

@@ -1,0 +1,190 @@
+//! Every reference value of docs/STATS.md, to 1e-12 where exact.
+// Reference values are copied verbatim from docs/STATS.md, digits and all.
+#![allow(clippy::excessive_precision)]
+
+use super::*;
+
+fn close(got: f64, want: f64, tol: f64) {
+    assert!(
+        (got - want).abs() <= tol,
+        "got {got:.17}, want {want:.17} (tol {tol:e})"
+    );
+}
+
+#[test]
+fn mann_whitney_exact_reference_values() {
+    let mw = mann_whitney(&[2., 1., 3., 5.], &[12., 11., 13., 15.]);
+    assert_eq!(mw.u, 0.0);
+    assert!(mw.exact);
+    close(mw.p, 0.028571428571428577, 1e-12);
+
+    let mw = mann_whitney(&[2., 1., 3., 5.], &[0., 4., 6., 7.]);
+    assert_eq!(mw.u, 5.0);
+    close(mw.p, 0.48571428571428577, 1e-12);
+
+    let mw = mann_whitney(&[1., 2., 3., 4., 5.], &[6., 7., 8., 9., 10.]);
+    close(mw.p, 0.007936507936507936, 1e-12);
+}
+
+#[test]
+fn mann_whitney_ties_reference_values() {
+    let a = [2., 1., 3., 5.];
+    let b = [2., 2., 2., 2.];
+    close(mann_whitney(&a, &b).p, 0.7142857142857143, 1e-12);
+    // Normal approximations: statrs' erfc differs from scipy's in the 12th digit.
+    close(mann_whitney_normal(&a, &b), 0.6198391186854187, 1e-10);
+
+    let mw = mann_whitney(&[2., 1., 3., 5.], &[1., 1., 1., 1., 1.]);
+    assert_eq!(mw.u, 17.5);
+    close(mw.p_greater, 0.047619047619047616, 1e-12);
+    close(mw.p, 0.09523809523809523, 1e-12);
+
+    let mw = mann_whitney(&[10., 10., 10.5, 10.5, 10.5], &[11., 11., 11.5, 11.5, 11.5]);
+    close(mw.p, 0.007936507936507936, 1e-12);
+
+    let a = [10., 10.5, 10.5, 11., 11.];
+    let b = [10.5, 11., 11.5, 11.5, 12.];
+    let mw = mann_whitney(&a, &b);
+    assert_eq!(mw.u, 4.0);
+    close(mw.p, 0.1111111111111111, 1e-12);
+    close(mann_whitney_normal(&a, &b), 0.08567343955231686, 1e-10);
+}
+
+#[test]
+fn mann_whitney_unequal_sizes_both_orders() {
+    let a = [19., 22., 16., 29., 24.];
+    let b = [20., 11., 17., 12.];
+    let mw = mann_whitney(&a, &b);
+    assert_eq!(mw.u, 17.0);
+    close(mw.p, 0.1111111111111111, 1e-12);
+    close(mann_whitney(&b, &a).p, 0.1111111111111111, 1e-12);
+    // statrs 0.19.1's exact path returns p = 1.0 for [1..5] vs [6..10]; ours does not.
+    close(
+        mann_whitney(&[6., 7., 8., 9., 10.], &[1., 2., 3., 4., 5.]).p,
+        0.007936507936507936,
+        1e-12,
+    );
+}
+
+#[test]
+fn mann_whitney_normal_approximation_for_large_samples() {
+    let a: Vec<f64> = (0..500).map(|i| (2 * i) as f64).collect();
+    let b: Vec<f64> = (0..600).map(|i| (-41 + 2 * i) as f64).collect();
+    let mw = mann_whitney(&a, &b);
+    assert!(!mw.exact);
+    close(mw.p, 0.0049335360814172224, 1e-10);
+}
+
+#[test]
+fn smallest_attainable_p() {
+    close(mw_min_p(3, 3), 0.1, 1e-15);
+    close(mw_min_p(4, 4), 0.028571428571428571, 1e-15);
+    close(mw_min_p(5, 5), 0.007936507936507936, 1e-15);
+    assert_eq!(mw_trials_needed(0.05), 4);
+}
+
+#[test]
+fn welch_reference_values() {
+    let w = welch(&[2., 1., 3., 4.], &[6., 5., 7., 9.]);
+    close(w.t, -3.9703446152237674, 1e-12);
+    close(w.df, 5.584615384615385, 1e-12);
+    close(w.p, 0.0085128631313781695, 1e-12);
+
+    let w = welch_log(&[97.6, 97.4, 98.05], &[32.58, 32.41, 32.77]);
+    close(w.t, 292.93535549599676, 1e-9);
+    close(w.df, 3.3280694064115406, 1e-12);
+    close(w.p, 1.853548208326687e-08, 1e-18);
+}
+
+#[test]
+fn welch_zero_variance() {
+    assert_eq!(welch(&[1., 1., 1.], &[1., 1., 1.]).p, 1.0);
+    assert_eq!(welch(&[1., 1., 1.], &[2., 2., 2.]).p, 0.0);
+}
+
+#[test]
+fn benjamini_hochberg_reference() {
+    let p = [
+        0.0001, 0.0004, 0.0019, 0.0095, 0.0201, 0.0278, 0.0298, 0.0344, 0.0459, 0.3240, 0.4262,
+        0.5719, 0.6528, 0.7590, 1.0,
+    ];
+    let want = [
+        0.0015, 0.003, 0.0095, 0.035625, 0.0603, 0.063857, 0.063857, 0.0645, 0.0765, 0.486,
+        0.581182, 0.714875, 0.753231, 0.813214, 1.0,
+    ];
+    let q = benjamini_hochberg(&p);
+    for (g, w) in q.iter().zip(want) {
+        close(*g, w, 1e-6);
+    }
+    assert_eq!(q.iter().filter(|q| **q <= 0.05).count(), 4);
+}
+
+#[test]
+fn geomean_t_interval_reference() {
+    let (g, ci) = geomean_t_ci(&[0.95, 1.02, 1.10, 0.98]);
+    close(g, 1.010964, 1e-6);
+    let (lo, hi) = ci.unwrap();
+    close(lo, 0.914023, 1e-6);
+    close(hi, 1.118187, 1e-6);
+}
+
+#[test]
+fn median_ci_order_statistics_as_benchstat() {
+    for (n, want) in [
+        (5, (0, 5)),
+        (6, (1, 6)),
+        (8, (1, 7)),
+        (10, (2, 9)),
+        (20, (6, 15)),
+        (30, (10, 21)),
+    ] {
+        assert_eq!(median_ci_indices(n, CONFIDENCE), want, "n = {n}");
+    }
+    let (lo, hi) = median_ci(&[5., 1., 4., 2., 3.]);
+    assert_eq!((lo, hi), (f64::NEG_INFINITY, 5.0));
+}
+
+#[test]
+fn benchstat_end_to_end_example() {
+    let old_json = [
+        1726., 1723., 1707., 1707., 1713., 1729., 1736., 1707., 1705., 1774.,
+    ];
+    let new_json = [
+        1423., 1416., 1411., 1413., 1412., 1426., 1422., 1424., 1447., 1425.,
+    ];
+    let old_gob = [
+        3069., 3075., 3069., 3067., 3207., 3064., 3064., 3058., 3059., 3062.,
+    ];
+    let new_gob = [
+        3075., 3065., 3059., 3065., 3060., 3081., 3186., 3135., 3087., 3062.,
+    ];
+    assert_eq!(median(&old_json), 1718.0);
+    assert_eq!(median(&new_json), 1422.5);
+    close(median(&new_json) / median(&old_json) - 1.0, -0.1720, 5e-5);
+    close(mann_whitney(&new_json, &old_json).p, 1.0825e-5, 5e-9);
+    assert_eq!(median(&old_gob), 3065.5);
+    assert_eq!(median(&new_gob), 3070.0);
+    close(
+        mann_whitney(&new_gob, &old_gob).p,
+        0.4461018857303687,
+        1e-12,
+    );
+    let r1 = median(&new_json) / median(&old_json);
+    let r2 = median(&new_gob) / median(&old_gob);
+    close((r1 * r2).sqrt() - 1.0, -0.0894, 5e-5);
+}
+
+#[test]
+fn bootstrap_is_reproducible_and_brackets_the_estimate() {
+    let rows = vec![
+        (vec![10., 10.2, 9.9, 10.1], vec![11., 11.1, 10.9, 11.2]),
+        (vec![20., 20.5, 19.8], vec![20.1, 20.3, 19.9]),
+    ];
+    let a = bootstrap_geomean_ci(&rows, median).unwrap();
+    let b = bootstrap_geomean_ci(&rows, median).unwrap();
+    assert_eq!(a, b);
+    let point = ((median(&rows[0].1) / median(&rows[0].0))
+        * (median(&rows[1].1) / median(&rows[1].0)))
+    .sqrt();
+    assert!(a.0 <= point && point <= a.1, "{a:?} vs {point}");
+}

@@ -1,0 +1,66 @@
+//! Printing query results (`perfdb sql`, `perfdb runs`) as a table, CSV or JSON lines.
+
+use arrow::array::RecordBatch;
+use arrow::datatypes::SchemaRef;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableFormat {
+    Table,
+    Csv,
+    Json,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("cannot render the result: {0}")]
+pub struct RenderError(#[from] arrow::error::ArrowError);
+
+/// Render `batches` (with `schema`, so an empty result still shows its columns).
+pub fn render(
+    schema: &SchemaRef,
+    batches: &[RecordBatch],
+    format: TableFormat,
+) -> Result<String, RenderError> {
+    match format {
+        TableFormat::Table => {
+            if batches.iter().all(|b| b.num_rows() == 0) {
+                let empty = RecordBatch::new_empty(schema.clone());
+                return Ok(format!(
+                    "{}\n(0 rows)\n",
+                    arrow::util::pretty::pretty_format_batches(&[empty])?
+                ));
+            }
+            let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+            Ok(format!(
+                "{}\n({rows} row{})\n",
+                arrow::util::pretty::pretty_format_batches(batches)?,
+                if rows == 1 { "" } else { "s" }
+            ))
+        }
+        TableFormat::Csv => {
+            let mut buf = Vec::new();
+            {
+                let mut w = arrow::csv::WriterBuilder::new()
+                    .with_header(true)
+                    .build(&mut buf);
+                if batches.is_empty() {
+                    w.write(&RecordBatch::new_empty(schema.clone()))?;
+                }
+                for b in batches {
+                    w.write(b)?;
+                }
+            }
+            Ok(String::from_utf8_lossy(&buf).into_owned())
+        }
+        TableFormat::Json => {
+            let mut buf = Vec::new();
+            {
+                let mut w = arrow::json::LineDelimitedWriter::new(&mut buf);
+                for b in batches {
+                    w.write(b)?;
+                }
+                w.finish()?;
+            }
+            Ok(String::from_utf8_lossy(&buf).into_owned())
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! The command line (clap derive).
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  ok (compare: no regression)
+  1  compare: regression or numerics failure
+  2  usage or input error (ingest: any file failed)
+  3  compare: inconclusive or unreliable (nothing matched, too few trials, control moved)";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "perfdb",
+    version,
+    about = "A benchmark-results warehouse for GPU kernel performance",
+    long_about = "perfdb ingests benchmark logs (aiter summary tables, [perf] lines, TokenSpeed \
+                  probe lines and kernel_bench JSON) into a Parquet warehouse, and compares runs \
+                  with a proper statistical test.",
+    after_help = EXIT_CODES
+)]
+pub struct Cli {
+    /// Warehouse directory
+    #[arg(
+        long,
+        global = true,
+        env = "PERFDB_WAREHOUSE",
+        default_value = "perfdb-warehouse"
+    )]
+    pub warehouse: PathBuf,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Parse benchmark logs into the warehouse (one run per file)
+    Ingest(IngestArgs),
+    /// List runs
+    Runs(RunsArgs),
+    /// Run DuckDB SQL over the views `runs` and `measurements`
+    Sql(SqlArgs),
+    /// Compare two sets of runs and exit with a code CI can act on
+    #[command(after_help = EXIT_CODES)]
+    Compare(CompareArgs),
+    /// Merge each partition's files into one and delete unreferenced files
+    Compact,
+    /// Serve the web app over the warehouse (read-only)
+    Serve(ServeArgs),
+    /// Ingest the bundled H200 sample data and compare base with head
+    #[command(after_help = EXIT_CODES)]
+    Demo,
+}
+
+#[derive(Debug, Args)]
+pub struct IngestArgs {
+    /// Files or directories (walked recursively); each file becomes one run
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Label of these runs, e.g. base, head, a branch name
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Commit the runs were measured at
+    #[arg(long)]
+    pub commit: Option<String>,
+    /// GPU architecture, e.g. gfx942 (a probe log's own arch is used otherwise)
+    #[arg(long)]
+    pub arch: Option<String>,
+    /// Extra metadata, repeatable: --tag gpu=0 --tag host=ci-3
+    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    pub tags: Vec<String>,
+    /// Input format: auto, aiter-table, perf-lines, ts-probe, ts-export
+    #[arg(long, default_value = "auto")]
+    pub format: String,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum OutFormat {
+    Table,
+    Csv,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct RunsArgs {
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Commit prefix
+    #[arg(long)]
+    pub commit: Option<String>,
+    /// Only runs carrying this tag (repeatable)
+    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    pub tags: Vec<String>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: OutFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct SqlArgs {
+    /// The query, e.g. "SELECT metric, count(*) FROM measurements GROUP BY ALL"
+    pub query: String,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: OutFormat,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ReduceArg {
+    Best,
+    Median,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum TestArg {
+    Welch,
+    MannWhitney,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum CompareFormat {
+    Table,
+    Markdown,
+    Json,
+    /// Fields of the seed perf stage (validate-kernel-pr scrape_perf)
+    Vkpr,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Base side: a label, a commit prefix or a run id prefix
+    pub base: String,
+    /// Head side: a label, a commit prefix or a run id prefix
+    pub head: String,
+    /// Relative change that counts as a regression or improvement [default: 0.05]
+    #[arg(long)]
+    pub threshold: Option<f64>,
+    /// Significance level for Benjamini-Hochberg adjusted p-values [default: 0.05]
+    #[arg(long)]
+    pub alpha: Option<f64>,
+    /// Reduction of each side's trials for the ratio
+    #[arg(long, value_enum, default_value = "median")]
+    pub reduce: ReduceArg,
+    /// Welch's t on log values (decides with 3 trials a side) or the exact U test
+    #[arg(long, value_enum, default_value = "welch")]
+    pub test: TestArg,
+    /// Control variant(s) both sides ran unchanged (case-insensitive substring, repeatable)
+    #[arg(long)]
+    pub control: Vec<String>,
+    /// How far the control may move before results are unreliable [default: 0.10]
+    #[arg(long)]
+    pub control_tol: Option<f64>,
+    /// Config file with defaults and per table/variant/metric thresholds
+    /// [default: ./perfdb.toml when present]
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Filter rows: table=, variant=, metric=, arch=, commit=, or a tag / key cell (repeatable)
+    #[arg(long = "where", value_name = "KEY=VALUE")]
+    pub filters: Vec<String>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: CompareFormat,
+    /// Keep the result in the warehouse (listed by `perfdb serve` under /alerts)
+    #[arg(long)]
+    pub save: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on (loopback by default)
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub addr: std::net::SocketAddr,
+}

@@ -1,0 +1,137 @@
+//! `perfdb compare` and `perfdb demo`.
+
+use crate::cli::{CompareArgs, CompareFormat, ReduceArg, TestArg};
+use crate::Exit;
+use anyhow::Context;
+use perfdb_ingest::model::RunMeta;
+use perfdb_ingest::warehouse::Warehouse;
+use perfdb_reports::compare::{compare, Options, Reduce, Report, Test};
+use perfdb_reports::config::Config;
+use perfdb_reports::db::Db;
+use perfdb_reports::render::{Exporter, Json, Markdown, Terminal};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Config file read when `--config` is not given and it exists.
+const DEFAULT_CONFIG: &str = "perfdb.toml";
+
+fn check_fraction(name: &str, v: f64) -> anyhow::Result<f64> {
+    if !(0.0..1.0).contains(&v) {
+        anyhow::bail!("{name} must be a fraction in [0, 1), got {v} (5% is 0.05)");
+    }
+    Ok(v)
+}
+
+pub fn options(a: &CompareArgs) -> anyhow::Result<Options> {
+    let cfg = match &a.config {
+        Some(p) => Config::load(p)?,
+        None if Path::new(DEFAULT_CONFIG).exists() => Config::load(Path::new(DEFAULT_CONFIG))?,
+        None => Config::default(),
+    };
+    let d = Options::default();
+    Ok(Options {
+        threshold: check_fraction(
+            "--threshold",
+            a.threshold.or(cfg.compare.threshold).unwrap_or(d.threshold),
+        )?,
+        alpha: check_fraction("--alpha", a.alpha.or(cfg.compare.alpha).unwrap_or(d.alpha))?,
+        control_tol: check_fraction(
+            "--control-tol",
+            a.control_tol
+                .or(cfg.compare.control_tol)
+                .unwrap_or(d.control_tol),
+        )?,
+        reduce: match a.reduce {
+            ReduceArg::Best => Reduce::Best,
+            ReduceArg::Median => Reduce::Median,
+        },
+        test: match a.test {
+            TestArg::Welch => Test::Welch,
+            TestArg::MannWhitney => Test::MannWhitney,
+        },
+        control: a.control.clone(),
+        overrides: cfg.compare.overrides,
+        filters: super::parse_pairs(&a.filters, "--where")?,
+    })
+}
+
+pub fn render(report: &Report, format: CompareFormat) -> String {
+    match format {
+        CompareFormat::Table => Terminal {
+            color: super::use_color(),
+        }
+        .render(report),
+        CompareFormat::Markdown => Markdown.render(report),
+        CompareFormat::Json => Json.render(report),
+        CompareFormat::Vkpr => perfdb_reports::vkpr::render(report),
+    }
+}
+
+fn exit_of(report: &Report) -> Exit {
+    match report.verdict.exit_code() {
+        0 => Exit::Ok,
+        1 => Exit::Regression,
+        _ => Exit::Inconclusive,
+    }
+}
+
+pub fn run(root: &Path, a: CompareArgs) -> anyhow::Result<Exit> {
+    let opt = options(&a)?;
+    let db = Db::open(root)
+        .with_context(|| format!("cannot open the warehouse at {}", root.display()))?;
+    let report = compare(&db, &a.base, &a.head, &opt)?;
+    std::io::stdout()
+        .lock()
+        .write_all(render(&report, a.format).as_bytes())?;
+    if a.save {
+        let path = perfdb_reports::alerts::save(root, &report)?;
+        eprintln!("saved the comparison to {}", path.display());
+    }
+    Ok(exit_of(&report))
+}
+
+/// The bundled sample data: real H200 logs (see sample-data/README.md).
+fn sample_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data/h200-gemm/ab/aiter")
+}
+
+pub fn demo(root: &Path) -> anyhow::Result<Exit> {
+    let wh = Warehouse::new(root);
+    let dir = sample_dir();
+    for label in ["base", "head"] {
+        let files = perfdb_ingest::expand_inputs(&[dir.join(label)])?;
+        let meta = RunMeta {
+            label: label.to_string(),
+            ..Default::default()
+        };
+        let reports = perfdb_ingest::ingest_files(&wh, &files, None, &meta, &|_| {})?;
+        let added = reports
+            .iter()
+            .filter(|r| matches!(&r.result, Ok(i) if i.trial.is_some()))
+            .count();
+        if let Some(bad) = reports.iter().find_map(|r| r.result.as_ref().err()) {
+            anyhow::bail!("sample data failed to ingest: {bad}");
+        }
+        eprintln!(
+            "demo: {label}: {} file(s) from {}, {added} new run(s) in {}",
+            files.len(),
+            dir.join(label).display(),
+            root.display()
+        );
+    }
+    eprintln!("demo: perfdb compare base head --control torch\n");
+    let opt = Options {
+        control: vec!["torch".into()],
+        ..Options::default()
+    };
+    let db = Db::open(root)?;
+    let report = compare(&db, "base", "head", &opt)?;
+    std::io::stdout().lock().write_all(
+        Terminal {
+            color: super::use_color(),
+        }
+        .render(&report)
+        .as_bytes(),
+    )?;
+    Ok(exit_of(&report))
+}

@@ -1,0 +1,39 @@
+//! One module per subcommand; each returns the process exit code.
+
+mod compare;
+mod ingest;
+mod query;
+mod serve;
+
+use crate::cli::{Cli, Command};
+use crate::Exit;
+
+pub fn run(cli: Cli) -> anyhow::Result<Exit> {
+    let wh = cli.warehouse;
+    match cli.command {
+        Command::Ingest(a) => ingest::run(&wh, a),
+        Command::Runs(a) => query::runs(&wh, a),
+        Command::Sql(a) => query::sql(&wh, a),
+        Command::Compare(a) => compare::run(&wh, a),
+        Command::Compact => ingest::compact(&wh),
+        Command::Serve(a) => serve::run(&wh, a),
+        Command::Demo => compare::demo(&wh),
+    }
+}
+
+/// Parse `key=value` pairs given on the command line.
+pub fn parse_pairs(items: &[String], what: &str) -> anyhow::Result<Vec<(String, String)>> {
+    items
+        .iter()
+        .map(|t| match t.split_once('=') {
+            Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+            _ => anyhow::bail!("invalid {what} '{t}': expected KEY=VALUE"),
+        })
+        .collect()
+}
+
+/// Colour only on a terminal, and never when NO_COLOR is set.
+pub fn use_color() -> bool {
+    use std::io::IsTerminal;
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
+}

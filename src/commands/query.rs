@@ -1,0 +1,56 @@
+//! `perfdb runs` and `perfdb sql`.
+
+use crate::cli::{OutFormat, RunsArgs, SqlArgs};
+use crate::Exit;
+use perfdb_reports::db::Db;
+use perfdb_reports::table::{render, TableFormat};
+use std::io::Write;
+use std::path::Path;
+
+fn table_format(f: OutFormat) -> TableFormat {
+    match f {
+        OutFormat::Table => TableFormat::Table,
+        OutFormat::Csv => TableFormat::Csv,
+        OutFormat::Json => TableFormat::Json,
+    }
+}
+
+fn sql_str(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+fn print_query(root: &Path, sql: &str, format: OutFormat) -> anyhow::Result<Exit> {
+    let db = Db::open(root)?;
+    let (schema, batches) = db.query(sql)?;
+    let text = render(&schema, &batches, table_format(format))?;
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(Exit::Ok)
+}
+
+pub fn runs(root: &Path, a: RunsArgs) -> anyhow::Result<Exit> {
+    let mut conds = Vec::new();
+    if let Some(l) = &a.label {
+        conds.push(format!("label = {}", sql_str(l)));
+    }
+    if let Some(c) = &a.commit {
+        conds.push(format!("starts_with(\"commit\", {})", sql_str(c)));
+    }
+    for (k, v) in super::parse_pairs(&a.tags, "--tag")? {
+        conds.push(perfdb_reports::db::json_has_pair("tags", &k, &v));
+    }
+    let filter = if conds.is_empty() {
+        String::new()
+    } else {
+        format!("WHERE {}", conds.join(" AND "))
+    };
+    let sql = format!(
+        "SELECT run_id, label, trial, format, \"commit\", arch, tags, verdict, n_measurements AS \"values\", n_tables AS \"tables\", \
+         strftime(ingested_at, '%Y-%m-%d %H:%M:%S') AS ingested, source_path \
+         FROM runs {filter} ORDER BY ingested_at, label, trial"
+    );
+    print_query(root, &sql, a.format)
+}
+
+pub fn sql(root: &Path, a: SqlArgs) -> anyhow::Result<Exit> {
+    print_query(root, &a.query, a.format)
+}

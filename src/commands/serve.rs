@@ -1,0 +1,27 @@
+//! `perfdb serve`.
+
+use crate::cli::ServeArgs;
+use crate::Exit;
+use anyhow::Context;
+use std::path::Path;
+
+pub fn run(root: &Path, a: ServeArgs) -> anyhow::Result<Exit> {
+    let rt = tokio::runtime::Runtime::new()?;
+    rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind(a.addr)
+            .await
+            .with_context(|| format!("cannot listen on {}", a.addr))?;
+        let addr = listener.local_addr()?;
+        eprintln!(
+            "perfdb serving {} (read-only) on http://{addr}/",
+            root.display()
+        );
+        let app = perfdb_web::app(perfdb_web::AppState::new(root));
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await?;
+        Ok(Exit::Ok)
+    })
+}

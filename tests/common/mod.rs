@@ -1,0 +1,84 @@
+//! Helpers for end-to-end tests of the real binary.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn sample(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("sample-data")
+        .join(rel)
+}
+
+pub struct Wh {
+    pub dir: tempfile::TempDir,
+}
+
+impl Wh {
+    pub fn new() -> Wh {
+        Wh {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+    pub fn path(&self) -> PathBuf {
+        self.dir.path().join("wh")
+    }
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_perfdb"));
+        c.env("PERFDB_WAREHOUSE", self.path())
+            .env("NO_COLOR", "1")
+            .current_dir(self.dir.path());
+        c
+    }
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd().args(args).output().expect("run perfdb")
+    }
+    /// Run and require success.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "perfdb {args:?} failed: {}\n{}",
+            stderr(&out),
+            stdout(&out)
+        );
+        stdout(&out)
+    }
+    pub fn ingest(&self, path: &Path, label: &str) -> String {
+        self.ok(&["ingest", path.to_str().unwrap(), "--label", label])
+    }
+    /// `perfdb sql --format json` as parsed JSON objects.
+    pub fn sql(&self, q: &str) -> Vec<serde_json::Value> {
+        self.ok(&["sql", q, "--format", "json"])
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("json line"))
+            .collect()
+    }
+    pub fn count(&self, q: &str) -> i64 {
+        let rows = self.sql(q);
+        rows[0]
+            .as_object()
+            .unwrap()
+            .values()
+            .next()
+            .unwrap()
+            .as_i64()
+            .unwrap()
+    }
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+pub fn code(o: &Output) -> i32 {
+    o.status.code().expect("exit code")
+}
+
+/// Replace the temp-dir and repository paths so snapshots are stable.
+pub fn scrub(text: &str, wh: &Wh) -> String {
+    text.replace(&wh.dir.path().display().to_string(), "[TMP]")
+        .replace(env!("CARGO_MANIFEST_DIR"), "[REPO]")
+}

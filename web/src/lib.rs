@@ -1,0 +1,135 @@
+//! perfdb-web: the web app over the warehouse. `app(state)` builds the router; one file
+//! per route under `routes/`; one error type that renders as a page or JSON.
+
+mod page;
+mod routes;
+
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub use page::esc;
+
+#[derive(Clone)]
+pub struct AppState {
+    pub root: Arc<PathBuf>,
+}
+
+impl AppState {
+    pub fn new(root: &Path) -> Self {
+        AppState {
+            root: Arc::new(root.to_path_buf()),
+        }
+    }
+    /// Open the warehouse read-only for one request.
+    pub fn db(&self) -> Result<perfdb_reports::db::Db, AppError> {
+        perfdb_reports::db::Db::open(&self.root).map_err(|e| AppError::internal(e.to_string()))
+    }
+}
+
+/// The router: HTML pages and their JSON twins under `/api`.
+pub fn app(state: AppState) -> Router {
+    Router::new()
+        .route("/", get(routes::runs::page))
+        .route("/api/runs", get(routes::runs::api))
+        .route("/chart", get(routes::chart::page))
+        .route("/chart.svg", get(routes::chart::svg))
+        .route("/api/chart", get(routes::chart::api))
+        .route("/history", get(routes::history::page))
+        .route("/api/history", get(routes::history::api))
+        .route("/compare", get(routes::compare::page))
+        .route("/api/compare", get(routes::compare::api))
+        .route("/alerts", get(routes::alerts::page))
+        .route("/api/alerts", get(routes::alerts::api))
+        .fallback(|| async { AppError::not_found() })
+        .with_state(state)
+}
+
+/// What went wrong, rendered as an HTML page or as `{"error": ...}` for `/api`.
+#[derive(Debug)]
+pub struct AppError {
+    pub status: StatusCode,
+    pub message: String,
+    pub json: bool,
+}
+
+impl AppError {
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        AppError {
+            status: StatusCode::BAD_REQUEST,
+            message: message.into(),
+            json: false,
+        }
+    }
+    pub fn internal(message: impl Into<String>) -> Self {
+        AppError {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            message: message.into(),
+            json: false,
+        }
+    }
+    fn not_found() -> Self {
+        AppError {
+            status: StatusCode::NOT_FOUND,
+            message: "no such page".into(),
+            json: false,
+        }
+    }
+    pub fn json(mut self) -> Self {
+        self.json = true;
+        self
+    }
+}
+
+impl From<perfdb_reports::chart::ChartError> for AppError {
+    fn from(e: perfdb_reports::chart::ChartError) -> Self {
+        use perfdb_reports::chart::ChartError::*;
+        match e {
+            Db(d) => AppError::internal(d.to_string()),
+            other => AppError::bad_request(other.to_string()),
+        }
+    }
+}
+
+impl From<perfdb_reports::compare::CompareError> for AppError {
+    fn from(e: perfdb_reports::compare::CompareError) -> Self {
+        use perfdb_reports::compare::CompareError::*;
+        match e {
+            Db(d) => AppError::internal(d.to_string()),
+            other => AppError::bad_request(other.to_string()),
+        }
+    }
+}
+
+impl IntoResponse for AppError {
+    fn into_response(self) -> Response {
+        if self.json {
+            (
+                self.status,
+                Json(serde_json::json!({ "error": self.message })),
+            )
+                .into_response()
+        } else {
+            let body = page::layout(
+                self.status.canonical_reason().unwrap_or("Error"),
+                &format!(
+                    "<p class=\"error\">{}</p><p><a href=\"/\">Back to the runs</a></p>",
+                    esc(&self.message)
+                ),
+            );
+            (self.status, Html(body)).into_response()
+        }
+    }
+}
+
+/// Run blocking warehouse work off the async executor.
+pub(crate) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, AppError> + Send + 'static,
+) -> Result<T, AppError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| AppError::internal(e.to_string()))?
+}

@@ -1,0 +1,138 @@
+//! `/history`: one metric of one table/variant/shape over commits, with change points.
+
+use crate::page::{empty_warehouse, esc, layout, select};
+use crate::{blocking, AppError, AppState};
+use axum::extract::{Query, State};
+use axum::response::Html;
+use axum::Json;
+use perfdb_reports::chart::{catalog, history_data, history_svg, series_of, HistoryData};
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize, Default, Clone)]
+pub struct HistoryQuery {
+    pub table: Option<String>,
+    pub variant: Option<String>,
+    /// The identity key as stored (JSON object text).
+    pub key: Option<String>,
+    pub metric: Option<String>,
+}
+
+struct Resolved {
+    tables: Vec<String>,
+    metrics: Vec<String>,
+    variants: Vec<String>,
+    keys: Vec<String>,
+    data: HistoryData,
+}
+
+fn pick(given: &Option<String>, options: &[String], what: &str) -> Result<String, AppError> {
+    match given.as_deref().filter(|g| !g.is_empty()) {
+        Some(g) if options.iter().any(|o| o == g) => Ok(g.to_string()),
+        Some(g) => Err(AppError::bad_request(format!(
+            "unknown {what} '{g}'; known: {}",
+            options.join(", ")
+        ))),
+        None => options
+            .first()
+            .cloned()
+            .ok_or_else(|| AppError::bad_request(format!("no {what} to show"))),
+    }
+}
+
+fn resolve(state: &AppState, q: &HistoryQuery) -> Result<Option<Resolved>, AppError> {
+    let db = state.db()?;
+    let cat = catalog(&db)?;
+    if cat.is_empty() {
+        return Ok(None);
+    }
+    let tables: Vec<String> = cat.iter().map(|(t, _)| t.clone()).collect();
+    let table = pick(&q.table, &tables, "table")?;
+    let metrics = cat
+        .iter()
+        .find(|(t, _)| *t == table)
+        .map(|(_, m)| m.clone())
+        .unwrap_or_default();
+    let metric = pick(&q.metric, &metrics, "metric")?;
+    let (variants, keys) = series_of(&db, &table, &metric)?;
+    let variant = pick(&q.variant, &variants, "variant")?;
+    let key = pick(&q.key, &keys, "key")?;
+    let data = history_data(&db, &table, &variant, &key, &metric)?;
+    Ok(Some(Resolved {
+        tables,
+        metrics,
+        variants,
+        keys,
+        data,
+    }))
+}
+
+pub async fn api(
+    State(s): State<AppState>,
+    Query(q): Query<HistoryQuery>,
+) -> Result<Json<Option<HistoryData>>, AppError> {
+    blocking(move || resolve(&s, &q))
+        .await
+        .map(|r| Json(r.map(|x| x.data)))
+        .map_err(AppError::json)
+}
+
+pub async fn page(
+    State(s): State<AppState>,
+    Query(q): Query<HistoryQuery>,
+) -> Result<Html<String>, AppError> {
+    let root = s.root.clone();
+    let Some(r) = blocking(move || resolve(&s, &q)).await? else {
+        return Ok(Html(layout("History", &empty_warehouse(&root))));
+    };
+    let d = &r.data;
+    let key_options: String = r
+        .keys
+        .iter()
+        .map(|k| {
+            let shown = perfdb_ingest::model::key_display(&perfdb_ingest::model::key_from_json(k));
+            let sel = if perfdb_ingest::model::key_display(&perfdb_ingest::model::key_from_json(k))
+                == d.key
+            {
+                " selected"
+            } else {
+                ""
+            };
+            format!("<option value=\"{}\"{sel}>{}</option>", esc(k), esc(&shown))
+        })
+        .collect();
+    let form = format!(
+        "<form method=\"get\">{}{}{}<label>shape <select name=\"key\" onchange=\"this.form.submit()\">{key_options}</select></label></form>",
+        select("table", &r.tables, &d.table),
+        select("metric", &r.metrics, &d.metric),
+        select("variant", &r.variants, &d.variant),
+    );
+    let steps = if d.change_points.is_empty() {
+        "<p>No change point: no step beyond 5% that the trials support.</p>".to_string()
+    } else {
+        let items: Vec<String> = d
+            .change_points
+            .iter()
+            .map(|&i| {
+                let before = d.points[i - 1].median;
+                let after = d.points[i].median;
+                format!(
+                    "<li class=\"change\">step at <b>{}</b>: {} → {} {} ({:+.1}%)</li>",
+                    esc(&d.points[i].point),
+                    perfdb_reports::render::num(before),
+                    perfdb_reports::render::num(after),
+                    esc(&d.unit),
+                    (after / before - 1.0) * 100.0
+                )
+            })
+            .collect();
+        format!("<ul>{}</ul>", items.join(""))
+    };
+    let body = format!(
+        "{form}<figure id=\"chart\">{}</figure>{steps}",
+        history_svg(d)
+    );
+    Ok(Html(layout(
+        &format!("History · {} {} {}", d.table, d.variant, d.key),
+        &body,
+    )))
+}

@@ -1,0 +1,5 @@
+pub mod alerts;
+pub mod chart;
+pub mod compare;
+pub mod history;
+pub mod runs;

@@ -1,0 +1,239 @@
+//! Route tests through `app()`, without a socket, on the real sample data.
+
+use axum::body::{to_bytes, Body};
+use axum::http::{Request, StatusCode};
+use perfdb_ingest::model::RunMeta;
+use perfdb_ingest::warehouse::Warehouse;
+use perfdb_web::{app, AppState};
+use std::path::{Path, PathBuf};
+use tower::ServiceExt;
+
+fn sample(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../sample-data")
+        .join(rel)
+}
+
+fn ingest(root: &Path, dir: &str, label: &str, commit: Option<&str>) {
+    let files = perfdb_ingest::expand_inputs(&[sample(dir)]).unwrap();
+    let meta = RunMeta {
+        label: label.into(),
+        commit: commit.map(String::from),
+        ..Default::default()
+    };
+    let r =
+        perfdb_ingest::ingest_files(&Warehouse::new(root), &files, None, &meta, &|_| {}).unwrap();
+    assert!(r.iter().all(|f| f.result.is_ok()));
+}
+
+async fn get(root: &Path, uri: &str) -> (StatusCode, String) {
+    let res = app(AppState::new(root))
+        .oneshot(Request::builder().uri(uri).body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let status = res.status();
+    let body = to_bytes(res.into_body(), 64 << 20).await.unwrap();
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+fn ab(dir: &tempfile::TempDir) -> PathBuf {
+    let root = dir.path().join("wh");
+    ingest(&root, "h200-gemm/ab/aiter/base", "base", None);
+    ingest(&root, "h200-gemm/ab/aiter/head", "head", None);
+    root
+}
+
+#[tokio::test]
+async fn an_empty_warehouse_says_how_to_ingest() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("none");
+    for uri in ["/", "/chart", "/history", "/compare"] {
+        let (status, body) = get(&root, uri).await;
+        assert_eq!(status, StatusCode::OK, "{uri}");
+        assert!(body.contains("perfdb ingest"), "{uri}: {body}");
+    }
+    let (status, body) = get(&root, "/api/runs").await;
+    assert_eq!((status, body.as_str()), (StatusCode::OK, "[]"));
+}
+
+#[tokio::test]
+async fn runs_page_and_api() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = ab(&dir);
+    let (status, body) = get(&root, "/api/runs").await;
+    assert_eq!(status, StatusCode::OK);
+    let runs: Vec<serde_json::Value> = serde_json::from_str(&body).unwrap();
+    assert_eq!(runs.len(), 10);
+    assert!(runs
+        .iter()
+        .all(|r| r["format"] == "aiter-table" && r["values"].as_i64() == Some(75)));
+    let (_, page) = get(&root, "/").await;
+    for link in ["/chart?runs=base", "/compare?base=base&amp;head=head"] {
+        assert!(page.contains(link), "{link}");
+    }
+}
+
+#[tokio::test]
+async fn chart_shows_tflops_per_shape_for_both_variants() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = ab(&dir);
+    let (status, body) = get(
+        &root,
+        "/chart?table=gemm_a16w16&metric=throughput&runs=base",
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let svg = &body[body.find("<svg").unwrap()..body.find("</svg>").unwrap()];
+    for text in [
+        "torch",
+        "triton",
+        "1×4096×4096",
+        "512×4096×4096",
+        "8192×8192×8192",
+        "TFLOPS",
+    ] {
+        assert!(svg.contains(text), "{text} missing from the SVG");
+    }
+    // Shapes in natural order: 16 before 128 before 512.
+    let pos = |s: &str| {
+        svg.find(&format!("\n{s}\n"))
+            .unwrap_or_else(|| panic!("no label {s}"))
+    };
+    assert!(
+        pos("16×4096×4096") < pos("128×4096×4096") && pos("128×4096×4096") < pos("512×4096×4096")
+    );
+    let (_, api) = get(
+        &root,
+        "/api/chart?table=gemm_a16w16&metric=throughput&runs=base",
+    )
+    .await;
+    let d: serde_json::Value = serde_json::from_str(&api).unwrap();
+    assert_eq!(d["variants"], serde_json::json!(["torch", "triton"]));
+    assert_eq!(d["shapes"].as_array().unwrap().len(), 10);
+    assert_eq!(d["points"][0]["n"], 5);
+}
+
+#[tokio::test]
+async fn bad_requests_say_what_was_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = ab(&dir);
+    let cases = [
+        ("/chart?table=nope", "unknown table &#x27;nope&#x27;"),
+        ("/chart?table=gemm_a16w16&metric=joules", "unknown metric"),
+        ("/chart?table=gemm_a16w16&runs=nosuchlabel", "no runs match"),
+        ("/compare?base=base&head=zzz", "no runs match"),
+        (
+            "/compare?base=base&head=head&threshold=7",
+            "must be a fraction",
+        ),
+        ("/history?table=gemm_a16w16&variant=cuda", "unknown variant"),
+    ];
+    for (uri, want) in cases {
+        let (status, body) = get(&root, uri).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{uri}");
+        let want = want.replace("&#x27;", "'");
+        assert!(body.contains(&want), "{uri}: {body}");
+    }
+    let (status, body) = get(&root, "/api/chart?table=nope").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert!(v["error"]
+        .as_str()
+        .unwrap()
+        .contains("unknown table 'nope'"));
+    let (status, _) = get(&root, "/no/such/page").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn compare_page_shows_the_three_regressions() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = ab(&dir);
+    let (status, body) = get(&root, "/compare?base=base&head=head&control=torch").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(body.contains("Regression:"), "{body}");
+    let rows = body.matches("<tr class=\"regression\">").count();
+    // 3 shapes, in latency and throughput.
+    assert_eq!(rows, 6, "{body}");
+    assert!(body.contains("passed"));
+    let (_, api) = get(&root, "/api/compare?base=base&head=head&control=torch").await;
+    let v: serde_json::Value = serde_json::from_str(&api).unwrap();
+    assert_eq!(v["verdict"], "regression");
+}
+
+#[tokio::test]
+async fn history_shows_the_step_at_commit_13() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("wh");
+    for c in 1..=20 {
+        let commit = format!("c{c:02}");
+        ingest(
+            &root,
+            &format!("h200-gemm/history/{commit}"),
+            "history",
+            Some(&commit),
+        );
+    }
+    let key = r#"{"M":"512","N":"4096","K":"4096","dtype":"torch.bfloat16"}"#;
+    let uri = format!(
+        "/api/history?table=gemm_a16w16&variant=triton&metric=latency&key={}",
+        urlencode(key)
+    );
+    let (status, body) = get(&root, &uri).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let h: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(h["points"].as_array().unwrap().len(), 20);
+    let cps: Vec<usize> = h["change_points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap() as usize)
+        .collect();
+    assert_eq!(cps, [12], "{body}");
+    assert_eq!(h["points"][12]["point"], "c13");
+    let (_, page) = get(&root, &uri.replace("/api/history", "/history")).await;
+    assert!(page.contains("step at <b>c13</b>"), "{page}");
+    // An unchanged shape has no step.
+    let key = r#"{"M":"1","N":"4096","K":"4096","dtype":"torch.bfloat16"}"#;
+    let (_, body) = get(
+        &root,
+        &format!(
+            "/api/history?table=gemm_a16w16&variant=torch&metric=latency&key={}",
+            urlencode(key)
+        ),
+    )
+    .await;
+    let h: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(h["change_points"], serde_json::json!([]), "{body}");
+}
+
+#[tokio::test]
+async fn alerts_list_saved_regressions() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = ab(&dir);
+    let (_, body) = get(&root, "/alerts").await;
+    assert!(body.contains("--save"));
+    let db = perfdb_reports::db::Db::open(&root).unwrap();
+    let opt = perfdb_reports::compare::Options {
+        control: vec!["torch".into()],
+        ..Default::default()
+    };
+    let report = perfdb_reports::compare::compare(&db, "base", "head", &opt).unwrap();
+    perfdb_reports::alerts::save(&root, &report).unwrap();
+    let (_, api) = get(&root, "/api/alerts").await;
+    let v: Vec<serde_json::Value> = serde_json::from_str(&api).unwrap();
+    assert_eq!(v.len(), 1);
+    assert_eq!(v[0]["verdict"], "regression");
+    assert_eq!(v[0]["regressions"].as_array().unwrap().len(), 6);
+    let (_, page) = get(&root, "/alerts").await;
+    assert!(page.contains("base → head"), "{page}");
+}
+
+fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
