@@ -385,3 +385,91 @@ fn where_the_seed_says_ok_perfdb_finds_the_slow_rows() {
         .contains("the median hides them"));
     assert_eq!(got["perfdb_verdict"], "regression");
 }
+
+/// Write `n` trial logs of `[perf]` lines under `dir`; `check` is the checkAllclose verdict
+/// of the second row.
+fn perf_trials(dir: &std::path::Path, n: usize, b_us: f64, check: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    for t in 0..n {
+        let jitter = 0.01 * t as f64;
+        let text = format!(
+            "[aiter] [perf] dim: (8, 1024)  dtype: torch.bfloat16, torch avg: {:.2} us, B avg: {:.2} us, uplift: 1.0%[checkAllclose atol=0.01 rtol=0.01 passed~]\n\
+             [aiter] [perf] dim: (16, 1024) dtype: torch.bfloat16, torch avg: {:.2} us, B avg: {:.2} us, uplift: 1.0%[checkAllclose atol=0.01 rtol=0.01 {check}]\n",
+            10.0 + jitter, b_us + jitter, 20.0 + jitter, 2.0 * b_us + jitter
+        );
+        std::fs::write(dir.join(format!("trial{t}.log")), text).unwrap();
+    }
+}
+
+#[test]
+fn a_numerics_failure_on_head_fails_whatever_the_speed() {
+    let wh = Wh::new();
+    let base = wh.dir.path().join("logs/base");
+    let head = wh.dir.path().join("logs/head");
+    perf_trials(&base, 3, 8.0, "passed~");
+    // Head is as fast as base, but its check of the second row failed.
+    perf_trials(&head, 3, 8.0, "failed!");
+    wh.ingest(&base, "base");
+    wh.ingest(&head, "head");
+    let (code, v) = compare_json(&wh, &["base", "head", "--control", "torch"]);
+    assert_eq!(code, 1, "{}", v["reason"]);
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .contains("failed numerics on head"),
+        "{}",
+        v["reason"]
+    );
+    let failed: Vec<&Value> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["head_numerics"] == "fail")
+        .collect();
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0]["key"]["dim"], "(16, 1024)");
+    assert_eq!(failed[0]["variant"], "B");
+    let out = wh.run(&["compare", "base", "head", "--format", "markdown"]);
+    assert!(stdout(&out).contains("NUMERICS FAIL"), "{}", stdout(&out));
+}
+
+#[test]
+fn where_filters_rows_and_saved_comparisons_are_alerts() {
+    let wh = Wh::new();
+    ingest_ab(&wh, "aiter");
+    // Only the add table: nothing changed there.
+    let (code, v) = compare_json(
+        &wh,
+        &["base", "head", "--control", "torch", "--where", "table=add"],
+    );
+    assert_eq!(code, 0, "{}", v["reason"]);
+    assert!(v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["table"] == "add"));
+    // A key cell: only M=512.
+    let (code, v) = compare_json(&wh, &["base", "head", "--where", "M=512"]);
+    assert_eq!(code, 1);
+    assert!(v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["key"]["M"] == "512"));
+    let out = wh.run(&["compare", "base", "head", "--where", "nokey"]);
+    assert_eq!(code_of(&out), 2);
+    let out = wh.run(&["compare", "base", "head", "--control", "torch", "--save"]);
+    assert_eq!(code_of(&out), 1);
+    assert!(
+        stderr(&out).contains("saved the comparison to"),
+        "{}",
+        stderr(&out)
+    );
+    let saved = std::fs::read_dir(wh.path().join("alerts")).unwrap().count();
+    assert_eq!(saved, 1);
+}
+
+fn code_of(o: &std::process::Output) -> i32 {
+    code(o)
+}

@@ -2,7 +2,7 @@
 //! and variant, one series over commits (with change points), and compare ratios.
 
 use crate::compare::{select_runs, CompareError, Report, Verdict};
-use crate::db::{Db, DbError};
+use crate::db::{sql_str, Db, DbError};
 use crate::stats;
 use perfdb_ingest::model::{key_display, key_from_json};
 use plotters::prelude::*;
@@ -40,10 +40,6 @@ fn register_font() {
         plotters::style::register_font("sans-serif", FontStyle::Normal, bytes)
             .unwrap_or_else(|_| panic!("embedded font is valid"));
     });
-}
-
-fn sql_str(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
 }
 
 /// Tables and their primary (compared) metrics, for pickers.
@@ -187,14 +183,7 @@ pub fn chart_data(
         )?,
     };
     let side = select_runs(db, &spec)?;
-    db.conn
-        .execute_batch("CREATE OR REPLACE TEMP TABLE chart_sel(run_id VARCHAR)")?;
-    {
-        let mut app = db.conn.appender("chart_sel")?;
-        for r in &side.runs {
-            app.append_row([r.as_str()])?;
-        }
-    }
+    db.selection_table("chart_sel", &side.runs)?;
     let sql = format!(
         "SELECT key, variant, any_value(unit), median(value), min(value), max(value), count(value) \
          FROM measurements WHERE table_name = {} AND metric = {} AND value IS NOT NULL \

@@ -1,7 +1,7 @@
 //! `compare BASE HEAD`: match rows like with like, reduce trials, test, gate on a
 //! control, apply thresholds, and decide. The method is documented in docs/STATS.md.
 
-use crate::db::{Db, DbError};
+use crate::db::{sql_str, Db, DbError};
 use crate::stats;
 use perfdb_ingest::model::{self, key_from_json, metric, Direction, Numerics};
 use serde::Serialize;
@@ -269,10 +269,6 @@ impl Report {
     pub fn numerics_failures(&self) -> Vec<&Row> {
         self.rows.iter().filter(|r| r.numerics_failed()).collect()
     }
-}
-
-fn sql_str(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
 }
 
 /// Resolve a selector: label, else commit prefix, else run id prefix.

@@ -20,7 +20,8 @@ pub struct Db {
     pub n_files: usize,
 }
 
-fn sql_str(s: &str) -> String {
+/// A SQL string literal.
+pub fn sql_str(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }
 
@@ -81,6 +82,18 @@ impl Db {
             conn,
             n_files: runs.len() + ms.len(),
         })
+    }
+
+    /// (Re)create the temporary table `name(run_id)` holding `runs`, to join against.
+    pub fn selection_table(&self, name: &str, runs: &[String]) -> Result<(), DbError> {
+        self.conn.execute_batch(&format!(
+            "CREATE OR REPLACE TEMP TABLE {name}(run_id VARCHAR)"
+        ))?;
+        let mut app = self.conn.appender(name)?;
+        for r in runs {
+            app.append_row([r.as_str()])?;
+        }
+        Ok(())
     }
 
     /// Run `sql` and return its schema and Arrow record batches.

@@ -2,7 +2,7 @@
 
 use crate::cli::{OutFormat, RunsArgs, SqlArgs};
 use crate::Exit;
-use perfdb_reports::db::Db;
+use perfdb_reports::db::{sql_str, Db};
 use perfdb_reports::table::{render, TableFormat};
 use std::io::Write;
 use std::path::Path;
@@ -13,10 +13,6 @@ fn table_format(f: OutFormat) -> TableFormat {
         OutFormat::Csv => TableFormat::Csv,
         OutFormat::Json => TableFormat::Json,
     }
-}
-
-fn sql_str(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
 }
 
 fn print_query(root: &Path, sql: &str, format: OutFormat) -> anyhow::Result<Exit> {

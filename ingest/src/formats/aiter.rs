@@ -103,16 +103,9 @@ fn table_title(body: &str) -> Option<String> {
 /// `triton: gemm[checkAllclose atol=.. passed~]` -> (`triton`, Pass).
 fn check_allclose(body: &str) -> Option<(String, Numerics)> {
     let p = body.find("[checkAllclose")?;
-    let tail = &body[p..];
-    let verdict = if tail.contains("passed~") {
-        Numerics::Pass
-    } else if tail.contains("failed!")
-        || tail.contains("catastrophic!")
-        || tail.contains("warning!")
-    {
-        Numerics::Fail
-    } else {
-        return None;
+    let verdict = match super::perf::numerics_of_tail(&body[p..]) {
+        Numerics::NotChecked => return None,
+        v => v,
     };
     let head = body[..p].trim();
     let variant = head.split(':').next().unwrap_or("").trim();

@@ -48,7 +48,8 @@ fn is_unit(tok: &str) -> Option<&'static str> {
     })
 }
 
-fn numerics_of_tail(tail: &str) -> Numerics {
+/// The verdict at the end of a `[checkAllclose ...]` tail.
+pub(crate) fn numerics_of_tail(tail: &str) -> Numerics {
     if tail.contains("passed~") {
         Numerics::Pass
     } else if tail.contains("failed!")
