@@ -6,6 +6,9 @@
 #[path = "gen.rs"]
 mod gen;
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use perfdb_ingest::model::RunMeta;
 use perfdb_ingest::warehouse::Warehouse;

@@ -102,15 +102,16 @@ pub fn synthetic_run(label: &str, i: usize, slow: f64) -> (RunMeta, Parsed, Vec<
             table: "gemm".into(),
             variant: variant.into(),
             key: vec![
-                ("M".into(), ((r / 2) * 64).to_string()),
-                ("N".into(), "4096".into()),
-            ],
+                ("M".to_string(), ((r / 2) * 64).to_string()),
+                ("N".to_string(), "4096".to_string()),
+            ]
+            .into(),
             metric: "latency".into(),
             unit: "us".into(),
             direction: Direction::Lower,
             value: Some(v),
             raw: format!("{v}"),
-            column: format!("{variant} us"),
+            column: format!("{variant} us").into(),
             numerics: Numerics::NotChecked,
             line: r as u32 + 1,
         });

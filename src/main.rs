@@ -6,6 +6,9 @@ mod commands;
 use clap::Parser;
 use std::process::ExitCode;
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Process exit codes, documented in `--help` and the README.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {

@@ -6,6 +6,13 @@
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::sync::Arc;
+
+/// A name shared by many values (table, variant, metric, unit, column): parsers make
+/// one per column or record and clone the pointer, not the text.
+pub type Name = Arc<str>;
+/// Identity cells shared by every value of one table row or record.
+pub type Key = Arc<[(String, String)]>;
 
 /// Which way is better for a metric.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -93,18 +100,18 @@ pub mod metric {
 /// sorted parameter names for TokenSpeed shapes).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Measurement {
-    pub table: String,
-    pub variant: String,
-    pub key: Vec<(String, String)>,
-    pub metric: String,
-    pub unit: String,
+    pub table: Name,
+    pub variant: Name,
+    pub key: Key,
+    pub metric: Name,
+    pub unit: Name,
     pub direction: Direction,
     /// `None` when the source said the value is missing (nan, None, empty, `-`, skip).
     pub value: Option<f64>,
     /// The cell or field exactly as the source printed it (after trimming).
     pub raw: String,
     /// The column header or field name the value came from.
-    pub column: String,
+    pub column: Name,
     pub numerics: Numerics,
     /// 1-based line number in the source file.
     pub line: u32,
@@ -192,8 +199,8 @@ impl Parsed {
     pub fn table_names(&self) -> Vec<String> {
         let mut names: Vec<String> = Vec::new();
         for m in &self.measurements {
-            if !names.iter().any(|n| n == &m.table) {
-                names.push(m.table.clone());
+            if !names.iter().any(|n| **n == *m.table) {
+                names.push(m.table.to_string());
             }
         }
         names

@@ -174,16 +174,16 @@ pub fn measurements_batch(rows: &[(&str, &[Measurement])]) -> RecordBatch {
     let mut line = Int32Builder::with_capacity(n);
     for (id, ms) in rows {
         // Rows of one table line share their key: encode it once per line.
-        let mut last_key: Option<(&[(String, String)], String)> = None;
+        let mut last_key: Option<(&crate::model::Key, String)> = None;
         for m in *ms {
             run_id.append_value(id);
             table.append_value(&m.table);
             variant.append_value(&m.variant);
             let k = match &last_key {
-                Some((prev, json)) if *prev == m.key.as_slice() => json.clone(),
+                Some((prev, json)) if Arc::ptr_eq(prev, &m.key) || **prev == m.key => json.clone(),
                 _ => {
                     let json = m.key_json();
-                    last_key = Some((m.key.as_slice(), json.clone()));
+                    last_key = Some((&m.key, json.clone()));
                     json
                 }
             };

@@ -87,17 +87,23 @@ pub struct NotANumber;
 /// Parse a numeric cell. `Ok(None)` for a missing token (including `inf`/`-inf`, which
 /// no benchmark reports as a real measurement), `Err(NotANumber)` otherwise.
 pub fn parse_value(cell: &str) -> Result<Option<f64>, NotANumber> {
-    let c = cell.trim();
+    let c = cell.trim_ascii();
     if is_missing_token(c) || is_inf_token(c) {
         return Ok(None);
     }
-    let c = c.replace(',', "");
-    let c = c.as_str();
+    // `1,264.1` (thousands separators): rare, so only then pay for a copy.
+    let without_commas;
+    let c = if c.contains(',') {
+        without_commas = c.replace(',', "");
+        without_commas.as_str()
+    } else {
+        c
+    };
     let c = c
         .strip_suffix('x')
         .or_else(|| c.strip_suffix('%'))
         .unwrap_or(c)
-        .trim();
+        .trim_end();
     match c.parse::<f64>() {
         Ok(v) if v.is_finite() => Ok(Some(v)),
         Ok(_) => Ok(None),

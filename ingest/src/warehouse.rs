@@ -192,9 +192,9 @@ pub fn prepare(
     let sha = sha256_hex(bytes);
     let mut tables: Vec<(String, usize)> = Vec::new();
     for m in &parsed.measurements {
-        match tables.iter_mut().find(|(t, _)| *t == m.table) {
+        match tables.iter_mut().find(|(t, _)| **t == *m.table) {
             Some((_, n)) => *n += 1,
-            None => tables.push((m.table.clone(), 1)),
+            None => tables.push((m.table.to_string(), 1)),
         }
     }
     let p = parsed.provenance;

@@ -6,7 +6,7 @@
 use super::columns::{classify_header, ColumnRole};
 use super::perf::parse_perf_line;
 use super::{lines, Format, ParseError, Parser};
-use crate::model::{Direction, Measurement, Numerics, Parsed};
+use crate::model::{Direction, Key, Measurement, Name, Numerics, Parsed};
 use crate::text::{is_missing_token, parse_value, strip_aiter_prefix};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -29,6 +29,11 @@ impl Parser for AiterTables {
         let mut i = 0;
         while i < all.len() {
             let (no, line) = (&all[i].0, all[i].1.as_ref());
+            // Table lines are most of a log: take them first.
+            if line.trim_ascii_start().starts_with('|') {
+                i = st.pipe_table(&all, i)?;
+                continue;
+            }
             let msg = strip_aiter_prefix(line);
             let body = msg.unwrap_or(line);
             if let Some(title) = table_title(body) {
@@ -48,10 +53,6 @@ impl Parser for AiterTables {
                     st.verdicts.push(v);
                 }
                 i += 1;
-                continue;
-            }
-            if line.trim_start().starts_with('|') {
-                i = st.pipe_table(&all, i)?;
                 continue;
             }
             if let Some(next) = st.whitespace_table(&all, i) {
@@ -113,9 +114,9 @@ fn check_allclose(body: &str) -> Option<(String, Numerics)> {
 }
 
 fn split_cells(line: &str) -> Option<Vec<&str>> {
-    let t = line.trim();
+    let t = line.trim_ascii();
     let inner = t.strip_prefix('|')?.strip_suffix('|')?;
-    Some(inner.split('|').map(str::trim).collect())
+    Some(inner.split('|').map(str::trim_ascii).collect())
 }
 
 fn is_separator(cells: &[&str]) -> bool {
@@ -315,13 +316,16 @@ impl State {
 
     fn emit(&mut self, table: &str, columns: &[Column], rows: &[(usize, Vec<&str>)]) {
         let verdicts = std::mem::take(&mut self.verdicts);
-        let numerics_for = |variant: &str, row: usize| -> Numerics {
+        // The verdicts of one variant, in order: one per row when the counts agree.
+        let verdicts_of = |variant: &str| -> Vec<Numerics> {
             let v = variant.to_lowercase();
-            let mine: Vec<Numerics> = verdicts
+            verdicts
                 .iter()
                 .filter(|(name, _)| *name == v)
                 .map(|(_, n)| *n)
-                .collect();
+                .collect()
+        };
+        let numerics_for = |mine: &[Numerics], row: usize| -> Numerics {
             if mine.is_empty() {
                 Numerics::NotChecked
             } else if mine.len() == rows.len() {
@@ -331,8 +335,50 @@ impl State {
                 mine.iter().fold(Numerics::Pass, |a, b| a.worst(*b))
             }
         };
+        // Names are made once per table and shared by every value.
+        struct Out {
+            variant: Name,
+            metric: Name,
+            unit: Name,
+            column: Name,
+            direction: Direction,
+            /// `Some` for primary measurements: this variant's checkAllclose verdicts.
+            checks: Option<Vec<Numerics>>,
+        }
+        let table: Name = table.into();
+        let outs: Vec<Option<Out>> = columns
+            .iter()
+            .map(|c| match &c.role {
+                ColumnRole::Key => None,
+                ColumnRole::Measure {
+                    variant,
+                    metric,
+                    unit,
+                    direction,
+                } => Some(Out {
+                    variant: variant.as_str().into(),
+                    metric: metric.as_str().into(),
+                    unit: unit.as_str().into(),
+                    column: c.name.as_str().into(),
+                    direction: *direction,
+                    checks: Some(verdicts_of(variant)),
+                }),
+                ColumnRole::Derived {
+                    variant,
+                    metric,
+                    unit,
+                } => Some(Out {
+                    variant: variant.as_str().into(),
+                    metric: metric.as_str().into(),
+                    unit: unit.as_str().into(),
+                    column: c.name.as_str().into(),
+                    direction: Direction::None,
+                    checks: None,
+                }),
+            })
+            .collect();
         for (r, (no, cells)) in rows.iter().enumerate() {
-            let key: Vec<(String, String)> = columns
+            let key: Key = columns
                 .iter()
                 .zip(cells)
                 .filter(|(c, _)| matches!(c.role, ColumnRole::Key))
@@ -341,32 +387,22 @@ impl State {
                     (c.name.clone(), v.to_string())
                 })
                 .collect();
-            for (c, raw) in columns.iter().zip(cells) {
-                let (variant, metric, unit, direction, numerics) = match &c.role {
-                    ColumnRole::Key => continue,
-                    ColumnRole::Measure {
-                        variant,
-                        metric,
-                        unit,
-                        direction,
-                    } => (variant, metric, unit, *direction, numerics_for(variant, r)),
-                    ColumnRole::Derived {
-                        variant,
-                        metric,
-                        unit,
-                    } => (variant, metric, unit, Direction::None, Numerics::NotChecked),
-                };
+            for (o, raw) in outs.iter().zip(cells) {
+                let Some(o) = o else { continue };
                 self.out.push(Measurement {
-                    table: table.to_string(),
-                    variant: variant.clone(),
+                    table: table.clone(),
+                    variant: o.variant.clone(),
                     key: key.clone(),
-                    metric: metric.clone(),
-                    unit: unit.clone(),
-                    direction,
+                    metric: o.metric.clone(),
+                    unit: o.unit.clone(),
+                    direction: o.direction,
                     value: parse_value(raw).ok().flatten(),
                     raw: raw.to_string(),
-                    column: c.name.clone(),
-                    numerics,
+                    column: o.column.clone(),
+                    numerics: match &o.checks {
+                        Some(mine) => numerics_for(mine, r),
+                        None => Numerics::NotChecked,
+                    },
                     line: *no as u32,
                 });
             }

@@ -10,7 +10,7 @@
 //! Row identity is the text between `[perf]` and the first metric, whitespace collapsed.
 
 use super::{lines, Format, ParseError, Parser};
-use crate::model::{metric, Direction, Measurement, Numerics, Parsed};
+use crate::model::{metric, Direction, Key, Measurement, Name, Numerics, Parsed};
 use crate::text::{collapse_ws, parse_value};
 
 pub struct PerfLines;
@@ -156,15 +156,15 @@ pub fn parse_perf_line(line: &str, no: usize) -> Result<Option<Vec<Measurement>>
         };
         variants_seen += 1;
         out.push(Measurement {
-            table: table.clone(),
-            variant: name.to_string(),
-            key: Vec::new(),
-            metric: metric::LATENCY.to_string(),
-            unit: unit.to_string(),
+            table: table.as_str().into(),
+            variant: name.into(),
+            key: Key::from([]),
+            metric: metric::LATENCY.into(),
+            unit: unit.into(),
             direction: Direction::Lower,
             value,
             raw: num.to_string(),
-            column: format!("{name} avg"),
+            column: format!("{name} avg").into(),
             numerics,
             line: no as u32,
         });
@@ -177,15 +177,15 @@ pub fn parse_perf_line(line: &str, no: usize) -> Result<Option<Vec<Measurement>>
             if let (Ok(value), Some(unit)) = (parse_value(v), is_unit(u)) {
                 let ident = collapse_ws(&body[u_off + u.len()..]);
                 out.push(Measurement {
-                    table,
-                    variant: super::columns::DEFAULT_VARIANT.to_string(),
-                    key: vec![("row".to_string(), ident)],
-                    metric: metric::LATENCY.to_string(),
-                    unit: unit.to_string(),
+                    table: table.into(),
+                    variant: super::columns::DEFAULT_VARIANT.into(),
+                    key: vec![("row".to_string(), ident)].into(),
+                    metric: metric::LATENCY.into(),
+                    unit: unit.into(),
                     direction: Direction::Lower,
                     value,
                     raw: v.to_string(),
-                    column: u.to_string(),
+                    column: (*u).into(),
                     numerics: verdict,
                     line: no as u32,
                 });
@@ -199,7 +199,7 @@ pub fn parse_perf_line(line: &str, no: usize) -> Result<Option<Vec<Measurement>>
     }
 
     let identity = identity_text(&body[..identity_end.unwrap_or(0)]);
-    let key = identity_key(&identity);
+    let key: Key = identity_key(&identity).into();
     for m in &mut out {
         m.key = key.clone();
     }
@@ -216,15 +216,15 @@ fn derived(
     no: usize,
 ) -> Measurement {
     Measurement {
-        table: table.to_string(),
-        variant: String::new(),
-        key: Vec::new(),
-        metric: metric.to_string(),
-        unit: unit.to_string(),
+        table: table.into(),
+        variant: Name::from(""),
+        key: Key::from([]),
+        metric: metric.into(),
+        unit: unit.into(),
         direction: Direction::None,
         value,
         raw: raw.to_string(),
-        column: column.to_string(),
+        column: column.into(),
         numerics: Numerics::NotChecked,
         line: no as u32,
     }
@@ -291,15 +291,12 @@ mod tests {
             ("dim".to_string(), "(4, 32, 8192)".to_string()),
             ("dtype".to_string(), "torch.float16".to_string()),
         ];
-        assert_eq!(ms[0].key, key);
-        assert_eq!(
-            (ms[0].variant.as_str(), ms[0].value),
-            ("torch", Some(10.33))
-        );
+        assert_eq!(&ms[0].key[..], &key[..]);
+        assert_eq!((&*ms[0].variant, ms[0].value), ("torch", Some(10.33)));
         assert_eq!(ms[0].numerics, Numerics::NotChecked);
-        assert_eq!((ms[1].variant.as_str(), ms[1].value), ("B", Some(7.80)));
+        assert_eq!((&*ms[1].variant, ms[1].value), ("B", Some(7.80)));
         assert_eq!(ms[1].numerics, Numerics::Pass);
-        assert_eq!((ms[2].metric.as_str(), ms[2].value), ("uplift", Some(32.4)));
+        assert_eq!((&*ms[2].metric, ms[2].value), ("uplift", Some(32.4)));
         assert_eq!(ms[2].line, 7);
     }
 
@@ -307,17 +304,17 @@ mod tests {
     fn printed_tagged_and_underscore_shapes() {
         let ms = parse("[perf] dim: (64, 4096), dtype: torch.bfloat16, torch avg: 8.10     us, ck avg: 5.20     us, uplift: 55.8%");
         assert_eq!(ms[0].key[0].1, "(64, 4096)");
-        assert_eq!(ms[1].variant, "ck");
+        assert_eq!(&*ms[1].variant, "ck");
         let ms = parse("[perf][qk_1way_perhead] === dtype:bf16, M:4 === baseline avg: 12.30    us, hip avg: 9.80     us, uplift: 25.5%");
-        assert_eq!(ms[0].table, "perf[qk_1way_perhead]");
+        assert_eq!(&*ms[0].table, "perf[qk_1way_perhead]");
         assert_eq!(
-            ms[0].key,
-            vec![("row".to_string(), "dtype:bf16, M:4".to_string())]
+            &ms[0].key[..],
+            &[("row".to_string(), "dtype:bf16, M:4".to_string())]
         );
-        assert_eq!(ms[1].variant, "hip");
+        assert_eq!(&*ms[1].variant, "hip");
         let ms = parse("[aiter] [perf] token: 128, expert: 8, torch_avg: 101.5 us, asm_avg: 80.25 us, uplift: 26.5%");
         assert_eq!(
-            ms.iter().map(|m| m.variant.as_str()).collect::<Vec<_>>(),
+            ms.iter().map(|m| &*m.variant).collect::<Vec<_>>(),
             ["torch", "asm", ""]
         );
         assert_eq!(ms[1].value, Some(80.25));

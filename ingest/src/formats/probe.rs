@@ -6,7 +6,7 @@
 //! `TS_KERNEL_RESULT: fail`, while the serving probe does print `TS_BENCH_RESULT: fail`.
 
 use super::{lines, Format, ParseError, Parser};
-use crate::model::{metric, Direction, Measurement, Numerics, Parsed};
+use crate::model::{metric, Direction, Key, Measurement, Name, Numerics, Parsed};
 use crate::text::parse_value;
 
 pub struct TsProbe;
@@ -123,15 +123,15 @@ impl Parser for TsProbe {
                         ParseError::at(no, format!("TS_BENCH_METRIC {k}='{v}' is not a number"))
                     })?;
                     parsed.measurements.push(Measurement {
-                        table: "ts_bench".to_string(),
-                        variant: "serve".to_string(),
-                        key: Vec::new(),
-                        metric: k.to_string(),
-                        unit: String::new(),
+                        table: "ts_bench".into(),
+                        variant: "serve".into(),
+                        key: Key::from([]),
+                        metric: k.into(),
+                        unit: "".into(),
                         direction: Direction::None,
                         value,
                         raw: v.to_string(),
-                        column: k.to_string(),
+                        column: k.into(),
                         numerics: Numerics::NotChecked,
                         line: no as u32,
                     });
@@ -187,6 +187,8 @@ fn metric_line(rest: &str, table: &str, no: usize) -> Result<Vec<Measurement>, P
             key.push((k.to_string(), v.to_string()));
         }
     }
+    let key: Key = key.into();
+    let (table, variant): (Name, Name) = (table.into(), kernel.into());
     let mut out = Vec::new();
     for (k, v) in &fields {
         let Some((metric_name, unit, direction)) = field_metric(k) else {
@@ -196,15 +198,15 @@ fn metric_line(rest: &str, table: &str, no: usize) -> Result<Vec<Measurement>, P
             ParseError::at(no, format!("TS_KERNEL_METRIC {k}='{v}' is not a number"))
         })?;
         out.push(Measurement {
-            table: table.to_string(),
-            variant: kernel.to_string(),
+            table: table.clone(),
+            variant: variant.clone(),
             key: key.clone(),
-            metric: metric_name.to_string(),
-            unit: unit.to_string(),
+            metric: metric_name.into(),
+            unit: unit.into(),
             direction,
             value,
             raw: v.to_string(),
-            column: k.to_string(),
+            column: (*k).into(),
             numerics: if direction == Direction::None {
                 Numerics::NotChecked
             } else {
@@ -243,7 +245,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(ms.len(), 4);
-        assert_eq!(ms[0].metric, "latency");
+        assert_eq!(&*ms[0].metric, "latency");
         assert_eq!(ms[0].numerics, Numerics::Fail);
         assert_eq!(ms[2].value, None);
         assert_eq!(ms[2].raw, "None");

@@ -2,7 +2,7 @@
 
 use super::probe::{field_metric, numerics_of};
 use super::{Format, ParseError, Parser};
-use crate::model::{Direction, Measurement, Numerics, Parsed};
+use crate::model::{Direction, Key, Measurement, Name, Numerics, Parsed};
 use serde_json::Value;
 
 pub struct TsExport;
@@ -38,7 +38,7 @@ impl Parser for TsExport {
                 (Some(f), None) => f.to_string(),
                 _ => super::probe::DEFAULT_TABLE.to_string(),
             };
-            let mut key: Vec<(String, String)> = match obj.get("shape_params") {
+            let mut key_cells: Vec<(String, String)> = match obj.get("shape_params") {
                 Some(Value::Object(p)) => {
                     let mut kv: Vec<(String, String)> =
                         p.iter().map(|(k, v)| (k.clone(), json_scalar(v))).collect();
@@ -53,8 +53,10 @@ impl Parser for TsExport {
                 }
             };
             if let Some(d) = s("dtype") {
-                key.push(("dtype".to_string(), d.to_string()));
+                key_cells.push(("dtype".to_string(), d.to_string()));
             }
+            let key: Key = key_cells.into();
+            let (table, variant): (Name, Name) = (table.into(), kernel.into());
             let numerics = match obj.get("numerics_passed") {
                 None => Numerics::NotChecked,
                 Some(Value::Bool(true)) => Numerics::Pass,
@@ -82,14 +84,14 @@ impl Parser for TsExport {
                 };
                 parsed.measurements.push(Measurement {
                     table: table.clone(),
-                    variant: kernel.to_string(),
+                    variant: variant.clone(),
                     key: key.clone(),
-                    metric: metric.to_string(),
-                    unit: unit.to_string(),
+                    metric: metric.into(),
+                    unit: unit.into(),
                     direction,
                     value,
                     raw: v.to_string(),
-                    column: field.clone(),
+                    column: field.as_str().into(),
                     numerics: if direction == Direction::None {
                         Numerics::NotChecked
                     } else {
