@@ -351,18 +351,20 @@ fn load_side(
     side: &SideInfo,
     filters: &[(String, String)],
 ) -> Result<Loaded, CompareError> {
-    db.conn
-        .execute_batch("CREATE OR REPLACE TEMP TABLE sel(run_id VARCHAR)")?;
-    {
-        let mut app = db.conn.appender("sel")?;
-        for r in &side.runs {
-            app.append_row([r.as_str()])?;
-        }
-    }
+    db.selection_table("sel", &side.runs)?;
+    // The label predicate lets DuckDB skip every other Hive partition's files; grouping
+    // in DuckDB hands over one row per identity with its trials as lists (the lists of
+    // one group are built from the same rows in the same order, so they line up).
+    let labels: Vec<String> = side.labels.iter().map(|l| sql_str(l)).collect();
     let sql = format!(
-        "SELECT m.run_id, m.table_name, m.variant, m.key, m.metric, m.unit, m.direction, m.value, m.numerics, m.column_name \
-         FROM measurements m JOIN runs r ON m.run_id = r.run_id \
-         WHERE m.run_id IN (SELECT run_id FROM sel){}",
+        "SELECT m.table_name, m.variant, m.key, m.metric, m.unit, any_value(m.direction), any_value(m.column_name), \
+                list(m.run_id), list(m.value), list(m.numerics) \
+         FROM measurements m {} \
+         WHERE m.label IN ({}) AND m.run_id IN (SELECT run_id FROM sel){} \
+         GROUP BY m.table_name, m.variant, m.key, m.metric, m.unit",
+        // Run-level filters need the runs; without them the join is skipped.
+        if filters.is_empty() { "" } else { "JOIN runs r ON m.run_id = r.run_id" },
+        labels.join(", "),
         filter_sql(filters)
     );
     let mut stmt = db.conn.prepare(&sql)?;
@@ -373,21 +375,28 @@ fn load_side(
         derived_columns: BTreeMap::new(),
     };
     while let Some(r) = q.next()? {
-        let run_id: String = r.get(0)?;
-        let table: String = r.get(1)?;
-        let variant: String = r.get(2)?;
-        let key: String = r.get(3)?;
-        let metric_name: String = r.get(4)?;
-        let unit: String = r.get(5)?;
-        let direction = Direction::parse(&r.get::<_, String>(6)?);
-        let value: Option<f64> = r.get(7)?;
-        let numerics = Numerics::parse(&r.get::<_, String>(8)?);
-        let column: String = r.get(9)?;
+        let table: String = r.get(0)?;
+        let variant: String = r.get(1)?;
+        let key: String = r.get(2)?;
+        let metric_name: String = r.get(3)?;
+        let unit: String = r.get(4)?;
+        let direction = Direction::parse(&r.get::<_, String>(5)?);
+        let column: String = r.get(6)?;
+        let run_ids = list_of(r.get(7)?, |v| match v {
+            duckdb::types::Value::Text(s) => Some(s),
+            _ => None,
+        });
+        let values = list_of(r.get(8)?, |v| match v {
+            duckdb::types::Value::Double(x) => Some(x),
+            _ => None,
+        });
+        let numerics = list_of(r.get(9)?, |v| match v {
+            duckdb::types::Value::Text(s) => Some(Numerics::parse(&s)),
+            _ => None,
+        });
         if metric::is_derived(&metric_name) || direction == Direction::None {
-            if metric_name == metric::ERROR
-                && !variant.is_empty()
-                && value.is_some_and(|v| v != 0.0)
-            {
+            let nonzero = values.iter().any(|v| v.is_some_and(|x| x != 0.0));
+            if metric_name == metric::ERROR && !variant.is_empty() && nonzero {
                 loaded
                     .err_nonzero
                     .insert((table.clone(), variant.clone(), key.clone()), true);
@@ -398,18 +407,32 @@ fn load_side(
             }
             continue;
         }
+        let vals: Vec<Value> = run_ids
+            .into_iter()
+            .zip(values)
+            .zip(numerics)
+            .map(|((run_id, value), numerics)| Value {
+                run_id: run_id.unwrap_or_default(),
+                value,
+                numerics: numerics.unwrap_or(Numerics::NotChecked),
+            })
+            .collect();
         loaded
             .rows
-            .entry((table, variant, key, metric_name, unit))
-            .or_insert_with(|| (direction, Vec::new()))
-            .1
-            .push(Value {
-                run_id,
-                value,
-                numerics,
-            });
+            .insert((table, variant, key, metric_name, unit), (direction, vals));
     }
     Ok(loaded)
+}
+
+/// The items of a DuckDB list, each mapped (`None` for a null item).
+fn list_of<T>(
+    v: duckdb::types::Value,
+    f: impl Fn(duckdb::types::Value) -> Option<T>,
+) -> Vec<Option<T>> {
+    match v {
+        duckdb::types::Value::List(items) => items.into_iter().map(f).collect(),
+        _ => Vec::new(),
+    }
 }
 
 fn is_control(variant: &str, control: &[String]) -> bool {
@@ -861,7 +884,7 @@ fn summarize(rows: &[Row], opt: &Options) -> Summary {
         .collect();
     let ci = match opt.reduce {
         Reduce::Best => stats::bootstrap_geomean_ci(&strata, |x| reduce_best(x, Direction::Lower)),
-        Reduce::Median => stats::bootstrap_geomean_ci(&strata, stats::median),
+        Reduce::Median => stats::bootstrap_geomean_ci(&strata, stats::median_in_place),
     };
     Summary {
         geomean_ratio: Some(g),

@@ -22,6 +22,13 @@ pub const MW_EXACT_MAX_NO_TIES: usize = 50;
 pub const MW_EXACT_MAX_TIES: usize = 25;
 /// Bootstrap resamples for the summary CI.
 pub const BOOTSTRAP_RESAMPLES: usize = 2000;
+/// Fewest resamples when the data is large.
+pub const BOOTSTRAP_MIN_RESAMPLES: usize = 200;
+/// Values drawn over all resamples at most: with many trials a row (1,000 a side) the
+/// interval is tight and 200 resamples place it well; 2,000 would cost seconds.
+pub const BOOTSTRAP_DRAW_BUDGET: usize = 4_000_000;
+/// Resamples per independently seeded block (the unit of parallel work).
+pub const BOOTSTRAP_BLOCK: usize = 50;
 /// Fixed seed: the same data always gives the same interval.
 pub const BOOTSTRAP_SEED: u64 = 0x5eed_9e37_79b9_7f4a;
 
@@ -37,12 +44,20 @@ pub fn variance(x: &[f64]) -> f64 {
 
 pub fn median(x: &[f64]) -> f64 {
     let mut s = x.to_vec();
-    s.sort_by(f64::total_cmp);
+    median_in_place(&mut s)
+}
+
+/// Median by selection, O(n); reorders `s`.
+pub fn median_in_place(s: &mut [f64]) -> f64 {
     let n = s.len();
+    let (_, hi, _) = s.select_nth_unstable_by(n / 2, f64::total_cmp);
+    let hi = *hi;
     if n % 2 == 1 {
-        s[n / 2]
+        hi
     } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
+        // The lower middle is the largest of the left part.
+        let lo = s[..n / 2].iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (lo + hi) / 2.0
     }
 }
 
@@ -104,19 +119,26 @@ pub struct MannWhitney {
     pub exact: bool,
 }
 
-/// U of `a`: #{a > b} + 0.5 * #{a = b} over all pairs.
+/// U of `a`: #{a > b} + 0.5 * #{a = b} over all pairs, by sorting (O(n log n)).
 pub fn u_statistic(a: &[f64], b: &[f64]) -> f64 {
-    let mut u = 0.0;
-    for x in a {
-        for y in b {
-            if x > y {
-                u += 1.0;
-            } else if x == y {
-                u += 0.5;
-            }
+    let mut sb = b.to_vec();
+    sb.sort_by(f64::total_cmp);
+    let mut sa = a.to_vec();
+    sa.sort_by(f64::total_cmp);
+    let (mut below, mut upto) = (0usize, 0usize);
+    let mut twice_u = 0usize;
+    for x in &sa {
+        while below < sb.len() && sb[below] < *x {
+            below += 1;
         }
+        upto = upto.max(below);
+        while upto < sb.len() && sb[upto] <= *x {
+            upto += 1;
+        }
+        // below values of b are smaller, (upto - below) are equal.
+        twice_u += 2 * below + (upto - below);
     }
-    u
+    twice_u as f64 / 2.0
 }
 
 /// Sizes of the tied blocks of the pooled sample, in increasing value order.
@@ -277,19 +299,44 @@ pub fn benjamini_hochberg(p: &[f64]) -> Vec<f64> {
 /// coverage P(lo <= B < hi), B ~ Binomial(n, 1/2), reaches `confidence`; the lower one
 /// among equally narrow intervals (as benchstat's QuantileCI).
 pub fn median_ci_indices(n: usize, confidence: f64) -> (usize, usize) {
+    thread_local! {
+        static CACHE: std::cell::RefCell<Vec<((usize, u64), (usize, usize))>> =
+            const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let k = (n, confidence.to_bits());
+    if let Some(hit) = CACHE.with(|c| {
+        c.borrow()
+            .iter()
+            .find(|(key, _)| *key == k)
+            .map(|(_, v)| *v)
+    }) {
+        return hit;
+    }
     let b = statrs::distribution::Binomial::new(0.5, n as u64).expect("valid binomial");
-    let pmf: Vec<f64> = (0..=n as u64).map(|k| b.pmf(k)).collect();
-    for width in 1..=n + 1 {
+    // cdf[i] = P(B < i), so P(lo <= B <= hi - 1) = cdf[hi] - cdf[lo].
+    let mut cdf = Vec::with_capacity(n + 2);
+    cdf.push(0.0);
+    for k in 0..=n as u64 {
+        cdf.push(cdf.last().copied().unwrap_or(0.0) + b.pmf(k));
+    }
+    let mut found = (0, n + 1);
+    'search: for width in 1..=n + 1 {
         for lo in 0..=(n + 1 - width) {
             let hi = lo + width;
-            // coverage = P(lo <= B <= hi - 1)
-            let cov: f64 = pmf[lo..hi.min(n + 1)].iter().sum();
-            if cov >= confidence - 1e-12 {
-                return (lo, hi);
+            if cdf[hi.min(n + 1)] - cdf[lo] >= confidence - 1e-12 {
+                found = (lo, hi);
+                break 'search;
             }
         }
     }
-    (0, n + 1)
+    CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() > 64 {
+            c.clear();
+        }
+        c.push((k, found));
+    });
+    found
 }
 
 /// The median's CI values; infinite ends when there are too few trials (< 6).
@@ -338,31 +385,68 @@ impl SplitMix64 {
 
 /// Stratified bootstrap CI of the geometric mean of per-row ratios: each resample
 /// redraws the trials of each side of each row with replacement, reduces each side with
-/// `reduce`, and takes the geomean of head/base over rows.
+/// `reduce`, and takes the geomean of head/base over rows. 2,000 resamples, fewer (down
+/// to 200) when the rows hold so many trials that the draws would exceed
+/// [`BOOTSTRAP_DRAW_BUDGET`].
 pub fn bootstrap_geomean_ci(
     rows: &[(Vec<f64>, Vec<f64>)],
-    reduce: impl Fn(&[f64]) -> f64,
+    reduce: impl Fn(&mut [f64]) -> f64 + Sync,
 ) -> Option<(f64, f64)> {
     if rows.is_empty() {
         return None;
     }
-    let mut rng = SplitMix64::new(BOOTSTRAP_SEED);
-    let mut stats = Vec::with_capacity(BOOTSTRAP_RESAMPLES);
-    let mut buf = Vec::new();
-    for _ in 0..BOOTSTRAP_RESAMPLES {
-        let mut sum = 0.0;
-        for (base, head) in rows {
-            let mut draw = |x: &[f64]| {
-                buf.clear();
-                buf.extend((0..x.len()).map(|_| x[rng.below(x.len())]));
-                reduce(&buf)
-            };
-            let b = draw(base);
-            let h = draw(head);
-            sum += (h / b).ln();
-        }
-        stats.push((sum / rows.len() as f64).exp());
-    }
+    let values: usize = rows.iter().map(|(b, h)| b.len() + h.len()).sum();
+    let resamples =
+        (BOOTSTRAP_DRAW_BUDGET / values.max(1)).clamp(BOOTSTRAP_MIN_RESAMPLES, BOOTSTRAP_RESAMPLES);
+    // Resamples come in fixed blocks, each with its own seeded stream, so the result does
+    // not depend on how many threads share the work.
+    let blocks: Vec<usize> = (0..resamples.div_ceil(BOOTSTRAP_BLOCK)).collect();
+    let run_block = |block: usize| -> Vec<f64> {
+        let mut rng = SplitMix64::new(BOOTSTRAP_SEED ^ (block as u64).wrapping_mul(0x9e37_79b9));
+        let n = BOOTSTRAP_BLOCK.min(resamples - block * BOOTSTRAP_BLOCK);
+        let mut buf = Vec::new();
+        (0..n)
+            .map(|_| {
+                let mut sum = 0.0;
+                for (base, head) in rows {
+                    let mut draw = |x: &[f64]| {
+                        buf.clear();
+                        buf.extend((0..x.len()).map(|_| x[rng.below(x.len())]));
+                        reduce(&mut buf)
+                    };
+                    let b = draw(base);
+                    let h = draw(head);
+                    sum += (h / b).ln();
+                }
+                (sum / rows.len() as f64).exp()
+            })
+            .collect()
+    };
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let mut stats: Vec<f64> = if threads > 1 && values * resamples > 200_000 {
+        let per = blocks.len().div_ceil(threads);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = blocks
+                .chunks(per)
+                .map(|chunk| {
+                    s.spawn(|| {
+                        chunk
+                            .iter()
+                            .flat_map(|b| run_block(*b))
+                            .collect::<Vec<f64>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().expect("bootstrap thread"))
+                .collect()
+        })
+    } else {
+        blocks.iter().flat_map(|b| run_block(*b)).collect()
+    };
     stats.sort_by(f64::total_cmp);
     let at = |q: f64| stats[((q * (stats.len() - 1) as f64).round() as usize).min(stats.len() - 1)];
     let tail = (1.0 - CONFIDENCE) / 2.0;

@@ -180,8 +180,8 @@ fn bootstrap_is_reproducible_and_brackets_the_estimate() {
         (vec![10., 10.2, 9.9, 10.1], vec![11., 11.1, 10.9, 11.2]),
         (vec![20., 20.5, 19.8], vec![20.1, 20.3, 19.9]),
     ];
-    let a = bootstrap_geomean_ci(&rows, median).unwrap();
-    let b = bootstrap_geomean_ci(&rows, median).unwrap();
+    let a = bootstrap_geomean_ci(&rows, median_in_place).unwrap();
+    let b = bootstrap_geomean_ci(&rows, median_in_place).unwrap();
     assert_eq!(a, b);
     let point = ((median(&rows[0].1) / median(&rows[0].0))
         * (median(&rows[1].1) / median(&rows[1].0)))
