@@ -299,9 +299,11 @@ pub fn benjamini_hochberg(p: &[f64]) -> Vec<f64> {
 /// coverage P(lo <= B < hi), B ~ Binomial(n, 1/2), reaches `confidence`; the lower one
 /// among equally narrow intervals (as benchstat's QuantileCI).
 pub fn median_ci_indices(n: usize, confidence: f64) -> (usize, usize) {
+    /// ((n, confidence bits), (lo, hi)) of recent calls: a compare asks for the same n
+    /// once per row and side.
+    type Entry = ((usize, u64), (usize, usize));
     thread_local! {
-        static CACHE: std::cell::RefCell<Vec<((usize, u64), (usize, usize))>> =
-            const { std::cell::RefCell::new(Vec::new()) };
+        static CACHE: std::cell::RefCell<Vec<Entry>> = const { std::cell::RefCell::new(Vec::new()) };
     }
     let k = (n, confidence.to_bits());
     if let Some(hit) = CACHE.with(|c| {

@@ -287,7 +287,7 @@ mod tests {
     fn check_allclose_shape() {
         let ms = parse("[aiter] [perf] dim: (4, 32, 8192)        dtype: torch.float16, torch avg: 10.33    us, B avg: 7.80     us, uplift: 32.4%[checkAllclose atol=0.01 rtol=0.01 passed~]");
         assert_eq!(ms.len(), 3);
-        let key = vec![
+        let key = [
             ("dim".to_string(), "(4, 32, 8192)".to_string()),
             ("dtype".to_string(), "torch.float16".to_string()),
         ];
