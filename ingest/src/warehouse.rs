@@ -266,6 +266,13 @@ impl Warehouse {
         }
     }
 
+    /// Identifies the committed state cheaply (manifest size and modification time), so
+    /// a long-running reader knows when to look again. `None` for an empty warehouse.
+    pub fn state_signature(&self) -> Option<(u64, SystemTime)> {
+        let m = fs::metadata(self.root.join(MANIFEST)).ok()?;
+        Some((m.len(), m.modified().ok()?))
+    }
+
     /// Absolute paths of the committed files of `runs` and `measurements`.
     pub fn committed_files(&self) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
         let m = self.manifest()?;

@@ -44,6 +44,15 @@ fn register_font() {
 
 /// Tables and their primary (compared) metrics, for pickers.
 pub fn catalog(db: &Db) -> Result<Vec<(String, Vec<String>)>, ChartError> {
+    if let Some(c) = db.catalog.get() {
+        return Ok(c.clone());
+    }
+    let c = compute_catalog(db)?;
+    let _ = db.catalog.set(c.clone());
+    Ok(c)
+}
+
+fn compute_catalog(db: &Db) -> Result<Vec<(String, Vec<String>)>, ChartError> {
     let mut stmt = db.conn.prepare(
         "SELECT table_name, list(DISTINCT metric ORDER BY metric) FILTER (WHERE direction <> 'none') \
          FROM measurements GROUP BY table_name ORDER BY table_name",
@@ -182,12 +191,26 @@ pub fn chart_data(
             |r| r.get::<_, String>(0),
         )?,
     };
-    let side = select_runs(db, &spec)?;
-    db.selection_table("chart_sel", &side.runs)?;
+    // A label selects whole Hive partitions: no run list to join against.
+    let label_runs: i64 = db.conn.query_row(
+        "SELECT count(*) FROM runs WHERE label = ?",
+        [spec.as_str()],
+        |r| r.get(0),
+    )?;
+    let (runs_pred, n_runs) = if label_runs > 0 {
+        (format!("label = {}", sql_str(&spec)), label_runs as usize)
+    } else {
+        let side = select_runs(db, &spec)?;
+        db.selection_table("chart_sel", &side.runs)?;
+        (
+            "run_id IN (SELECT run_id FROM chart_sel)".to_string(),
+            side.runs.len(),
+        )
+    };
     let sql = format!(
         "SELECT key, variant, any_value(unit), median(value), min(value), max(value), count(value) \
          FROM measurements WHERE table_name = {} AND metric = {} AND value IS NOT NULL \
-         AND run_id IN (SELECT run_id FROM chart_sel) GROUP BY key, variant",
+         AND {runs_pred} GROUP BY key, variant",
         sql_str(table),
         sql_str(metric)
     );
@@ -268,7 +291,7 @@ pub fn chart_data(
         metric: metric.into(),
         unit: rows[0].2.clone(),
         runs: spec,
-        n_runs: side.runs.len(),
+        n_runs,
         shape_labels: keys.iter().map(|k| short(k)).collect(),
         shapes: keys.iter().map(|k| key_display(k)).collect(),
         constant: if names.is_empty() {

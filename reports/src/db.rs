@@ -14,10 +14,15 @@ pub enum DbError {
     Query(#[from] duckdb::Error),
 }
 
+/// Tables and their compared metrics (see `chart::catalog`).
+pub type Catalog = Vec<(String, Vec<String>)>;
+
 /// A connection with the `runs` and `measurements` views defined.
 pub struct Db {
     pub conn: Connection,
     pub n_files: usize,
+    /// Computed once per opened warehouse state, shared by clones.
+    pub catalog: std::sync::Arc<std::sync::OnceLock<Catalog>>,
 }
 
 /// A SQL string literal.
@@ -81,6 +86,16 @@ impl Db {
         Ok(Db {
             conn,
             n_files: runs.len() + ms.len(),
+            catalog: Default::default(),
+        })
+    }
+
+    /// Another connection to the same in-memory database (views and caches shared).
+    pub fn try_clone(&self) -> Result<Db, DbError> {
+        Ok(Db {
+            conn: self.conn.try_clone()?,
+            n_files: self.n_files,
+            catalog: self.catalog.clone(),
         })
     }
 

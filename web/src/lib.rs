@@ -13,20 +13,37 @@ use std::sync::Arc;
 
 pub use page::esc;
 
+type Signature = Option<(u64, std::time::SystemTime)>;
+
 #[derive(Clone)]
 pub struct AppState {
     pub root: Arc<PathBuf>,
+    /// One DuckDB database over the committed state; reopened when the manifest changes.
+    open: Arc<std::sync::Mutex<Option<(Signature, perfdb_reports::db::Db)>>>,
 }
 
 impl AppState {
     pub fn new(root: &Path) -> Self {
         AppState {
             root: Arc::new(root.to_path_buf()),
+            open: Default::default(),
         }
     }
-    /// Open the warehouse read-only for one request.
+
+    /// A connection for one request, read-only over the warehouse as last committed.
     pub fn db(&self) -> Result<perfdb_reports::db::Db, AppError> {
-        perfdb_reports::db::Db::open(&self.root).map_err(|e| AppError::internal(e.to_string()))
+        let internal = |e: perfdb_reports::db::DbError| AppError::internal(e.to_string());
+        let sig = perfdb_ingest::warehouse::Warehouse::new(self.root.as_path()).state_signature();
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        match open.as_ref() {
+            Some((s, db)) if *s == sig => db.try_clone().map_err(internal),
+            _ => {
+                let db = perfdb_reports::db::Db::open(&self.root).map_err(internal)?;
+                let conn = db.try_clone().map_err(internal)?;
+                *open = Some((sig, db));
+                Ok(conn)
+            }
+        }
     }
 }
 
