@@ -486,12 +486,17 @@ pub fn history_data(
     variant: &str,
     key: &str,
     metric: &str,
+    label: Option<&str>,
 ) -> Result<HistoryData, ChartError> {
     check_table_metric(db, table, metric)?;
+    let label_pred = label
+        .filter(|l| !l.is_empty())
+        .map(|l| format!(" AND m.label = {}", sql_str(l)))
+        .unwrap_or_default();
     let sql = format!(
         "SELECT coalesce(r.\"commit\", r.label) AS point, min(r.ingested_at) AS first, list(m.value ORDER BY r.trial), any_value(m.unit) \
          FROM measurements m JOIN runs r ON m.run_id = r.run_id \
-         WHERE m.table_name = {} AND m.variant = {} AND m.key = {} AND m.metric = {} AND m.value IS NOT NULL \
+         WHERE m.table_name = {} AND m.variant = {} AND m.key = {} AND m.metric = {} AND m.value IS NOT NULL{label_pred} \
          GROUP BY point ORDER BY first, point",
         sql_str(table), sql_str(variant), sql_str(key), sql_str(metric)
     );
@@ -681,9 +686,8 @@ pub fn history_svg(h: &HistoryData) -> String {
     add_titles(svg, &titles)
 }
 
-/// Compare view: each compared row's direction-normalised ratio (> 1 = slower) with the
-/// bootstrap-free interval from the median CIs where both sides have one, and the
-/// threshold band.
+/// Compare view: each compared row's direction-normalised ratio (> 1 = slower) with its
+/// 95% interval (ratio of geometric means, Welch on logs), and the threshold band.
 pub fn ratio_svg(report: &Report) -> String {
     register_font();
     let rows: Vec<&crate::compare::Row> =
@@ -691,9 +695,7 @@ pub fn ratio_svg(report: &Report) -> String {
     let n = rows.len().max(1);
     let w = |r: &crate::compare::Row| 1.0 + r.change.expect("filtered");
     let interval = |r: &crate::compare::Row| -> Option<(f64, f64)> {
-        let (bl, bh) = (r.base.median_ci.0?, r.base.median_ci.1?);
-        let (hl, hh) = (r.head.median_ci.0?, r.head.median_ci.1?);
-        let (a, b) = (hl / bh, hh / bl);
+        let (a, b) = r.ratio_ci?;
         Some(match r.direction {
             perfdb_ingest::model::Direction::Higher => (1.0 / b, 1.0 / a),
             _ => (a, b),

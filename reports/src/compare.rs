@@ -144,6 +144,8 @@ pub struct Row {
     pub head: SideStats,
     /// head / base of the chosen reduction.
     pub ratio: Option<f64>,
+    /// 95% CI of head / base as a ratio of geometric means (Welch, log scale).
+    pub ratio_ci: Option<(f64, f64)>,
     /// Direction-normalised relative change: > 0 is worse (slower) whatever the metric.
     pub change: Option<f64>,
     pub p: Option<f64>,
@@ -560,6 +562,7 @@ fn build_report(
             unit,
             direction: dir,
             ratio: None,
+            ratio_ci: None,
             change: None,
             p: None,
             p_mann_whitney: None,
@@ -692,6 +695,7 @@ fn assess(row: &mut Row, bvals: &[Value], hvals: &[Value], opt: &Options) {
         row.change = Some(normalised(ratio, row.direction) - 1.0);
     }
     let (nb, nh) = (bv.len(), hv.len());
+    row.ratio_ci = stats::geomean_ratio_ci(&hv, &bv);
     if nb >= MIN_TRIALS_REPORT_MW && nh >= MIN_TRIALS_REPORT_MW {
         row.p_mann_whitney = Some(stats::mann_whitney(&hv, &bv).p);
     }

@@ -101,6 +101,30 @@ pub fn welch(a: &[f64], b: &[f64]) -> Welch {
     }
 }
 
+/// 95% CI of the ratio of geometric means of `a` over `b`: exp(d +- t(df) se) with d the
+/// difference of mean logs and Welch's se and df. Needs at least 2 values a side.
+pub fn geomean_ratio_ci(a: &[f64], b: &[f64]) -> Option<(f64, f64)> {
+    if a.len() < 2 || b.len() < 2 {
+        return None;
+    }
+    let la: Vec<f64> = a.iter().map(|v| v.ln()).collect();
+    let lb: Vec<f64> = b.iter().map(|v| v.ln()).collect();
+    let d = mean(&la) - mean(&lb);
+    let w = welch(&la, &lb);
+    let se = if w.t.is_finite() && w.t != 0.0 {
+        d / w.t
+    } else {
+        0.0
+    };
+    if se == 0.0 || !se.is_finite() {
+        return Some((d.exp(), d.exp()));
+    }
+    let t = StudentsT::new(0.0, 1.0, w.df)
+        .ok()?
+        .inverse_cdf(1.0 - (1.0 - CONFIDENCE) / 2.0);
+    Some(((d - t * se.abs()).exp(), (d + t * se.abs()).exp()))
+}
+
 /// Welch's test on ln(value): the tested quantity is the log ratio of geometric means.
 pub fn welch_log(a: &[f64], b: &[f64]) -> Welch {
     let la: Vec<f64> = a.iter().map(|v| v.ln()).collect();

@@ -188,3 +188,19 @@ fn bootstrap_is_reproducible_and_brackets_the_estimate() {
     .sqrt();
     assert!(a.0 <= point && point <= a.1, "{a:?} vs {point}");
 }
+
+#[test]
+fn geomean_ratio_interval_brackets_the_ratio() {
+    let head = [97.6, 97.4, 98.05];
+    let base = [32.58, 32.41, 32.77];
+    let (lo, hi) = geomean_ratio_ci(&head, &base).unwrap();
+    let g = |x: &[f64]| (x.iter().map(|v| v.ln()).sum::<f64>() / x.len() as f64).exp();
+    let point = g(&head) / g(&base);
+    assert!(lo < point && point < hi, "{lo} {point} {hi}");
+    assert!(
+        hi / lo < 1.03,
+        "3 tight trials give a tight interval: {lo} {hi}"
+    );
+    assert_eq!(geomean_ratio_ci(&[1.0], &[1.0, 2.0]), None);
+    assert_eq!(geomean_ratio_ci(&[2.0, 2.0], &[1.0, 1.0]), Some((2.0, 2.0)));
+}

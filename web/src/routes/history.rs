@@ -15,6 +15,8 @@ pub struct HistoryQuery {
     /// The identity key as stored (JSON object text).
     pub key: Option<String>,
     pub metric: Option<String>,
+    /// Only runs with this label (e.g. the branch whose commits make the history).
+    pub label: Option<String>,
 }
 
 struct Resolved {
@@ -56,7 +58,7 @@ fn resolve(state: &AppState, q: &HistoryQuery) -> Result<Option<Resolved>, AppEr
     let (variants, keys) = series_of(&db, &table, &metric)?;
     let variant = pick(&q.variant, &variants, "variant")?;
     let key = pick(&q.key, &keys, "key")?;
-    let data = history_data(&db, &table, &variant, &key, &metric)?;
+    let data = history_data(&db, &table, &variant, &key, &metric, q.label.as_deref())?;
     Ok(Some(Resolved {
         tables,
         metrics,
@@ -80,6 +82,7 @@ pub async fn page(
     State(s): State<AppState>,
     Query(q): Query<HistoryQuery>,
 ) -> Result<Html<String>, AppError> {
+    let label = q.label.clone().unwrap_or_default();
     let root = s.root.clone();
     let Some(r) = blocking(move || resolve(&s, &q)).await? else {
         return Ok(Html(layout("History", &empty_warehouse(&root))));
@@ -100,11 +103,16 @@ pub async fn page(
             format!("<option value=\"{}\"{sel}>{}</option>", esc(k), esc(&shown))
         })
         .collect();
+    let label_input = format!(
+        "<label>label <input name=\"label\" value=\"{}\" size=\"10\"></label><button>Show</button>",
+        esc(&label)
+    );
     let form = format!(
-        "<form method=\"get\">{}{}{}<label>shape <select name=\"key\" onchange=\"this.form.submit()\">{key_options}</select></label></form>",
+        "<form method=\"get\">{}{}{}<label>shape <select name=\"key\" onchange=\"this.form.submit()\">{key_options}</select></label>{}</form>",
         select("table", &r.tables, &d.table),
         select("metric", &r.metrics, &d.metric),
         select("variant", &r.variants, &d.variant),
+        label_input,
     );
     let steps = if d.change_points.is_empty() {
         "<p>No change point: no step beyond 5% that the trials support.</p>".to_string()
