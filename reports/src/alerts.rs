@@ -88,7 +88,7 @@ pub fn list(root: &Path) -> Vec<Alert> {
                         })
                         .map(|r| {
                             serde_json::json!({
-                                "table": r["table"], "variant": r["variant"], "key": r["key"],
+                                "table": r["table"], "variant": r["variant"], "key": r["key"], "key_text": r["key_text"],
                                 "metric": r["metric"], "unit": r["unit"], "change": r["change"],
                                 "q": r["q"], "head_numerics": r["head_numerics"],
                             })

@@ -137,6 +137,8 @@ pub struct Row {
     pub variant: String,
     #[serde(serialize_with = "ser_key")]
     pub key: Vec<(String, String)>,
+    /// The key as text in source order (`M=512 N=4096 K=4096`): JSON objects lose order.
+    pub key_text: String,
     pub metric: String,
     pub unit: String,
     pub direction: Direction,
@@ -557,6 +559,7 @@ fn build_report(
             head: side_stats(&hvals, dir),
             table,
             variant,
+            key_text: model::key_display(&key),
             key,
             metric: metric_name,
             unit,

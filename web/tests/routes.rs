@@ -227,6 +227,11 @@ async fn alerts_list_saved_regressions() {
     assert_eq!(v[0]["regressions"].as_array().unwrap().len(), 6);
     let (_, page) = get(&root, "/alerts").await;
     assert!(page.contains("base → head"), "{page}");
+    // Keys keep their source order.
+    assert!(
+        page.contains("triton M=512 N=4096 K=4096 dtype=torch.bfloat16 latency: +197"),
+        "{page}"
+    );
 }
 
 fn urlencode(s: &str) -> String {

@@ -31,15 +31,7 @@ pub async fn page(State(s): State<AppState>) -> Result<Html<String>, AppError> {
             .regressions
             .iter()
             .map(|r| {
-                let key = r["key"]
-                    .as_object()
-                    .map(|k| {
-                        k.iter()
-                            .map(|(n, v)| format!("{n}={}", v.as_str().unwrap_or("")))
-                            .collect::<Vec<_>>()
-                            .join(" ")
-                    })
-                    .unwrap_or_default();
+                let key = r["key_text"].as_str().unwrap_or("");
                 format!(
                     "{} {} {} {}: {}",
                     r["table"].as_str().unwrap_or(""),
