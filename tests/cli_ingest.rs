@@ -511,3 +511,52 @@ fn help_texts() {
     insta::assert_snapshot!("help_ingest", help(&["ingest", "--help"]));
     insta::assert_snapshot!("help_compare", help(&["compare", "--help"]));
 }
+
+/// Every committed run has exactly its measurements, and no run appears twice.
+fn assert_consistent(wh: &Wh) {
+    let broken = wh.count(
+        "SELECT count(*) FROM runs r WHERE n_measurements <> (SELECT count(*) FROM measurements m WHERE m.run_id = r.run_id)",
+    );
+    assert_eq!(
+        broken, 0,
+        "a run is visible without all of its measurements"
+    );
+    let orphans =
+        wh.count("SELECT count(*) FROM measurements WHERE run_id NOT IN (SELECT run_id FROM runs)");
+    assert_eq!(orphans, 0, "measurements are visible without their run");
+    assert_eq!(
+        wh.count("SELECT count(*) - count(DISTINCT run_id) FROM runs"),
+        0
+    );
+}
+
+#[test]
+fn killing_ingest_at_any_moment_leaves_a_consistent_warehouse() {
+    let wh = Wh::new();
+    let dir = sample("h200-gemm/history");
+    for (i, delay_ms) in [0u64, 2, 5, 10, 20, 40, 80, 160].into_iter().enumerate() {
+        let label = format!("k{i}");
+        let mut child = wh
+            .cmd()
+            .args(["ingest", dir.to_str().unwrap(), "--label", &label])
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_consistent(&wh);
+        // A run is either all there (120 files in one commit) or not at all.
+        let n = wh.count(&format!(
+            "SELECT count(*) FROM runs WHERE label = '{label}'"
+        ));
+        assert!(n == 0 || n == 120, "label {label}: {n} runs");
+    }
+    wh.ok(&["compact"]);
+    assert_consistent(&wh);
+    // Ingesting again completes what a kill interrupted, without duplicates.
+    for i in 0..8 {
+        wh.ingest(&dir, &format!("k{i}"));
+    }
+    assert_eq!(wh.count("SELECT count(*) FROM runs"), 8 * 120);
+    assert_consistent(&wh);
+}
