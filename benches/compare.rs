@@ -27,10 +27,12 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("compare_vs_warehouse_rows");
     g.sample_size(10);
     let tmp = tempfile::tempdir().unwrap();
-    for rows in [100_000, 1_000_000, max] {
-        if rows > max {
-            continue;
-        }
+    let mut sizes: Vec<usize> = [100_000, 1_000_000, max]
+        .into_iter()
+        .filter(|r| *r <= max)
+        .collect();
+    sizes.dedup();
+    for rows in sizes {
         let t = std::time::Instant::now();
         let wh = gen::build_warehouse(&tmp.path().join(format!("wh{rows}")), rows);
         eprintln!("built {rows} rows in {:.1} s", t.elapsed().as_secs_f64());

@@ -101,16 +101,15 @@ pub fn synthetic_run(label: &str, i: usize, slow: f64) -> (RunMeta, Parsed, Vec<
         ms.push(Measurement {
             table: "gemm".into(),
             variant: variant.into(),
-            key: vec![
+            key: perfdb_ingest::model::key_of(&[
                 ("M".to_string(), ((r / 2) * 64).to_string()),
                 ("N".to_string(), "4096".to_string()),
-            ]
-            .into(),
+            ]),
             metric: "latency".into(),
             unit: "us".into(),
             direction: Direction::Lower,
             value: Some(v),
-            raw: format!("{v}"),
+            raw: perfdb_ingest::model::Raw::new(&format!("{v}")),
             column: format!("{variant} us").into(),
             numerics: Numerics::NotChecked,
             line: r as u32 + 1,

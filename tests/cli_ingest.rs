@@ -560,3 +560,14 @@ fn killing_ingest_at_any_moment_leaves_a_consistent_warehouse() {
     assert_eq!(wh.count("SELECT count(*) FROM runs"), 8 * 120);
     assert_consistent(&wh);
 }
+
+#[test]
+fn sql_prints_nested_values_as_csv_text() {
+    let wh = Wh::new();
+    wh.ingest(&sample("h200-gemm/ab/perf/base/trial1.log"), "x");
+    let csv = wh.ok(&["sql", "SELECT variant, list(value ORDER BY line) AS v FROM measurements WHERE metric = 'latency' AND line <= 2 GROUP BY variant ORDER BY variant", "--format", "csv"]);
+    assert_eq!(
+        csv,
+        "variant,v\ntorch,\"[18.46, 18.56]\"\ntriton,\"[23.2, 21.44]\"\n"
+    );
+}

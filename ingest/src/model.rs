@@ -11,8 +11,91 @@ use std::sync::Arc;
 /// A name shared by many values (table, variant, metric, unit, column): parsers make
 /// one per column or record and clone the pointer, not the text.
 pub type Name = Arc<str>;
-/// Identity cells shared by every value of one table row or record.
-pub type Key = Arc<[(String, String)]>;
+/// Identity cells shared by every value of one table row or record, as the canonical
+/// JSON object text the warehouse stores (source order): parsers encode a row's key once.
+pub type Key = Arc<str>;
+
+/// The key with no cells.
+pub fn empty_key() -> Key {
+    Arc::from("{}")
+}
+
+/// Encode pairs as a [`Key`].
+pub fn key_of(pairs: &[(String, String)]) -> Key {
+    key_to_json(pairs).into()
+}
+
+/// Append `s` as a JSON string literal.
+pub fn push_json_str(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                use std::fmt::Write;
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// A cell's text as printed: stored inline when short (almost every number is), so
+/// parsing a value allocates nothing.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Raw {
+    Inline { len: u8, buf: [u8; RAW_INLINE] },
+    Heap(Box<str>),
+}
+
+/// Longest text [`Raw`] keeps inline.
+pub const RAW_INLINE: usize = 22;
+
+impl Raw {
+    pub fn new(s: &str) -> Raw {
+        if s.len() <= RAW_INLINE {
+            let mut buf = [0u8; RAW_INLINE];
+            buf[..s.len()].copy_from_slice(s.as_bytes());
+            Raw::Inline {
+                len: s.len() as u8,
+                buf,
+            }
+        } else {
+            Raw::Heap(s.into())
+        }
+    }
+    pub fn as_str(&self) -> &str {
+        match self {
+            // Built from a &str in `new`, so always valid UTF-8.
+            Raw::Inline { len, buf } => std::str::from_utf8(&buf[..*len as usize]).unwrap_or(""),
+            Raw::Heap(s) => s,
+        }
+    }
+}
+
+impl std::ops::Deref for Raw {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl fmt::Debug for Raw {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl PartialEq<&str> for Raw {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
 
 /// Which way is better for a metric.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -109,7 +192,7 @@ pub struct Measurement {
     /// `None` when the source said the value is missing (nan, None, empty, `-`, skip).
     pub value: Option<f64>,
     /// The cell or field exactly as the source printed it (after trimming).
-    pub raw: String,
+    pub raw: Raw,
     /// The column header or field name the value came from.
     pub column: Name,
     pub numerics: Numerics,
@@ -119,8 +202,12 @@ pub struct Measurement {
 
 impl Measurement {
     /// The identity key as canonical JSON text: an object in source order.
-    pub fn key_json(&self) -> String {
-        key_to_json(&self.key)
+    pub fn key_json(&self) -> &str {
+        &self.key
+    }
+    /// The identity cells as pairs, in source order.
+    pub fn key_pairs(&self) -> Vec<(String, String)> {
+        key_from_json(&self.key)
     }
 }
 
@@ -132,9 +219,9 @@ pub fn key_to_json(key: &[(String, String)]) -> String {
         if i > 0 {
             s.push(',');
         }
-        s.push_str(&serde_json::Value::String(k.clone()).to_string());
+        push_json_str(&mut s, k);
         s.push(':');
-        s.push_str(&serde_json::Value::String(v.clone()).to_string());
+        push_json_str(&mut s, v);
     }
     s.push('}');
     s

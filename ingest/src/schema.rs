@@ -173,26 +173,16 @@ pub fn measurements_batch(rows: &[(&str, &[Measurement])]) -> RecordBatch {
     let mut numerics = StringBuilder::with_capacity(n, n * 6);
     let mut line = Int32Builder::with_capacity(n);
     for (id, ms) in rows {
-        // Rows of one table line share their key: encode it once per line.
-        let mut last_key: Option<(&crate::model::Key, String)> = None;
         for m in *ms {
             run_id.append_value(id);
             table.append_value(&m.table);
             variant.append_value(&m.variant);
-            let k = match &last_key {
-                Some((prev, json)) if Arc::ptr_eq(prev, &m.key) || **prev == m.key => json.clone(),
-                _ => {
-                    let json = m.key_json();
-                    last_key = Some((&m.key, json.clone()));
-                    json
-                }
-            };
-            key.append_value(&k);
+            key.append_value(&m.key);
             metric.append_value(&m.metric);
             unit.append_value(&m.unit);
             direction.append_value(m.direction.as_str());
             value.append_option(m.value);
-            raw.append_value(&m.raw);
+            raw.append_value(m.raw.as_str());
             column.append_value(&m.column);
             numerics.append_value(m.numerics.as_str());
             line.append_value(m.line as i32);

@@ -3,6 +3,7 @@
 
 use crate::db::{sql_str, Db, DbError};
 use crate::stats;
+use arrow::array::{Array, ArrayRef, Float64Array, Int8Array, ListArray, StringArray};
 use perfdb_ingest::model::{self, key_from_json, metric, Direction, Numerics};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -313,7 +314,6 @@ pub fn select_runs(db: &Db, spec: &str) -> Result<SideInfo, CompareError> {
 }
 
 struct Value {
-    run_id: String,
     value: Option<f64>,
     numerics: Numerics,
 }
@@ -355,88 +355,116 @@ fn load_side(
     side: &SideInfo,
     filters: &[(String, String)],
 ) -> Result<Loaded, CompareError> {
-    db.selection_table("sel", &side.runs)?;
+    // Selected by label: all runs of those partitions, no run list to check against.
+    let run_pred = if side.matched_by == "label" {
+        String::new()
+    } else {
+        db.selection_table("sel", &side.runs)?;
+        " AND m.run_id IN (SELECT run_id FROM sel)".to_string()
+    };
     // The label predicate lets DuckDB skip every other Hive partition's files; grouping
     // in DuckDB hands over one row per identity with its trials as lists (the lists of
     // one group are built from the same rows in the same order, so they line up).
     let labels: Vec<String> = side.labels.iter().map(|l| sql_str(l)).collect();
     let sql = format!(
         "SELECT m.table_name, m.variant, m.key, m.metric, m.unit, any_value(m.direction), any_value(m.column_name), \
-                list(m.run_id), list(m.value), list(m.numerics) \
+                list(m.value), list(CASE m.numerics WHEN 'pass' THEN 0 WHEN 'fail' THEN 2 ELSE 1 END::TINYINT) \
          FROM measurements m {} \
-         WHERE m.label IN ({}) AND m.run_id IN (SELECT run_id FROM sel){} \
+         WHERE m.label IN ({}){run_pred}{} \
          GROUP BY m.table_name, m.variant, m.key, m.metric, m.unit",
         // Run-level filters need the runs; without them the join is skipped.
         if filters.is_empty() { "" } else { "JOIN runs r ON m.run_id = r.run_id" },
         labels.join(", "),
         filter_sql(filters)
     );
-    let mut stmt = db.conn.prepare(&sql)?;
-    let mut q = stmt.query([])?;
     let mut loaded = Loaded {
         rows: BTreeMap::new(),
         err_nonzero: HashMap::new(),
         derived_columns: BTreeMap::new(),
     };
-    while let Some(r) = q.next()? {
-        let table: String = r.get(0)?;
-        let variant: String = r.get(1)?;
-        let key: String = r.get(2)?;
-        let metric_name: String = r.get(3)?;
-        let unit: String = r.get(4)?;
-        let direction = Direction::parse(&r.get::<_, String>(5)?);
-        let column: String = r.get(6)?;
-        let run_ids = list_of(r.get(7)?, |v| match v {
-            duckdb::types::Value::Text(s) => Some(s),
-            _ => None,
-        });
-        let values = list_of(r.get(8)?, |v| match v {
-            duckdb::types::Value::Double(x) => Some(x),
-            _ => None,
-        });
-        let numerics = list_of(r.get(9)?, |v| match v {
-            duckdb::types::Value::Text(s) => Some(Numerics::parse(&s)),
-            _ => None,
-        });
-        if metric::is_derived(&metric_name) || direction == Direction::None {
-            let nonzero = values.iter().any(|v| v.is_some_and(|x| x != 0.0));
-            if metric_name == metric::ERROR && !variant.is_empty() && nonzero {
-                loaded
-                    .err_nonzero
-                    .insert((table.clone(), variant.clone(), key.clone()), true);
+    // Arrow straight from DuckDB: no per-value conversion on the way.
+    let (_, batches) = db.query(&sql)?;
+    for batch in &batches {
+        let text = |i: usize| utf8(batch.column(i));
+        let (tables, variants, keys, metrics, units, directions, columns) = (
+            text(0)?,
+            text(1)?,
+            text(2)?,
+            text(3)?,
+            text(4)?,
+            text(5)?,
+            text(6)?,
+        );
+        let value_lists = list(batch.column(7))?;
+        let numerics_lists = list(batch.column(8))?;
+        for i in 0..batch.num_rows() {
+            let table = tables.value(i).to_string();
+            let variant = variants.value(i).to_string();
+            let key = keys.value(i).to_string();
+            let metric_name = metrics.value(i).to_string();
+            let direction = Direction::parse(directions.value(i));
+            let values_arr = value_lists.value(i);
+            let values = values_arr
+                .as_any()
+                .downcast_ref::<Float64Array>()
+                .ok_or_else(|| unexpected("value list is not DOUBLE"))?;
+            if metric::is_derived(&metric_name) || direction == Direction::None {
+                let nonzero = values.iter().any(|v| v.is_some_and(|x| x != 0.0));
+                if metric_name == metric::ERROR && !variant.is_empty() && nonzero {
+                    loaded
+                        .err_nonzero
+                        .insert((table.clone(), variant.clone(), key.clone()), true);
+                }
+                let cols = loaded.derived_columns.entry(table).or_default();
+                let column = columns.value(i);
+                if !cols.iter().any(|c| c == column) {
+                    cols.push(column.to_string());
+                }
+                continue;
             }
-            let cols = loaded.derived_columns.entry(table).or_default();
-            if !cols.contains(&column) {
-                cols.push(column);
-            }
-            continue;
+            let numerics_arr = numerics_lists.value(i);
+            let numerics = numerics_arr
+                .as_any()
+                .downcast_ref::<Int8Array>()
+                .ok_or_else(|| unexpected("numerics list is not TINYINT"))?;
+            let vals: Vec<Value> = (0..values.len())
+                .map(|j| Value {
+                    value: values.is_valid(j).then(|| values.value(j)),
+                    numerics: match numerics.value(j) {
+                        0 => Numerics::Pass,
+                        2 => Numerics::Fail,
+                        _ => Numerics::NotChecked,
+                    },
+                })
+                .collect();
+            loaded.rows.insert(
+                (table, variant, key, metric_name, units.value(i).to_string()),
+                (direction, vals),
+            );
         }
-        let vals: Vec<Value> = run_ids
-            .into_iter()
-            .zip(values)
-            .zip(numerics)
-            .map(|((run_id, value), numerics)| Value {
-                run_id: run_id.unwrap_or_default(),
-                value,
-                numerics: numerics.unwrap_or(Numerics::NotChecked),
-            })
-            .collect();
-        loaded
-            .rows
-            .insert((table, variant, key, metric_name, unit), (direction, vals));
     }
     Ok(loaded)
 }
 
-/// The items of a DuckDB list, each mapped (`None` for a null item).
-fn list_of<T>(
-    v: duckdb::types::Value,
-    f: impl Fn(duckdb::types::Value) -> Option<T>,
-) -> Vec<Option<T>> {
-    match v {
-        duckdb::types::Value::List(items) => items.into_iter().map(f).collect(),
-        _ => Vec::new(),
-    }
+fn unexpected(what: &str) -> CompareError {
+    CompareError::Db(crate::db::DbError::Unexpected(what.to_string()))
+}
+
+/// A text column as Utf8 (DuckDB may hand over other string layouts).
+fn utf8(a: &ArrayRef) -> Result<StringArray, CompareError> {
+    let cast = arrow::compute::cast(a, &arrow::datatypes::DataType::Utf8)
+        .map_err(|e| unexpected(&format!("text column: {e}")))?;
+    cast.as_any()
+        .downcast_ref::<StringArray>()
+        .cloned()
+        .ok_or_else(|| unexpected("text column is not Utf8"))
+}
+
+fn list(a: &ArrayRef) -> Result<ListArray, CompareError> {
+    a.as_any()
+        .downcast_ref::<ListArray>()
+        .cloned()
+        .ok_or_else(|| unexpected("expected a LIST column"))
 }
 
 fn is_control(variant: &str, control: &[String]) -> bool {
@@ -487,11 +515,26 @@ fn fmt_pct(x: f64) -> String {
 
 /// Compare two sides of the warehouse.
 pub fn compare(db: &Db, base: &str, head: &str, opt: &Options) -> Result<Report, CompareError> {
+    let t = std::time::Instant::now();
     let base_side = select_runs(db, base)?;
     let head_side = select_runs(db, head)?;
+    trace("select runs", t);
     let b = load_side(db, &base_side, &opt.filters)?;
     let h = load_side(db, &head_side, &opt.filters)?;
-    Ok(build_report(base_side, head_side, b, h, opt))
+    trace("load both sides", t);
+    let r = build_report(base_side, head_side, b, h, opt);
+    trace("statistics", t);
+    Ok(r)
+}
+
+/// With `PERFDB_TRACE=1`, print how long each phase took (to stderr).
+fn trace(phase: &str, since: std::time::Instant) {
+    if std::env::var_os("PERFDB_TRACE").is_some() {
+        eprintln!(
+            "trace: {phase}: {:.1} ms since start",
+            since.elapsed().as_secs_f64() * 1e3
+        );
+    }
 }
 
 fn build_report(
@@ -604,7 +647,9 @@ fn build_report(
         decide(r, opt.alpha);
     }
 
+    let t = std::time::Instant::now();
     let summary = summarize(&rows, opt);
+    trace("summary bootstrap", t);
     let mut warnings = Vec::new();
     if !only_in_base.is_empty() || !only_in_head.is_empty() {
         warnings.push(format!(
@@ -672,12 +717,17 @@ fn build_report(
 /// Validity, sufficiency, ratio and test of one row (before gating and BH).
 fn assess(row: &mut Row, bvals: &[Value], hvals: &[Value], opt: &Options) {
     let bad = |vals: &[Value], side: &str| -> Option<String> {
+        let missing = vals.iter().filter(|v| v.value.is_none()).count();
+        if missing > 0 {
+            return Some(format!(
+                "{missing} of {} {side} trial(s) have no value",
+                vals.len()
+            ));
+        }
         vals.iter().find_map(|v| match v.value {
-            None => Some(format!("{side} run {} has no value", short(&v.run_id))),
-            Some(x) if !(x.is_finite() && x > 0.0) => Some(format!(
-                "{side} run {} has value {x} (must be > 0)",
-                short(&v.run_id)
-            )),
+            Some(x) if !(x.is_finite() && x > 0.0) => {
+                Some(format!("a {side} trial has value {x} (must be > 0)"))
+            }
             _ => None,
         })
     };
@@ -734,10 +784,6 @@ fn assess(row: &mut Row, bvals: &[Value], hvals: &[Value], opt: &Options) {
     }
     // Tested; the final verdict comes after gating and BH.
     row.verdict = Verdict::NoSignificantChange;
-}
-
-fn short(id: &str) -> &str {
-    &id[..id.len().min(10)]
 }
 
 /// Control gating per metric and per row (docs/STATS.md, "Control-column gating").
@@ -873,8 +919,11 @@ fn summarize(rows: &[Row], opt: &Options) -> Summary {
     let strata: Vec<(Vec<f64>, Vec<f64>)> = compared
         .iter()
         .map(|r| {
+            // Sorted, so the interval depends on the trials and not on the order the
+            // warehouse returns them in.
             let f = |s: &SideStats| -> Vec<f64> {
-                s.values
+                let mut v: Vec<f64> = s
+                    .values
                     .iter()
                     .flatten()
                     .map(|v| {
@@ -884,7 +933,9 @@ fn summarize(rows: &[Row], opt: &Options) -> Summary {
                             *v
                         }
                     })
-                    .collect()
+                    .collect();
+                v.sort_by(f64::total_cmp);
+                v
             };
             (f(&r.base), f(&r.head))
         })

@@ -12,6 +12,8 @@ pub enum DbError {
     Warehouse(#[from] WarehouseError),
     #[error("query failed: {0}")]
     Query(#[from] duckdb::Error),
+    #[error("unexpected query result: {0}")]
+    Unexpected(String),
 }
 
 /// Tables and their compared metrics (see `chart::catalog`).

@@ -46,7 +46,7 @@ pub fn render(
                     w.write(&RecordBatch::new_empty(schema.clone()))?;
                 }
                 for b in batches {
-                    w.write(b)?;
+                    w.write(&flatten_nested(b)?)?;
                 }
             }
             Ok(String::from_utf8_lossy(&buf).into_owned())
@@ -63,4 +63,39 @@ pub fn render(
             Ok(String::from_utf8_lossy(&buf).into_owned())
         }
     }
+}
+
+/// CSV has no nested types: print list and struct cells as text (`[1.0, 2.0]`).
+fn flatten_nested(b: &RecordBatch) -> Result<RecordBatch, RenderError> {
+    use arrow::array::{ArrayRef, StringBuilder};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use arrow::util::display::{ArrayFormatter, FormatOptions};
+    let nested = |t: &DataType| t.is_nested();
+    if !b.schema().fields().iter().any(|f| nested(f.data_type())) {
+        return Ok(b.clone());
+    }
+    let mut fields = Vec::new();
+    let mut cols: Vec<ArrayRef> = Vec::new();
+    for (f, c) in b.schema().fields().iter().zip(b.columns()) {
+        if nested(f.data_type()) {
+            let fmt = ArrayFormatter::try_new(c.as_ref(), &FormatOptions::default())?;
+            let mut sb = StringBuilder::new();
+            for i in 0..c.len() {
+                if c.is_null(i) {
+                    sb.append_null();
+                } else {
+                    sb.append_value(fmt.value(i).to_string());
+                }
+            }
+            fields.push(Field::new(f.name(), DataType::Utf8, true));
+            cols.push(std::sync::Arc::new(sb.finish()));
+        } else {
+            fields.push(f.as_ref().clone());
+            cols.push(c.clone());
+        }
+    }
+    Ok(RecordBatch::try_new(
+        std::sync::Arc::new(Schema::new(fields)),
+        cols,
+    )?)
 }

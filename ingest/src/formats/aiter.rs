@@ -6,7 +6,7 @@
 use super::columns::{classify_header, ColumnRole};
 use super::perf::parse_perf_line;
 use super::{lines, Format, ParseError, Parser};
-use crate::model::{Direction, Key, Measurement, Name, Numerics, Parsed};
+use crate::model::{push_json_str, Direction, Key, Measurement, Name, Numerics, Parsed, Raw};
 use crate::text::{is_missing_token, parse_value, strip_aiter_prefix};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -377,16 +377,31 @@ impl State {
                 }),
             })
             .collect();
-        for (r, (no, cells)) in rows.iter().enumerate() {
-            let key: Key = columns
-                .iter()
-                .zip(cells)
-                .filter(|(c, _)| matches!(c.role, ColumnRole::Key))
-                .map(|(c, v)| {
-                    let v = if is_missing_token(v) { "None" } else { v };
-                    (c.name.clone(), v.to_string())
+        // `"name":` of each key column, encoded once per table.
+        let key_names: Vec<Option<String>> = columns
+            .iter()
+            .map(|c| {
+                matches!(c.role, ColumnRole::Key).then(|| {
+                    let mut s = String::new();
+                    push_json_str(&mut s, &c.name);
+                    s.push(':');
+                    s
                 })
-                .collect();
+            })
+            .collect();
+        for (r, (no, cells)) in rows.iter().enumerate() {
+            let mut json = String::with_capacity(96);
+            json.push('{');
+            for (name, v) in key_names.iter().zip(cells) {
+                let Some(name) = name else { continue };
+                if json.len() > 1 {
+                    json.push(',');
+                }
+                json.push_str(name);
+                push_json_str(&mut json, if is_missing_token(v) { "None" } else { v });
+            }
+            json.push('}');
+            let key: Key = json.into();
             for (o, raw) in outs.iter().zip(cells) {
                 let Some(o) = o else { continue };
                 self.out.push(Measurement {
@@ -397,7 +412,7 @@ impl State {
                     unit: o.unit.clone(),
                     direction: o.direction,
                     value: parse_value(raw).ok().flatten(),
-                    raw: raw.to_string(),
+                    raw: Raw::new(raw),
                     column: o.column.clone(),
                     numerics: match &o.checks {
                         Some(mine) => numerics_for(mine, r),

@@ -10,7 +10,9 @@
 //! Row identity is the text between `[perf]` and the first metric, whitespace collapsed.
 
 use super::{lines, Format, ParseError, Parser};
-use crate::model::{metric, Direction, Key, Measurement, Name, Numerics, Parsed};
+use crate::model::{
+    empty_key, key_of, metric, Direction, Key, Measurement, Name, Numerics, Parsed, Raw,
+};
 use crate::text::{collapse_ws, parse_value};
 
 pub struct PerfLines;
@@ -158,12 +160,12 @@ pub fn parse_perf_line(line: &str, no: usize) -> Result<Option<Vec<Measurement>>
         out.push(Measurement {
             table: table.as_str().into(),
             variant: name.into(),
-            key: Key::from([]),
+            key: empty_key(),
             metric: metric::LATENCY.into(),
             unit: unit.into(),
             direction: Direction::Lower,
             value,
-            raw: num.to_string(),
+            raw: Raw::new(num),
             column: format!("{name} avg").into(),
             numerics,
             line: no as u32,
@@ -179,12 +181,12 @@ pub fn parse_perf_line(line: &str, no: usize) -> Result<Option<Vec<Measurement>>
                 out.push(Measurement {
                     table: table.into(),
                     variant: super::columns::DEFAULT_VARIANT.into(),
-                    key: vec![("row".to_string(), ident)].into(),
+                    key: key_of(&[("row".to_string(), ident)]),
                     metric: metric::LATENCY.into(),
                     unit: unit.into(),
                     direction: Direction::Lower,
                     value,
-                    raw: v.to_string(),
+                    raw: Raw::new(v),
                     column: (*u).into(),
                     numerics: verdict,
                     line: no as u32,
@@ -199,7 +201,7 @@ pub fn parse_perf_line(line: &str, no: usize) -> Result<Option<Vec<Measurement>>
     }
 
     let identity = identity_text(&body[..identity_end.unwrap_or(0)]);
-    let key: Key = identity_key(&identity).into();
+    let key: Key = key_of(&identity_key(&identity));
     for m in &mut out {
         m.key = key.clone();
     }
@@ -218,12 +220,12 @@ fn derived(
     Measurement {
         table: table.into(),
         variant: Name::from(""),
-        key: Key::from([]),
+        key: empty_key(),
         metric: metric.into(),
         unit: unit.into(),
         direction: Direction::None,
         value,
-        raw: raw.to_string(),
+        raw: Raw::new(raw),
         column: column.into(),
         numerics: Numerics::NotChecked,
         line: no as u32,
@@ -291,7 +293,7 @@ mod tests {
             ("dim".to_string(), "(4, 32, 8192)".to_string()),
             ("dtype".to_string(), "torch.float16".to_string()),
         ];
-        assert_eq!(&ms[0].key[..], &key[..]);
+        assert_eq!(ms[0].key_pairs(), key);
         assert_eq!((&*ms[0].variant, ms[0].value), ("torch", Some(10.33)));
         assert_eq!(ms[0].numerics, Numerics::NotChecked);
         assert_eq!((&*ms[1].variant, ms[1].value), ("B", Some(7.80)));
@@ -303,13 +305,13 @@ mod tests {
     #[test]
     fn printed_tagged_and_underscore_shapes() {
         let ms = parse("[perf] dim: (64, 4096), dtype: torch.bfloat16, torch avg: 8.10     us, ck avg: 5.20     us, uplift: 55.8%");
-        assert_eq!(ms[0].key[0].1, "(64, 4096)");
+        assert_eq!(ms[0].key_pairs()[0].1, "(64, 4096)");
         assert_eq!(&*ms[1].variant, "ck");
         let ms = parse("[perf][qk_1way_perhead] === dtype:bf16, M:4 === baseline avg: 12.30    us, hip avg: 9.80     us, uplift: 25.5%");
         assert_eq!(&*ms[0].table, "perf[qk_1way_perhead]");
         assert_eq!(
-            &ms[0].key[..],
-            &[("row".to_string(), "dtype:bf16, M:4".to_string())]
+            ms[0].key_pairs(),
+            [("row".to_string(), "dtype:bf16, M:4".to_string())]
         );
         assert_eq!(&*ms[1].variant, "hip");
         let ms = parse("[aiter] [perf] token: 128, expert: 8, torch_avg: 101.5 us, asm_avg: 80.25 us, uplift: 26.5%");
@@ -320,7 +322,7 @@ mod tests {
         assert_eq!(ms[1].value, Some(80.25));
         let ms = parse("  [perf] 12.34 us/call (oneshot)");
         assert_eq!(ms[0].value, Some(12.34));
-        assert_eq!(ms[0].key[0].1, "(oneshot)");
+        assert_eq!(ms[0].key_pairs()[0].1, "(oneshot)");
     }
 
     #[test]

@@ -6,7 +6,9 @@
 //! `TS_KERNEL_RESULT: fail`, while the serving probe does print `TS_BENCH_RESULT: fail`.
 
 use super::{lines, Format, ParseError, Parser};
-use crate::model::{metric, Direction, Key, Measurement, Name, Numerics, Parsed};
+use crate::model::{
+    empty_key, key_of, metric, Direction, Key, Measurement, Name, Numerics, Parsed, Raw,
+};
 use crate::text::parse_value;
 
 pub struct TsProbe;
@@ -125,12 +127,12 @@ impl Parser for TsProbe {
                     parsed.measurements.push(Measurement {
                         table: "ts_bench".into(),
                         variant: "serve".into(),
-                        key: Key::from([]),
+                        key: empty_key(),
                         metric: k.into(),
                         unit: "".into(),
                         direction: Direction::None,
                         value,
-                        raw: v.to_string(),
+                        raw: Raw::new(v),
                         column: k.into(),
                         numerics: Numerics::NotChecked,
                         line: no as u32,
@@ -187,7 +189,7 @@ fn metric_line(rest: &str, table: &str, no: usize) -> Result<Vec<Measurement>, P
             key.push((k.to_string(), v.to_string()));
         }
     }
-    let key: Key = key.into();
+    let key: Key = key_of(&key);
     let (table, variant): (Name, Name) = (table.into(), kernel.into());
     let mut out = Vec::new();
     for (k, v) in &fields {
@@ -205,7 +207,7 @@ fn metric_line(rest: &str, table: &str, no: usize) -> Result<Vec<Measurement>, P
             unit: unit.into(),
             direction,
             value,
-            raw: v.to_string(),
+            raw: Raw::new(v),
             column: (*k).into(),
             numerics: if direction == Direction::None {
                 Numerics::NotChecked

@@ -2,7 +2,7 @@
 
 use super::probe::{field_metric, numerics_of};
 use super::{Format, ParseError, Parser};
-use crate::model::{Direction, Key, Measurement, Name, Numerics, Parsed};
+use crate::model::{key_of, Direction, Key, Measurement, Name, Numerics, Parsed, Raw};
 use serde_json::Value;
 
 pub struct TsExport;
@@ -55,7 +55,7 @@ impl Parser for TsExport {
             if let Some(d) = s("dtype") {
                 key_cells.push(("dtype".to_string(), d.to_string()));
             }
-            let key: Key = key_cells.into();
+            let key: Key = key_of(&key_cells);
             let (table, variant): (Name, Name) = (table.into(), kernel.into());
             let numerics = match obj.get("numerics_passed") {
                 None => Numerics::NotChecked,
@@ -90,7 +90,7 @@ impl Parser for TsExport {
                     unit: unit.into(),
                     direction,
                     value,
-                    raw: v.to_string(),
+                    raw: Raw::new(&v.to_string()),
                     column: field.as_str().into(),
                     numerics: if direction == Direction::None {
                         Numerics::NotChecked
