@@ -941,8 +941,8 @@ fn summarize(rows: &[Row], opt: &Options) -> Summary {
         })
         .collect();
     let ci = match opt.reduce {
-        Reduce::Best => stats::bootstrap_geomean_ci(&strata, |x| reduce_best(x, Direction::Lower)),
-        Reduce::Median => stats::bootstrap_geomean_ci(&strata, stats::median_in_place),
+        Reduce::Best => stats::bootstrap_geomean_ci(&strata, stats::Statistic::Min),
+        Reduce::Median => stats::bootstrap_geomean_ci(&strata, stats::Statistic::Median),
     };
     Summary {
         geomean_ratio: Some(g),

@@ -22,13 +22,7 @@ pub const MW_EXACT_MAX_NO_TIES: usize = 50;
 pub const MW_EXACT_MAX_TIES: usize = 25;
 /// Bootstrap resamples for the summary CI.
 pub const BOOTSTRAP_RESAMPLES: usize = 2000;
-/// Fewest resamples when the data is large.
-pub const BOOTSTRAP_MIN_RESAMPLES: usize = 200;
-/// Values drawn over all resamples at most: with many trials a row (1,000 a side) the
-/// interval is tight and 200 resamples place it well; 2,000 would cost seconds.
-pub const BOOTSTRAP_DRAW_BUDGET: usize = 4_000_000;
-/// Resamples per independently seeded block (the unit of parallel work).
-pub const BOOTSTRAP_BLOCK: usize = 50;
+
 /// Fixed seed: the same data always gives the same interval.
 pub const BOOTSTRAP_SEED: u64 = 0x5eed_9e37_79b9_7f4a;
 
@@ -405,74 +399,109 @@ impl SplitMix64 {
     }
     /// Uniform index in 0..n.
     pub fn below(&mut self, n: usize) -> usize {
-        ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * n as f64) as usize % n
+        ((self.uniform() * n as f64) as usize).min(n - 1)
+    }
+}
+
+/// The statistic each side of a row is reduced to in the bootstrap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Statistic {
+    Median,
+    Min,
+}
+
+impl SplitMix64 {
+    /// Uniform in (0, 1), never 0 or 1.
+    pub fn uniform(&mut self) -> f64 {
+        ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+    /// Standard normal (Box-Muller).
+    fn normal(&mut self) -> f64 {
+        let (u, v) = (self.uniform(), self.uniform());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+    /// Gamma(a, 1) for a >= 1 (Marsaglia and Tsang 2000).
+    fn gamma(&mut self, a: f64) -> f64 {
+        let d = a - 1.0 / 3.0;
+        let c = 1.0 / (9.0 * d).sqrt();
+        loop {
+            let x = self.normal();
+            let v = (1.0 + c * x).powi(3);
+            if v <= 0.0 {
+                continue;
+            }
+            let u = self.uniform();
+            if u.ln() < 0.5 * x * x + d - d * v + d * v.ln() {
+                return d * v;
+            }
+        }
+    }
+    /// Beta(a, b) for a, b >= 1.
+    fn beta(&mut self, a: f64, b: f64) -> f64 {
+        let x = self.gamma(a);
+        let y = self.gamma(b);
+        x / (x + y)
+    }
+}
+
+/// The statistic of one bootstrap resample of `sorted` (ascending), drawn without
+/// materialising the resample. A resample is n indices drawn uniformly from 0..n; as
+/// `sorted` is monotone, its k-th smallest value is `sorted[k-th smallest index]`, and the
+/// k-th smallest of n uniform indices is floor(n U_(k)) with U_(k) ~ Beta(k, n - k + 1),
+/// the k-th order statistic of n uniforms on (0, 1). For an even n the next one follows
+/// as U_(k+1) = U_(k) + (1 - U_(k)) (1 - V^(1/(n-k))), V uniform. Exact, and O(1) instead
+/// of O(n) per resample.
+pub fn bootstrap_statistic(sorted: &[f64], stat: Statistic, rng: &mut SplitMix64) -> f64 {
+    let n = sorted.len();
+    let nf = n as f64;
+    let at = |u: f64| sorted[((u * nf) as usize).min(n - 1)];
+    match stat {
+        Statistic::Min => at(1.0 - rng.uniform().powf(1.0 / nf)),
+        Statistic::Median if n % 2 == 1 => {
+            let k = n.div_ceil(2) as f64;
+            at(rng.beta(k, nf - k + 1.0))
+        }
+        Statistic::Median => {
+            let k = (n / 2) as f64;
+            let u = rng.beta(k, nf - k + 1.0);
+            let next = u + (1.0 - u) * (1.0 - rng.uniform().powf(1.0 / (nf - k)));
+            (at(u) + at(next)) / 2.0
+        }
     }
 }
 
 /// Stratified bootstrap CI of the geometric mean of per-row ratios: each resample
-/// redraws the trials of each side of each row with replacement, reduces each side with
-/// `reduce`, and takes the geomean of head/base over rows. 2,000 resamples, fewer (down
-/// to 200) when the rows hold so many trials that the draws would exceed
-/// [`BOOTSTRAP_DRAW_BUDGET`].
-pub fn bootstrap_geomean_ci(
-    rows: &[(Vec<f64>, Vec<f64>)],
-    reduce: impl Fn(&mut [f64]) -> f64 + Sync,
-) -> Option<(f64, f64)> {
-    if rows.is_empty() {
+/// redraws the trials of each side of each row with replacement, reduces each side to
+/// `stat`, and takes the geomean of head/base over rows. [`BOOTSTRAP_RESAMPLES`]
+/// resamples; each side's statistic is drawn directly ([`bootstrap_statistic`]), so the
+/// cost does not grow with the number of trials.
+pub fn bootstrap_geomean_ci(rows: &[(Vec<f64>, Vec<f64>)], stat: Statistic) -> Option<(f64, f64)> {
+    if rows.is_empty() || rows.iter().any(|(b, h)| b.is_empty() || h.is_empty()) {
         return None;
     }
-    let values: usize = rows.iter().map(|(b, h)| b.len() + h.len()).sum();
-    let resamples =
-        (BOOTSTRAP_DRAW_BUDGET / values.max(1)).clamp(BOOTSTRAP_MIN_RESAMPLES, BOOTSTRAP_RESAMPLES);
-    // Resamples come in fixed blocks, each with its own seeded stream, so the result does
-    // not depend on how many threads share the work.
-    let blocks: Vec<usize> = (0..resamples.div_ceil(BOOTSTRAP_BLOCK)).collect();
-    let run_block = |block: usize| -> Vec<f64> {
-        let mut rng = SplitMix64::new(BOOTSTRAP_SEED ^ (block as u64).wrapping_mul(0x9e37_79b9));
-        let n = BOOTSTRAP_BLOCK.min(resamples - block * BOOTSTRAP_BLOCK);
-        let mut buf = Vec::new();
-        (0..n)
-            .map(|_| {
-                let mut sum = 0.0;
-                for (base, head) in rows {
-                    let mut draw = |x: &[f64]| {
-                        buf.clear();
-                        buf.extend((0..x.len()).map(|_| x[rng.below(x.len())]));
-                        reduce(&mut buf)
-                    };
-                    let b = draw(base);
-                    let h = draw(head);
-                    sum += (h / b).ln();
-                }
-                (sum / rows.len() as f64).exp()
-            })
-            .collect()
-    };
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    let mut stats: Vec<f64> = if threads > 1 && values * resamples > 200_000 {
-        let per = blocks.len().div_ceil(threads);
-        std::thread::scope(|s| {
-            let handles: Vec<_> = blocks
-                .chunks(per)
-                .map(|chunk| {
-                    s.spawn(|| {
-                        chunk
-                            .iter()
-                            .flat_map(|b| run_block(*b))
-                            .collect::<Vec<f64>>()
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().expect("bootstrap thread"))
-                .collect()
+    let sorted: Vec<(Vec<f64>, Vec<f64>)> = rows
+        .iter()
+        .map(|(b, h)| {
+            let (mut b, mut h) = (b.clone(), h.clone());
+            b.sort_by(f64::total_cmp);
+            h.sort_by(f64::total_cmp);
+            (b, h)
         })
-    } else {
-        blocks.iter().flat_map(|b| run_block(*b)).collect()
-    };
+        .collect();
+    let mut rng = SplitMix64::new(BOOTSTRAP_SEED);
+    let mut stats: Vec<f64> = (0..BOOTSTRAP_RESAMPLES)
+        .map(|_| {
+            let sum: f64 = sorted
+                .iter()
+                .map(|(b, h)| {
+                    let bs = bootstrap_statistic(b, stat, &mut rng);
+                    let hs = bootstrap_statistic(h, stat, &mut rng);
+                    (hs / bs).ln()
+                })
+                .sum();
+            (sum / sorted.len() as f64).exp()
+        })
+        .collect();
     stats.sort_by(f64::total_cmp);
     let at = |q: f64| stats[((q * (stats.len() - 1) as f64).round() as usize).min(stats.len() - 1)];
     let tail = (1.0 - CONFIDENCE) / 2.0;

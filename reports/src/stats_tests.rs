@@ -180,8 +180,8 @@ fn bootstrap_is_reproducible_and_brackets_the_estimate() {
         (vec![10., 10.2, 9.9, 10.1], vec![11., 11.1, 10.9, 11.2]),
         (vec![20., 20.5, 19.8], vec![20.1, 20.3, 19.9]),
     ];
-    let a = bootstrap_geomean_ci(&rows, median_in_place).unwrap();
-    let b = bootstrap_geomean_ci(&rows, median_in_place).unwrap();
+    let a = bootstrap_geomean_ci(&rows, Statistic::Median).unwrap();
+    let b = bootstrap_geomean_ci(&rows, Statistic::Median).unwrap();
     assert_eq!(a, b);
     let point = ((median(&rows[0].1) / median(&rows[0].0))
         * (median(&rows[1].1) / median(&rows[1].0)))
@@ -203,4 +203,47 @@ fn geomean_ratio_interval_brackets_the_ratio() {
     );
     assert_eq!(geomean_ratio_ci(&[1.0], &[1.0, 2.0]), None);
     assert_eq!(geomean_ratio_ci(&[2.0, 2.0], &[1.0, 1.0]), Some((2.0, 2.0)));
+}
+
+/// The direct draw of a resample's median (or min) has the distribution of the median of
+/// an explicit resample: compare the two by their means and quantiles over many draws.
+#[test]
+fn order_statistic_draws_match_explicit_resampling() {
+    let odd: Vec<f64> = vec![1.0, 2.0, 2.0, 5.0, 7.0, 8.0, 13.0];
+    let even: Vec<f64> = vec![3.0, 4.0, 9.0, 10.0, 10.0, 12.0];
+    for (data, stat) in [
+        (&odd, Statistic::Median),
+        (&even, Statistic::Median),
+        (&odd, Statistic::Min),
+    ] {
+        let n_draws = 200_000;
+        let mut rng = SplitMix64::new(1);
+        let mut direct: Vec<f64> = (0..n_draws)
+            .map(|_| bootstrap_statistic(data, stat, &mut rng))
+            .collect();
+        let mut rng = SplitMix64::new(2);
+        let mut explicit: Vec<f64> = (0..n_draws)
+            .map(|_| {
+                let mut s: Vec<f64> = (0..data.len())
+                    .map(|_| data[rng.below(data.len())])
+                    .collect();
+                match stat {
+                    Statistic::Median => median_in_place(&mut s),
+                    Statistic::Min => s.iter().copied().fold(f64::MAX, f64::min),
+                }
+            })
+            .collect();
+        close(mean(&direct), mean(&explicit), 0.02 * mean(&explicit));
+        direct.sort_by(f64::total_cmp);
+        explicit.sort_by(f64::total_cmp);
+        // The two empirical CDFs agree at every value either produced.
+        let cdf = |xs: &[f64], v: f64| xs.partition_point(|x| *x <= v) as f64 / xs.len() as f64;
+        for v in direct.iter().chain(&explicit).step_by(997) {
+            let (a, b) = (cdf(&direct, *v), cdf(&explicit, *v));
+            assert!(
+                (a - b).abs() < 0.01,
+                "{stat:?} of {data:?}: CDF at {v}: {a} vs {b}"
+            );
+        }
+    }
 }
