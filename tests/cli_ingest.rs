@@ -307,6 +307,7 @@ fn invalid_inputs_fail_clearly_and_write_nothing() {
         let err = stderr(&out);
         let name = f.file_name().unwrap().to_str().unwrap();
         assert!(err.contains(name), "{err}");
+        assert!(!wh.path().exists(), "a failed ingest created a warehouse");
         assert_eq!(wh.count("SELECT count(*) FROM runs"), 0);
         assert_eq!(wh.count("SELECT count(*) FROM measurements"), 0);
         messages.push(scrub(&err, &wh));

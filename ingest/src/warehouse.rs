@@ -345,6 +345,10 @@ impl Warehouse {
     /// Commit prepared runs together: one file per table and label. Returns one outcome
     /// per input, in order.
     pub fn commit(&self, mut prepared: Vec<Prepared>) -> Result<Vec<Outcome>> {
+        if prepared.is_empty() {
+            // Nothing parsed: do not create a warehouse just to say so.
+            return Ok(Vec::new());
+        }
         let _guard = self.lock()?;
         let mut manifest = self.manifest()?;
         manifest.format_version = 1;
