@@ -119,12 +119,26 @@ fn split_cells(line: &str) -> Option<Vec<&str>> {
     Some(inner.split('|').map(str::trim_ascii).collect())
 }
 
+/// `|---:|:---|` without allocating: every cell is `:?-{3,}:?`. (A row of `-` cells,
+/// tabulate's missing values, has one dash a cell and is not a separator.)
+fn is_separator_line(line: &str) -> bool {
+    let t = line.trim_ascii().as_bytes();
+    let Some(inner) = t.strip_prefix(b"|").and_then(|x| x.strip_suffix(b"|")) else {
+        return false;
+    };
+    inner
+        .split(|b| *b == b'|')
+        .all(|cell| is_separator_cell(cell.trim_ascii()))
+}
+
+fn is_separator_cell(c: &[u8]) -> bool {
+    let c = c.strip_prefix(b":").unwrap_or(c);
+    let c = c.strip_suffix(b":").unwrap_or(c);
+    c.len() >= 3 && c.iter().all(|b| *b == b'-')
+}
+
 fn is_separator(cells: &[&str]) -> bool {
-    !cells.is_empty()
-        && cells.iter().all(|c| {
-            let c = c.trim_start_matches(':').trim_end_matches(':');
-            !c.is_empty() && c.bytes().all(|b| b == b'-')
-        })
+    !cells.is_empty() && cells.iter().all(|c| is_separator_cell(c.as_bytes()))
 }
 
 struct Column {
@@ -190,10 +204,7 @@ impl State {
             }
             // A header followed by its separator starts the next table (tables printed
             // back to back, one per dtype loop, have no title line between them).
-            let next_is_separator = all
-                .get(j + 1)
-                .and_then(|(_, n)| split_cells(n))
-                .is_some_and(|c| is_separator(&c));
+            let next_is_separator = all.get(j + 1).is_some_and(|(_, n)| is_separator_line(n));
             if next_is_separator {
                 break;
             }
@@ -389,6 +400,8 @@ impl State {
                 })
             })
             .collect();
+        self.out
+            .reserve(rows.len() * outs.iter().filter(|o| o.is_some()).count());
         for (r, (no, cells)) in rows.iter().enumerate() {
             let mut json = String::with_capacity(96);
             json.push('{');
@@ -455,5 +468,25 @@ mod tests {
             check_allclose("ck: [checkAllclose atol=0.01 rtol=0.01 failed!]"),
             Some(("ck".into(), Numerics::Fail))
         );
+    }
+}
+
+#[cfg(test)]
+mod separator_tests {
+    use super::*;
+
+    #[test]
+    fn separators_and_dash_rows() {
+        assert!(is_separator_line("|-----:|:---------------|----:|"));
+        assert!(is_separator_line("  |---|---|  "));
+        assert!(!is_separator_line("|    - |    - |"));
+        assert!(!is_separator_line("| 1 | 2 |"));
+        assert!(!is_separator_line("|---|---"));
+        // A table whose cells are `-` (missing) parses as rows, not as a new header.
+        let text = "| M | ck us |\n|---:|---:|\n| 1 | - |\n| 2 | 3.5 |\n";
+        let p = AiterTables.parse(text).unwrap();
+        assert_eq!(p.measurements.len(), 2);
+        assert_eq!(p.measurements[0].value, None);
+        assert_eq!(p.measurements[1].value, Some(3.5));
     }
 }
