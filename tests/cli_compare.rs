@@ -473,3 +473,38 @@ fn where_filters_rows_and_saved_comparisons_are_alerts() {
 fn code_of(o: &std::process::Output) -> i32 {
     code(o)
 }
+
+#[test]
+fn a_nonzero_err_cell_on_head_is_a_numerics_failure() {
+    let wh = Wh::new();
+    for (side, err) in [("base", "0"), ("head", "0.25")] {
+        let dir = wh.dir.path().join(format!("tables/{side}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for t in 0..3 {
+            let text = format!(
+                "[aiter] gemm summary (markdown):\n\
+                 |   M |   torch us |   triton us |   triton err |\n\
+                 |----:|-----------:|------------:|-------------:|\n\
+                 |   1 |      {:.2} |       {:.2} |            0 |\n\
+                 |  16 |      {:.2} |       {:.2} | {err:>12} |\n",
+                10.0 + 0.01 * t as f64,
+                8.0 + 0.01 * t as f64,
+                20.0 + 0.01 * t as f64,
+                16.0 + 0.01 * t as f64
+            );
+            std::fs::write(dir.join(format!("trial{t}.log")), text).unwrap();
+        }
+        wh.ingest(&dir, side);
+    }
+    let (code, v) = compare_json(&wh, &["base", "head", "--control", "torch"]);
+    assert_eq!(code, 1, "{}", v["reason"]);
+    let failed: Vec<&Value> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["head_numerics"] == "fail")
+        .collect();
+    assert_eq!(failed.len(), 1, "{v}");
+    assert_eq!(failed[0]["key"]["M"], "16");
+    assert_eq!(failed[0]["variant"], "triton");
+}
