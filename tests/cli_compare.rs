@@ -263,26 +263,24 @@ fn terminal_report() {
     insta::assert_snapshot!("table_h200_perf", scrub(&stdout(&out), &wh));
 }
 
-#[test]
-fn seed_perf_stage_fields_agree_with_sample_07() {
+/// perfdb's `--format vkpr` on two sample logs, and the seed's transcribed output.
+fn seed_and_perfdb(base: &str, head: &str, seed_output: &str) -> (Value, Value) {
     let wh = Wh::new();
-    wh.ingest(
-        &sample("formats/07_vkpr_test_fixture_rowkey_base.log"),
-        "base",
-    );
-    wh.ingest(
-        &sample("formats/07_vkpr_test_fixture_rowkey_head.log"),
-        "head",
-    );
+    wh.ingest(&sample(&format!("formats/{base}")), "base");
+    wh.ingest(&sample(&format!("formats/{head}")), "head");
     let out = wh.run(&["compare", "base", "head", "--format", "vkpr"]);
     let got: Value = serde_json::from_str(&stdout(&out)).unwrap();
-    let seed: Value = serde_json::from_str(
-        &std::fs::read_to_string(sample(
-            "formats/07_vkpr_compare_output_rowkey_transcribed.json",
-        ))
-        .unwrap(),
-    )
-    .unwrap();
+    let text = std::fs::read_to_string(sample(&format!("formats/{seed_output}"))).unwrap();
+    (got, serde_json::from_str(&text).unwrap())
+}
+
+#[test]
+fn seed_perf_stage_fields_agree_with_sample_07() {
+    let (got, seed) = seed_and_perfdb(
+        "07_vkpr_test_fixture_rowkey_base.log",
+        "07_vkpr_test_fixture_rowkey_head.log",
+        "07_vkpr_compare_output_rowkey_transcribed.json",
+    );
     for k in [
         "base_rows",
         "head_rows",
@@ -312,24 +310,11 @@ fn seed_perf_stage_fields_agree_with_sample_07() {
 
 #[test]
 fn seed_perf_stage_regression_of_sample_09() {
-    let wh = Wh::new();
-    wh.ingest(
-        &sample("formats/09_vkpr_perf_lines_base_repeat1_emulated.log"),
-        "base",
+    let (got, seed) = seed_and_perfdb(
+        "09_vkpr_perf_lines_base_repeat1_emulated.log",
+        "09_vkpr_perf_lines_head_repeat1_emulated.log",
+        "09_vkpr_compare_output_perf_lines_regression_transcribed.json",
     );
-    wh.ingest(
-        &sample("formats/09_vkpr_perf_lines_head_repeat1_emulated.log"),
-        "head",
-    );
-    let out = wh.run(&["compare", "base", "head", "--format", "vkpr"]);
-    let got: Value = serde_json::from_str(&stdout(&out)).unwrap();
-    let seed: Value = serde_json::from_str(
-        &std::fs::read_to_string(sample(
-            "formats/09_vkpr_compare_output_perf_lines_regression_transcribed.json",
-        ))
-        .unwrap(),
-    )
-    .unwrap();
     // Only repeat 1 of the seed's 3 repeats is shipped, so the numbers differ; the
     // decision, the columns and the matching agree.
     for k in [
