@@ -8,9 +8,67 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::sync::Arc;
 
-/// A name shared by many values (table, variant, metric, unit, column): parsers make
-/// one per column or record and clone the pointer, not the text.
-pub type Name = Arc<str>;
+/// A name shared by many values (table, variant, metric, unit, column). Names are
+/// interned for the life of the process: copying one is copying a pointer, with no
+/// reference count to touch per value. The set of distinct names a process sees is
+/// small (columns and fields of the formats it reads), so the interner stays small.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Name(&'static str);
+
+static NAMES: std::sync::LazyLock<std::sync::Mutex<std::collections::HashSet<&'static str>>> =
+    std::sync::LazyLock::new(Default::default);
+
+impl Name {
+    pub fn new(s: &str) -> Name {
+        let mut names = NAMES.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = names.get(s) {
+            return Name(n);
+        }
+        let leaked: &'static str = Box::leak(s.to_string().into_boxed_str());
+        names.insert(leaked);
+        Name(leaked)
+    }
+    pub fn as_str(&self) -> &'static str {
+        self.0
+    }
+}
+
+impl From<&str> for Name {
+    fn from(s: &str) -> Name {
+        Name::new(s)
+    }
+}
+
+impl From<String> for Name {
+    fn from(s: String) -> Name {
+        Name::new(&s)
+    }
+}
+
+impl std::ops::Deref for Name {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.0
+    }
+}
+
+impl AsRef<str> for Name {
+    fn as_ref(&self) -> &str {
+        self.0
+    }
+}
+
+impl fmt::Debug for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.0, f)
+    }
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
 /// Identity cells shared by every value of one table row or record, as the canonical
 /// JSON object text the warehouse stores (source order): parsers encode a row's key once.
 pub type Key = Arc<str>;
@@ -28,6 +86,12 @@ pub fn key_of(pairs: &[(String, String)]) -> Key {
 /// Append `s` as a JSON string literal.
 pub fn push_json_str(out: &mut String, s: &str) {
     out.push('"');
+    if !s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        // Nothing to escape (nearly every cell): copy it whole.
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     for c in s.chars() {
         match c {
             '"' => out.push_str("\\\""),

@@ -175,15 +175,15 @@ pub fn measurements_batch(rows: &[(&str, &[Measurement])]) -> RecordBatch {
     for (id, ms) in rows {
         for m in *ms {
             run_id.append_value(id);
-            table.append_value(&m.table);
-            variant.append_value(&m.variant);
+            table.append_value(m.table);
+            variant.append_value(m.variant);
             key.append_value(&m.key);
-            metric.append_value(&m.metric);
-            unit.append_value(&m.unit);
+            metric.append_value(m.metric);
+            unit.append_value(m.unit);
             direction.append_value(m.direction.as_str());
             value.append_option(m.value);
             raw.append_value(m.raw.as_str());
-            column.append_value(&m.column);
+            column.append_value(m.column);
             numerics.append_value(m.numerics.as_str());
             line.append_value(m.line as i32);
         }

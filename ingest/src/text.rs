@@ -88,6 +88,10 @@ pub struct NotANumber;
 /// no benchmark reports as a real measurement), `Err(NotANumber)` otherwise.
 pub fn parse_value(cell: &str) -> Result<Option<f64>, NotANumber> {
     let c = cell.trim_ascii();
+    // Plain numbers first: `nan` and `inf` also parse, and are missing values.
+    if let Ok(v) = c.parse::<f64>() {
+        return Ok(v.is_finite().then_some(v));
+    }
     if is_missing_token(c) || is_inf_token(c) {
         return Ok(None);
     }

@@ -41,7 +41,9 @@ impl Parser for AiterTables {
                 i += 1;
                 continue;
             }
-            if body.contains("[perf]") {
+            // `[perf]` and `[checkAllclose` both need a bracket: look for one once.
+            let has_bracket = body.as_bytes().contains(&b'[');
+            if has_bracket && body.contains("[perf]") {
                 if let Some(ms) = parse_perf_line(body, *no)? {
                     st.out.extend(ms);
                 }
@@ -49,8 +51,10 @@ impl Parser for AiterTables {
                 continue;
             }
             if msg.is_some() {
-                if let Some(v) = check_allclose(body) {
-                    st.verdicts.push(v);
+                if has_bracket {
+                    if let Some(v) = check_allclose(body) {
+                        st.verdicts.push(v);
+                    }
                 }
                 i += 1;
                 continue;
@@ -418,15 +422,15 @@ impl State {
             for (o, raw) in outs.iter().zip(cells) {
                 let Some(o) = o else { continue };
                 self.out.push(Measurement {
-                    table: table.clone(),
-                    variant: o.variant.clone(),
+                    table,
+                    variant: o.variant,
                     key: key.clone(),
-                    metric: o.metric.clone(),
-                    unit: o.unit.clone(),
+                    metric: o.metric,
+                    unit: o.unit,
                     direction: o.direction,
                     value: parse_value(raw).ok().flatten(),
                     raw: Raw::new(raw),
-                    column: o.column.clone(),
+                    column: o.column,
                     numerics: match &o.checks {
                         Some(mine) => numerics_for(mine, r),
                         None => Numerics::NotChecked,

@@ -200,8 +200,8 @@ fn metric_line(rest: &str, table: &str, no: usize) -> Result<Vec<Measurement>, P
             ParseError::at(no, format!("TS_KERNEL_METRIC {k}='{v}' is not a number"))
         })?;
         out.push(Measurement {
-            table: table.clone(),
-            variant: variant.clone(),
+            table,
+            variant,
             key: key.clone(),
             metric: metric_name.into(),
             unit: unit.into(),

@@ -83,8 +83,8 @@ impl Parser for TsExport {
                     }
                 };
                 parsed.measurements.push(Measurement {
-                    table: table.clone(),
-                    variant: variant.clone(),
+                    table,
+                    variant,
                     key: key.clone(),
                     metric: metric.into(),
                     unit: unit.into(),
