@@ -137,6 +137,30 @@ fn control_lines(report: &Report) -> Vec<String> {
         .collect()
 }
 
+/// How rows were matched, per table: the key columns, and the derived columns that were
+/// kept out of the key.
+fn key_basis_lines(report: &Report) -> Vec<String> {
+    report
+        .key_basis
+        .iter()
+        .map(|k| {
+            let derived = if k.derived_columns_excluded.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; derived columns not in the key: {}",
+                    k.derived_columns_excluded.join(", ")
+                )
+            };
+            format!(
+                "rows of {} matched on variant, metric and key [{}]{derived}",
+                k.table,
+                k.key_columns.join(", ")
+            )
+        })
+        .collect()
+}
+
 fn summary_line(report: &Report) -> String {
     match report.summary.geomean_ratio {
         None => "geomean: no rows compared".into(),
@@ -190,6 +214,9 @@ impl Exporter for Markdown {
         let _ = writeln!(s, "- {}", summary_line(report));
         for c in control_lines(report) {
             let _ = writeln!(s, "- {c}");
+        }
+        for k in key_basis_lines(report) {
+            let _ = writeln!(s, "- {k}");
         }
         for w in &report.warnings {
             let _ = writeln!(s, "- ⚠️ {w}");
@@ -300,6 +327,9 @@ impl Exporter for Terminal {
         }
         let _ = writeln!(s, "{}", summary_line(report));
         let _ = writeln!(s, "rows: {}", counts(report));
+        for k in key_basis_lines(report) {
+            let _ = writeln!(s, "{k}");
+        }
         for w in &report.warnings {
             let _ = writeln!(s, "{}", paint("33", &format!("warning: {w}")));
         }
