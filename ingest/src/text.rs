@@ -44,8 +44,12 @@ pub fn strip_ansi(line: &str) -> String {
     let b = line.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
-    while i < b.len() {
-        if b[i] == 0x1b && b.get(i + 1) == Some(&b'[') {
+    // Copy the text between escapes in whole runs.
+    while let Some(off) = b[i..].iter().position(|c| *c == 0x1b) {
+        let esc = i + off;
+        out.extend_from_slice(&b[i..esc]);
+        i = esc;
+        if b.get(i + 1) == Some(&b'[') {
             let mut j = i + 2;
             while j < b.len() && (b[j].is_ascii_digit() || b[j] == b';' || b[j] == b'?') {
                 j += 1;
@@ -58,8 +62,16 @@ pub fn strip_ansi(line: &str) -> String {
         out.push(b[i]);
         i += 1;
     }
+    out.extend_from_slice(&b[i..]);
     // Only ASCII bytes were removed, so the rest is still valid UTF-8.
     String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// Does `hay` contain `needle`? SIMD substring search (the `memchr` crate), for whole
+/// texts: format detection scans every file several times. (On short lines std's
+/// `contains` is as fast, so line-level checks keep it.)
+pub fn has(hay: &str, needle: &str) -> bool {
+    memchr::memmem::find(hay.as_bytes(), needle.as_bytes()).is_some()
 }
 
 /// Tokens that mean "no value". A missing value is stored as null, never as 0.

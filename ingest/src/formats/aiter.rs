@@ -7,7 +7,7 @@ use super::columns::{classify_header, ColumnRole};
 use super::perf::parse_perf_line;
 use super::{lines, Format, ParseError, Parser};
 use crate::model::{push_json_str, Direction, Key, Measurement, Name, Numerics, Parsed, Raw};
-use crate::text::{is_missing_token, parse_value, strip_aiter_prefix};
+use crate::text::{has, is_missing_token, parse_value, strip_aiter_prefix};
 use std::borrow::Cow;
 use std::collections::HashMap;
 
@@ -21,7 +21,7 @@ impl Parser for AiterTables {
         Format::AiterTable
     }
     fn sniff(&self, text: &str) -> bool {
-        text.contains("(markdown):") || text.contains("|---") || text.contains("|:--")
+        has(text, "(markdown):") || has(text, "|---") || has(text, "|:--")
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         let all: Vec<(usize, Cow<str>)> = lines(text).collect();
@@ -84,11 +84,29 @@ struct State {
     titles_seen: HashMap<String, usize>,
 }
 
+/// Can this line belong to a `to_string` table? Not blank, not a `[...]` log line, no
+/// `|` and no ` = ` (the `log_args` blocks). One pass over the bytes.
+fn may_be_whitespace_row(line: &str) -> bool {
+    let b = line.trim_ascii().as_bytes();
+    if b.is_empty() || b[0] == b'[' {
+        return false;
+    }
+    let mut prev_space = false;
+    for (i, c) in b.iter().enumerate() {
+        match c {
+            b'|' => return false,
+            b'=' if prev_space && b.get(i + 1) == Some(&b' ') => return false,
+            _ => {}
+        }
+        prev_space = *c == b' ';
+    }
+    true
+}
+
 /// `gemm_a16w16 summary (markdown):` -> `gemm_a16w16`; `X summary (dtype=bf16):` ->
 /// `X (dtype=bf16)`; `%s (markdown):` -> `%s`.
 fn table_title(body: &str) -> Option<String> {
-    let t = body.trim();
-    let t = t.strip_suffix(':')?;
+    let t = body.trim_ascii().strip_suffix(':')?;
     let is_md = t.ends_with("(markdown)");
     let t = t.strip_suffix("(markdown)").unwrap_or(t).trim_end();
     if !is_md && !t.contains(" summary") && !t.ends_with("summary") {
@@ -146,8 +164,88 @@ fn is_separator(cells: &[&str]) -> bool {
 }
 
 struct Column {
-    name: String,
-    role: ColumnRole,
+    role: Role,
+}
+
+/// What a column is, with every name it needs already interned.
+#[derive(Clone, Copy)]
+enum Role {
+    /// Identity: the column's `"name":` JSON prefix.
+    Key(Name),
+    Value(Template),
+}
+
+#[derive(Clone, Copy)]
+struct Template {
+    variant: Name,
+    metric: Name,
+    unit: Name,
+    column: Name,
+    direction: Direction,
+    /// A primary measurement (checkAllclose verdicts apply), not a derived column.
+    measured: bool,
+}
+
+impl Role {
+    /// Classify a header; logs repeat the same headers, so each thread remembers them.
+    fn of(header: &str, numeric: bool) -> Role {
+        thread_local! {
+            static SEEN: std::cell::RefCell<HashMap<String, [Option<Role>; 2]>> =
+                std::cell::RefCell::new(HashMap::new());
+        }
+        SEEN.with(|seen| {
+            if let Some(Some(r)) = seen.borrow().get(header).map(|r| r[numeric as usize]) {
+                return r;
+            }
+            let role = Role::classify(header, numeric);
+            let mut seen = seen.borrow_mut();
+            if seen.len() > 4096 {
+                seen.clear();
+            }
+            seen.entry(header.to_string()).or_insert([None, None])[numeric as usize] = Some(role);
+            role
+        })
+    }
+
+    fn classify(header: &str, numeric: bool) -> Role {
+        let value = |variant: &str, metric: &str, unit: &str, direction, measured| {
+            Role::Value(Template {
+                variant: variant.into(),
+                metric: metric.into(),
+                unit: unit.into(),
+                column: header.into(),
+                direction,
+                measured,
+            })
+        };
+        match classify_header(header, numeric) {
+            ColumnRole::Key => {
+                let mut prefix = String::new();
+                push_json_str(&mut prefix, header);
+                prefix.push(':');
+                Role::Key(prefix.into())
+            }
+            ColumnRole::Measure {
+                variant,
+                metric,
+                unit,
+                direction,
+            } => value(&variant, &metric, &unit, direction, true),
+            ColumnRole::Derived {
+                variant,
+                metric,
+                unit,
+            } => value(&variant, &metric, &unit, Direction::None, false),
+        }
+    }
+
+    fn is_key(&self) -> bool {
+        matches!(self, Role::Key(_))
+    }
+
+    fn is_measured(&self) -> bool {
+        matches!(self, Role::Value(t) if t.measured)
+    }
 }
 
 impl State {
@@ -194,9 +292,8 @@ impl State {
             .iter()
             .zip(&sep)
             .map(|(h, s)| Column {
-                name: h.to_string(),
                 // `---:` is numeric; tabulate's plain `---` also right-aligns numbers.
-                role: classify_header(h, !s.starts_with(':') || s.ends_with(':')),
+                role: Role::of(h, !s.starts_with(':') || s.ends_with(':')),
             })
             .collect();
         let mut rows: Vec<(usize, Vec<&str>)> = Vec::new();
@@ -243,12 +340,7 @@ impl State {
     /// one measurement column whose cells are all numbers or missing tokens.
     fn whitespace_table(&mut self, all: &[(usize, Cow<str>)], start: usize) -> Option<usize> {
         let mut end = start;
-        while end < all.len() {
-            let l = all[end].1.as_ref();
-            let t = l.trim();
-            if t.is_empty() || t.starts_with('[') || t.contains('|') || t.contains(" = ") {
-                break;
-            }
+        while end < all.len() && may_be_whitespace_row(&all[end].1) {
             end += 1;
         }
         if end - start < 2 {
@@ -299,18 +391,14 @@ impl State {
             .map(|(c, h)| {
                 let numeric = body.iter().all(|r| parse_value(&r[c]).is_ok());
                 Column {
-                    name: h.clone(),
-                    role: classify_header(h, numeric),
+                    role: Role::of(h, numeric),
                 }
             })
             .collect();
         let measure_cols: Vec<usize> = (0..columns.len())
-            .filter(|c| !matches!(columns[*c].role, ColumnRole::Key))
+            .filter(|c| !columns[*c].role.is_key())
             .collect();
-        if !measure_cols
-            .iter()
-            .any(|c| matches!(columns[*c].role, ColumnRole::Measure { .. }))
-        {
+        if !measure_cols.iter().any(|c| columns[*c].role.is_measured()) {
             return None;
         }
         if body
@@ -350,58 +438,13 @@ impl State {
                 mine.iter().fold(Numerics::Pass, |a, b| a.worst(*b))
             }
         };
-        // Names are made once per table and shared by every value.
-        struct Out {
-            variant: Name,
-            metric: Name,
-            unit: Name,
-            column: Name,
-            direction: Direction,
-            /// `Some` for primary measurements: this variant's checkAllclose verdicts.
-            checks: Option<Vec<Numerics>>,
-        }
         let table: Name = table.into();
-        let outs: Vec<Option<Out>> = columns
+        // Per column: its template and, for measurements, its variant's verdicts.
+        let outs: Vec<Option<(Template, Option<Vec<Numerics>>)>> = columns
             .iter()
-            .map(|c| match &c.role {
-                ColumnRole::Key => None,
-                ColumnRole::Measure {
-                    variant,
-                    metric,
-                    unit,
-                    direction,
-                } => Some(Out {
-                    variant: variant.as_str().into(),
-                    metric: metric.as_str().into(),
-                    unit: unit.as_str().into(),
-                    column: c.name.as_str().into(),
-                    direction: *direction,
-                    checks: Some(verdicts_of(variant)),
-                }),
-                ColumnRole::Derived {
-                    variant,
-                    metric,
-                    unit,
-                } => Some(Out {
-                    variant: variant.as_str().into(),
-                    metric: metric.as_str().into(),
-                    unit: unit.as_str().into(),
-                    column: c.name.as_str().into(),
-                    direction: Direction::None,
-                    checks: None,
-                }),
-            })
-            .collect();
-        // `"name":` of each key column, encoded once per table.
-        let key_names: Vec<Option<String>> = columns
-            .iter()
-            .map(|c| {
-                matches!(c.role, ColumnRole::Key).then(|| {
-                    let mut s = String::new();
-                    push_json_str(&mut s, &c.name);
-                    s.push(':');
-                    s
-                })
+            .map(|c| match c.role {
+                Role::Key(_) => None,
+                Role::Value(t) => Some((t, t.measured.then(|| verdicts_of(&t.variant)))),
             })
             .collect();
         self.out
@@ -409,29 +452,29 @@ impl State {
         for (r, (no, cells)) in rows.iter().enumerate() {
             let mut json = String::with_capacity(96);
             json.push('{');
-            for (name, v) in key_names.iter().zip(cells) {
-                let Some(name) = name else { continue };
+            for (c, v) in columns.iter().zip(cells) {
+                let Role::Key(name) = c.role else { continue };
                 if json.len() > 1 {
                     json.push(',');
                 }
-                json.push_str(name);
+                json.push_str(&name);
                 push_json_str(&mut json, if is_missing_token(v) { "None" } else { v });
             }
             json.push('}');
             let key: Key = json.into();
             for (o, raw) in outs.iter().zip(cells) {
-                let Some(o) = o else { continue };
+                let Some((t, checks)) = o else { continue };
                 self.out.push(Measurement {
                     table,
-                    variant: o.variant,
+                    variant: t.variant,
                     key: key.clone(),
-                    metric: o.metric,
-                    unit: o.unit,
-                    direction: o.direction,
+                    metric: t.metric,
+                    unit: t.unit,
+                    direction: t.direction,
                     value: parse_value(raw).ok().flatten(),
                     raw: Raw::new(raw),
-                    column: o.column,
-                    numerics: match &o.checks {
+                    column: t.column,
+                    numerics: match checks {
                         Some(mine) => numerics_for(mine, r),
                         None => Numerics::NotChecked,
                     },

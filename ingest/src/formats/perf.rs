@@ -25,7 +25,7 @@ impl Parser for PerfLines {
         Format::PerfLines
     }
     fn sniff(&self, text: &str) -> bool {
-        text.contains("[perf]")
+        crate::text::has(text, "[perf]")
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         let mut parsed = Parsed::default();

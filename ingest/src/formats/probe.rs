@@ -71,7 +71,7 @@ impl Parser for TsProbe {
         Format::TsProbe
     }
     fn sniff(&self, text: &str) -> bool {
-        text.contains("TS_KERNEL_") || text.contains("TS_BENCH_")
+        crate::text::has(text, "TS_KERNEL_") || crate::text::has(text, "TS_BENCH_")
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         let mut parsed = Parsed::default();

@@ -12,7 +12,7 @@ impl Parser for TsExport {
         Format::TsExport
     }
     fn sniff(&self, text: &str) -> bool {
-        text.trim_start().starts_with('[') && text.contains("\"kernel_name\"")
+        text.trim_start().starts_with('[') && crate::text::has(text, "\"kernel_name\"")
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         let records: Vec<Value> = serde_json::from_str(text)
