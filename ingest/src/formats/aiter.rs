@@ -7,7 +7,7 @@ use super::columns::{classify_header, ColumnRole};
 use super::perf::parse_perf_line;
 use super::{lines, Format, ParseError, Parser};
 use crate::model::{push_json_str, Direction, Key, Measurement, Name, Numerics, Parsed, Raw};
-use crate::text::{has, is_missing_token, parse_value, strip_aiter_prefix};
+use crate::text::{find_marker, has, is_missing_token, parse_value, strip_aiter_prefix};
 use std::borrow::Cow;
 use std::collections::HashMap;
 
@@ -41,9 +41,7 @@ impl Parser for AiterTables {
                 i += 1;
                 continue;
             }
-            // `[perf]` and `[checkAllclose` both need a bracket: look for one once.
-            let has_bracket = body.as_bytes().contains(&b'[');
-            if has_bracket && body.contains("[perf]") {
+            if find_marker(body, "[perf]").is_some() {
                 if let Some(ms) = parse_perf_line(body, *no)? {
                     st.out.extend(ms);
                 }
@@ -51,10 +49,8 @@ impl Parser for AiterTables {
                 continue;
             }
             if msg.is_some() {
-                if has_bracket {
-                    if let Some(v) = check_allclose(body) {
-                        st.verdicts.push(v);
-                    }
+                if let Some(v) = check_allclose(body) {
+                    st.verdicts.push(v);
                 }
                 i += 1;
                 continue;
@@ -81,26 +77,18 @@ struct State {
     pending_title: Option<String>,
     /// `checkAllclose` verdicts seen since the last table: (variant, verdict).
     verdicts: Vec<(String, Numerics)>,
-    titles_seen: HashMap<String, usize>,
+    /// Tables seen so far by title, with their count (a log has a handful).
+    titles_seen: Vec<(String, usize)>,
 }
 
 /// Can this line belong to a `to_string` table? Not blank, not a `[...]` log line, no
 /// `|` and no ` = ` (the `log_args` blocks). One pass over the bytes.
 fn may_be_whitespace_row(line: &str) -> bool {
     let b = line.trim_ascii().as_bytes();
-    if b.is_empty() || b[0] == b'[' {
+    if b.is_empty() || b[0] == b'[' || memchr::memchr(b'|', b).is_some() {
         return false;
     }
-    let mut prev_space = false;
-    for (i, c) in b.iter().enumerate() {
-        match c {
-            b'|' => return false,
-            b'=' if prev_space && b.get(i + 1) == Some(&b' ') => return false,
-            _ => {}
-        }
-        prev_space = *c == b' ';
-    }
-    true
+    !memchr::memchr_iter(b'=', b).any(|i| i > 0 && b[i - 1] == b' ' && b.get(i + 1) == Some(&b' '))
 }
 
 /// `gemm_a16w16 summary (markdown):` -> `gemm_a16w16`; `X summary (dtype=bf16):` ->
@@ -125,20 +113,24 @@ fn table_title(body: &str) -> Option<String> {
 
 /// `triton: gemm[checkAllclose atol=.. passed~]` -> (`triton`, Pass).
 fn check_allclose(body: &str) -> Option<(String, Numerics)> {
-    let p = body.find("[checkAllclose")?;
+    let p = find_marker(body, "[checkAllclose")?;
     let verdict = match super::perf::numerics_of_tail(&body[p..]) {
         Numerics::NotChecked => return None,
         v => v,
     };
     let head = body[..p].trim();
     let variant = head.split(':').next().unwrap_or("").trim();
-    Some((variant.to_lowercase(), verdict))
+    Some((variant.to_string(), verdict))
 }
 
 fn split_cells(line: &str) -> Option<Vec<&str>> {
     let t = line.trim_ascii();
     let inner = t.strip_prefix('|')?.strip_suffix('|')?;
-    Some(inner.split('|').map(str::trim_ascii).collect())
+    Some(
+        super::split_bytes(inner, b'|')
+            .map(str::trim_ascii)
+            .collect(),
+    )
 }
 
 /// `|---:|:---|` without allocating: every cell is `:?-{3,}:?`. (A row of `-` cells,
@@ -186,12 +178,35 @@ struct Template {
     measured: bool,
 }
 
+/// FNV-1a: the role cache hashes short header names, where SipHash's setup dominates.
+#[derive(Default)]
+struct FnvHasher(u64);
+
+impl std::hash::Hasher for FnvHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for b in bytes {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+type Fnv = std::hash::BuildHasherDefault<FnvHasher>;
+
 impl Role {
     /// Classify a header; logs repeat the same headers, so each thread remembers them.
     fn of(header: &str, numeric: bool) -> Role {
         thread_local! {
-            static SEEN: std::cell::RefCell<HashMap<String, [Option<Role>; 2]>> =
-                std::cell::RefCell::new(HashMap::new());
+            static SEEN: std::cell::RefCell<HashMap<String, [Option<Role>; 2], Fnv>> =
+                std::cell::RefCell::new(HashMap::default());
         }
         SEEN.with(|seen| {
             if let Some(Some(r)) = seen.borrow().get(header).map(|r| r[numeric as usize]) {
@@ -254,9 +269,17 @@ impl State {
             .pending_title
             .take()
             .unwrap_or_else(|| UNTITLED.to_string());
-        let n = self.titles_seen.entry(base.clone()).or_insert(0);
-        *n += 1;
-        if *n == 1 {
+        let n = match self.titles_seen.iter_mut().find(|(t, _)| *t == base) {
+            Some((_, n)) => {
+                *n += 1;
+                *n
+            }
+            None => {
+                self.titles_seen.push((base.clone(), 1));
+                1
+            }
+        };
+        if n == 1 {
             base
         } else {
             format!("{base}#{n}")
@@ -296,7 +319,9 @@ impl State {
                 role: Role::of(h, !s.starts_with(':') || s.ends_with(':')),
             })
             .collect();
-        let mut rows: Vec<(usize, Vec<&str>)> = Vec::new();
+        // All rows' cells in one vector (no allocation per row): (line, start) per row.
+        let mut cells_flat: Vec<&str> = Vec::new();
+        let mut row_starts: Vec<(usize, usize)> = Vec::new();
         let mut j = start + 2;
         while j < all.len() {
             let (no, l) = (all[j].0, all[j].1.as_ref());
@@ -309,21 +334,31 @@ impl State {
             if next_is_separator {
                 break;
             }
-            let cells = split_cells(l)
+            let inner = l
+                .trim_ascii()
+                .strip_prefix('|')
+                .and_then(|x| x.strip_suffix('|'))
                 .ok_or_else(|| ParseError::at(no, "table row is cut off (no closing '|')"))?;
-            if cells.len() != columns.len() {
+            let before = cells_flat.len();
+            cells_flat.extend(super::split_bytes(inner, b'|').map(str::trim_ascii));
+            let n = cells_flat.len() - before;
+            if n != columns.len() {
                 return Err(ParseError::at(
                     no,
                     format!(
-                        "row has {} cells, the header at line {hno} has {}",
-                        cells.len(),
+                        "row has {n} cells, the header at line {hno} has {}",
                         columns.len()
                     ),
                 ));
             }
-            rows.push((no, cells));
+            row_starts.push((no, before));
             j += 1;
         }
+        let width = columns.len();
+        let rows: Vec<(usize, &[&str])> = row_starts
+            .iter()
+            .map(|(no, at)| (*no, &cells_flat[*at..*at + width]))
+            .collect();
         if rows.is_empty() {
             return Err(ParseError::at(
                 hno,
@@ -407,24 +442,27 @@ impl State {
         {
             return None;
         }
-        let rows: Vec<(usize, Vec<&str>)> = body
+        let cell_refs: Vec<Vec<&str>> = body
+            .iter()
+            .map(|r| r.iter().map(String::as_str).collect())
+            .collect();
+        let rows: Vec<(usize, &[&str])> = cell_refs
             .iter()
             .enumerate()
-            .map(|(k, r)| (all[start + 1 + k].0, r.iter().map(String::as_str).collect()))
+            .map(|(k, r)| (all[start + 1 + k].0, r.as_slice()))
             .collect();
         let table = self.take_table_name();
         self.emit(&table, &columns, &rows);
         Some(end)
     }
 
-    fn emit(&mut self, table: &str, columns: &[Column], rows: &[(usize, Vec<&str>)]) {
+    fn emit(&mut self, table: &str, columns: &[Column], rows: &[(usize, &[&str])]) {
         let verdicts = std::mem::take(&mut self.verdicts);
         // The verdicts of one variant, in order: one per row when the counts agree.
         let verdicts_of = |variant: &str| -> Vec<Numerics> {
-            let v = variant.to_lowercase();
             verdicts
                 .iter()
-                .filter(|(name, _)| *name == v)
+                .filter(|(name, _)| name.eq_ignore_ascii_case(variant))
                 .map(|(_, n)| *n)
                 .collect()
         };
@@ -452,7 +490,7 @@ impl State {
         for (r, (no, cells)) in rows.iter().enumerate() {
             let mut json = String::with_capacity(96);
             json.push('{');
-            for (c, v) in columns.iter().zip(cells) {
+            for (c, v) in columns.iter().zip(cells.iter()) {
                 let Role::Key(name) = c.role else { continue };
                 if json.len() > 1 {
                     json.push(',');
@@ -462,7 +500,7 @@ impl State {
             }
             json.push('}');
             let key: Key = json.into();
-            for (o, raw) in outs.iter().zip(cells) {
+            for (o, raw) in outs.iter().zip(cells.iter()) {
                 let Some((t, checks)) = o else { continue };
                 self.out.push(Measurement {
                     table,

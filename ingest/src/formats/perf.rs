@@ -66,7 +66,7 @@ pub(crate) fn numerics_of_tail(tail: &str) -> Numerics {
 
 /// Parse one cleaned line. `Ok(None)` when the line has no `[perf]` marker.
 pub fn parse_perf_line(line: &str, no: usize) -> Result<Option<Vec<Measurement>>, ParseError> {
-    let Some(at) = line.find("[perf]") else {
+    let Some(at) = crate::text::find_marker(line, "[perf]") else {
         return Ok(None);
     };
     let mut rest = &line[at + "[perf]".len()..];
@@ -77,7 +77,7 @@ pub fn parse_perf_line(line: &str, no: usize) -> Result<Option<Vec<Measurement>>
             rest = &tagged[close + 1..];
         }
     }
-    let (body, verdict) = match rest.find("[checkAllclose") {
+    let (body, verdict) = match crate::text::find_marker(rest, "[checkAllclose") {
         Some(p) => (&rest[..p], numerics_of_tail(&rest[p..])),
         None => (rest, Numerics::NotChecked),
     };

@@ -71,7 +71,11 @@ impl Parser for TsProbe {
         Format::TsProbe
     }
     fn sniff(&self, text: &str) -> bool {
-        crate::text::has(text, "TS_KERNEL_") || crate::text::has(text, "TS_BENCH_")
+        // One scan for `TS_`, then a look at what follows.
+        memchr::memmem::find_iter(text.as_bytes(), b"TS_").any(|at| {
+            let rest = &text.as_bytes()[at + 3..];
+            rest.starts_with(b"KERNEL_") || rest.starts_with(b"BENCH_")
+        })
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         let mut parsed = Parsed::default();
