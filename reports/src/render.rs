@@ -204,10 +204,16 @@ impl Exporter for Markdown {
         let _ = writeln!(s, "- {}", side_line("head", &report.head));
         let _ = writeln!(
             s,
-            "- rows: {} (reduce: {:?}, test: {:?}, threshold ±{:.0}%, alpha {})",
+            "- rows: {} (reduce: {}, test: {}, threshold ±{:.0}%, alpha {})",
             counts(report),
-            report.options.reduce,
-            report.options.test,
+            match report.options.reduce {
+                crate::compare::Reduce::Best => "best of N",
+                crate::compare::Reduce::Median => "median",
+            },
+            match report.options.test {
+                crate::compare::Test::Welch => "Welch's t on log values",
+                crate::compare::Test::MannWhitney => "Mann-Whitney U",
+            },
             report.options.threshold * 100.0,
             report.options.alpha
         );
