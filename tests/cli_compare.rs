@@ -28,6 +28,24 @@ fn compare_json(wh: &Wh, args: &[&str]) -> (i32, Value) {
     (code(&out), v)
 }
 
+/// `perfdb compare base head --control torch --format FORMAT`.
+fn compare_base_head(wh: &Wh, format: &str) -> std::process::Output {
+    wh.run(&[
+        "compare",
+        "base",
+        "head",
+        "--control",
+        "torch",
+        "--format",
+        format,
+    ])
+}
+
+/// The rows of a JSON report.
+fn rows(v: &Value) -> &Vec<Value> {
+    v["rows"].as_array().expect("rows array")
+}
+
 /// (M, N, K) of a row's key, whatever the format spells it as.
 fn mnk(key: &Value) -> (String, String, String) {
     let k = key.as_object().unwrap();
@@ -167,11 +185,7 @@ fn a_moving_control_makes_the_comparison_unreliable() {
     let (code, v) = compare_json(&wh, &["base", "head", "--control", "triton"]);
     assert_eq!(code, 3, "{}", v["reason"]);
     assert_eq!(v["verdict"], "unreliable");
-    assert!(v["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|r| r["verdict"] == "unreliable"));
+    assert!(rows(&v).iter().any(|r| r["verdict"] == "unreliable"));
 }
 
 #[test]
@@ -184,22 +198,10 @@ fn config_overrides_widen_a_family() {
     )
     .unwrap();
     // A 500% band swallows the 3x slowdown; the file is found in the working directory.
-    let out = wh.run(&[
-        "compare",
-        "base",
-        "head",
-        "--control",
-        "torch",
-        "--format",
-        "json",
-    ]);
+    let out = compare_base_head(&wh, "json");
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(code(&out), 0, "{}", v["reason"]);
-    assert!(v["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|r| r["verdict"] == "within_threshold"));
+    assert!(rows(&v).iter().any(|r| r["verdict"] == "within_threshold"));
 }
 
 #[test]
@@ -241,15 +243,7 @@ fn json_report_schema() {
 fn markdown_report_for_a_pull_request() {
     let wh = Wh::new();
     ingest_ab(&wh, "aiter");
-    let out = wh.run(&[
-        "compare",
-        "base",
-        "head",
-        "--control",
-        "torch",
-        "--format",
-        "markdown",
-    ]);
+    let out = compare_base_head(&wh, "markdown");
     assert_eq!(code(&out), 1);
     insta::assert_snapshot!("markdown_h200_aiter", scrub(&stdout(&out), &wh));
 }
@@ -350,15 +344,7 @@ fn seed_perf_stage_regression_of_sample_09() {
 fn where_the_seed_says_ok_perfdb_finds_the_slow_rows() {
     let wh = Wh::new();
     ingest_ab(&wh, "aiter");
-    let out = wh.run(&[
-        "compare",
-        "base",
-        "head",
-        "--control",
-        "torch",
-        "--format",
-        "vkpr",
-    ]);
+    let out = compare_base_head(&wh, "vkpr");
     let got: Value = serde_json::from_str(&stdout(&out)).unwrap();
     // The seed's rule: median speedup of the triton columns is ~1.0, above 0.95.
     let med = got["median_ratio"].as_f64().unwrap();
@@ -406,9 +392,7 @@ fn a_numerics_failure_on_head_fails_whatever_the_speed() {
         "{}",
         v["reason"]
     );
-    let failed: Vec<&Value> = v["rows"]
-        .as_array()
-        .unwrap()
+    let failed: Vec<&Value> = rows(&v)
         .iter()
         .filter(|r| r["head_numerics"] == "fail")
         .collect();
@@ -429,19 +413,11 @@ fn where_filters_rows_and_saved_comparisons_are_alerts() {
         &["base", "head", "--control", "torch", "--where", "table=add"],
     );
     assert_eq!(code, 0, "{}", v["reason"]);
-    assert!(v["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|r| r["table"] == "add"));
+    assert!(rows(&v).iter().all(|r| r["table"] == "add"));
     // A key cell: only M=512.
     let (code, v) = compare_json(&wh, &["base", "head", "--where", "M=512"]);
     assert_eq!(code, 1);
-    assert!(v["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|r| r["key"]["M"] == "512"));
+    assert!(rows(&v).iter().all(|r| r["key"]["M"] == "512"));
     let out = wh.run(&["compare", "base", "head", "--where", "nokey"]);
     assert_eq!(code_of(&out), 2);
     let out = wh.run(&["compare", "base", "head", "--control", "torch", "--save"]);
@@ -483,9 +459,7 @@ fn a_nonzero_err_cell_on_head_is_a_numerics_failure() {
     }
     let (code, v) = compare_json(&wh, &["base", "head", "--control", "torch"]);
     assert_eq!(code, 1, "{}", v["reason"]);
-    let failed: Vec<&Value> = v["rows"]
-        .as_array()
-        .unwrap()
+    let failed: Vec<&Value> = rows(&v)
         .iter()
         .filter(|r| r["head_numerics"] == "fail")
         .collect();
