@@ -502,6 +502,8 @@ fn help_texts() {
         let out = wh
             .cmd()
             .env_remove("PERFDB_WAREHOUSE")
+            // clap wraps help to $COLUMNS when output is not a terminal.
+            .env("COLUMNS", "100")
             .args(args)
             .output()
             .unwrap();
