@@ -265,10 +265,6 @@ pub struct Measurement {
 }
 
 impl Measurement {
-    /// The identity key as canonical JSON text: an object in source order.
-    pub fn key_json(&self) -> &str {
-        &self.key
-    }
     /// The identity cells as pairs, in source order.
     pub fn key_pairs(&self) -> Vec<(String, String)> {
         key_from_json(&self.key)
@@ -344,18 +340,6 @@ pub struct Provenance {
 pub struct Parsed {
     pub measurements: Vec<Measurement>,
     pub provenance: Provenance,
-}
-
-impl Parsed {
-    pub fn table_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = Vec::new();
-        for m in &self.measurements {
-            if !names.iter().any(|n| **n == *m.table) {
-                names.push(m.table.to_string());
-            }
-        }
-        names
-    }
 }
 
 /// Metadata the user gives at ingest time.

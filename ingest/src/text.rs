@@ -68,8 +68,7 @@ pub fn strip_ansi(line: &str) -> String {
 }
 
 /// Does `hay` contain `needle`? SIMD substring search (the `memchr` crate), for whole
-/// texts: format detection scans every file several times. (On short lines std's
-/// `contains` is as fast, so line-level checks keep it.)
+/// texts: format detection scans every file. Short lines use [`find_marker`].
 pub fn has(hay: &str, needle: &str) -> bool {
     memchr::memmem::find(hay.as_bytes(), needle.as_bytes()).is_some()
 }

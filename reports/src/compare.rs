@@ -515,26 +515,25 @@ fn fmt_pct(x: f64) -> String {
 
 /// Compare two sides of the warehouse.
 pub fn compare(db: &Db, base: &str, head: &str, opt: &Options) -> Result<Report, CompareError> {
-    let t = std::time::Instant::now();
+    let mut t = std::time::Instant::now();
     let base_side = select_runs(db, base)?;
     let head_side = select_runs(db, head)?;
-    trace("select runs", t);
+    trace("select runs", &mut t);
     let b = load_side(db, &base_side, &opt.filters)?;
     let h = load_side(db, &head_side, &opt.filters)?;
-    trace("load both sides", t);
+    trace("load both sides", &mut t);
     let r = build_report(base_side, head_side, b, h, opt);
-    trace("statistics", t);
+    trace("statistics (summary included)", &mut t);
     Ok(r)
 }
 
-/// With `PERFDB_TRACE=1`, print how long each phase took (to stderr).
-fn trace(phase: &str, since: std::time::Instant) {
+/// With `PERFDB_TRACE=1`, print how long the phase since `t` took (to stderr); `t`
+/// restarts for the next phase.
+fn trace(phase: &str, t: &mut std::time::Instant) {
     if std::env::var_os("PERFDB_TRACE").is_some() {
-        eprintln!(
-            "trace: {phase}: {:.1} ms since start",
-            since.elapsed().as_secs_f64() * 1e3
-        );
+        eprintln!("trace: {phase}: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
     }
+    *t = std::time::Instant::now();
 }
 
 fn build_report(
@@ -647,9 +646,9 @@ fn build_report(
         decide(r, opt.alpha);
     }
 
-    let t = std::time::Instant::now();
+    let mut t = std::time::Instant::now();
     let summary = summarize(&rows, opt);
-    trace("summary bootstrap", t);
+    trace("summary bootstrap", &mut t);
     let mut warnings = Vec::new();
     if !only_in_base.is_empty() || !only_in_head.is_empty() {
         warnings.push(format!(
@@ -919,11 +918,8 @@ fn summarize(rows: &[Row], opt: &Options) -> Summary {
     let strata: Vec<(Vec<f64>, Vec<f64>)> = compared
         .iter()
         .map(|r| {
-            // Sorted, so the interval depends on the trials and not on the order the
-            // warehouse returns them in.
             let f = |s: &SideStats| -> Vec<f64> {
-                let mut v: Vec<f64> = s
-                    .values
+                s.values
                     .iter()
                     .flatten()
                     .map(|v| {
@@ -933,9 +929,7 @@ fn summarize(rows: &[Row], opt: &Options) -> Summary {
                             *v
                         }
                     })
-                    .collect();
-                v.sort_by(f64::total_cmp);
-                v
+                    .collect()
             };
             (f(&r.base), f(&r.head))
         })

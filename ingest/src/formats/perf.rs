@@ -70,10 +70,10 @@ pub fn parse_perf_line(line: &str, no: usize) -> Result<Option<Vec<Measurement>>
         return Ok(None);
     };
     let mut rest = &line[at + "[perf]".len()..];
-    let mut table = PERF_TABLE.to_string();
+    let mut table: Name = PERF_TABLE.into();
     if let Some(tagged) = rest.strip_prefix('[') {
         if let Some(close) = tagged.find(']') {
-            table = format!("{PERF_TABLE}[{}]", &tagged[..close]);
+            table = format!("{PERF_TABLE}[{}]", &tagged[..close]).into();
             rest = &tagged[close + 1..];
         }
     }
@@ -111,7 +111,7 @@ pub fn parse_perf_line(line: &str, no: usize) -> Result<Option<Vec<Measurement>>
             })?;
             identity_end.get_or_insert(off);
             out.push(derived(
-                &table,
+                table,
                 metric::UPLIFT,
                 "%",
                 value,
@@ -158,7 +158,7 @@ pub fn parse_perf_line(line: &str, no: usize) -> Result<Option<Vec<Measurement>>
         };
         variants_seen += 1;
         out.push(Measurement {
-            table: table.as_str().into(),
+            table,
             variant: name.into(),
             key: empty_key(),
             metric: metric::LATENCY.into(),
@@ -179,7 +179,7 @@ pub fn parse_perf_line(line: &str, no: usize) -> Result<Option<Vec<Measurement>>
             if let (Ok(value), Some(unit)) = (parse_value(v), is_unit(u)) {
                 let ident = collapse_ws(&body[u_off + u.len()..]);
                 out.push(Measurement {
-                    table: table.into(),
+                    table,
                     variant: super::columns::DEFAULT_VARIANT.into(),
                     key: key_of(&[("row".to_string(), ident)]),
                     metric: metric::LATENCY.into(),
@@ -209,7 +209,7 @@ pub fn parse_perf_line(line: &str, no: usize) -> Result<Option<Vec<Measurement>>
 }
 
 fn derived(
-    table: &str,
+    table: Name,
     metric: &str,
     unit: &str,
     value: Option<f64>,
@@ -218,7 +218,7 @@ fn derived(
     no: usize,
 ) -> Measurement {
     Measurement {
-        table: table.into(),
+        table,
         variant: Name::from(""),
         key: empty_key(),
         metric: metric.into(),
