@@ -98,13 +98,15 @@ pub fn synthetic_run(label: &str, i: usize, slow: f64) -> (RunMeta, Parsed, Vec<
         let noise = 1.0 + ((i * 31 + r * 17) % 13) as f64 / 1000.0;
         let f = if r == 7 { slow } else { 1.0 };
         let v = base * noise * f;
+        let (key, key_order) = perfdb_ingest::model::key_of(&[
+            ("M".to_string(), ((r / 2) * 64).to_string()),
+            ("N".to_string(), "4096".to_string()),
+        ]);
         ms.push(Measurement {
             table: "gemm".into(),
             variant: variant.into(),
-            key: perfdb_ingest::model::key_of(&[
-                ("M".to_string(), ((r / 2) * 64).to_string()),
-                ("N".to_string(), "4096".to_string()),
-            ]),
+            key,
+            key_order,
             metric: "latency".into(),
             unit: "us".into(),
             direction: Direction::Lower,
@@ -113,6 +115,7 @@ pub fn synthetic_run(label: &str, i: usize, slow: f64) -> (RunMeta, Parsed, Vec<
             column: format!("{variant} us").into(),
             numerics: Numerics::NotChecked,
             line: r as u32 + 1,
+            note: None,
         });
     }
     let meta = RunMeta {
@@ -123,7 +126,7 @@ pub fn synthetic_run(label: &str, i: usize, slow: f64) -> (RunMeta, Parsed, Vec<
         meta,
         Parsed {
             measurements: ms,
-            provenance: Default::default(),
+            ..Default::default()
         },
         format!("{label}-{i}").into_bytes(),
     )

@@ -35,6 +35,23 @@ fn bench(c: &mut Criterion) {
             n
         })
     });
+    // A long log of plain text with one table at its end: every line is looked at a
+    // bounded number of times (a block that is no `to_string` table is skipped whole).
+    let mut long = String::new();
+    for i in 0..100_000 {
+        long.push_str(&format!("step {i:>6}   loss 0.{i:04}   lr 1e-4\n"));
+    }
+    long.push_str(&logs[0]);
+    g.throughput(Throughput::Bytes(long.len() as u64));
+    g.bench_function("plain_text_100k_lines_then_a_table", |b| {
+        b.iter(|| {
+            perfdb_ingest::formats::parse(&long, None)
+                .unwrap()
+                .1
+                .measurements
+                .len()
+        })
+    });
     g.finish();
 
     let dir = tempfile::tempdir().unwrap();

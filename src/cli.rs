@@ -55,7 +55,8 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct IngestArgs {
-    /// Files or directories (walked recursively); each file becomes one run
+    /// Files or directories (walked recursively); each file becomes one run. `-` reads
+    /// one run from standard input (give it a --name)
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
     /// Label of these runs, e.g. base, head, a branch name
@@ -73,6 +74,10 @@ pub struct IngestArgs {
     /// Input format: auto, aiter-table, perf-lines, ts-probe, ts-export
     #[arg(long, default_value = "auto")]
     pub format: String,
+    /// Source name of the run read from standard input (`-`): it stands in for the file
+    /// path, so re-ingesting the same output under the same name adds nothing
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

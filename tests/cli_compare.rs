@@ -467,3 +467,95 @@ fn a_nonzero_err_cell_on_head_is_a_numerics_failure() {
     assert_eq!(failed[0]["key"]["M"], "16");
     assert_eq!(failed[0]["variant"], "triton");
 }
+
+// ---- Issue 7: rows identified right, so compare sees the same rows whatever the print.
+
+/// Base = the real H200 base logs, head = the same logs printed differently
+/// (`sample-data/derived/<variant>`): every row matched, none only on one side.
+fn a_a(format: &str, variant: &str) -> (i32, Value) {
+    let wh = Wh::new();
+    wh.ingest(&sample(&format!("h200-gemm/ab/{format}/base")), "base");
+    wh.ingest(&sample(&format!("derived/{variant}")), "head");
+    compare_json(&wh, &["base", "head", "--control", "torch"])
+}
+
+#[test]
+fn a_a_logs_printed_differently_compare_as_the_same_rows() {
+    // 13 shapes x 2 variants x (us, TFLOPS or TB/s) in tables; us only in [perf] lines.
+    for (format, variant, n_rows) in [
+        ("aiter", "aa-reordered", 52),
+        ("aiter", "aa-ms", 52),
+        ("perf", "aa-ms-perf", 26),
+        ("aiter", "aa-extra-column", 52),
+    ] {
+        let (code, v) = a_a(format, variant);
+        assert_eq!(v["only_in_base"].as_array().unwrap().len(), 0, "{variant}");
+        assert_eq!(v["only_in_head"].as_array().unwrap().len(), 0, "{variant}");
+        assert_eq!(rows(&v).len(), n_rows, "{variant}");
+        assert_eq!(code, 0, "{variant}: {}", v["reason"]);
+        assert_eq!(v["verdict"], "ok", "{variant}");
+    }
+    // The extra column is named where the rows are matched.
+    let (_, v) = a_a("aiter", "aa-extra-column");
+    let warnings = v["warnings"].to_string();
+    assert!(warnings.contains("host only on head"), "{warnings}");
+}
+
+#[test]
+fn keys_read_in_the_order_the_log_printed_them() {
+    let (_, v) = a_a("aiter", "aa-reordered");
+    // Head's order (dtype, K, N, M) wins for display; the match is by map.
+    let gemm = rows(&v)
+        .iter()
+        .find(|r| r["table"] == "gemm_a16w16")
+        .unwrap();
+    // (`key` is a JSON object, whose readers need not keep order: `key_text` keeps it.)
+    let text = gemm["key_text"].as_str().unwrap();
+    let names: Vec<&str> = text
+        .split(' ')
+        .map(|c| c.split('=').next().unwrap())
+        .collect();
+    assert_eq!(names, ["dtype", "K", "N", "M"], "{text}");
+}
+
+#[test]
+fn bf16_and_fp8_probe_runs_are_never_one_row() {
+    let wh = Wh::new();
+    wh.ingest(&sample("h200-gemm/ab/probe/base"), "base");
+    wh.ingest(&sample("derived/probe-fp8"), "head");
+    let (code, v) = compare_json(&wh, &["base", "head", "--control", "torch"]);
+    assert_eq!(rows(&v).len(), 0, "no row matched: {}", v["reason"]);
+    assert_eq!(code, 3, "inconclusive, not ok: {}", v["reason"]);
+}
+
+#[test]
+fn repeated_tables_pair_by_arguments_or_say_they_cannot() {
+    // With `calling` lines: layout is part of the key; head skipped NT, nothing changed.
+    let wh = Wh::new();
+    wh.ingest(&sample("derived/repeated-tables/calls/base"), "base");
+    wh.ingest(&sample("derived/repeated-tables/calls/head"), "head");
+    let (_, v) = compare_json(&wh, &["base", "head"]);
+    assert!(
+        rows(&v).iter().all(|r| r["verdict"] != "regression"),
+        "{}",
+        v["reason"]
+    );
+    assert_eq!(rows(&v).len(), 6, "TN and TT, 3 shapes each");
+    assert_eq!(v["only_in_base"].as_array().unwrap().len(), 3, "NT");
+
+    // Without them, copies are named by position; the counts differ, so the tables
+    // cannot be paired and the comparison is inconclusive, not a +50% regression.
+    let wh = Wh::new();
+    wh.ingest(&sample("derived/repeated-tables/positional/base"), "base");
+    wh.ingest(&sample("derived/repeated-tables/positional/head"), "head");
+    let (code, v) = compare_json(&wh, &["base", "head"]);
+    assert_eq!(code, 3, "{}", v["reason"]);
+    assert!(rows(&v).iter().all(|r| r["verdict"] == "invalid"));
+    assert!(
+        v["warnings"]
+            .to_string()
+            .contains("printed 3 time(s) on base and 2 on head"),
+        "{}",
+        v["warnings"]
+    );
+}

@@ -8,6 +8,7 @@ pub mod formats;
 pub mod model;
 pub mod schema;
 pub mod text;
+pub mod units;
 pub mod warehouse;
 
 use formats::{Format, ParseError};
@@ -52,6 +53,10 @@ pub struct Ingested {
     pub trial: Option<i32>,
     pub tables: Vec<(String, usize)>,
     pub rows: usize,
+    /// Blocks skipped and columns not classified, each with its line.
+    pub warnings: Vec<model::Warning>,
+    /// The harness said the run failed (`TS_KERNEL_FAIL`): its words.
+    pub failed: Option<String>,
 }
 
 /// Expand directories (recursively, sorted) into files; files stay as given.
@@ -163,6 +168,29 @@ pub fn ingest_files(
             results.extend(h.join().expect("parser thread panicked"));
         }
     });
+    let paths = files.iter().map(|f| f.display().to_string()).collect();
+    commit_prepared(wh, paths, results)
+}
+
+/// Ingest one text read from elsewhere (standard input) under the source name `name`:
+/// the name stands in for a file path in the run id and the provenance.
+pub fn ingest_bytes(
+    wh: &Warehouse,
+    name: &str,
+    bytes: &[u8],
+    format: Option<Format>,
+    meta: &RunMeta,
+) -> Result<Vec<FileReport>, WarehouseError> {
+    let result = prepare_bytes(name, bytes, format, meta);
+    commit_prepared(wh, vec![name.to_string()], vec![result])
+}
+
+/// Commit every prepared file in one transaction; one report per path, in order.
+fn commit_prepared(
+    wh: &Warehouse,
+    paths: Vec<String>,
+    results: Vec<Result<Prepared, FileError>>,
+) -> Result<Vec<FileReport>, WarehouseError> {
     // Failed files keep their error; parsed ones are committed together.
     let mut ok: Vec<Prepared> = Vec::new();
     let mut errors: Vec<Option<FileError>> = Vec::with_capacity(results.len());
@@ -175,23 +203,38 @@ pub fn ingest_files(
             Err(e) => errors.push(Some(e)),
         }
     }
-    type Summary = (Format, Vec<(String, usize)>, usize);
+    type Summary = (
+        Format,
+        Vec<(String, usize)>,
+        usize,
+        Vec<model::Warning>,
+        Option<String>,
+    );
     let summaries: Vec<Summary> = ok
-        .iter()
+        .iter_mut()
         .map(|p| {
             let fmt: Format = p.run.format.parse().expect("format name round-trips");
-            (fmt, p.tables.clone(), p.measurements.len())
+            let failed = (p.run.verdict.as_deref() == Some("fail"))
+                .then(|| p.run.verdict_detail.clone().unwrap_or_default());
+            let warnings = std::mem::take(&mut p.warnings);
+            (
+                fmt,
+                p.tables.clone(),
+                p.measurements.len(),
+                warnings,
+                failed,
+            )
         })
         .collect();
     let mut outcomes = wh.commit(ok)?.into_iter().zip(summaries);
-    let reports = files
-        .iter()
+    let reports = paths
+        .into_iter()
         .zip(errors)
-        .map(|(f, err)| {
+        .map(|(path, err)| {
             let result = match err {
                 Some(e) => Err(e),
                 None => {
-                    let (outcome, (format, tables, rows)) =
+                    let (outcome, (format, tables, rows, warnings, failed)) =
                         outcomes.next().expect("one outcome per parsed file");
                     let (run_id, trial) = match outcome {
                         Outcome::Added { run_id, trial } => (run_id, Some(trial)),
@@ -203,13 +246,12 @@ pub fn ingest_files(
                         trial,
                         tables,
                         rows,
+                        warnings,
+                        failed,
                     })
                 }
             };
-            FileReport {
-                path: f.display().to_string(),
-                result,
-            }
+            FileReport { path, result }
         })
         .collect();
     Ok(reports)

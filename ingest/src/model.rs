@@ -70,17 +70,67 @@ impl fmt::Display for Name {
     }
 }
 /// Identity cells shared by every value of one table row or record, as the canonical
-/// JSON object text the warehouse stores (source order): parsers encode a row's key once.
+/// JSON object text the warehouse stores: cells sorted by name (then value), so two
+/// sources that print the same cells in another column order give the same key. The
+/// source order is kept apart, per table, in a [`KeyOrder`]. Parsers encode a row's key once.
 pub type Key = Arc<str>;
+
+/// The names of a key's cells in the order the source printed them, as a JSON array
+/// (`["M","N","K","dtype"]`): one per table or record layout, for display only.
+pub type KeyOrder = Name;
 
 /// The key with no cells.
 pub fn empty_key() -> Key {
     Arc::from("{}")
 }
 
-/// Encode pairs as a [`Key`].
-pub fn key_of(pairs: &[(String, String)]) -> Key {
-    key_to_json(pairs).into()
+/// The order of a key with no cells.
+pub fn empty_order() -> KeyOrder {
+    Name::new("[]")
+}
+
+/// Encode pairs (in source order) as a canonical [`Key`] and their [`KeyOrder`].
+pub fn key_of(pairs: &[(String, String)]) -> (Key, KeyOrder) {
+    // By name only (a stable sort): the aiter parser orders a table's key columns the same way.
+    let mut sorted: Vec<&(String, String)> = pairs.iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut s = String::with_capacity(16 * pairs.len() + 2);
+    s.push('{');
+    for (i, (k, v)) in sorted.into_iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        push_json_str(&mut s, k);
+        s.push(':');
+        push_json_str(&mut s, v);
+    }
+    s.push('}');
+    (s.into(), order_of(pairs.iter().map(|(k, _)| k.as_str())))
+}
+
+/// The [`KeyOrder`] of cells named `names`, in that order.
+pub fn order_of<'a>(names: impl Iterator<Item = &'a str>) -> KeyOrder {
+    let mut s = String::from("[");
+    for (i, n) in names.enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        push_json_str(&mut s, n);
+    }
+    s.push(']');
+    Name::new(&s)
+}
+
+/// Put the cells of a canonical key back in source order (names `order` does not list
+/// keep their canonical place, after the listed ones).
+pub fn in_source_order(key: Vec<(String, String)>, order: &str) -> Vec<(String, String)> {
+    let names: Vec<String> = serde_json::from_str(order).unwrap_or_default();
+    if names.is_empty() {
+        return key;
+    }
+    let mut key = key;
+    key.sort_by_key(|(k, _)| names.iter().position(|n| n == k).unwrap_or(usize::MAX));
+    key
 }
 
 /// Append `s` as a JSON string literal.
@@ -235,33 +285,43 @@ pub mod metric {
     pub const UPLIFT: &str = "uplift";
     /// Free-text annotation columns (`note`, `status`): kept, never identity.
     pub const NOTE: &str = "note";
+    /// Numeric columns whose meaning perfdb cannot tell: kept, reported, never identity.
+    pub const UNCLASSIFIED: &str = "unclassified";
 
     /// Derived metrics: stored, shown, never compared as a performance row.
     pub fn is_derived(metric: &str) -> bool {
-        matches!(metric, ERROR | RATIO | SPEEDUP | UPLIFT | NOTE) || metric.starts_with("error_")
+        matches!(
+            metric,
+            ERROR | RATIO | SPEEDUP | UPLIFT | NOTE | UNCLASSIFIED
+        ) || metric.starts_with("error_")
     }
 }
 
-/// One value, as parsed. `key` holds the identity cells (shape and config) as
-/// name=value pairs in the canonical order of the source (table column order, or
-/// sorted parameter names for TokenSpeed shapes).
+/// One value, as parsed. `key` holds the identity cells (shape and config) as a
+/// canonical name -> value map; `key_order` the order the source printed them in.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Measurement {
     pub table: Name,
     pub variant: Name,
     pub key: Key,
+    pub key_order: KeyOrder,
     pub metric: Name,
     pub unit: Name,
     pub direction: Direction,
     /// `None` when the source said the value is missing (nan, None, empty, `-`, skip).
     pub value: Option<f64>,
-    /// The cell or field exactly as the source printed it (after trimming).
+    /// The cell or field exactly as the source printed it (after trimming); when the
+    /// value was converted to its metric's canonical unit, the printed unit follows
+    /// (`1.2 ms` for a value stored as 1200 us).
     pub raw: Raw,
     /// The column header or field name the value came from.
     pub column: Name,
     pub numerics: Numerics,
     /// 1-based line number in the source file.
     pub line: u32,
+    /// Why the value reads as it does, when the parser had to decide something the
+    /// source did not say (`unattributed numerics failure`, `unclassified column`).
+    pub note: Option<Name>,
 }
 
 impl Measurement {
@@ -335,11 +395,21 @@ pub struct Provenance {
     pub arch: Option<String>,
 }
 
+/// Something a parser skipped or could not classify: reported at ingest, the rest of
+/// the file is still ingested.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    /// 1-based line, 0 for the file as a whole.
+    pub line: usize,
+    pub reason: String,
+}
+
 /// What a parser returns for one file.
 #[derive(Debug, Clone, Default)]
 pub struct Parsed {
     pub measurements: Vec<Measurement>,
     pub provenance: Provenance,
+    pub warnings: Vec<Warning>,
 }
 
 /// Metadata the user gives at ingest time.

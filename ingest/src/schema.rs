@@ -39,6 +39,7 @@ pub mod measurements {
     pub const TABLE: &str = "table_name";
     pub const VARIANT: &str = "variant";
     pub const KEY: &str = "key";
+    pub const KEY_ORDER: &str = "key_order";
     pub const METRIC: &str = "metric";
     pub const UNIT: &str = "unit";
     pub const DIRECTION: &str = "direction";
@@ -47,6 +48,7 @@ pub mod measurements {
     pub const COLUMN: &str = "column_name";
     pub const NUMERICS: &str = "numerics";
     pub const LINE: &str = "line";
+    pub const NOTE: &str = "note";
 }
 
 fn utf8(name: &str, nullable: bool) -> Field {
@@ -85,6 +87,7 @@ pub static MEASUREMENTS_SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
         utf8(TABLE, false),
         utf8(VARIANT, false),
         utf8(KEY, false),
+        utf8(KEY_ORDER, false),
         utf8(METRIC, false),
         utf8(UNIT, false),
         utf8(DIRECTION, false),
@@ -93,6 +96,7 @@ pub static MEASUREMENTS_SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
         utf8(COLUMN, false),
         utf8(NUMERICS, false),
         Field::new(LINE, DataType::Int32, false),
+        utf8(NOTE, true),
     ]))
 });
 
@@ -164,6 +168,7 @@ pub fn measurements_batch(rows: &[(&str, &[Measurement])]) -> RecordBatch {
     let mut table = StringBuilder::with_capacity(n, n * 12);
     let mut variant = StringBuilder::with_capacity(n, n * 8);
     let mut key = StringBuilder::with_capacity(n, n * 48);
+    let mut key_order = StringBuilder::with_capacity(n, n * 24);
     let mut metric = StringBuilder::with_capacity(n, n * 8);
     let mut unit = StringBuilder::with_capacity(n, n * 4);
     let mut direction = StringBuilder::with_capacity(n, n * 5);
@@ -172,12 +177,14 @@ pub fn measurements_batch(rows: &[(&str, &[Measurement])]) -> RecordBatch {
     let mut column = StringBuilder::with_capacity(n, n * 10);
     let mut numerics = StringBuilder::with_capacity(n, n * 6);
     let mut line = Int32Builder::with_capacity(n);
+    let mut note = StringBuilder::new();
     for (id, ms) in rows {
         for m in *ms {
             run_id.append_value(id);
             table.append_value(m.table);
             variant.append_value(m.variant);
             key.append_value(&m.key);
+            key_order.append_value(m.key_order);
             metric.append_value(m.metric);
             unit.append_value(m.unit);
             direction.append_value(m.direction.as_str());
@@ -186,6 +193,7 @@ pub fn measurements_batch(rows: &[(&str, &[Measurement])]) -> RecordBatch {
             column.append_value(m.column);
             numerics.append_value(m.numerics.as_str());
             line.append_value(m.line as i32);
+            note.append_option(m.note);
         }
     }
     let cols: Vec<ArrayRef> = vec![
@@ -193,6 +201,7 @@ pub fn measurements_batch(rows: &[(&str, &[Measurement])]) -> RecordBatch {
         Arc::new(table.finish()),
         Arc::new(variant.finish()),
         Arc::new(key.finish()),
+        Arc::new(key_order.finish()),
         Arc::new(metric.finish()),
         Arc::new(unit.finish()),
         Arc::new(direction.finish()),
@@ -201,6 +210,7 @@ pub fn measurements_batch(rows: &[(&str, &[Measurement])]) -> RecordBatch {
         Arc::new(column.finish()),
         Arc::new(numerics.finish()),
         Arc::new(line.finish()),
+        Arc::new(note.finish()),
     ];
     RecordBatch::try_new(MEASUREMENTS_SCHEMA.clone(), cols)
         .expect("measurements batch matches MEASUREMENTS_SCHEMA")

@@ -106,12 +106,16 @@ pub struct NotANumber;
 /// no benchmark reports as a real measurement), `Err(NotANumber)` otherwise.
 pub fn parse_value(cell: &str) -> Result<Option<f64>, NotANumber> {
     let c = cell.trim_ascii();
-    // Plain numbers first: `nan` and `inf` also parse, and are missing values.
+    // Plain numbers first (every decimal form Python and C print: `1.5e+01`, `1E5`,
+    // `.5`, `5.`); `nan` and `inf` also parse, and are missing values.
     if let Ok(v) = c.parse::<f64>() {
         return Ok(v.is_finite().then_some(v));
     }
     if is_missing_token(c) || is_inf_token(c) {
         return Ok(None);
+    }
+    if let Some(v) = parse_hex_float(c) {
+        return Ok(Some(v));
     }
     // `1,264.1` (thousands separators): rare, so only then pay for a copy.
     let without_commas;
@@ -134,10 +138,92 @@ pub fn parse_value(cell: &str) -> Result<Option<f64>, NotANumber> {
 }
 
 fn is_inf_token(c: &str) -> bool {
-    matches!(
-        c,
-        "inf" | "-inf" | "+inf" | "Inf" | "-Inf" | "infinity" | "-infinity"
-    )
+    let c = c.trim_start_matches(['-', '+']);
+    c.eq_ignore_ascii_case("inf")
+        || c.eq_ignore_ascii_case("infinity")
+        || c.eq_ignore_ascii_case("nan")
+        // MSVC's printf: `-nan(ind)`, `1.#INF`.
+        || c.starts_with("nan(")
+        || c.starts_with("1.#")
+}
+
+/// C's `%a` (and Python's `float.hex()`): `0x1.8p+3` = 12, `-0x1p-2` = -0.25.
+pub fn parse_hex_float(c: &str) -> Option<f64> {
+    let (neg, c) = match c.as_bytes().first()? {
+        b'-' => (true, &c[1..]),
+        b'+' => (false, &c[1..]),
+        _ => (false, c),
+    };
+    let c = c.strip_prefix("0x").or_else(|| c.strip_prefix("0X"))?;
+    let (mantissa, exp) = c.split_once(['p', 'P'])?;
+    let exp: i32 = exp.parse().ok()?;
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    let mut v = 0f64;
+    for d in int.chars() {
+        v = v * 16.0 + f64::from(d.to_digit(16)?);
+    }
+    let mut scale = 1.0 / 16.0;
+    for d in frac.chars() {
+        v += f64::from(d.to_digit(16)?) * scale;
+        scale /= 16.0;
+    }
+    let v = v * 2f64.powi(exp);
+    Some(if neg { -v } else { v })
+}
+
+/// Length of the number at the start of `tok` in any form Python and C print
+/// (`12.3`, `-1.5e+01`, `1e-05`, `.5`, `0x1.8p+3`), so a unit glued to it
+/// (`1.5e+01us`) is split off after the exponent, not at the `e`.
+pub fn number_prefix_len(tok: &str) -> usize {
+    let b = tok.as_bytes();
+    let mut i = usize::from(matches!(b.first(), Some(b'-' | b'+')));
+    if b[i..].starts_with(b"0x") || b[i..].starts_with(b"0X") {
+        let mut j = i + 2;
+        while j < b.len() && (b[j].is_ascii_hexdigit() || b[j] == b'.') {
+            j += 1;
+        }
+        if j < b.len() && (b[j] == b'p' || b[j] == b'P') {
+            return exponent_end(b, j);
+        }
+        return j;
+    }
+    let start = i;
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    if i < b.len() && b[i] == b'.' {
+        i += 1;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+    }
+    if i == start || (i == start + 1 && b[start] == b'.') {
+        return 0;
+    }
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        return exponent_end(b, i);
+    }
+    i
+}
+
+/// End of an exponent starting at `b[at]` (`e`, `E`, `p`, `P`), or `at` when no digits follow.
+fn exponent_end(b: &[u8], at: usize) -> usize {
+    let mut j = at + 1;
+    if j < b.len() && (b[j] == b'-' || b[j] == b'+') {
+        j += 1;
+    }
+    let digits = j;
+    while j < b.len() && b[j].is_ascii_digit() {
+        j += 1;
+    }
+    if j == digits {
+        at
+    } else {
+        j
+    }
 }
 
 /// Collapse runs of whitespace to one space and trim.
@@ -191,6 +277,56 @@ mod tests {
             assert_eq!(parse_value(m), Ok(None), "{m}");
         }
         assert_eq!(parse_value("torch.bfloat16"), Err(NotANumber));
+    }
+
+    #[test]
+    fn every_float_form_python_and_c_print() {
+        let cases = [
+            ("1.5e+01", 15.0),
+            ("1e-05", 1e-05),
+            ("1E5", 1e5),
+            ("-2.5E-3", -2.5e-3),
+            (".5", 0.5),
+            ("5.", 5.0),
+            ("-0.0", 0.0),
+            ("+3", 3.0),
+            ("1.52588e-05", 1.52588e-05),
+            ("0x1.8p+3", 12.0),
+            ("-0x1p-2", -0.25),
+            ("0x1.999999999999ap-4", 0.1),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse_value(text), Ok(Some(want)), "{text}");
+        }
+        for m in [
+            "-nan",
+            "NAN",
+            "INF",
+            "-Infinity",
+            "nan(ind)",
+            "-nan(ind)",
+            "1.#INF",
+        ] {
+            assert_eq!(parse_value(m), Ok(None), "{m}");
+        }
+    }
+
+    #[test]
+    fn number_prefix_stops_after_the_exponent() {
+        for (tok, n) in [
+            ("1.5e+01us", 7),
+            ("1e-05", 5),
+            ("12.3us", 4),
+            ("12.3", 4),
+            ("3e", 1),
+            ("2ms", 1),
+            ("0x1.8p+3us", 8),
+            ("us", 0),
+            (".", 0),
+            ("-4.0", 4),
+        ] {
+            assert_eq!(number_prefix_len(tok), n, "{tok}");
+        }
     }
 
     #[test]

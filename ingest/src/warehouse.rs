@@ -18,7 +18,7 @@
 //! them. Writers serialise on `.lock`, so concurrent ingests lose nothing and never
 //! assign the same trial number twice.
 
-use crate::model::{Measurement, Parsed, Run, RunMeta};
+use crate::model::{Measurement, Parsed, Run, RunMeta, Warning};
 use crate::schema::{self, measurements_batch, runs_batch};
 use arrow::array::{Array, Int32Array, RecordBatch, StringArray};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -124,6 +124,8 @@ pub struct Prepared {
     pub run: Run,
     pub measurements: Vec<Measurement>,
     pub tables: Vec<(String, usize)>,
+    /// What the parser skipped or could not classify (the rest is ingested).
+    pub warnings: Vec<Warning>,
 }
 
 /// What happened to one prepared file at commit.
@@ -163,12 +165,15 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
-/// The run id: a content hash of the file plus its metadata, so re-ingesting the same
-/// file with the same metadata is recognised, and the same file under another label is not.
-pub fn run_id(source_sha256: &str, format: &str, meta: &RunMeta) -> String {
+/// The run id: a hash of one ingested file — its content, its name and its metadata —
+/// so re-ingesting the same file with the same metadata is recognised, the same file
+/// under another label is not, and two trial files that happen to hold the same text
+/// (a stable GPU printing `10.00 us` four times) are two trials.
+pub fn run_id(source_sha256: &str, source_name: &str, format: &str, meta: &RunMeta) -> String {
     let mut h = Sha256::new();
     for part in [
         source_sha256,
+        source_name_key(source_name),
         format,
         &meta.label,
         meta.commit.as_deref().unwrap_or(""),
@@ -179,6 +184,16 @@ pub fn run_id(source_sha256: &str, format: &str, meta: &RunMeta) -> String {
         h.update([0u8]);
     }
     hex(&h.finalize()[..10])
+}
+
+/// The part of a source path that identifies the file: the path as given, without a
+/// leading `./` (so `./logs/t1.log` and `logs/t1.log` are one file).
+fn source_name_key(path: &str) -> &str {
+    let mut p = path;
+    while let Some(rest) = p.strip_prefix("./") {
+        p = rest;
+    }
+    p
 }
 
 /// Turn one parsed file into a run ready to commit (trial is assigned at commit).
@@ -199,7 +214,7 @@ pub fn prepare(
     }
     let p = parsed.provenance;
     let run = Run {
-        run_id: run_id(&sha, format, meta),
+        run_id: run_id(&sha, source_path, format, meta),
         ingested_at_us: 0,
         source_path: source_path.to_string(),
         source_sha256: sha,
@@ -220,6 +235,7 @@ pub fn prepare(
         run,
         measurements: parsed.measurements,
         tables,
+        warnings: parsed.warnings,
     }
 }
 

@@ -210,14 +210,15 @@ pub fn chart_data(
         )
     };
     let sql = format!(
-        "SELECT key, variant, any_value(unit), median(value), min(value), max(value), count(value) \
+        "SELECT key, variant, any_value(unit), median(value), min(value), max(value), count(value), \
+                any_value(key_order) \
          FROM measurements WHERE table_name = {} AND metric = {} AND value IS NOT NULL \
          AND {runs_pred} GROUP BY key, variant",
         sql_str(table),
         sql_str(metric)
     );
     let mut stmt = db.conn.prepare(&sql)?;
-    type Agg = (String, String, String, f64, f64, f64, i64);
+    type Agg = (String, String, String, f64, f64, f64, i64, Option<String>);
     let rows: Vec<Agg> = stmt
         .query_map([], |r| {
             Ok((
@@ -228,15 +229,20 @@ pub fn chart_data(
                 r.get(4)?,
                 r.get(5)?,
                 r.get(6)?,
+                r.get(7)?,
             ))
         })?
         .collect::<Result<_, _>>()?;
+    // Keys are stored in canonical order; shapes read in the order the log printed them.
+    let shown = |k: &str, order: &Option<String>| {
+        perfdb_ingest::model::in_source_order(key_from_json(k), order.as_deref().unwrap_or("[]"))
+    };
     if rows.is_empty() {
         return Err(ChartError::Empty);
     }
     let mut keys: Vec<Vec<(String, String)>> = Vec::new();
-    for (k, ..) in &rows {
-        let kk = key_from_json(k);
+    for (k, .., order) in &rows {
+        let kk = shown(k, order);
         if !keys.contains(&kk) {
             keys.push(kk);
         }
@@ -276,8 +282,8 @@ pub fn chart_data(
         .collect();
     let points = rows
         .iter()
-        .map(|(k, v, _, med, lo, hi, n)| {
-            let kk = key_from_json(k);
+        .map(|(k, v, _, med, lo, hi, n, order)| {
+            let kk = shown(k, order);
             ShapePoint {
                 shape: keys.iter().position(|x| *x == kk).expect("collected"),
                 variant: v.clone(),

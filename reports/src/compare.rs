@@ -313,15 +313,18 @@ pub fn select_runs(db: &Db, spec: &str) -> Result<SideInfo, CompareError> {
     Err(CompareError::NoRuns(spec.to_string()))
 }
 
-struct Value {
-    value: Option<f64>,
-    numerics: Numerics,
+pub(crate) struct Value {
+    pub(crate) value: Option<f64>,
+    pub(crate) numerics: Numerics,
 }
 
-type RowId = (String, String, String, String, String); // table, variant, key, metric, unit
+/// table, variant, key (canonical JSON), metric, unit.
+pub(crate) type RowId = (String, String, String, String, String);
 
 struct Loaded {
     rows: BTreeMap<RowId, (Direction, Vec<Value>)>,
+    /// (table, key) -> the key's source order (`["M","N","K"]`), for display.
+    orders: HashMap<(String, String), String>,
     /// Head-side numerics evidence from derived `err` columns: (table, variant, key).
     err_nonzero: HashMap<(String, String, String), bool>,
     derived_columns: BTreeMap<String, Vec<String>>,
@@ -368,7 +371,8 @@ fn load_side(
     let labels: Vec<String> = side.labels.iter().map(|l| sql_str(l)).collect();
     let sql = format!(
         "SELECT m.table_name, m.variant, m.key, m.metric, m.unit, any_value(m.direction), any_value(m.column_name), \
-                list(m.value), list(CASE m.numerics WHEN 'pass' THEN 0 WHEN 'fail' THEN 2 ELSE 1 END::TINYINT) \
+                list(m.value), list(CASE m.numerics WHEN 'pass' THEN 0 WHEN 'fail' THEN 2 ELSE 1 END::TINYINT), \
+                any_value(m.key_order) \
          FROM measurements m {} \
          WHERE m.label IN ({}){run_pred}{} \
          GROUP BY m.table_name, m.variant, m.key, m.metric, m.unit",
@@ -379,6 +383,7 @@ fn load_side(
     );
     let mut loaded = Loaded {
         rows: BTreeMap::new(),
+        orders: HashMap::new(),
         err_nonzero: HashMap::new(),
         derived_columns: BTreeMap::new(),
     };
@@ -397,10 +402,17 @@ fn load_side(
         );
         let value_lists = list(batch.column(7))?;
         let numerics_lists = list(batch.column(8))?;
+        let key_orders = text(9)?;
         for i in 0..batch.num_rows() {
             let table = tables.value(i).to_string();
             let variant = variants.value(i).to_string();
             let key = keys.value(i).to_string();
+            if !key_orders.is_null(i) {
+                loaded
+                    .orders
+                    .entry((table.clone(), key.clone()))
+                    .or_insert_with(|| key_orders.value(i).to_string());
+            }
             let metric_name = metrics.value(i).to_string();
             let direction = Direction::parse(directions.value(i));
             let values_arr = value_lists.value(i);
@@ -548,11 +560,30 @@ fn build_report(
     let mut only_in_head = Vec::new();
     let mut not_measured = 0usize;
     let mut key_names: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut warnings = crate::matching::reconcile_key_columns(&mut b.rows, &mut h.rows);
+    let positional = crate::matching::positional_mismatches(&b.rows, &h.rows);
+    warnings.extend(positional.iter().map(|m| m.warning()));
+    let mut orders = std::mem::take(&mut h.orders);
+    for (k, v) in std::mem::take(&mut b.orders) {
+        orders.entry(k).or_insert(v);
+    }
+    let display_key = |table: &str, key_json: &str| -> Vec<(String, String)> {
+        let key = key_from_json(key_json);
+        match orders.get(&(table.to_string(), key_json.to_string())) {
+            Some(order) => model::in_source_order(key, order),
+            // A key re-made from the columns both sides share: any row of the table
+            // with the fuller key gives the order.
+            None => match orders.iter().find(|((t, _), _)| t == table) {
+                Some((_, order)) => model::in_source_order(key, order),
+                None => key,
+            },
+        }
+    };
 
     let one_sided = |id: &RowId| OneSided {
         table: id.0.clone(),
         variant: id.1.clone(),
-        key: key_from_json(&id.2),
+        key: display_key(&id.0, &id.2),
         metric: id.3.clone(),
     };
     for id in h.rows.keys() {
@@ -572,7 +603,7 @@ fn build_report(
             continue;
         }
         let (table, variant, key_json, metric_name, unit) = id;
-        let key = key_from_json(&key_json);
+        let key = display_key(&table, &key_json);
         key_names
             .entry(table.clone())
             .or_insert_with(|| key.iter().map(|(k, _)| k.clone()).collect());
@@ -620,6 +651,11 @@ fn build_report(
             base_numerics,
         };
         assess(&mut row, &bvals, &hvals, opt);
+        if let Some(m) = positional.iter().find(|m| m.covers(&row.table)) {
+            row.verdict = Verdict::Invalid;
+            row.p = None;
+            row.reason = m.row_reason();
+        }
         let _ = (&base_side, &head_side);
         rows.push(row);
     }
@@ -649,7 +685,6 @@ fn build_report(
     let mut t = std::time::Instant::now();
     let summary = summarize(&rows, opt);
     trace("summary bootstrap", &mut t);
-    let mut warnings = Vec::new();
     if !only_in_base.is_empty() || !only_in_head.is_empty() {
         warnings.push(format!(
             "the two sides measured different row sets: {} row(s) only in base, {} only in head",
@@ -804,7 +839,7 @@ fn gate_on_control(rows: &mut [Row], opt: &Options) -> Option<ControlStatus> {
             per_key
                 .entry((
                     r.table.clone(),
-                    model::key_to_json(&r.key),
+                    model::key_of(&r.key).0.to_string(),
                     r.metric.clone(),
                     r.unit.clone(),
                 ))
@@ -840,7 +875,7 @@ fn gate_on_control(rows: &mut [Row], opt: &Options) -> Option<ControlStatus> {
         }
         let k = (
             r.table.clone(),
-            model::key_to_json(&r.key),
+            model::key_of(&r.key).0.to_string(),
             r.metric.clone(),
             r.unit.clone(),
         );

@@ -69,7 +69,9 @@ fn view_sql(name: &str, files: &[PathBuf], schema: &arrow::datatypes::Schema) ->
         empty_view(schema)
     } else {
         format!(
-            "SELECT * FROM read_parquet({}, hive_partitioning = true, hive_types = {{'{}': VARCHAR}})",
+            // union_by_name: files written before a column was added (key_order, note)
+            // read as NULL in it instead of failing the view.
+            "SELECT * FROM read_parquet({}, hive_partitioning = true, hive_types = {{'{}': VARCHAR}}, union_by_name = true)",
             file_list(files),
             schema::LABEL
         )

@@ -6,6 +6,7 @@ use anyhow::Context;
 use perfdb_ingest::formats::Format;
 use perfdb_ingest::model::RunMeta;
 use perfdb_ingest::warehouse::{Label, Warehouse, DEFAULT_LABEL};
+use perfdb_ingest::FileReport;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
@@ -24,6 +25,30 @@ pub fn run(root: &Path, a: IngestArgs) -> anyhow::Result<Exit> {
         arch: a.arch,
         tags: super::parse_pairs(&a.tags, "--tag")?,
     };
+    let wh = Warehouse::new(root);
+    let stdin = a.paths.iter().any(|p| p.as_os_str() == "-");
+    if stdin {
+        if a.paths.len() > 1 {
+            anyhow::bail!(
+                "`-` (standard input) cannot be mixed with files; ingest them in two commands"
+            );
+        }
+        let Some(name) = a.name.as_deref().filter(|n| !n.trim().is_empty()) else {
+            anyhow::bail!(
+                "reading standard input needs --name NAME (e.g. --name gemm-trial-3.log): the \
+                 name identifies the run, so the same output ingested twice is recognised"
+            );
+        };
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)
+            .context("cannot read standard input")?;
+        let reports = perfdb_ingest::ingest_bytes(&wh, name, &bytes, format, &meta)
+            .with_context(|| format!("cannot write the warehouse at {}", root.display()))?;
+        return report(root, &label, &reports);
+    }
+    if a.name.is_some() {
+        anyhow::bail!("--name names the run read from standard input; it needs `-` as the input");
+    }
     let files = perfdb_ingest::expand_inputs(&a.paths)?;
     if files.is_empty() {
         anyhow::bail!(
@@ -35,7 +60,6 @@ pub fn run(root: &Path, a: IngestArgs) -> anyhow::Result<Exit> {
                 .join(", ")
         );
     }
-    let wh = Warehouse::new(root);
     let total = files.len();
     let show = total >= PROGRESS_MIN_FILES && std::io::stderr().is_terminal();
     let progress = move |done: usize| {
@@ -54,11 +78,30 @@ pub fn run(root: &Path, a: IngestArgs) -> anyhow::Result<Exit> {
     };
     let reports = perfdb_ingest::ingest_files(&wh, &files, format, &meta, &progress)
         .with_context(|| format!("cannot write the warehouse at {}", root.display()))?;
+    report(root, &label, &reports)
+}
+
+/// Say what happened to each input: data to stdout, warnings and errors to stderr.
+fn report(root: &Path, label: &Label, reports: &[FileReport]) -> anyhow::Result<Exit> {
     let mut out = std::io::stdout().lock();
     let (mut added, mut present, mut failed) = (0, 0, 0);
-    for r in &reports {
+    for r in reports {
         match &r.result {
             Ok(i) => {
+                for w in &i.warnings {
+                    let at = if w.line > 0 {
+                        format!(":{}", w.line)
+                    } else {
+                        String::new()
+                    };
+                    eprintln!("warning: {}{at}: {}", r.path, w.reason);
+                }
+                if let Some(why) = &i.failed {
+                    eprintln!(
+                        "warning: {}: the harness reported this run failed ({why}); it is kept with its verdict",
+                        r.path
+                    );
+                }
                 let tables: Vec<String> =
                     i.tables.iter().map(|(t, n)| format!("{t} ({n})")).collect();
                 match i.trial {
@@ -76,7 +119,7 @@ pub fn run(root: &Path, a: IngestArgs) -> anyhow::Result<Exit> {
                     }
                     None => {
                         present += 1;
-                        writeln!(out, "skipped {}: already in the warehouse as run {} (same file, same metadata)", r.path, i.run_id)?;
+                        writeln!(out, "skipped {}: already in the warehouse as run {} (same file name, content and metadata)", r.path, i.run_id)?;
                     }
                 }
             }

@@ -3,13 +3,16 @@
 //! `to_string(index=False)` whitespace fallback. `checkAllclose` verdicts printed before
 //! a table attach to that table's variant; `[perf]` lines in the same log are kept too.
 
-use super::columns::{classify_header, ColumnRole};
+use super::columns::{classify_header, ColumnRole, KNOWN_VARIANTS};
 use super::perf::parse_perf_line;
 use super::{lines, Format, ParseError, Parser};
-use crate::model::{push_json_str, Direction, Key, Measurement, Name, Numerics, Parsed, Raw};
+use crate::model::{
+    key_from_json, key_of, metric, order_of, push_json_str, Direction, Key, Measurement, Name,
+    Numerics, Parsed, Raw, Warning,
+};
 use crate::text::{find_marker, has, is_missing_token, parse_value, strip_aiter_prefix};
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 pub struct AiterTables;
 
@@ -27,11 +30,23 @@ impl Parser for AiterTables {
         let all: Vec<(usize, Cow<str>)> = lines(text).collect();
         let mut st = State::default();
         let mut i = 0;
+        // Each pass of the loop consumes at least one line and never moves back, so a
+        // log is read once: plain-text blocks are tried as a `to_string` table at most
+        // once from their start, then skipped whole.
         while i < all.len() {
             let (no, line) = (&all[i].0, all[i].1.as_ref());
             // Table lines are most of a log: take them first.
             if line.trim_ascii_start().starts_with('|') {
-                i = st.pipe_table(&all, i)?;
+                i = match st.pipe_table(&all, i) {
+                    Ok(next) => next,
+                    Err((e, next)) => {
+                        st.warnings.push(Warning {
+                            line: e.line,
+                            reason: format!("{}; this block is skipped", e.reason),
+                        });
+                        next
+                    }
+                };
                 continue;
             }
             let msg = strip_aiter_prefix(line);
@@ -50,24 +65,21 @@ impl Parser for AiterTables {
             }
             if msg.is_some() {
                 if let Some(v) = check_allclose(body) {
-                    st.verdicts.push(v);
+                    st.verdicts.push((v.0, v.1, *no));
                 }
                 i += 1;
                 continue;
             }
-            if let Some(next) = st.whitespace_table(&all, i) {
+            if let Some((args, next)) = calling_args(&all, i) {
+                st.calls.push(args);
                 i = next;
                 continue;
             }
-            i += 1;
+            i = match st.whitespace_table(&all, i) {
+                Ok(next) | Err(next) => next,
+            };
         }
-        if st.out.is_empty() {
-            return Err(ParseError::at(0, "no summary table with data rows found"));
-        }
-        Ok(Parsed {
-            measurements: st.out,
-            provenance: Default::default(),
-        })
+        st.finish()
     }
 }
 
@@ -75,10 +87,126 @@ impl Parser for AiterTables {
 struct State {
     out: Vec<Measurement>,
     pending_title: Option<String>,
-    /// `checkAllclose` verdicts seen since the last table: (variant, verdict).
-    verdicts: Vec<(String, Numerics)>,
-    /// Tables seen so far by title, with their count (a log has a handful).
-    titles_seen: Vec<(String, usize)>,
+    /// `checkAllclose` verdicts seen since the last table: (message prefix, verdict, line).
+    verdicts: Vec<(String, Numerics, usize)>,
+    /// Arguments of the `calling test_x(...)` blocks seen since the last table.
+    calls: Vec<Vec<(String, String)>>,
+    /// Every table emitted, in order.
+    tables: Vec<TableSpan>,
+    warnings: Vec<Warning>,
+    /// Columns already reported as unclassified (once per file).
+    reported: HashSet<String>,
+    /// Failed checks of a variant no table of the log measures: the run failed.
+    run_failures: Vec<String>,
+}
+
+/// One emitted table: its title, its values in `State::out`, and the arguments every
+/// `calling` block before it shared.
+struct TableSpan {
+    title: String,
+    values: std::ops::Range<usize>,
+    header_line: usize,
+    shared_args: Vec<(String, String)>,
+}
+
+/// Variants that are the reference a check compares against (`torch`, `torch_mm`,
+/// `ref`): an unattributed numerics failure is never theirs.
+const REFERENCE_VARIANTS: &[&str] = &["torch", "ref", "reference", "baseline", "golden", "native"];
+
+/// Does `name` name `variant`: equal, or `variant` followed by `_`, `-`, `.` or a space
+/// (`ck_gemm` names `ck`), ignoring case?
+fn names_variant(name: &str, variant: &str) -> bool {
+    let (n, v) = (name.as_bytes(), variant.as_bytes());
+    !v.is_empty()
+        && n.len() >= v.len()
+        && n[..v.len()].eq_ignore_ascii_case(v)
+        && (n.len() == v.len() || matches!(n[v.len()], b'_' | b'-' | b'.' | b' '))
+}
+
+fn is_reference(variant: &str) -> bool {
+    REFERENCE_VARIANTS.iter().any(|r| names_variant(variant, r))
+}
+
+/// Does a check's message name a variant perfdb knows (`ck: ...`, `asm_moe: ...`)?
+fn names_known_variant(prefix: &str) -> bool {
+    KNOWN_VARIANTS.iter().any(|v| names_variant(prefix, v))
+}
+
+/// A failed check of a variant that no table of the log measures is the run's failure:
+/// there is no value to mark, and dropping it would read as a pass.
+fn absent_variant_failure(prefix: &str, line: usize) -> String {
+    format!("line {line}: checkAllclose failed for '{prefix}', which no table of this log measures")
+}
+
+/// Why a value is marked failed without a verdict naming it.
+const UNATTRIBUTED: &str = "unattributed numerics failure";
+
+/// `calling test_gemm(M = 1,\n  N = 4096, ...)` (aiter's `log_args`, one argument a
+/// line) starting at `all[start]`: its arguments and the index after its last line.
+fn calling_args(all: &[(usize, Cow<str>)], start: usize) -> Option<(Vec<(String, String)>, usize)> {
+    let first = all[start].1.trim_ascii_start();
+    let rest = first.strip_prefix("calling ")?;
+    let open = rest.find('(')?;
+    if rest[..open].contains(char::is_whitespace) {
+        return None;
+    }
+    let mut text = rest[open + 1..].to_string();
+    let mut end = start + 1;
+    let mut depth = 1i32 + paren_balance(&rest[open + 1..]);
+    // At most a few dozen arguments; a block that never closes is not a call.
+    while depth > 0 && end < all.len() && end - start < 256 {
+        let l = all[end].1.as_ref();
+        if l.trim_ascii_start().starts_with('[') || l.trim_ascii_start().starts_with('|') {
+            break;
+        }
+        depth += paren_balance(l);
+        text.push('\n');
+        text.push_str(l);
+        end += 1;
+    }
+    let inner = match text.rfind(')') {
+        Some(p) if depth <= 0 => &text[..p],
+        _ => text.as_str(),
+    };
+    let mut args = Vec::new();
+    for piece in split_top_level(inner) {
+        if let Some((k, v)) = piece.split_once('=') {
+            let (k, v) = (k.trim(), crate::text::collapse_ws(v));
+            if !k.is_empty() && !k.contains(char::is_whitespace) {
+                args.push((k.to_string(), v));
+            }
+        }
+    }
+    Some((args, end))
+}
+
+fn paren_balance(s: &str) -> i32 {
+    s.bytes()
+        .map(|b| match b {
+            b'(' | b'[' | b'{' => 1,
+            b')' | b']' | b'}' => -1,
+            _ => 0,
+        })
+        .sum()
+}
+
+/// Split at commas outside brackets: `a = (1, 2), b = 3` -> [`a = (1, 2)`, ` b = 3`].
+fn split_top_level(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut from) = (0i32, 0);
+    for (i, b) in s.bytes().enumerate() {
+        match b {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            b',' if depth == 0 => {
+                out.push(&s[from..i]);
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[from..]);
+    out
 }
 
 /// Can this line belong to a `to_string` table? Not blank, not a `[...]` log line, no
@@ -158,8 +286,11 @@ fn is_separator(cells: &[&str]) -> bool {
 /// What a column is, with every name it needs already interned.
 #[derive(Clone, Copy)]
 enum Role {
-    /// Identity: the column's `"name":` JSON prefix.
-    Key(Name),
+    /// Identity: the column's name and its `"name":` JSON prefix.
+    Key {
+        name: Name,
+        prefix: Name,
+    },
     Value(Template),
 }
 
@@ -172,7 +303,14 @@ struct Template {
     direction: Direction,
     /// A primary measurement (checkAllclose verdicts apply), not a derived column.
     measured: bool,
+    /// Printed value times `factor` is the value in `unit` (1 when no conversion).
+    factor: f64,
+    /// The unit the header printed, appended to `raw` when the value was converted.
+    printed: Name,
 }
+
+/// Note of a column whose meaning perfdb cannot tell.
+const UNCLASSIFIED_NOTE: &str = "unclassified column";
 
 /// FNV-1a for the header cache: it hashes short header names once per column of every
 /// table, where SipHash's setup costs ~2% of parsing (290 vs 295 MiB/s measured).
@@ -220,39 +358,51 @@ impl Role {
     }
 
     fn classify(header: &str, numeric: bool) -> Role {
-        let value = |variant: &str, metric: &str, unit: &str, direction, measured| {
-            Role::Value(Template {
-                variant: variant.into(),
-                metric: metric.into(),
-                unit: unit.into(),
-                column: header.into(),
-                direction,
-                measured,
-            })
+        let value = |variant: &str, metric: &str, unit: &str, direction, measured| Template {
+            variant: variant.into(),
+            metric: metric.into(),
+            unit: unit.into(),
+            column: header.into(),
+            direction,
+            measured,
+            factor: 1.0,
+            printed: "".into(),
         };
         match classify_header(header, numeric) {
             ColumnRole::Key => {
                 let mut prefix = String::new();
                 push_json_str(&mut prefix, header);
                 prefix.push(':');
-                Role::Key(prefix.into())
+                Role::Key {
+                    name: header.into(),
+                    prefix: prefix.into(),
+                }
             }
             ColumnRole::Measure {
                 variant,
                 metric,
                 unit,
                 direction,
-            } => value(&variant, &metric, &unit, direction, true),
+                factor,
+                printed,
+            } => Role::Value(Template {
+                factor,
+                printed: printed.as_str().into(),
+                ..value(&variant, &metric, &unit, direction, true)
+            }),
             ColumnRole::Derived {
                 variant,
                 metric,
                 unit,
-            } => value(&variant, &metric, &unit, Direction::None, false),
+            } => Role::Value(value(&variant, &metric, &unit, Direction::None, false)),
+            ColumnRole::Unclassified { .. } => {
+                Role::Value(value("", metric::UNCLASSIFIED, "", Direction::None, false))
+            }
         }
     }
 
     fn is_key(&self) -> bool {
-        matches!(self, Role::Key(_))
+        matches!(self, Role::Key { .. })
     }
 
     fn is_measured(&self) -> bool {
@@ -261,52 +411,40 @@ impl Role {
 }
 
 impl State {
-    fn take_table_name(&mut self) -> String {
-        let base = self
-            .pending_title
-            .take()
-            .unwrap_or_else(|| UNTITLED.to_string());
-        let n = match self.titles_seen.iter_mut().find(|(t, _)| *t == base) {
-            Some((_, n)) => {
-                *n += 1;
-                *n
-            }
-            None => {
-                self.titles_seen.push((base.clone(), 1));
-                1
-            }
-        };
-        if n == 1 {
-            base
-        } else {
-            format!("{base}#{n}")
-        }
-    }
-
-    /// Parse the pipe table whose header is at `all[start]`; returns the next index.
-    fn pipe_table(&mut self, all: &[(usize, Cow<str>)], start: usize) -> Result<usize, ParseError> {
+    /// Parse the pipe table whose header is at `all[start]`; returns the next index, or
+    /// why the block is not a table and the index after it.
+    fn pipe_table(
+        &mut self,
+        all: &[(usize, Cow<str>)],
+        start: usize,
+    ) -> Result<usize, (ParseError, usize)> {
+        let fail = |e: ParseError| (e, block_end(all, start));
         let (hno, hline) = (all[start].0, all[start].1.as_ref());
-        let header = split_cells(hline)
-            .ok_or_else(|| ParseError::at(hno, "table header is cut off (no closing '|')"))?;
+        let header = split_cells(hline).ok_or_else(|| {
+            fail(ParseError::at(
+                hno,
+                "table header is cut off (no closing '|')",
+            ))
+        })?;
         let sep = all
             .get(start + 1)
             .and_then(|(_, l)| split_cells(l))
             .filter(|c| is_separator(c));
         let Some(sep) = sep else {
-            return Err(ParseError::at(
+            return Err(fail(ParseError::at(
                 hno,
                 "table header is not followed by a `|---|` separator row (truncated table?)",
-            ));
+            )));
         };
         if sep.len() != header.len() {
-            return Err(ParseError::at(
+            return Err(fail(ParseError::at(
                 hno + 1,
                 format!(
                     "separator has {} cells, header has {}",
                     sep.len(),
                     header.len()
                 ),
-            ));
+            )));
         }
         // `---:` is numeric; tabulate's plain `---` also right-aligns numbers.
         let columns: Vec<Role> = header
@@ -331,18 +469,18 @@ impl State {
                 break;
             }
             let row = cells(l)
-                .ok_or_else(|| ParseError::at(no, "table row is cut off (no closing '|')"))?;
+                .ok_or_else(|| fail(ParseError::at(no, "table row is cut off (no closing '|')")))?;
             let before = cells_flat.len();
             cells_flat.extend(row);
             let n = cells_flat.len() - before;
             if n != columns.len() {
-                return Err(ParseError::at(
+                return Err(fail(ParseError::at(
                     no,
                     format!(
                         "row has {n} cells, the header at line {hno} has {}",
                         columns.len()
                     ),
-                ));
+                )));
             }
             row_starts.push((no, before));
             j += 1;
@@ -352,31 +490,42 @@ impl State {
             .map(|(no, at)| (*no, &cells_flat[*at..*at + columns.len()]))
             .collect();
         if rows.is_empty() {
-            return Err(ParseError::at(
+            return Err(fail(ParseError::at(
                 hno,
                 "table has a header but no rows (truncated table?)",
-            ));
+            )));
         }
-        let table = self.take_table_name();
-        self.emit(&table, &columns, &rows);
+        self.emit(hno, &columns, &rows);
         Ok(j)
     }
 
     /// Try the `to_string(index=False)` fallback at `all[start]`: a block of non-empty
     /// lines whose columns are separated by all-blank character columns, with at least
-    /// one measurement column whose cells are all numbers or missing tokens.
-    fn whitespace_table(&mut self, all: &[(usize, Cow<str>)], start: usize) -> Option<usize> {
+    /// one measurement column whose cells are all numbers or missing tokens. When the
+    /// block is no table, `Err` gives where to go on: the next title inside the block,
+    /// else the block's end, so no line is tried twice.
+    fn whitespace_table(
+        &mut self,
+        all: &[(usize, Cow<str>)],
+        start: usize,
+    ) -> Result<usize, usize> {
         let mut end = start;
         while end < all.len() && may_be_whitespace_row(&all[end].1) {
             end += 1;
         }
+        let skip = || {
+            (start + 1..end)
+                .find(|k| table_title(&all[*k].1).is_some())
+                .unwrap_or(end)
+                .max(start + 1)
+        };
         if end - start < 2 {
-            return None;
+            return Err(skip());
         }
         let block: Vec<&str> = all[start..end].iter().map(|(_, l)| l.as_ref()).collect();
-        let width = block.iter().map(|l| l.len()).max()?;
+        let width = block.iter().map(|l| l.len()).max().unwrap_or(0);
         if block.iter().any(|l| !l.is_ascii()) {
-            return None;
+            return Err(skip());
         }
         let blank: Vec<bool> = (0..width)
             .map(|p| {
@@ -399,14 +548,14 @@ impl State {
             spans.push((s, p));
         }
         if spans.len() < 2 {
-            return None;
+            return Err(skip());
         }
         let cell = |l: &str, (s, e): (usize, usize)| -> String {
             l.get(s..e.min(l.len())).unwrap_or("").trim().to_string()
         };
         let header: Vec<String> = spans.iter().map(|sp| cell(block[0], *sp)).collect();
         if header.iter().any(|h| h.is_empty()) {
-            return None;
+            return Err(skip());
         }
         let body: Vec<Vec<String>> = block[1..]
             .iter()
@@ -421,13 +570,13 @@ impl State {
             .filter(|c| !columns[*c].is_key())
             .collect();
         if !measure_cols.iter().any(|c| columns[*c].is_measured()) {
-            return None;
+            return Err(skip());
         }
         if body
             .iter()
             .any(|r| measure_cols.iter().any(|c| parse_value(&r[*c]).is_err()))
         {
-            return None;
+            return Err(skip());
         }
         let cell_refs: Vec<Vec<&str>> = body
             .iter()
@@ -438,18 +587,53 @@ impl State {
             .enumerate()
             .map(|(k, r)| (all[start + 1 + k].0, r.as_slice()))
             .collect();
-        let table = self.take_table_name();
-        self.emit(&table, &columns, &rows);
-        Some(end)
+        self.emit(all[start].0, &columns, &rows);
+        Ok(end)
     }
 
-    fn emit(&mut self, table: &str, columns: &[Role], rows: &[(usize, &[&str])]) {
+    /// Which variant a verdict's message names: the longest measured variant it starts
+    /// with (`ck_gemm` -> `ck`), or `None`.
+    fn named_variant(prefix: &str, variants: &[Name]) -> Option<Name> {
+        variants
+            .iter()
+            .filter(|v| names_variant(prefix, v))
+            .max_by_key(|v| v.len())
+            .copied()
+    }
+
+    fn emit(&mut self, header_line: usize, columns: &[Role], rows: &[(usize, &[&str])]) {
+        let title = self
+            .pending_title
+            .take()
+            .unwrap_or_else(|| UNTITLED.to_string());
+        let shared_args = shared_args(&std::mem::take(&mut self.calls));
         let verdicts = std::mem::take(&mut self.verdicts);
+        let measured: Vec<Name> = columns
+            .iter()
+            .filter_map(|c| match c {
+                Role::Value(t) if t.measured => Some(t.variant),
+                _ => None,
+            })
+            .collect();
+        // Each verdict goes to the variant its message names; a failure that names none
+        // fails every variant but the reference.
+        let mut named: Vec<(Name, Numerics)> = Vec::new();
+        let mut unattributed_fail = false;
+        for (prefix, verdict, line) in &verdicts {
+            match Self::named_variant(prefix, &measured) {
+                Some(v) => named.push((v, *verdict)),
+                None if *verdict != Numerics::Fail => {}
+                None if names_known_variant(prefix) => self
+                    .run_failures
+                    .push(absent_variant_failure(prefix, *line)),
+                None => unattributed_fail = true,
+            }
+        }
         // The verdicts of one variant, in order: one per row when the counts agree.
-        let verdicts_of = |variant: &str| -> Vec<Numerics> {
-            verdicts
+        let verdicts_of = |variant: Name| -> Vec<Numerics> {
+            named
                 .iter()
-                .filter(|(name, _)| name.eq_ignore_ascii_case(variant))
+                .filter(|(v, _)| *v == variant)
                 .map(|(_, n)| *n)
                 .collect()
         };
@@ -463,51 +647,335 @@ impl State {
                 mine.iter().fold(Numerics::Pass, |a, b| a.worst(*b))
             }
         };
-        let table: Name = table.into();
-        // Per column: its template and, for measurements, its variant's verdicts.
-        let outs: Vec<Option<(Template, Option<Vec<Numerics>>)>> = columns
+        let table: Name = title.as_str().into();
+        // Per column: its template, for measurements its variant's verdicts, and
+        // whether an unattributed failure applies to it.
+        type Out = Option<(Template, Option<Vec<Numerics>>, bool, Option<Name>)>;
+        let outs: Vec<Out> = columns
             .iter()
             .map(|c| match *c {
-                Role::Key(_) => None,
-                Role::Value(t) => Some((t, t.measured.then(|| verdicts_of(&t.variant)))),
+                Role::Key { .. } => None,
+                Role::Value(t) => Some((
+                    t,
+                    t.measured.then(|| verdicts_of(t.variant)),
+                    t.measured && unattributed_fail && !is_reference(&t.variant),
+                    (&*t.metric == metric::UNCLASSIFIED).then(|| Name::new(UNCLASSIFIED_NOTE)),
+                )),
             })
             .collect();
+        for (t, ..) in outs.iter().flatten() {
+            if &*t.metric == metric::UNCLASSIFIED && self.reported.insert(t.column.to_string()) {
+                self.warnings.push(Warning {
+                    line: header_line,
+                    reason: format!(
+                        "column '{}': numeric, but no unit, no quantity word (latency, time, \
+                         bw, throughput) and no known variant prefix; stored as metric '{}', \
+                         not compared and not part of the row identity",
+                        t.column,
+                        metric::UNCLASSIFIED
+                    ),
+                });
+            }
+        }
+        // Key cells in canonical order (by name): the same cells printed in another
+        // column order give the same key.
+        let mut key_cols: Vec<(usize, Name, Name)> = columns
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| match *c {
+                Role::Key { name, prefix } => Some((i, name, prefix)),
+                _ => None,
+            })
+            .collect();
+        let key_order = order_of(key_cols.iter().map(|(_, n, _)| n.as_str()));
+        key_cols.sort_by(|a, b| a.1.as_str().cmp(b.1.as_str()));
+        let start = self.out.len();
         self.out
             .reserve(rows.len() * outs.iter().filter(|o| o.is_some()).count());
         for (r, (no, cells)) in rows.iter().enumerate() {
             let mut json = String::with_capacity(96);
             json.push('{');
-            for (c, v) in columns.iter().zip(cells.iter()) {
-                let Role::Key(name) = *c else { continue };
+            for (c, _, prefix) in &key_cols {
                 if json.len() > 1 {
                     json.push(',');
                 }
-                json.push_str(&name);
+                json.push_str(prefix);
+                let v = cells[*c];
                 push_json_str(&mut json, if is_missing_token(v) { "None" } else { v });
             }
             json.push('}');
             let key: Key = json.into();
             for (o, raw) in outs.iter().zip(cells.iter()) {
-                let Some((t, checks)) = o else { continue };
+                let Some((t, checks, escalated, column_note)) = o else {
+                    continue;
+                };
+                let mut value = parse_value(raw).ok().flatten();
+                let mut raw = Raw::new(raw);
+                if t.factor != 1.0 {
+                    value = value.map(|v| crate::units::to_canonical(v, t.factor));
+                    raw = Raw::new(&format!("{} {}", raw.as_str(), t.printed));
+                }
+                let (numerics, note) = if *escalated {
+                    (Numerics::Fail, Some(Name::new(UNATTRIBUTED)))
+                } else {
+                    let n = match checks {
+                        Some(mine) => numerics_for(mine, r),
+                        None => Numerics::NotChecked,
+                    };
+                    (n, *column_note)
+                };
                 self.out.push(Measurement {
                     table,
                     variant: t.variant,
                     key: key.clone(),
+                    key_order,
                     metric: t.metric,
                     unit: t.unit,
                     direction: t.direction,
-                    value: parse_value(raw).ok().flatten(),
-                    raw: Raw::new(raw),
+                    value,
+                    raw,
                     column: t.column,
-                    numerics: match checks {
-                        Some(mine) => numerics_for(mine, r),
-                        None => Numerics::NotChecked,
-                    },
+                    numerics,
                     line: *no as u32,
+                    note,
                 });
             }
         }
+        self.tables.push(TableSpan {
+            title,
+            values: start..self.out.len(),
+            header_line,
+            shared_args,
+        });
     }
+
+    /// After the last line: verdicts no table followed, repeated titles, and the result.
+    fn finish(mut self) -> Result<Parsed, ParseError> {
+        self.apply_trailing_verdicts();
+        self.name_repeated_tables();
+        if self.out.is_empty() {
+            // Nothing usable: the first skipped block says why, else there was no table.
+            return Err(match self.warnings.first() {
+                Some(w) => {
+                    ParseError::at(w.line, w.reason.trim_end_matches("; this block is skipped"))
+                }
+                None => ParseError::at(0, "no summary table with data rows found"),
+            });
+        }
+        let mut provenance = crate::model::Provenance::default();
+        if !self.run_failures.is_empty() {
+            provenance.verdict = Some("fail".to_string());
+            provenance.verdict_detail = Some(self.run_failures.join("; "));
+        }
+        Ok(Parsed {
+            measurements: self.out,
+            provenance,
+            warnings: self.warnings,
+        })
+    }
+
+    /// A failed check printed after the last table belongs to the run: to the variant it
+    /// names, else to every variant but the reference.
+    fn apply_trailing_verdicts(&mut self) {
+        let fails: Vec<(String, usize)> = std::mem::take(&mut self.verdicts)
+            .into_iter()
+            .filter(|(_, v, _)| *v == Numerics::Fail)
+            .map(|(p, _, line)| (p, line))
+            .collect();
+        if fails.is_empty() {
+            return;
+        }
+        let mut measured: Vec<Name> = Vec::new();
+        for m in &self.out {
+            if m.direction != Direction::None && !measured.contains(&m.variant) {
+                measured.push(m.variant);
+            }
+        }
+        for (prefix, line) in fails {
+            let target = Self::named_variant(&prefix, &measured);
+            if target.is_none() && names_known_variant(&prefix) {
+                self.run_failures
+                    .push(absent_variant_failure(&prefix, line));
+                continue;
+            }
+            for m in self
+                .out
+                .iter_mut()
+                .filter(|m| m.direction != Direction::None)
+            {
+                let hit = match target {
+                    Some(v) => m.variant == v,
+                    None => !is_reference(&m.variant),
+                };
+                if hit {
+                    m.numerics = Numerics::Fail;
+                    if target.is_none() {
+                        m.note = Some(Name::new(UNATTRIBUTED));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Logs print one title per loop iteration (dtype, bias, layout). Copies share the
+    /// title when their rows are told apart by their keys; else by the `calling`
+    /// arguments that differ between them (added to the key); else, as a last resort,
+    /// by position (`title#2`), which `compare` refuses to trust when the counts differ.
+    fn name_repeated_tables(&mut self) {
+        let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+        for (i, t) in self.tables.iter().enumerate() {
+            match groups.iter_mut().find(|(title, _)| *title == t.title) {
+                Some((_, g)) => g.push(i),
+                None => groups.push((t.title.clone(), vec![i])),
+            }
+        }
+        for (title, group) in groups.into_iter().filter(|(_, g)| g.len() > 1) {
+            if self.rows_unique(&group, &[]) {
+                continue;
+            }
+            let extra = self.distinguishing_args(&group);
+            if !extra.is_empty() && self.rows_unique(&group, &extra) {
+                for (t, cells) in group.iter().zip(&extra) {
+                    self.add_key_cells(*t, cells);
+                }
+                continue;
+            }
+            for (n, t) in group.iter().enumerate().skip(1) {
+                let name = Name::new(&format!("{title}#{}", n + 1));
+                let range = self.tables[*t].values.clone();
+                for m in &mut self.out[range] {
+                    m.table = name;
+                }
+            }
+            let lines: Vec<String> = group
+                .iter()
+                .map(|t| self.tables[*t].header_line.to_string())
+                .collect();
+            self.warnings.push(Warning {
+                line: self.tables[group[0]].header_line,
+                reason: format!(
+                    "table '{title}' is printed {} times (lines {}) with the same rows and \
+                     nothing that tells the copies apart; they are named '{title}', \
+                     '{title}#2', ... by position, and compare is inconclusive on them \
+                     when the other side printed a different number",
+                    group.len(),
+                    lines.join(", ")
+                ),
+            });
+        }
+    }
+
+    /// Are (variant, key, column) unique over the tables of `group`, with `extra[i]`
+    /// added to the key of the i-th table?
+    fn rows_unique(&self, group: &[usize], extra: &[Vec<(String, String)>]) -> bool {
+        // (variant, key, column, the cells added to the key)
+        type RowIdentity<'a> = (Name, &'a str, Name, Option<&'a [(String, String)]>);
+        let mut seen: HashSet<RowIdentity> = HashSet::new();
+        group.iter().enumerate().all(|(i, t)| {
+            let cells = extra.get(i).map(Vec::as_slice);
+            self.out[self.tables[*t].values.clone()]
+                .iter()
+                .all(|m| seen.insert((m.variant, &*m.key, m.column, cells)))
+        })
+    }
+
+    /// The `calling` arguments every copy of a table shares within itself but that
+    /// differ between copies, and are not already key columns: per table, the cells.
+    fn distinguishing_args(&self, group: &[usize]) -> Vec<Vec<(String, String)>> {
+        let first = &self.tables[group[0]];
+        let key_names: Vec<String> = self.out[first.values.clone()]
+            .first()
+            .map(|m| key_from_json(&m.key).into_iter().map(|(k, _)| k).collect())
+            .unwrap_or_default();
+        let names: Vec<&String> = first
+            .shared_args
+            .iter()
+            .map(|(k, _)| k)
+            .filter(|k| !key_names.contains(k))
+            .filter(|k| {
+                let values: Vec<Option<&String>> = group
+                    .iter()
+                    .map(|t| {
+                        self.tables[*t]
+                            .shared_args
+                            .iter()
+                            .find(|(n, _)| n == *k)
+                            .map(|(_, v)| v)
+                    })
+                    .collect();
+                values.iter().all(Option::is_some) && values.iter().any(|v| *v != values[0])
+            })
+            .collect();
+        if names.is_empty() {
+            return Vec::new();
+        }
+        group
+            .iter()
+            .map(|t| {
+                let args = &self.tables[*t].shared_args;
+                names
+                    .iter()
+                    .filter_map(|n| args.iter().find(|(k, _)| k == *n).cloned())
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn add_key_cells(&mut self, table: usize, cells: &[(String, String)]) {
+        let range = self.tables[table].values.clone();
+        let mut rekeyed: HashMap<Key, (Key, Name)> = HashMap::new();
+        for m in &mut self.out[range] {
+            let (key, order) = rekeyed
+                .entry(m.key.clone())
+                .or_insert_with(|| {
+                    let mut pairs = key_from_json(&m.key);
+                    pairs.extend(cells.iter().cloned());
+                    let (key, _) = key_of(&pairs);
+                    let names: Vec<String> = serde_json::from_str(&m.key_order).unwrap_or_default();
+                    let order = order_of(
+                        names
+                            .iter()
+                            .map(String::as_str)
+                            .chain(cells.iter().map(|(k, _)| k.as_str())),
+                    );
+                    (key, order)
+                })
+                .clone();
+            m.key = key;
+            m.key_order = order;
+        }
+    }
+}
+
+/// The arguments every call in `calls` passed with the same value.
+fn shared_args(calls: &[Vec<(String, String)>]) -> Vec<(String, String)> {
+    let Some((first, rest)) = calls.split_first() else {
+        return Vec::new();
+    };
+    first
+        .iter()
+        .filter(|(k, v)| {
+            rest.iter()
+                .all(|c| c.iter().any(|(k2, v2)| k2 == k && v2 == v))
+        })
+        .cloned()
+        .collect()
+}
+
+/// Where a broken pipe-table block starting at `start` ends: after its `|` lines, or
+/// at the next header that a separator follows (a good table printed right after it).
+fn block_end(all: &[(usize, Cow<str>)], start: usize) -> usize {
+    let mut j = start + 1;
+    if all.get(j).is_some_and(|(_, l)| is_separator_line(l)) {
+        j += 1;
+    }
+    while j < all.len()
+        && all[j].1.trim_ascii_start().starts_with('|')
+        && !all.get(j + 1).is_some_and(|(_, n)| is_separator_line(n))
+    {
+        j += 1;
+    }
+    j
 }
 
 #[cfg(test)]

@@ -6,17 +6,21 @@
 //! identity: the seed scraper's known defect was treating them as keys.
 
 use crate::model::{metric, Direction};
+use crate::units::{seconds_word, unit_of, Unit};
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ColumnRole {
     /// A shape or config parameter: part of the row identity.
     Key,
-    /// A primary measurement of `variant`.
+    /// A primary measurement of `variant`, stored in `unit` after multiplying by `factor`
+    /// (the header's unit is `printed`).
     Measure {
         variant: String,
         metric: String,
         unit: String,
         direction: Direction,
+        factor: f64,
+        printed: String,
     },
     /// Stored, never identity, never compared as a performance row.
     Derived {
@@ -24,6 +28,9 @@ pub enum ColumnRole {
         metric: String,
         unit: String,
     },
+    /// A numeric column perfdb cannot tell the meaning of: stored (metric
+    /// [`metric::UNCLASSIFIED`]), reported at ingest, never identity, never compared.
+    Unclassified { reason: String },
 }
 
 /// The variant name used when a measurement column has no variant prefix (`us`).
@@ -31,7 +38,7 @@ pub const DEFAULT_VARIANT: &str = "default";
 
 /// Variant prefixes aiter and FlyDSL tests use; a numeric column starting with one of
 /// these is a measurement even when its unit is unknown (`triton dq`).
-const KNOWN_VARIANTS: &[&str] = &[
+pub const KNOWN_VARIANTS: &[&str] = &[
     "torch",
     "triton",
     "ck",
@@ -49,19 +56,12 @@ const KNOWN_VARIANTS: &[&str] = &[
     "b",
 ];
 
-fn unit_of(word: &str) -> Option<(&'static str, &'static str, Direction)> {
-    let d = Direction::Lower;
-    let u = Direction::Higher;
+/// The metric a quantity word names when no unit is printed (`fa3 latency`, `bw`).
+fn quantity_metric(word: &str) -> Option<(&'static str, Direction)> {
     Some(match word {
-        "us" | "µs" | "μs" | "usec" => (metric::LATENCY, "us", d),
-        "ms" | "msec" => (metric::LATENCY, "ms", d),
-        "ns" => (metric::LATENCY, "ns", d),
-        "sec" | "seconds" => (metric::LATENCY, "s", d),
-        "tflops" => (metric::THROUGHPUT, "TFLOPS", u),
-        "gflops" => (metric::THROUGHPUT, "GFLOPS", u),
-        "tb/s" | "tbps" => (metric::BANDWIDTH, "TB/s", u),
-        "gb/s" | "gbps" => (metric::BANDWIDTH, "GB/s", u),
-        "tokens/s" => (metric::THROUGHPUT, "tokens/s", u),
+        "latency" | "time" | "elapsed" | "duration" => (metric::LATENCY, Direction::Lower),
+        "bw" | "bandwidth" => (metric::BANDWIDTH, Direction::Higher),
+        "throughput" => (metric::THROUGHPUT, Direction::Higher),
         _ => return None,
     })
 }
@@ -84,45 +84,77 @@ fn is_quantity_word(word: &str) -> bool {
     )
 }
 
+fn is_word_break(c: char) -> bool {
+    c.is_whitespace() || matches!(c, '_' | '(' | ')' | ',' | '[' | ']')
+}
+
 fn words(lower: &str) -> Vec<&str> {
     lower
-        .split(|c: char| c.is_whitespace() || c == '_' || c == '(' || c == ')' || c == ',')
+        .split(is_word_break)
         .filter(|w| !w.is_empty())
         .collect()
 }
 
-/// Classify one header. `numeric` says whether the column is numeric (`---:` alignment).
+/// The unit word of a header and where it is: a unit (`us`, `ms/iter`, `GiB/s`), or `s`
+/// next to a time word (`time_s`).
+fn find_unit(ws: &[&str]) -> Option<(usize, Unit)> {
+    if let Some(i) = ws.iter().position(|w| unit_of(w).is_some()) {
+        return Some((i, unit_of(ws[i])?));
+    }
+    let timed = ws.iter().any(|w| quantity_metric(w).is_some());
+    ws.iter()
+        .position(|w| timed && seconds_word(w).is_some())
+        .map(|i| (i, seconds_word("s").expect("s is seconds")))
+}
+
+/// Classify one header. `numeric` says whether the column is numeric (`---:` alignment,
+/// or every cell a number).
 pub fn classify_header(header: &str, numeric: bool) -> ColumnRole {
     let h = header.trim();
     let lower = h.to_lowercase();
     let ws = words(&lower);
-    let original_words: Vec<&str> = h
-        .split(|c: char| c.is_whitespace() || c == '_' || c == '(' || c == ')' || c == ',')
-        .filter(|w| !w.is_empty())
-        .collect();
+    let original_words: Vec<&str> = h.split(is_word_break).filter(|w| !w.is_empty()).collect();
 
     if let Some(role) = derived_role(h, &lower, &ws, &original_words) {
         return role;
     }
 
     // A measurement: some word is a unit.
-    if let Some(pos) = ws.iter().position(|w| unit_of(w).is_some()) {
-        let (metric, unit, direction) = unit_of(ws[pos]).expect("checked above");
+    if let Some((pos, unit)) = find_unit(&ws) {
+        let variant = variant_from(h, &original_words, |i| {
+            i == pos || is_quantity_word(ws[i]) || quantity_metric(ws[i]).is_some()
+        });
+        return ColumnRole::Measure {
+            variant,
+            metric: unit.metric.to_string(),
+            unit: unit.canonical.to_string(),
+            direction: unit.direction,
+            factor: unit.factor,
+            printed: original_words[pos].to_string(),
+        };
+    }
+    // A quantity word without a unit (`latency`, `fa3 time`, `bw`): a measurement of
+    // that quantity in an unknown unit; the other words name the variant.
+    if let Some((pos, (metric_name, direction))) = ws
+        .iter()
+        .enumerate()
+        .find_map(|(i, w)| quantity_metric(w).map(|q| (i, q)))
+    {
+        if !numeric {
+            return ColumnRole::Derived {
+                variant: String::new(),
+                metric: metric::NOTE.to_string(),
+                unit: String::new(),
+            };
+        }
         let variant = variant_from(h, &original_words, |i| i == pos || is_quantity_word(ws[i]));
         return ColumnRole::Measure {
             variant,
-            metric: metric.to_string(),
-            unit: unit.to_string(),
-            direction,
-        };
-    }
-    // Quantity words without a unit (`latency`, `time`): latency of unknown unit.
-    if ws.len() == 1 && matches!(ws[0], "latency" | "time" | "elapsed" | "duration") {
-        return ColumnRole::Measure {
-            variant: DEFAULT_VARIANT.to_string(),
-            metric: metric::LATENCY.to_string(),
+            metric: metric_name.to_string(),
             unit: String::new(),
-            direction: Direction::Lower,
+            direction,
+            factor: 1.0,
+            printed: String::new(),
         };
     }
     // `<variant> <something>` in a numeric column: a measurement of unknown kind.
@@ -132,6 +164,18 @@ pub fn classify_header(header: &str, numeric: bool) -> ColumnRole {
             metric: ws[1..].join("_"),
             unit: String::new(),
             direction: Direction::None,
+            factor: 1.0,
+            printed: String::new(),
+        };
+    }
+    // Parameters are single names (`M`, `q_type`, `ck_preshuffle`); a numeric column
+    // whose header is a phrase is a value of some kind, and guessing it as identity
+    // would split every row by it.
+    if numeric && h.contains(char::is_whitespace) {
+        return ColumnRole::Unclassified {
+            reason: "numeric column with no unit, no quantity word (latency, time, bw, \
+                     throughput) and no known variant prefix"
+                .to_string(),
         };
     }
     ColumnRole::Key
@@ -144,7 +188,7 @@ fn derived_role(h: &str, lower: &str, ws: &[&str], orig: &[&str]) -> Option<Colu
         unit: unit.to_string(),
     };
     // Ratios of two variants: `asm/ck`, `triton/torch` (but not `TB/s`, `GB/s`).
-    if lower.contains('/') && !ws.iter().any(|w| unit_of(w).is_some()) {
+    if lower.contains('/') && find_unit(ws).is_none() {
         return Some(derived(h.to_string(), metric::RATIO.to_string(), ""));
     }
     if matches!(
@@ -197,9 +241,9 @@ fn variant_from(h: &str, orig: &[&str], skip: impl Fn(usize) -> bool) -> String 
         if open < close {
             let inner = h[open + 1..close].trim();
             let inner_lower = inner.to_lowercase();
-            let plain = words(&inner_lower)
-                .iter()
-                .all(|w| unit_of(w).is_none() && !is_quantity_word(w));
+            let plain = words(&inner_lower).iter().all(|w| {
+                unit_of(w).is_none() && !is_quantity_word(w) && quantity_metric(w).is_none()
+            });
             if !inner.is_empty() && plain {
                 return inner.to_string();
             }
@@ -222,40 +266,83 @@ fn variant_from(h: &str, orig: &[&str], skip: impl Fn(usize) -> bool) -> String 
 mod tests {
     use super::*;
 
-    fn measure(v: &str, m: &str, u: &str) -> ColumnRole {
-        let direction = match m {
-            "latency" => Direction::Lower,
-            _ => Direction::Higher,
-        };
-        ColumnRole::Measure {
-            variant: v.into(),
-            metric: m.into(),
-            unit: u.into(),
-            direction,
+    /// What a header must classify as: (variant, metric, canonical unit, factor).
+    fn measure(v: &str, m: &str, u: &str, factor: f64) -> (String, String, String, f64) {
+        (v.into(), m.into(), u.into(), factor)
+    }
+
+    fn measured(h: &str) -> Option<(String, String, String, f64)> {
+        match classify_header(h, true) {
+            ColumnRole::Measure {
+                variant,
+                metric,
+                unit,
+                factor,
+                ..
+            } => Some((variant, metric, unit, factor)),
+            _ => None,
         }
     }
 
     #[test]
     fn table_of_headers() {
+        for h in ["M", "dtype", "ck_preshuffle", "q_type", "s"] {
+            assert_eq!(classify_header(h, true), ColumnRole::Key, "{h}");
+        }
         let cases = [
-            ("M", ColumnRole::Key),
-            ("dtype", ColumnRole::Key),
-            ("ck_preshuffle", ColumnRole::Key),
-            ("q_type", ColumnRole::Key),
-            ("torch us", measure("torch", "latency", "us")),
-            ("triton TFLOPS", measure("triton", "throughput", "TFLOPS")),
-            ("ck TB/s", measure("ck", "bandwidth", "TB/s")),
-            ("us", measure("default", "latency", "us")),
-            ("TFLOPS", measure("default", "throughput", "TFLOPS")),
-            ("latency_us", measure("default", "latency", "us")),
-            ("time_us (torch)", measure("torch", "latency", "us")),
-            ("hip_bw_TBps", measure("hip", "bandwidth", "TB/s")),
-            ("kernel us", measure("kernel", "latency", "us")),
-            ("FlyDSL(gpu us)", measure("FlyDSL", "latency", "us")),
+            ("torch us", measure("torch", "latency", "us", 1.0)),
+            (
+                "triton TFLOPS",
+                measure("triton", "throughput", "TFLOPS", 1.0),
+            ),
+            ("ck TB/s", measure("ck", "bandwidth", "TB/s", 1.0)),
+            ("us", measure("default", "latency", "us", 1.0)),
+            ("TFLOPS", measure("default", "throughput", "TFLOPS", 1.0)),
+            ("latency_us", measure("default", "latency", "us", 1.0)),
+            ("time_us (torch)", measure("torch", "latency", "us", 1.0)),
+            ("hip_bw_TBps", measure("hip", "bandwidth", "TB/s", 1.0)),
+            ("kernel us", measure("kernel", "latency", "us", 1.0)),
+            ("FlyDSL(gpu us)", measure("FlyDSL", "latency", "us", 1.0)),
+            // Units and quantity words of issue 7.
+            ("ck ms", measure("ck", "latency", "us", 1e3)),
+            ("MB/s", measure("default", "bandwidth", "TB/s", 1e-6)),
+            (
+                "triton GiB/s",
+                measure("triton", "bandwidth", "TB/s", 1.073741824e-3),
+            ),
+            ("TFLOP/s", measure("default", "throughput", "TFLOPS", 1.0)),
+            (
+                "samples/s",
+                measure("default", "throughput", "samples/s", 1.0),
+            ),
+            ("ops/s", measure("default", "throughput", "ops/s", 1.0)),
+            ("it/s", measure("default", "throughput", "it/s", 1.0)),
+            ("fa3 latency", measure("fa3", "latency", "", 1.0)),
+            ("fa3 time", measure("fa3", "latency", "", 1.0)),
+            ("fa3 [us]", measure("fa3", "latency", "us", 1.0)),
+            ("fa3 ms/iter", measure("fa3", "latency", "us", 1e3)),
+            ("bw", measure("default", "bandwidth", "", 1.0)),
+            ("bandwidth", measure("default", "bandwidth", "", 1.0)),
+            ("throughput", measure("default", "throughput", "", 1.0)),
+            ("time_s", measure("default", "latency", "us", 1e6)),
         ];
         for (h, want) in cases {
-            assert_eq!(classify_header(h, true), want, "{h}");
+            assert_eq!(measured(h), Some(want), "{h}");
         }
+    }
+
+    #[test]
+    fn a_numeric_phrase_is_unclassified_not_identity() {
+        assert!(matches!(
+            classify_header("fa3 dq", true),
+            ColumnRole::Unclassified { .. }
+        ));
+        assert_eq!(classify_header("fa3 dq", false), ColumnRole::Key);
+        // A time column of text (timestamps) is a note, never identity.
+        assert!(matches!(
+            classify_header("start time", false),
+            ColumnRole::Derived { .. }
+        ));
     }
 
     #[test]

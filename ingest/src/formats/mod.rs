@@ -120,7 +120,10 @@ pub fn parse(text: &str, format: Option<Format>) -> Result<(Format, Parsed), Par
         None => detect(text)?,
     };
     let parsed = format.parser().parse(text)?;
-    if parsed.measurements.is_empty() {
+    // A run its harness failed before it measured anything is still a run: on record
+    // with its verdict and no values.
+    let failed_run = parsed.provenance.verdict.as_deref() == Some("fail");
+    if parsed.measurements.is_empty() && !failed_run {
         return Err(ParseError::at(
             0,
             format!("no measurements found for format {format}"),

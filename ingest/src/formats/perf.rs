@@ -11,9 +11,10 @@
 
 use super::{lines, Format, ParseError, Parser};
 use crate::model::{
-    empty_key, key_of, metric, Direction, Key, Measurement, Name, Numerics, Parsed, Raw,
+    empty_key, empty_order, key_of, metric, Direction, Measurement, Name, Numerics, Parsed, Raw,
 };
-use crate::text::{collapse_ws, parse_value};
+use crate::text::{collapse_ws, number_prefix_len, parse_value};
+use crate::units::{to_canonical, unit_of, Unit};
 
 pub struct PerfLines;
 
@@ -41,13 +42,25 @@ impl Parser for PerfLines {
     }
 }
 
-fn is_unit(tok: &str) -> Option<&'static str> {
-    Some(match tok {
-        "us" | "µs" | "μs" | "us/call" => "us",
-        "ms" | "ms/call" => "ms",
-        "ns" | "ns/call" => "ns",
-        _ => return None,
-    })
+/// A time unit token (`us`, `ms`, `ns`, `s`, `us/call`...), as printed and as stored.
+fn is_unit(tok: &str) -> Option<(&str, Unit)> {
+    let u = match tok {
+        "s" => crate::units::seconds_word("s")?,
+        _ => unit_of(&tok.to_ascii_lowercase())?,
+    };
+    (u.metric == metric::LATENCY).then_some((tok, u))
+}
+
+/// The value in the canonical unit, and the raw text: the number as printed, followed by
+/// the printed unit when the value was converted.
+fn value_in(value: Option<f64>, num: &str, printed: &str, unit: &Unit) -> (Option<f64>, Raw) {
+    if unit.factor == 1.0 {
+        return (value, Raw::new(num));
+    }
+    (
+        value.map(|v| to_canonical(v, unit.factor)),
+        Raw::new(&format!("{num} {printed}")),
+    )
 }
 
 /// The verdict at the end of a `[checkAllclose ...]` tail.
@@ -144,12 +157,13 @@ pub fn parse_perf_line(line: &str, no: usize) -> Result<Option<Vec<Measurement>>
                 }
             }
         }
-        let unit = unit.ok_or_else(|| {
+        let (printed, unit) = unit.ok_or_else(|| {
             ParseError::at(
                 no,
-                format!("`{name} avg: {num}` has no time unit (us, ms or ns)"),
+                format!("`{name} avg: {num}` has no time unit (us, ms, ns or s)"),
             )
         })?;
+        let (value, raw) = value_in(value, num, printed, &unit);
         // The first variant is the reference the check compares against.
         let numerics = if variants_seen == 0 {
             Numerics::NotChecked
@@ -161,14 +175,16 @@ pub fn parse_perf_line(line: &str, no: usize) -> Result<Option<Vec<Measurement>>
             table,
             variant: name.into(),
             key: empty_key(),
+            key_order: empty_order(),
             metric: metric::LATENCY.into(),
-            unit: unit.into(),
+            unit: unit.canonical.into(),
             direction: Direction::Lower,
             value,
-            raw: Raw::new(num),
+            raw,
             column: format!("{name} avg").into(),
             numerics,
             line: no as u32,
+            note: None,
         });
         i += consumed;
     }
@@ -176,20 +192,24 @@ pub fn parse_perf_line(line: &str, no: usize) -> Result<Option<Vec<Measurement>>
     // FlyDSL: `[perf] 12.34 us/call (oneshot)`.
     if out.is_empty() {
         if let (Some((_, v)), Some((u_off, u))) = (toks.first(), toks.get(1)) {
-            if let (Ok(value), Some(unit)) = (parse_value(v), is_unit(u)) {
+            if let (Ok(value), Some((printed, unit))) = (parse_value(v), is_unit(u)) {
                 let ident = collapse_ws(&body[u_off + u.len()..]);
+                let (key, key_order) = key_of(&[("row".to_string(), ident)]);
+                let (value, raw) = value_in(value, v, printed, &unit);
                 out.push(Measurement {
                     table,
                     variant: super::columns::DEFAULT_VARIANT.into(),
-                    key: key_of(&[("row".to_string(), ident)]),
+                    key,
+                    key_order,
                     metric: metric::LATENCY.into(),
-                    unit: unit.into(),
+                    unit: unit.canonical.into(),
                     direction: Direction::Lower,
                     value,
-                    raw: Raw::new(v),
+                    raw,
                     column: (*u).into(),
                     numerics: verdict,
                     line: no as u32,
+                    note: None,
                 });
                 return Ok(Some(out));
             }
@@ -201,9 +221,10 @@ pub fn parse_perf_line(line: &str, no: usize) -> Result<Option<Vec<Measurement>>
     }
 
     let identity = identity_text(&body[..identity_end.unwrap_or(0)]);
-    let key: Key = key_of(&identity_key(&identity));
+    let (key, key_order) = key_of(&identity_key(&identity));
     for m in &mut out {
         m.key = key.clone();
+        m.key_order = key_order;
     }
     Ok(Some(out))
 }
@@ -221,6 +242,7 @@ fn derived(
         table,
         variant: Name::from(""),
         key: empty_key(),
+        key_order: empty_order(),
         metric: metric.into(),
         unit: unit.into(),
         direction: Direction::None,
@@ -229,14 +251,18 @@ fn derived(
         column: column.into(),
         numerics: Numerics::NotChecked,
         line: no as u32,
+        note: None,
     }
 }
 
-/// `12.3us` -> (`12.3`, Some(`us`)); `12.3` -> (`12.3`, None).
+/// `12.3us` -> (`12.3`, Some(`us`)); `1.5e+01us` -> (`1.5e+01`, Some(`us`));
+/// `12.3` -> (`12.3`, None). A token that does not start with a number stays whole
+/// (`nan`, or text the caller rejects).
 fn split_number(tok: &str) -> (&str, Option<&str>) {
-    match tok.find(|c: char| c.is_ascii_alphabetic() || c == 'µ' || c == 'μ') {
-        Some(p) if p > 0 && !tok[..p].ends_with('e') => (&tok[..p], Some(&tok[p..])),
-        _ => (tok, None),
+    match number_prefix_len(tok) {
+        0 => (tok, None),
+        n if n == tok.len() => (tok, None),
+        n => (&tok[..n], Some(&tok[n..])),
     }
 }
 
@@ -323,6 +349,22 @@ mod tests {
         let ms = parse("  [perf] 12.34 us/call (oneshot)");
         assert_eq!(ms[0].value, Some(12.34));
         assert_eq!(ms[0].key_pairs()[0].1, "(oneshot)");
+    }
+
+    #[test]
+    fn exponents_and_units_other_than_us() {
+        let ms = parse("[perf] dim: 1, torch avg: 1.5e+01 us, ck avg: 1e-05 us");
+        assert_eq!(ms[0].value, Some(15.0));
+        assert_eq!(ms[1].value, Some(1e-05));
+        let ms = parse("[perf] dim: 1, torch avg: 1.5e+01us, ck avg: 2.5E-1ms");
+        assert_eq!(ms[0].value, Some(15.0));
+        assert_eq!((ms[1].value, &*ms[1].unit), (Some(250.0), "us"));
+        assert_eq!(ms[1].raw, "2.5E-1 ms");
+        let ms = parse("[perf] dim: 1, torch avg: 0.0123 ms, ck avg: 900 ns");
+        assert_eq!((ms[0].value, &*ms[0].unit), (Some(12.3), "us"));
+        assert_eq!((ms[1].value, &*ms[1].unit), (Some(0.9), "us"));
+        let ms = parse("  [perf] 1.234e+01 us/call (oneshot)");
+        assert_eq!(ms[0].value, Some(12.34));
     }
 
     #[test]

@@ -7,7 +7,8 @@
 
 use super::{lines, Format, ParseError, Parser};
 use crate::model::{
-    empty_key, key_of, metric, Direction, Key, Measurement, Name, Numerics, Parsed, Raw,
+    empty_key, empty_order, key_of, metric, Direction, Measurement, Name, Numerics, Parsed, Raw,
+    Warning,
 };
 use crate::text::parse_value;
 
@@ -18,6 +19,36 @@ pub const DEFAULT_TABLE: &str = "ts_kernel";
 
 /// Fields that describe the record rather than measure it.
 const DESCRIPTIVE: &[&str] = &["kernel", "solution", "shape", "arch", "numerics_passed"];
+
+/// `TS_KERNEL_INFO` fields that define the problem every record of the log measures
+/// (`op` names the table): bf16 and fp8 runs of one kernel and shape are different rows.
+const PROBLEM_FIELDS: &[&str] = &["dtype", "mode", "role"];
+
+/// Does a METRIC field name say it is a measurement perfdb does not know (`avg_time_us`,
+/// `mean_tflops`) rather than a parameter (`split_k`, `num_warps`)? Such a field must
+/// not become identity: every trial's value would split the row.
+fn looks_measured(field: &str) -> bool {
+    let lower = field.to_ascii_lowercase();
+    lower.split('_').any(|w| {
+        crate::units::unit_of(w).is_some()
+            || matches!(
+                w,
+                "latency"
+                    | "time"
+                    | "tflops"
+                    | "gflops"
+                    | "bandwidth"
+                    | "bw"
+                    | "diff"
+                    | "err"
+                    | "error"
+                    | "throughput"
+                    | "pct"
+                    | "percent"
+            )
+    }) || lower.ends_with("_gb_s")
+        || lower.ends_with("_tb_s")
+}
 
 /// (field, metric, unit, direction) of the numeric fields a METRIC line carries.
 pub(crate) fn field_metric(field: &str) -> Option<(&'static str, &'static str, Direction)> {
@@ -82,6 +113,8 @@ impl Parser for TsProbe {
         let mut table = DEFAULT_TABLE.to_string();
         let mut fail_reasons: Vec<String> = Vec::new();
         let mut result: Option<String> = None;
+        let mut problem: Vec<(String, String)> = Vec::new();
+        let mut failrecs: Vec<Measurement> = Vec::new();
         for (no, line) in lines(text) {
             let line = line.trim_end();
             if let Some(rest) = line.strip_prefix("host_launch: ") {
@@ -99,11 +132,17 @@ impl Parser for TsProbe {
                         "arch" if !v.starts_with('<') => {
                             parsed.provenance.arch = Some(v.to_string())
                         }
+                        k if PROBLEM_FIELDS.contains(&k) => {
+                            problem.retain(|(n, _)| n != k);
+                            problem.push((k.to_string(), v.to_string()));
+                        }
                         _ => {}
                     }
                 }
+            } else if let Some(rest) = line.strip_prefix("TS_KERNEL_FAILREC ") {
+                failrecs.extend(failrec_line(rest, &table, &problem, no)?);
             } else if let Some(rest) = line.strip_prefix("TS_KERNEL_METRIC ") {
-                let ms = metric_line(rest, &table, no)?;
+                let ms = metric_line(rest, &table, &problem, no, &mut parsed.warnings)?;
                 if parsed.provenance.arch.is_none() {
                     parsed.provenance.arch = rest
                         .split_whitespace()
@@ -132,6 +171,7 @@ impl Parser for TsProbe {
                         table: "ts_bench".into(),
                         variant: "serve".into(),
                         key: empty_key(),
+                        key_order: empty_order(),
                         metric: k.into(),
                         unit: "".into(),
                         direction: Direction::None,
@@ -140,10 +180,12 @@ impl Parser for TsProbe {
                         column: k.into(),
                         numerics: Numerics::NotChecked,
                         line: no as u32,
+                        note: None,
                     });
                 }
             }
         }
+        attach_failrecs(&mut parsed.measurements, failrecs);
         // Verdict: any FAIL line fails the run; otherwise the RESULT line, if any.
         let prov = &mut parsed.provenance;
         if !fail_reasons.is_empty() {
@@ -162,7 +204,13 @@ impl Parser for TsProbe {
     }
 }
 
-fn metric_line(rest: &str, table: &str, no: usize) -> Result<Vec<Measurement>, ParseError> {
+fn metric_line(
+    rest: &str,
+    table: &str,
+    problem: &[(String, String)],
+    no: usize,
+    warnings: &mut Vec<Warning>,
+) -> Result<Vec<Measurement>, ParseError> {
     let mut fields: Vec<(&str, &str)> = Vec::new();
     for f in rest.split_whitespace() {
         let (k, v) = f.split_once('=').ok_or_else(|| {
@@ -187,13 +235,27 @@ fn metric_line(rest: &str, table: &str, no: usize) -> Result<Vec<Measurement>, P
         Some(v) => numerics_of(v).map_err(|e| ParseError::at(no, e))?,
         None => Numerics::NotChecked,
     };
-    // Extra descriptive fields (dtype=...) are part of the identity.
+    // Every other field that is not a measurement defines the problem (`dtype=fp8`,
+    // `split_k=4`): part of the identity. A field named like a measurement perfdb does
+    // not know is kept out of it and reported.
+    let mut unknown: Vec<(&str, &str)> = Vec::new();
     for (k, v) in &fields {
-        if !DESCRIPTIVE.contains(k) && field_metric(k).is_none() && parse_value(v).is_err() {
+        if DESCRIPTIVE.contains(k) || field_metric(k).is_some() {
+            continue;
+        }
+        if looks_measured(k) {
+            unknown.push((k, v));
+        } else {
+            key.retain(|(n, _)| n != k);
             key.push((k.to_string(), v.to_string()));
         }
     }
-    let key: Key = key_of(&key);
+    for (k, v) in problem {
+        if !key.iter().any(|(n, _)| n == k) {
+            key.push((k.clone(), v.clone()));
+        }
+    }
+    let (key, key_order) = key_of(&key);
     let (table, variant): (Name, Name) = (table.into(), kernel.into());
     let mut out = Vec::new();
     for (k, v) in &fields {
@@ -203,15 +265,17 @@ fn metric_line(rest: &str, table: &str, no: usize) -> Result<Vec<Measurement>, P
         let value = parse_value(v).map_err(|_| {
             ParseError::at(no, format!("TS_KERNEL_METRIC {k}='{v}' is not a number"))
         })?;
+        let (unit, value, raw) = canonical(unit, value, v);
         out.push(Measurement {
             table,
             variant,
             key: key.clone(),
+            key_order,
             metric: metric_name.into(),
             unit: unit.into(),
             direction,
             value,
-            raw: Raw::new(v),
+            raw,
             column: (*k).into(),
             numerics: if direction == Direction::None {
                 Numerics::NotChecked
@@ -219,9 +283,131 @@ fn metric_line(rest: &str, table: &str, no: usize) -> Result<Vec<Measurement>, P
                 numerics
             },
             line: no as u32,
+            note: None,
+        });
+    }
+    for (k, v) in unknown {
+        warnings.push(Warning {
+            line: no,
+            reason: format!(
+                "TS_KERNEL_METRIC field '{k}' looks like a measurement perfdb does not know; \
+                 stored as '{}', not compared and not part of the row identity",
+                metric::UNCLASSIFIED
+            ),
+        });
+        out.push(Measurement {
+            table,
+            variant,
+            key: key.clone(),
+            key_order,
+            metric: metric::UNCLASSIFIED.into(),
+            unit: "".into(),
+            direction: Direction::None,
+            value: parse_value(v).ok().flatten(),
+            raw: Raw::new(v),
+            column: k.into(),
+            numerics: Numerics::NotChecked,
+            line: no as u32,
+            note: Some("unclassified field".into()),
         });
     }
     Ok(out)
+}
+
+/// A value in a unit the probe prints (`GB/s`) moved to the canonical unit of its
+/// metric; the raw text gets the printed unit when the value was converted.
+pub(crate) fn canonical(
+    unit: &'static str,
+    value: Option<f64>,
+    printed: &str,
+) -> (&'static str, Option<f64>, Raw) {
+    match crate::units::unit_of(&unit.to_ascii_lowercase()) {
+        Some(u) if u.factor != 1.0 && value.is_some() => (
+            u.canonical,
+            value.map(|v| crate::units::to_canonical(v, u.factor)),
+            Raw::new(&format!("{printed} {unit}")),
+        ),
+        Some(u) => (u.canonical, value, Raw::new(printed)),
+        None => (unit, value, Raw::new(printed)),
+    }
+}
+
+/// `TS_KERNEL_FAILREC <kernel> shape={'M': 4096, 'N': 4096, 'K': 4096} max_abs_diff=0.5
+/// max_rel_diff=0.25`: the numerics failure of one record, kept as its error values.
+fn failrec_line(
+    rest: &str,
+    table: &str,
+    problem: &[(String, String)],
+    no: usize,
+) -> Result<Vec<Measurement>, ParseError> {
+    let bad = |why: &str| ParseError::at(no, format!("TS_KERNEL_FAILREC {why}"));
+    let (kernel, rest) = rest
+        .trim()
+        .split_once(' ')
+        .ok_or_else(|| bad("has no shape= after the kernel name"))?;
+    let rest = rest
+        .trim_start()
+        .strip_prefix("shape={")
+        .ok_or_else(|| bad("has no shape={...} after the kernel name"))?;
+    let (dict, fields) = rest
+        .split_once('}')
+        .ok_or_else(|| bad("shape={... is not closed"))?;
+    let mut key: Vec<(String, String)> = Vec::new();
+    for item in dict.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let (k, v) = item
+            .split_once(':')
+            .ok_or_else(|| bad(&format!("shape item '{item}' is not 'name': value")))?;
+        key.push((
+            k.trim().trim_matches(['\'', '"']).to_string(),
+            v.trim().trim_matches(['\'', '"']).to_string(),
+        ));
+    }
+    key.extend(problem.iter().cloned());
+    let (key, key_order) = key_of(&key);
+    let mut out = Vec::new();
+    for (k, v) in fields.split_whitespace().filter_map(|f| f.split_once('=')) {
+        let Some((metric_name, unit, direction)) = field_metric(k) else {
+            continue;
+        };
+        let value = parse_value(v).map_err(|_| bad(&format!("{k}='{v}' is not a number")))?;
+        out.push(Measurement {
+            table: table.into(),
+            variant: kernel.into(),
+            key: key.clone(),
+            key_order,
+            metric: metric_name.into(),
+            unit: unit.into(),
+            direction,
+            value,
+            raw: Raw::new(v),
+            column: k.into(),
+            numerics: Numerics::Fail,
+            line: no as u32,
+            note: Some("TS_KERNEL_FAILREC".into()),
+        });
+    }
+    if out.is_empty() {
+        return Err(bad("has no max_abs_diff= or max_rel_diff= value"));
+    }
+    Ok(out)
+}
+
+/// Keep each FAILREC's values with the run, and mark the record they name as failed:
+/// a failure record is evidence even where the METRIC line said nothing.
+fn attach_failrecs(measurements: &mut Vec<Measurement>, failrecs: Vec<Measurement>) {
+    for f in &failrecs {
+        for m in measurements.iter_mut() {
+            if m.table == f.table
+                && m.variant == f.variant
+                && m.key == f.key
+                && m.direction != Direction::None
+            {
+                m.numerics = Numerics::Fail;
+                m.note.get_or_insert_with(|| "TS_KERNEL_FAILREC".into());
+            }
+        }
+    }
+    measurements.extend(failrecs);
 }
 
 #[cfg(test)]
@@ -247,7 +433,9 @@ mod tests {
         let ms = metric_line(
             "kernel=gluon_mm solution=gluon shape=K4096xM1xN4096 arch=amd:9.5 median_latency_us=20.9 p99_latency_us=37.5 tflops=None bandwidth_gb_s=1606.2 numerics_passed=False",
             "gemm.mm",
+            &[],
             9,
+            &mut Vec::new(),
         )
         .unwrap();
         assert_eq!(ms.len(), 4);
@@ -255,7 +443,16 @@ mod tests {
         assert_eq!(ms[0].numerics, Numerics::Fail);
         assert_eq!(ms[2].value, None);
         assert_eq!(ms[2].raw, "None");
-        let err = metric_line("kernel=k shape=K1 numerics_passed=maybe", "t", 3).unwrap_err();
+        assert_eq!((&*ms[3].unit, ms[3].value), ("TB/s", Some(1.6062)));
+        assert_eq!(ms[3].raw, "1606.2 GB/s");
+        let err = metric_line(
+            "kernel=k shape=K1 numerics_passed=maybe",
+            "t",
+            &[],
+            3,
+            &mut Vec::new(),
+        )
+        .unwrap_err();
         assert!(err.reason.contains("numerics_passed"), "{err}");
     }
 }

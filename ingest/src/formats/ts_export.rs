@@ -2,7 +2,7 @@
 
 use super::probe::{field_metric, numerics_of};
 use super::{Format, ParseError, Parser};
-use crate::model::{key_of, Direction, Key, Measurement, Name, Numerics, Parsed, Raw};
+use crate::model::{key_of, Direction, Measurement, Name, Numerics, Parsed};
 use serde_json::Value;
 
 pub struct TsExport;
@@ -55,7 +55,7 @@ impl Parser for TsExport {
             if let Some(d) = s("dtype") {
                 key_cells.push(("dtype".to_string(), d.to_string()));
             }
-            let key: Key = key_of(&key_cells);
+            let (key, key_order) = key_of(&key_cells);
             let (table, variant): (Name, Name) = (table.into(), kernel.into());
             let numerics = match obj.get("numerics_passed") {
                 None => Numerics::NotChecked,
@@ -82,15 +82,17 @@ impl Parser for TsExport {
                         ))
                     }
                 };
+                let (unit, value, raw) = super::probe::canonical(unit, value, &v.to_string());
                 parsed.measurements.push(Measurement {
                     table,
                     variant,
                     key: key.clone(),
+                    key_order,
                     metric: metric.into(),
                     unit: unit.into(),
                     direction,
                     value,
-                    raw: Raw::new(&v.to_string()),
+                    raw,
                     column: field.as_str().into(),
                     numerics: if direction == Direction::None {
                         Numerics::NotChecked
@@ -98,6 +100,7 @@ impl Parser for TsExport {
                         numerics
                     },
                     line: no as u32,
+                    note: None,
                 });
             }
         }

@@ -57,7 +57,16 @@ fn resolve(state: &AppState, q: &HistoryQuery) -> Result<Option<Resolved>, AppEr
     let metric = pick(&q.metric, &metrics, "metric")?;
     let (variants, keys) = series_of(&db, &table, &metric)?;
     let variant = pick(&q.variant, &variants, "variant")?;
-    let key = pick(&q.key, &keys, "key")?;
+    // Keys are stored canonical (cells sorted by name): a key given in any order works.
+    let given_key = q.key.as_deref().map(|k| {
+        let cells = perfdb_ingest::model::key_from_json(k);
+        if cells.is_empty() {
+            k.to_string()
+        } else {
+            perfdb_ingest::model::key_of(&cells).0.to_string()
+        }
+    });
+    let key = pick(&given_key, &keys, "key")?;
     let data = history_data(&db, &table, &variant, &key, &metric, q.label.as_deref())?;
     Ok(Some(Resolved {
         tables,
