@@ -5,7 +5,6 @@ pub mod chart;
 pub mod compare;
 pub mod config;
 pub mod db;
-mod matching;
 pub mod render;
 pub mod stats;
 pub mod table;

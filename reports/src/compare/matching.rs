@@ -2,7 +2,7 @@
 //! a key column one side prints and the other does not, and repeated tables that could
 //! only be told apart by position.
 
-use crate::compare::{RowId, Value};
+use super::load::{RowId, Value};
 use perfdb_ingest::model::{key_from_json, key_of, Direction};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 

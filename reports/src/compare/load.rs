@@ -1,0 +1,174 @@
+//! Step 2: load each side's values from the warehouse, one entry per row identity with
+//! its trials, straight from DuckDB as Arrow.
+
+use super::{CompareError, SideInfo};
+use crate::db::{sql_str, Db};
+use arrow::array::{Array, ArrayRef, Float64Array, Int8Array, ListArray, StringArray};
+use perfdb_ingest::model::{metric, Direction, Numerics};
+use std::collections::{BTreeMap, HashMap};
+
+pub(crate) struct Value {
+    pub(crate) value: Option<f64>,
+    pub(crate) numerics: Numerics,
+}
+
+/// table, variant, key (canonical JSON), metric, unit.
+pub(crate) type RowId = (String, String, String, String, String);
+
+pub(super) struct Loaded {
+    pub(super) rows: BTreeMap<RowId, (Direction, Vec<Value>)>,
+    /// (table, key) -> the key's source order (`["M","N","K"]`), for display.
+    pub(super) orders: HashMap<(String, String), String>,
+    /// Head-side numerics evidence from derived `err` columns: (table, variant, key).
+    pub(super) err_nonzero: HashMap<(String, String, String), bool>,
+    pub(super) derived_columns: BTreeMap<String, Vec<String>>,
+}
+
+fn filter_sql(filters: &[(String, String)]) -> String {
+    let mut conds = Vec::new();
+    for (k, raw) in filters {
+        let v = sql_str(raw);
+        let c = match k.as_str() {
+            "table" => format!("m.table_name = {v}"),
+            "variant" => format!("m.variant = {v}"),
+            "metric" => format!("m.metric = {v}"),
+            "unit" => format!("m.unit = {v}"),
+            "arch" => format!("r.arch = {v}"),
+            "format" => format!("r.format = {v}"),
+            "commit" => format!("starts_with(r.\"commit\", {v})"),
+            other => format!(
+                "({} OR {})",
+                crate::db::json_has_pair("r.tags", other, raw),
+                crate::db::json_has_pair("m.key", other, raw)
+            ),
+        };
+        conds.push(c);
+    }
+    conds.iter().map(|c| format!(" AND {c}")).collect()
+}
+
+pub(super) fn load_side(
+    db: &Db,
+    side: &SideInfo,
+    filters: &[(String, String)],
+) -> Result<Loaded, CompareError> {
+    // Selected by label: all runs of those partitions, no run list to check against.
+    let run_pred = if side.matched_by == "label" {
+        String::new()
+    } else {
+        db.selection_table("sel", &side.runs)?;
+        " AND m.run_id IN (SELECT run_id FROM sel)".to_string()
+    };
+    // The label predicate lets DuckDB skip every other Hive partition's files; grouping
+    // in DuckDB hands over one row per identity with its trials as lists (the lists of
+    // one group are built from the same rows in the same order, so they line up).
+    let labels: Vec<String> = side.labels.iter().map(|l| sql_str(l)).collect();
+    let sql = format!(
+        "SELECT m.table_name, m.variant, m.key, m.metric, m.unit, any_value(m.direction), any_value(m.column_name), \
+                list(m.value), list(CASE m.numerics WHEN 'pass' THEN 0 WHEN 'fail' THEN 2 ELSE 1 END::TINYINT), \
+                any_value(m.key_order) \
+         FROM measurements m {} \
+         WHERE m.label IN ({}){run_pred}{} \
+         GROUP BY m.table_name, m.variant, m.key, m.metric, m.unit",
+        // Run-level filters need the runs; without them the join is skipped.
+        if filters.is_empty() { "" } else { "JOIN runs r ON m.run_id = r.run_id" },
+        labels.join(", "),
+        filter_sql(filters)
+    );
+    let mut loaded = Loaded {
+        rows: BTreeMap::new(),
+        orders: HashMap::new(),
+        err_nonzero: HashMap::new(),
+        derived_columns: BTreeMap::new(),
+    };
+    // Arrow straight from DuckDB: no per-value conversion on the way.
+    let (_, batches) = db.query(&sql)?;
+    for batch in &batches {
+        let text = |i: usize| utf8(batch.column(i));
+        let (tables, variants, keys, metrics, units, directions, columns) = (
+            text(0)?,
+            text(1)?,
+            text(2)?,
+            text(3)?,
+            text(4)?,
+            text(5)?,
+            text(6)?,
+        );
+        let value_lists = list(batch.column(7))?;
+        let numerics_lists = list(batch.column(8))?;
+        let key_orders = text(9)?;
+        for i in 0..batch.num_rows() {
+            let table = tables.value(i).to_string();
+            let variant = variants.value(i).to_string();
+            let key = keys.value(i).to_string();
+            if !key_orders.is_null(i) {
+                loaded
+                    .orders
+                    .entry((table.clone(), key.clone()))
+                    .or_insert_with(|| key_orders.value(i).to_string());
+            }
+            let metric_name = metrics.value(i).to_string();
+            let direction = Direction::parse(directions.value(i));
+            let values_arr = value_lists.value(i);
+            let values = values_arr
+                .as_any()
+                .downcast_ref::<Float64Array>()
+                .ok_or_else(|| unexpected("value list is not DOUBLE"))?;
+            if metric::is_derived(&metric_name) || direction == Direction::None {
+                let nonzero = values.iter().any(|v| v.is_some_and(|x| x != 0.0));
+                if metric_name == metric::ERROR && !variant.is_empty() && nonzero {
+                    loaded
+                        .err_nonzero
+                        .insert((table.clone(), variant.clone(), key.clone()), true);
+                }
+                let cols = loaded.derived_columns.entry(table).or_default();
+                let column = columns.value(i);
+                if !cols.iter().any(|c| c == column) {
+                    cols.push(column.to_string());
+                }
+                continue;
+            }
+            let numerics_arr = numerics_lists.value(i);
+            let numerics = numerics_arr
+                .as_any()
+                .downcast_ref::<Int8Array>()
+                .ok_or_else(|| unexpected("numerics list is not TINYINT"))?;
+            let vals: Vec<Value> = (0..values.len())
+                .map(|j| Value {
+                    value: values.is_valid(j).then(|| values.value(j)),
+                    numerics: match numerics.value(j) {
+                        0 => Numerics::Pass,
+                        2 => Numerics::Fail,
+                        _ => Numerics::NotChecked,
+                    },
+                })
+                .collect();
+            loaded.rows.insert(
+                (table, variant, key, metric_name, units.value(i).to_string()),
+                (direction, vals),
+            );
+        }
+    }
+    Ok(loaded)
+}
+
+fn unexpected(what: &str) -> CompareError {
+    CompareError::Db(crate::db::DbError::Unexpected(what.to_string()))
+}
+
+/// A text column as Utf8 (DuckDB may hand over other string layouts).
+fn utf8(a: &ArrayRef) -> Result<StringArray, CompareError> {
+    let cast = arrow::compute::cast(a, &arrow::datatypes::DataType::Utf8)
+        .map_err(|e| unexpected(&format!("text column: {e}")))?;
+    cast.as_any()
+        .downcast_ref::<StringArray>()
+        .cloned()
+        .ok_or_else(|| unexpected("text column is not Utf8"))
+}
+
+fn list(a: &ArrayRef) -> Result<ListArray, CompareError> {
+    a.as_any()
+        .downcast_ref::<ListArray>()
+        .cloned()
+        .ok_or_else(|| unexpected("expected a LIST column"))
+}

@@ -1,0 +1,247 @@
+//! `compare BASE HEAD`: match rows like with like, reduce trials, test, gate on a
+//! control, apply thresholds, and decide. The method is documented in docs/STATS.md.
+//!
+//! One file per step: [`select`] the runs of each side, [`load`] their values,
+//! [`matching`] rows whose tables were printed differently, [`decide`] each row and the
+//! whole, [`summarise`]; the report types every exporter reads are in [`types`].
+
+mod decide;
+mod load;
+mod matching;
+mod select;
+mod summarise;
+mod types;
+
+pub use select::select_runs;
+pub use types::*;
+
+use crate::db::Db;
+use crate::stats;
+use decide::{assess, decide, gate_on_control, is_control, overall, side_stats};
+use load::{load_side, Loaded, RowId, Value};
+use perfdb_ingest::model::{self, key_from_json, Numerics};
+use std::collections::BTreeMap;
+use summarise::summarize;
+
+/// Compare two sides of the warehouse.
+pub fn compare(db: &Db, base: &str, head: &str, opt: &Options) -> Result<Report, CompareError> {
+    let mut t = std::time::Instant::now();
+    let base_side = select_runs(db, base)?;
+    let head_side = select_runs(db, head)?;
+    trace("select runs", &mut t);
+    let b = load_side(db, &base_side, &opt.filters)?;
+    let h = load_side(db, &head_side, &opt.filters)?;
+    trace("load both sides", &mut t);
+    let r = build_report(base_side, head_side, b, h, opt);
+    trace("statistics (summary included)", &mut t);
+    Ok(r)
+}
+
+/// With `PERFDB_TRACE=1`, print how long the phase since `t` took (to stderr); `t`
+/// restarts for the next phase.
+fn trace(phase: &str, t: &mut std::time::Instant) {
+    if std::env::var_os("PERFDB_TRACE").is_some() {
+        eprintln!("trace: {phase}: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
+    }
+    *t = std::time::Instant::now();
+}
+
+fn build_report(
+    base_side: SideInfo,
+    head_side: SideInfo,
+    mut b: Loaded,
+    mut h: Loaded,
+    opt: &Options,
+) -> Report {
+    let mut rows: Vec<Row> = Vec::new();
+    let mut only_in_base = Vec::new();
+    let mut only_in_head = Vec::new();
+    let mut not_measured = 0usize;
+    let mut key_names: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut warnings = matching::reconcile_key_columns(&mut b.rows, &mut h.rows);
+    let positional = matching::positional_mismatches(&b.rows, &h.rows);
+    warnings.extend(positional.iter().map(|m| m.warning()));
+    let mut orders = std::mem::take(&mut h.orders);
+    for (k, v) in std::mem::take(&mut b.orders) {
+        orders.entry(k).or_insert(v);
+    }
+    let display_key = |table: &str, key_json: &str| -> Vec<(String, String)> {
+        let key = key_from_json(key_json);
+        match orders.get(&(table.to_string(), key_json.to_string())) {
+            Some(order) => model::in_source_order(key, order),
+            // A key re-made from the columns both sides share: any row of the table
+            // with the fuller key gives the order.
+            None => match orders.iter().find(|((t, _), _)| t == table) {
+                Some((_, order)) => model::in_source_order(key, order),
+                None => key,
+            },
+        }
+    };
+
+    let one_sided = |id: &RowId| OneSided {
+        table: id.0.clone(),
+        variant: id.1.clone(),
+        key: display_key(&id.0, &id.2),
+        metric: id.3.clone(),
+    };
+    for id in h.rows.keys() {
+        if !b.rows.contains_key(id) {
+            only_in_head.push(one_sided(id));
+        }
+    }
+    let ids: Vec<RowId> = b.rows.keys().cloned().collect();
+    for id in ids {
+        let (dir, bvals) = b.rows.remove(&id).expect("key from map");
+        let Some((_, hvals)) = h.rows.remove(&id) else {
+            only_in_base.push(one_sided(&id));
+            continue;
+        };
+        if bvals.iter().chain(&hvals).all(|v| v.value.is_none()) {
+            not_measured += 1;
+            continue;
+        }
+        let (table, variant, key_json, metric_name, unit) = id;
+        let key = display_key(&table, &key_json);
+        key_names
+            .entry(table.clone())
+            .or_insert_with(|| key.iter().map(|(k, _)| k.clone()).collect());
+        let threshold = opt
+            .overrides
+            .iter()
+            .find(|o| o.matches(&table, &variant, &metric_name))
+            .map(|o| o.threshold)
+            .unwrap_or(opt.threshold);
+        let worst = |vals: &[Value]| {
+            vals.iter()
+                .map(|v| v.numerics)
+                .reduce(Numerics::worst)
+                .unwrap_or(Numerics::NotChecked)
+        };
+        let mut head_numerics = worst(&hvals);
+        if h.err_nonzero
+            .contains_key(&(table.clone(), variant.clone(), key_json.clone()))
+        {
+            head_numerics = Numerics::Fail;
+        }
+        let base_numerics = worst(&bvals);
+        let control = is_control(&variant, &opt.control);
+        let mut row = Row {
+            base: side_stats(&bvals, dir),
+            head: side_stats(&hvals, dir),
+            table,
+            variant,
+            key_text: model::key_display(&key),
+            key,
+            metric: metric_name,
+            unit,
+            direction: dir,
+            ratio: None,
+            ratio_ci: None,
+            change: None,
+            p: None,
+            p_mann_whitney: None,
+            q: None,
+            threshold,
+            verdict: Verdict::Invalid,
+            reason: String::new(),
+            control,
+            head_numerics,
+            base_numerics,
+        };
+        assess(&mut row, &bvals, &hvals, opt);
+        if let Some(m) = positional.iter().find(|m| m.covers(&row.table)) {
+            row.verdict = Verdict::Invalid;
+            row.p = None;
+            row.reason = m.row_reason();
+        }
+        let _ = (&base_side, &head_side);
+        rows.push(row);
+    }
+
+    let control = gate_on_control(&mut rows, opt);
+
+    // Benjamini-Hochberg over every tested non-control row that is still in the family.
+    let family: Vec<usize> = (0..rows.len())
+        .filter(|i| {
+            !rows[*i].control
+                && rows[*i].p.is_some()
+                && rows[*i].verdict == Verdict::NoSignificantChange
+        })
+        .collect();
+    let ps: Vec<f64> = family
+        .iter()
+        .map(|i| rows[*i].p.expect("filtered"))
+        .collect();
+    let qs = stats::benjamini_hochberg(&ps);
+    for (i, q) in family.iter().zip(qs) {
+        rows[*i].q = Some(q);
+    }
+    for r in &mut rows {
+        decide(r, opt.alpha);
+    }
+
+    let mut t = std::time::Instant::now();
+    let summary = summarize(&rows, opt);
+    trace("summary bootstrap", &mut t);
+    if !only_in_base.is_empty() || !only_in_head.is_empty() {
+        warnings.push(format!(
+            "the two sides measured different row sets: {} row(s) only in base, {} only in head",
+            only_in_base.len(),
+            only_in_head.len()
+        ));
+    }
+    if opt.control.is_empty() {
+        warnings.push(
+            "no --control given: machine drift between the sides cannot be told from a change"
+                .to_string(),
+        );
+    } else if control
+        .as_ref()
+        .is_some_and(|c| c.matched_variants.is_empty())
+    {
+        warnings.push(format!(
+            "--control {} matched no variant present on both sides",
+            opt.control.join(",")
+        ));
+    }
+    // Sort: numerics failures and regressions first, worst change first.
+    rows.sort_by(|a, b| {
+        (!a.numerics_failed(), a.control, a.verdict)
+            .cmp(&(!b.numerics_failed(), b.control, b.verdict))
+            .then(
+                b.change
+                    .unwrap_or(f64::NEG_INFINITY)
+                    .total_cmp(&a.change.unwrap_or(f64::NEG_INFINITY)),
+            )
+    });
+    let key_basis = key_names
+        .into_iter()
+        .map(|(table, key_columns)| KeyBasis {
+            derived_columns_excluded: b
+                .derived_columns
+                .get(&table)
+                .or(h.derived_columns.get(&table))
+                .cloned()
+                .unwrap_or_default(),
+            table,
+            key_columns,
+        })
+        .collect();
+    let (verdict, reason) = overall(&rows, &control);
+    let _ = (&mut b, &mut h);
+    Report {
+        verdict,
+        reason,
+        base: base_side,
+        head: head_side,
+        options: opt.clone(),
+        control,
+        summary,
+        rows,
+        only_in_base,
+        only_in_head,
+        not_measured,
+        key_basis,
+        warnings,
+    }
+}

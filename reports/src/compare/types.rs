@@ -1,0 +1,274 @@
+//! What a comparison produces: the options it ran with, each side, each row, the
+//! control's status, the summary and the overall verdict. Every exporter reads these.
+
+use crate::db::DbError;
+use perfdb_ingest::model::{self, Direction, Numerics};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Reduce {
+    Best,
+    Median,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Test {
+    Welch,
+    MannWhitney,
+}
+
+/// Fewest trials a side for Welch's test.
+pub const MIN_TRIALS_WELCH: usize = 3;
+/// Side size from which the U test's p is reported next to Welch's.
+pub const MIN_TRIALS_REPORT_MW: usize = 4;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Options {
+    pub threshold: f64,
+    pub alpha: f64,
+    pub reduce: Reduce,
+    pub test: Test,
+    /// Case-insensitive substrings naming the control variant(s).
+    pub control: Vec<String>,
+    pub control_tol: f64,
+    #[serde(skip)]
+    pub overrides: Vec<crate::config::Override>,
+    /// `k=v` filters: table/variant/metric/unit on rows, arch/format/commit on runs,
+    /// anything else a run tag or an identity key cell.
+    pub filters: Vec<(String, String)>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            threshold: 0.05,
+            alpha: 0.05,
+            reduce: Reduce::Median,
+            test: Test::Welch,
+            control: Vec::new(),
+            control_tol: 0.10,
+            overrides: Vec::new(),
+            filters: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CompareError {
+    #[error(transparent)]
+    Db(#[from] DbError),
+    #[error("no runs match '{0}' (tried label, commit prefix and run id prefix); `perfdb runs` lists them")]
+    NoRuns(String),
+    #[error("invalid --where '{0}': expected key=value")]
+    BadFilter(String),
+}
+
+impl From<duckdb::Error> for CompareError {
+    fn from(e: duckdb::Error) -> Self {
+        CompareError::Db(DbError::Query(e))
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SideInfo {
+    pub selector: String,
+    /// How the selector matched: label, commit or run_id.
+    pub matched_by: String,
+    pub runs: Vec<String>,
+    pub labels: Vec<String>,
+    pub commits: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SideStats {
+    pub n: usize,
+    pub values: Vec<Option<f64>>,
+    pub best: Option<f64>,
+    pub median: Option<f64>,
+    /// Distribution-free 95% CI of the median; `null` ends are infinite (< 6 trials).
+    pub median_ci: (Option<f64>, Option<f64>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Regression,
+    Improvement,
+    WithinThreshold,
+    NoSignificantChange,
+    Insufficient,
+    Invalid,
+    Withheld,
+    Unreliable,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Regression => "regression",
+            Verdict::Improvement => "improvement",
+            Verdict::WithinThreshold => "within threshold",
+            Verdict::NoSignificantChange => "no significant change",
+            Verdict::Insufficient => "insufficient",
+            Verdict::Invalid => "invalid",
+            Verdict::Withheld => "withheld",
+            Verdict::Unreliable => "unreliable",
+        }
+    }
+    /// Could this row be compared at all?
+    pub fn is_decided(self) -> bool {
+        matches!(
+            self,
+            Verdict::Regression
+                | Verdict::Improvement
+                | Verdict::WithinThreshold
+                | Verdict::NoSignificantChange
+        )
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub table: String,
+    pub variant: String,
+    #[serde(serialize_with = "ser_key")]
+    pub key: Vec<(String, String)>,
+    /// The key as text in source order (`M=512 N=4096 K=4096`): JSON objects lose order.
+    pub key_text: String,
+    pub metric: String,
+    pub unit: String,
+    pub direction: Direction,
+    pub base: SideStats,
+    pub head: SideStats,
+    /// head / base of the chosen reduction.
+    pub ratio: Option<f64>,
+    /// 95% CI of head / base as a ratio of geometric means (Welch, log scale).
+    pub ratio_ci: Option<(f64, f64)>,
+    /// Direction-normalised relative change: > 0 is worse (slower) whatever the metric.
+    pub change: Option<f64>,
+    pub p: Option<f64>,
+    /// Mann-Whitney p, reported next to Welch's when both sides have >= 4 trials.
+    pub p_mann_whitney: Option<f64>,
+    pub q: Option<f64>,
+    pub threshold: f64,
+    pub verdict: Verdict,
+    pub reason: String,
+    pub control: bool,
+    pub head_numerics: Numerics,
+    pub base_numerics: Numerics,
+}
+
+impl Row {
+    pub fn key_display(&self) -> String {
+        model::key_display(&self.key)
+    }
+    pub fn numerics_failed(&self) -> bool {
+        self.head_numerics == Numerics::Fail
+    }
+}
+
+fn ser_key<S: serde::Serializer>(key: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut m = s.serialize_map(Some(key.len()))?;
+    for (k, v) in key {
+        m.serialize_entry(k, v)?;
+    }
+    m.end()
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ControlMetric {
+    pub metric: String,
+    /// Geometric mean of the control's direction-normalised ratios (> 1 = slower).
+    pub ratio: f64,
+    pub rows: usize,
+    pub passed: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ControlStatus {
+    pub variant: Vec<String>,
+    pub matched_variants: Vec<String>,
+    pub tolerance: f64,
+    pub metrics: Vec<ControlMetric>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// Geometric mean over compared non-control rows of the direction-normalised ratio
+    /// (> 1 = slower), benchstat's definition.
+    pub geomean_ratio: Option<f64>,
+    /// Stratified bootstrap 95% CI (fixed seed).
+    pub ci: Option<(f64, f64)>,
+    /// t-interval over rows, a secondary figure.
+    pub t_ci: Option<(f64, f64)>,
+    pub rows: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Overall {
+    Ok,
+    Regression,
+    Inconclusive,
+    Unreliable,
+}
+
+impl Overall {
+    /// The process exit code CI acts on.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Overall::Ok => 0,
+            Overall::Regression => 1,
+            Overall::Inconclusive | Overall::Unreliable => 3,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OneSided {
+    pub table: String,
+    pub variant: String,
+    #[serde(serialize_with = "ser_key")]
+    pub key: Vec<(String, String)>,
+    pub metric: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct KeyBasis {
+    pub table: String,
+    pub key_columns: Vec<String>,
+    pub derived_columns_excluded: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub verdict: Overall,
+    pub reason: String,
+    pub base: SideInfo,
+    pub head: SideInfo,
+    pub options: Options,
+    pub control: Option<ControlStatus>,
+    pub summary: Summary,
+    pub rows: Vec<Row>,
+    pub only_in_base: Vec<OneSided>,
+    pub only_in_head: Vec<OneSided>,
+    /// Rows whose every value is missing on both sides (e.g. `tflops=None`).
+    pub not_measured: usize,
+    pub key_basis: Vec<KeyBasis>,
+    pub warnings: Vec<String>,
+}
+
+impl Report {
+    pub fn count(&self, v: Verdict) -> usize {
+        self.rows
+            .iter()
+            .filter(|r| !r.control && r.verdict == v)
+            .count()
+    }
+    pub fn numerics_failures(&self) -> Vec<&Row> {
+        self.rows.iter().filter(|r| r.numerics_failed()).collect()
+    }
+}
