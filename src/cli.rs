@@ -6,9 +6,12 @@ use std::path::PathBuf;
 const EXIT_CODES: &str = "\
 Exit codes:
   0  ok (compare: no regression)
-  1  compare: regression or numerics failure
-  2  usage or input error (ingest: any file failed)
-  3  compare: inconclusive or unreliable (nothing matched, too few trials, control moved)";
+  1  compare: regression, new numerics failure on head, or a failed head run
+  2  usage or input error (ingest: any file failed; compare: empty or overlapping
+     sides, a label spanning commits, a --control matching nothing)
+  3  compare: inconclusive or unreliable (rows missing on head, nothing matched, too
+     few trials, a failed base run, mixed hardware, numerics unchecked on head,
+     control on one side only or moved)";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -65,6 +68,10 @@ pub struct IngestArgs {
     /// Commit the runs were measured at
     #[arg(long)]
     pub commit: Option<String>,
+    /// When that commit was made, RFC 3339 (e.g. 2026-11-30T09:00:00Z); orders commits
+    /// for `LABEL@latest` [default: now]
+    #[arg(long, value_name = "RFC3339")]
+    pub commit_time: Option<String>,
     /// GPU architecture, e.g. gfx942 (a probe log's own arch is used otherwise)
     #[arg(long)]
     pub arch: Option<String>,
@@ -132,9 +139,10 @@ pub enum CompareFormat {
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// Base side: a label, a commit prefix or a run id prefix
+    /// Base side: LABEL (refused when its runs span commits), LABEL@COMMIT, LABEL@latest,
+    /// a commit prefix or run:ID
     pub base: String,
-    /// Head side: a label, a commit prefix or a run id prefix
+    /// Head side, as BASE
     pub head: String,
     /// Relative change that counts as a regression or improvement [default: 0.05]
     #[arg(long)]
@@ -148,7 +156,8 @@ pub struct CompareArgs {
     /// Welch's t on log values (decides with 3 trials a side) or the exact U test
     #[arg(long, value_enum, default_value = "welch")]
     pub test: TestArg,
-    /// Control variant(s) both sides ran unchanged (case-insensitive substring, repeatable)
+    /// Control variant(s) both sides ran unchanged (repeatable): `torch` matches torch,
+    /// torch_mm, torch.matmul (not torchao); `torch*` is a glob
     #[arg(long)]
     pub control: Vec<String>,
     /// How far the control may move before results are unreliable [default: 0.10]
@@ -166,6 +175,18 @@ pub struct CompareArgs {
     /// Keep the result in the warehouse (listed by `perfdb serve` under /alerts)
     #[arg(long)]
     pub save: bool,
+    /// Accept rows measured on base but missing on head (they are still listed)
+    #[arg(long)]
+    pub allow_missing: bool,
+    /// Compare sides that ran on different arch, image or `machine` tag
+    #[arg(long)]
+    pub allow_mixed_hardware: bool,
+    /// Fail on numerics failures base had too (by default only new ones fail)
+    #[arg(long)]
+    pub strict_numerics: bool,
+    /// Accept rows whose numerics base checked and head did not
+    #[arg(long)]
+    pub allow_unchecked: bool,
 }
 
 #[derive(Debug, Args)]

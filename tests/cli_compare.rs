@@ -104,9 +104,6 @@ fn h200_ab_flags_exactly_the_three_changed_triton_rows_in_every_format() {
 fn comparing_unchanged_code_exits_zero() {
     let wh = Wh::new();
     ingest_ab(&wh, "aiter");
-    let (code, v) = compare_json(&wh, &["base", "base", "--control", "torch"]);
-    assert_eq!(code, 0, "{}", v["reason"]);
-    assert_eq!(v["verdict"], "ok");
     // Two sets of trials of unchanged code: commits 1 and 2 of the history.
     for c in ["c01", "c02", "c05"] {
         for t in 1..=3 {
@@ -388,7 +385,7 @@ fn a_numerics_failure_on_head_fails_whatever_the_speed() {
         v["reason"]
             .as_str()
             .unwrap()
-            .contains("failed numerics on head"),
+            .contains("fail numerics on head that did not on base"),
         "{}",
         v["reason"]
     );

@@ -417,6 +417,9 @@ pub struct Parsed {
 pub struct RunMeta {
     pub label: String,
     pub commit: Option<String>,
+    /// When the commit was made (microseconds since the Unix epoch, UTC); orders the
+    /// runs of a label for `LABEL@latest` and history. Ingest time when not given.
+    pub commit_time_us: Option<i64>,
     pub arch: Option<String>,
     pub tags: Vec<(String, String)>,
 }
@@ -432,6 +435,8 @@ pub struct Run {
     pub format: String,
     pub label: String,
     pub commit: Option<String>,
+    /// Microseconds since the Unix epoch, UTC.
+    pub commit_time_us: i64,
     pub arch: Option<String>,
     pub tags: Vec<(String, String)>,
     /// 1-based index of this trial within its label, in ingest order.

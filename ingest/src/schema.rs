@@ -23,6 +23,7 @@ pub mod runs {
     pub const SOURCE_SHA256: &str = "source_sha256";
     pub const FORMAT: &str = "format";
     pub const COMMIT: &str = "commit";
+    pub const COMMIT_TIME: &str = "commit_time";
     pub const ARCH: &str = "arch";
     pub const TAGS: &str = "tags";
     pub const TRIAL: &str = "trial";
@@ -68,6 +69,11 @@ pub static RUNS_SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
         utf8(SOURCE_SHA256, false),
         utf8(FORMAT, false),
         utf8(COMMIT, true),
+        Field::new(
+            COMMIT_TIME,
+            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            true,
+        ),
         utf8(ARCH, true),
         utf8(TAGS, false),
         Field::new(TRIAL, DataType::Int32, false),
@@ -115,6 +121,7 @@ pub fn runs_batch(rows: &[&Run]) -> RecordBatch {
     let mut sha = StringBuilder::new();
     let mut format = StringBuilder::new();
     let mut commit = StringBuilder::new();
+    let mut commit_time = TimestampMicrosecondBuilder::with_capacity(n).with_timezone("UTC");
     let mut arch = StringBuilder::new();
     let mut tags = StringBuilder::new();
     let mut trial = Int32Builder::with_capacity(n);
@@ -131,6 +138,7 @@ pub fn runs_batch(rows: &[&Run]) -> RecordBatch {
         sha.append_value(&r.source_sha256);
         format.append_value(&r.format);
         commit.append_option(r.commit.as_deref());
+        commit_time.append_value(r.commit_time_us);
         arch.append_option(r.arch.as_deref());
         tags.append_value(tags_json(&r.tags));
         trial.append_value(r.trial);
@@ -148,6 +156,7 @@ pub fn runs_batch(rows: &[&Run]) -> RecordBatch {
         Arc::new(sha.finish()),
         Arc::new(format.finish()),
         Arc::new(commit.finish()),
+        Arc::new(commit_time.finish()),
         Arc::new(arch.finish()),
         Arc::new(tags.finish()),
         Arc::new(trial.finish()),

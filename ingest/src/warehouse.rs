@@ -221,6 +221,7 @@ pub fn prepare(
         format: format.to_string(),
         label: meta.label.clone(),
         commit: meta.commit.clone(),
+        commit_time_us: meta.commit_time_us.unwrap_or(0),
         arch: meta.arch.clone().or(p.arch),
         tags: meta.tags.clone(),
         trial: 0,
@@ -383,6 +384,10 @@ impl Warehouse {
             *t += 1;
             p.run.trial = *t;
             p.run.ingested_at_us = now;
+            if p.run.commit_time_us == 0 {
+                // No --commit-time: the commit is taken to be as new as the ingest.
+                p.run.commit_time_us = now;
+            }
             outcomes.push(Outcome::Added {
                 run_id: p.run.run_id.clone(),
                 trial: *t,

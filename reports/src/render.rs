@@ -37,6 +37,34 @@ fn pct(change: Option<f64>) -> String {
         .unwrap_or_else(|| "-".into())
 }
 
+/// A row's change in its metric's own terms, with the direction-aware factor:
+/// TFLOPS 535 -> 176 is `-67.1% (3.04x slower)`, latency 10 -> 12 us `+20.0% (1.20x slower)`.
+pub fn change_text(r: &Row) -> String {
+    let Some(ratio) = r.ratio.filter(|x| x.is_finite() && *x > 0.0) else {
+        return "-".into();
+    };
+    let worse = match r.direction {
+        perfdb_ingest::model::Direction::Higher => 1.0 / ratio,
+        _ => ratio,
+    };
+    let factor = if worse >= 1.0 {
+        format!("{worse:.2}x slower")
+    } else {
+        format!("{:.2}x faster", 1.0 / worse)
+    };
+    format!("{:+.1}% ({factor})", (ratio - 1.0) * 100.0)
+}
+
+fn one_sided_text(o: &crate::compare::OneSided, sep: &str) -> String {
+    [
+        o.table.as_str(),
+        o.variant.as_str(),
+        &perfdb_ingest::model::key_display(&o.key),
+        o.metric.as_str(),
+    ]
+    .join(sep)
+}
+
 fn pval(p: Option<f64>) -> String {
     match p {
         None => "-".into(),
@@ -257,7 +285,7 @@ impl Exporter for Markdown {
                     format_args!("{} ({})", r.metric, r.unit),
                     opt_num(b),
                     opt_num(h),
-                    pct(r.change),
+                    change_text(r),
                     pval(if r.control { r.p } else { r.q }),
                     r.reason.replace('|', "\\|")
                 );
@@ -282,27 +310,31 @@ impl Exporter for Markdown {
                 "{quiet} other row(s) showed no change beyond the threshold.\n"
             );
         }
-        if !report.only_in_base.is_empty() || !report.only_in_head.is_empty() {
+        // Missing rows decide the verdict: shown, not folded away.
+        if !report.only_in_base.is_empty() {
             let _ = writeln!(
                 s,
-                "<details><summary>Rows on one side only ({} base, {} head)</summary>\n",
+                "**Missing on head**: {} row(s) measured on base{}\n",
                 report.only_in_base.len(),
+                if report.options.allow_missing {
+                    " (accepted: --allow-missing)"
+                } else {
+                    ""
+                }
+            );
+            for o in &report.only_in_base {
+                let _ = writeln!(s, "- {}", one_sided_text(o, " / "));
+            }
+            let _ = writeln!(s);
+        }
+        if !report.only_in_head.is_empty() {
+            let _ = writeln!(
+                s,
+                "<details><summary>New on head ({} row(s))</summary>\n",
                 report.only_in_head.len()
             );
-            for (side, list) in [
-                ("base", &report.only_in_base),
-                ("head", &report.only_in_head),
-            ] {
-                for o in list.iter() {
-                    let _ = writeln!(
-                        s,
-                        "- only in {side}: {} / {} / {} / {}",
-                        o.table,
-                        o.variant,
-                        perfdb_ingest::model::key_display(&o.key),
-                        o.metric
-                    );
-                }
+            for o in &report.only_in_head {
+                let _ = writeln!(s, "- {}", one_sided_text(o, " / "));
             }
             let _ = writeln!(s, "\n</details>\n");
         }
@@ -354,7 +386,7 @@ impl Exporter for Terminal {
                 format!("{} {}", r.metric, r.unit).trim().to_string(),
                 opt_num(b),
                 opt_num(h),
-                pct(r.change),
+                change_text(r),
                 pval(r.p),
                 pval(r.q),
             ]);
@@ -415,19 +447,12 @@ impl Exporter for Terminal {
                 );
             }
         }
-        for (side, list) in [
-            ("base", &report.only_in_base),
-            ("head", &report.only_in_head),
+        for (what, list) in [
+            ("missing on head", &report.only_in_base),
+            ("new on head", &report.only_in_head),
         ] {
             for o in list.iter() {
-                let _ = writeln!(
-                    s,
-                    "only in {side}: {} {} {} {}",
-                    o.table,
-                    o.variant,
-                    perfdb_ingest::model::key_display(&o.key),
-                    o.metric
-                );
+                let _ = writeln!(s, "{what}: {}", one_sided_text(o, " "));
             }
         }
         if report.not_measured > 0 {

@@ -52,6 +52,10 @@ pub fn options(a: &CompareArgs) -> anyhow::Result<Options> {
         control: a.control.clone(),
         overrides: cfg.compare.overrides,
         filters: super::parse_pairs(&a.filters, "--where")?,
+        allow_missing: a.allow_missing,
+        allow_mixed_hardware: a.allow_mixed_hardware,
+        strict_numerics: a.strict_numerics,
+        allow_unchecked: a.allow_unchecked,
     })
 }
 

@@ -22,6 +22,19 @@ pub fn run(root: &Path, a: IngestArgs) -> anyhow::Result<Exit> {
     let meta = RunMeta {
         label: label.as_str().to_string(),
         commit: a.commit,
+        commit_time_us: match a.commit_time.as_deref() {
+            None => None,
+            Some(t) => Some(
+                chrono::DateTime::parse_from_rfc3339(t)
+                    .map_err(|e| {
+                        anyhow::anyhow!(
+                            "--commit-time '{t}': {e}; give RFC 3339, e.g. 2026-11-30T09:00:00Z \
+                             (`git show -s --format=%cI HEAD` prints it)"
+                        )
+                    })?
+                    .timestamp_micros(),
+            ),
+        },
         arch: a.arch,
         tags: super::parse_pairs(&a.tags, "--tag")?,
     };

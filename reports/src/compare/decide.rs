@@ -3,16 +3,39 @@
 
 use super::load::Value;
 use super::{
-    ControlMetric, ControlStatus, Options, Overall, Reduce, Row, SideStats, Test, Verdict,
-    MIN_TRIALS_REPORT_MW, MIN_TRIALS_WELCH,
+    ControlMetric, ControlStatus, NumericsStatus, Options, Overall, Reduce, Row, SideInfo,
+    SideStats, Test, Verdict, MIN_TRIALS_REPORT_MW, MIN_TRIALS_WELCH,
 };
 use crate::stats;
 use perfdb_ingest::model::{self, Direction};
 use std::collections::{BTreeMap, HashMap};
 
+/// Is `variant` one of the `control` variants? A name matches the variant of that name
+/// or one that starts with it followed by `_`, `-` or `.`, ignoring case (`torch`
+/// matches `torch`, `torch_mm`, `torch.matmul`, not `torchao`); `*` and `?` make a glob.
 pub(super) fn is_control(variant: &str, control: &[String]) -> bool {
-    let v = variant.to_lowercase();
-    control.iter().any(|c| v.contains(&c.to_lowercase()))
+    control.iter().any(|c| control_matches(c, variant))
+}
+
+pub(super) fn control_matches(name: &str, variant: &str) -> bool {
+    let (n, v) = (name.to_lowercase(), variant.to_lowercase());
+    if n.contains(['*', '?']) {
+        return glob(n.as_bytes(), v.as_bytes());
+    }
+    v == n
+        || v.strip_prefix(n.as_str())
+            .is_some_and(|rest| rest.starts_with(['_', '-', '.']))
+}
+
+/// `*` any run of characters, `?` one character.
+fn glob(p: &[u8], s: &[u8]) -> bool {
+    match (p.first(), s.first()) {
+        (None, None) => true,
+        (Some(b'*'), _) => glob(&p[1..], s) || (!s.is_empty() && glob(p, &s[1..])),
+        (Some(b'?'), Some(_)) => glob(&p[1..], &s[1..]),
+        (Some(a), Some(b)) if a == b => glob(&p[1..], &s[1..]),
+        _ => false,
+    }
 }
 
 pub(super) fn reduce_best(values: &[f64], dir: Direction) -> f64 {
@@ -222,13 +245,13 @@ pub(super) fn decide(r: &mut Row, alpha: f64) {
     } else if change > r.threshold {
         r.verdict = Verdict::Regression;
         r.reason = format!(
-            "{} worse than the {:.0}% threshold, {what} = {p:.2e}",
-            fmt_pct(change),
+            "{:.2}x slower, beyond the {:.0}% threshold, {what} = {p:.2e}",
+            1.0 + change,
             r.threshold * 100.0
         );
     } else if change < -r.threshold {
         r.verdict = Verdict::Improvement;
-        r.reason = format!("{} better, {what} = {p:.2e}", fmt_pct(-change));
+        r.reason = format!("{:.2}x faster, {what} = {p:.2e}", 1.0 / (1.0 + change));
     } else {
         r.verdict = Verdict::WithinThreshold;
         r.reason = format!(
@@ -239,21 +262,60 @@ pub(super) fn decide(r: &mut Row, alpha: f64) {
     }
 }
 
-pub(super) fn overall(rows: &[Row], control: &Option<ControlStatus>) -> (Overall, String) {
-    let numerics: Vec<&Row> = rows.iter().filter(|r| r.numerics_failed()).collect();
-    let regressions = rows
+/// What the overall verdict weighs besides the rows.
+pub(super) struct Evidence<'a> {
+    pub base: &'a SideInfo,
+    pub head: &'a SideInfo,
+    pub missing: usize,
+    /// Control names present on one side only (renamed on head?).
+    pub control_one_sided: Vec<String>,
+    /// How the sides' hardware differs, one line per property.
+    pub mixed_hardware: Vec<String>,
+    /// Repeated tables whose copies could not be paired.
+    pub unpaired_tables: usize,
+    pub opt: &'a Options,
+}
+
+/// The overall verdict: a failure on head first (exit 1), then the control, then
+/// everything that leaves the comparison without evidence (exit 3), and only then ok.
+pub(super) fn overall(
+    rows: &[Row],
+    control: &Option<ControlStatus>,
+    ev: &Evidence,
+) -> (Overall, String) {
+    let opt = ev.opt;
+    let mut failures = Vec::new();
+    for f in &ev.head.failed_runs {
+        failures.push(format!(
+            "head run {} ({}) failed: {}",
+            f.run_id, f.source_path, f.detail
+        ));
+    }
+    let regressed = regressed_rows(rows);
+    if !regressed.is_empty() {
+        let metric_rows: usize = regressed.iter().map(|(_, m)| m.len()).sum();
+        failures.push(format!(
+            "{} kernel/shape row(s) regressed ({metric_rows} metric row(s))",
+            regressed.len()
+        ));
+    }
+    let new_numerics = rows.iter().filter(|r| r.numerics_failed()).count();
+    if new_numerics > 0 {
+        failures.push(format!(
+            "{new_numerics} row(s) fail numerics on head that did not on base"
+        ));
+    }
+    let pre_existing = rows
         .iter()
-        .filter(|r| !r.control && r.verdict == Verdict::Regression)
+        .filter(|r| r.numerics == NumericsStatus::PreExisting)
         .count();
-    if regressions > 0 || !numerics.is_empty() {
-        let mut parts = Vec::new();
-        if regressions > 0 {
-            parts.push(format!("{regressions} regression(s)"));
-        }
-        if !numerics.is_empty() {
-            parts.push(format!("{} row(s) failed numerics on head", numerics.len()));
-        }
-        return (Overall::Regression, parts.join(" and "));
+    if opt.strict_numerics && pre_existing > 0 {
+        failures.push(format!(
+            "{pre_existing} row(s) fail numerics on both sides (--strict-numerics)"
+        ));
+    }
+    if !failures.is_empty() {
+        return (Overall::Regression, failures.join("; "));
     }
     if let Some(c) = control {
         let failed: Vec<String> = c
@@ -273,25 +335,90 @@ pub(super) fn overall(rows: &[Row], control: &Option<ControlStatus>) -> (Overall
             );
         }
     }
+    let mut gaps = Vec::new();
+    for f in &ev.base.failed_runs {
+        gaps.push(format!(
+            "base run {} ({}) failed: {}",
+            f.run_id, f.source_path, f.detail
+        ));
+    }
+    if !ev.mixed_hardware.is_empty() && !opt.allow_mixed_hardware {
+        gaps.push(format!(
+            "the sides ran on different hardware ({}); --allow-mixed-hardware to compare anyway",
+            ev.mixed_hardware.join("; ")
+        ));
+    }
+    if !ev.control_one_sided.is_empty() {
+        gaps.push(format!(
+            "the control is on one side only ({})",
+            ev.control_one_sided.join("; ")
+        ));
+    }
+    if ev.missing > 0 && !opt.allow_missing {
+        gaps.push(format!(
+            "{} row(s) measured on base are missing on head (--allow-missing accepts that)",
+            ev.missing
+        ));
+    }
+    let unchecked = rows
+        .iter()
+        .filter(|r| r.numerics == NumericsStatus::UncheckedOnHead)
+        .count();
+    if unchecked > 0 && !opt.allow_unchecked {
+        gaps.push(format!(
+            "{unchecked} row(s) checked numerics on base but not on head (--allow-unchecked accepts that)"
+        ));
+    }
+    if ev.unpaired_tables > 0 {
+        gaps.push(format!(
+            "{} repeated table(s) cannot be paired between the sides",
+            ev.unpaired_tables
+        ));
+    }
     let judged: Vec<&Row> = rows.iter().filter(|r| !r.control).collect();
     if judged.is_empty() {
-        return (
-            Overall::Inconclusive,
-            "no row matched across the two sides".to_string(),
-        );
+        gaps.push("no row matched across the two sides".to_string());
     }
     let undecided = judged.iter().filter(|r| !r.verdict.is_decided()).count();
     if undecided > 0 {
-        return (
-            Overall::Inconclusive,
-            format!(
-                "{undecided} of {} row(s) could not be compared (insufficient, invalid or withheld)",
-                judged.len()
-            ),
-        );
+        gaps.push(format!(
+            "{undecided} of {} row(s) could not be compared (insufficient, invalid or withheld)",
+            judged.len()
+        ));
     }
+    if !gaps.is_empty() {
+        return (Overall::Inconclusive, gaps.join("; "));
+    }
+    let shapes = kernel_shapes(judged.iter().copied());
     (
         Overall::Ok,
-        format!("no regression in {} compared row(s)", judged.len()),
+        format!(
+            "no regression in {shapes} kernel/shape row(s) ({} metric row(s))",
+            judged.len()
+        ),
     )
+}
+
+/// Regressed non-control rows grouped by kernel and shape (`us` and `TFLOPS` moving
+/// together are one regression): ("table variant key", metrics that moved).
+pub fn regressed_rows(rows: &[Row]) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for r in rows
+        .iter()
+        .filter(|r| !r.control && r.verdict == Verdict::Regression)
+    {
+        let what = format!("{} {} {}", r.table, r.variant, r.key_text);
+        match out.iter_mut().find(|(w, _)| *w == what) {
+            Some((_, m)) => m.push(r.metric.clone()),
+            None => out.push((what, vec![r.metric.clone()])),
+        }
+    }
+    out
+}
+
+/// Distinct (table, variant, key) among `rows`.
+pub fn kernel_shapes<'a>(rows: impl Iterator<Item = &'a Row>) -> usize {
+    let mut seen = std::collections::HashSet::new();
+    rows.filter(|r| seen.insert((&r.table, &r.variant, &r.key_text)))
+        .count()
 }

@@ -19,6 +19,8 @@ pub(super) struct Loaded {
     pub(super) rows: BTreeMap<RowId, (Direction, Vec<Value>)>,
     /// (table, key) -> the key's source order (`["M","N","K"]`), for display.
     pub(super) orders: HashMap<(String, String), String>,
+    /// Rows some run printed more than once: the most times one run printed it.
+    pub(super) repeated: BTreeMap<RowId, usize>,
     /// Head-side numerics evidence from derived `err` columns: (table, variant, key).
     pub(super) err_nonzero: HashMap<(String, String, String), bool>,
     pub(super) derived_columns: BTreeMap<String, Vec<String>>,
@@ -59,17 +61,24 @@ pub(super) fn load_side(
         db.selection_table("sel", &side.runs)?;
         " AND m.run_id IN (SELECT run_id FROM sel)".to_string()
     };
-    // The label predicate lets DuckDB skip every other Hive partition's files; grouping
-    // in DuckDB hands over one row per identity with its trials as lists (the lists of
-    // one group are built from the same rows in the same order, so they line up).
+    // The label predicate lets DuckDB skip every other Hive partition's files. The
+    // trial is the run: a run that printed a row several times gives one value, its
+    // median, with its worst numerics (pass 0 < not checked 1 < fail 2). Grouping in
+    // DuckDB then hands over one row per identity with its runs' values as lists (the
+    // lists of one group are built from the same rows in the same order, so they line up).
     let labels: Vec<String> = side.labels.iter().map(|l| sql_str(l)).collect();
     let sql = format!(
-        "SELECT m.table_name, m.variant, m.key, m.metric, m.unit, any_value(m.direction), any_value(m.column_name), \
-                list(m.value), list(CASE m.numerics WHEN 'pass' THEN 0 WHEN 'fail' THEN 2 ELSE 1 END::TINYINT), \
-                any_value(m.key_order) \
-         FROM measurements m {} \
-         WHERE m.label IN ({}){run_pred}{} \
-         GROUP BY m.table_name, m.variant, m.key, m.metric, m.unit",
+        "WITH per_run AS ( \
+           SELECT m.table_name, m.variant, m.key, m.metric, m.unit, \
+                  any_value(m.direction) AS direction, any_value(m.column_name) AS column_name, \
+                  any_value(m.key_order) AS key_order, median(m.value) AS value, count(*) AS n, \
+                  max(CASE m.numerics WHEN 'pass' THEN 0 WHEN 'fail' THEN 2 ELSE 1 END)::TINYINT AS numerics \
+           FROM measurements m {} \
+           WHERE m.label IN ({}){run_pred}{} \
+           GROUP BY m.table_name, m.variant, m.key, m.metric, m.unit, m.run_id) \
+         SELECT table_name, variant, key, metric, unit, any_value(direction), any_value(column_name), \
+                list(value), list(numerics), any_value(key_order), max(n) \
+         FROM per_run GROUP BY table_name, variant, key, metric, unit",
         // Run-level filters need the runs; without them the join is skipped.
         if filters.is_empty() { "" } else { "JOIN runs r ON m.run_id = r.run_id" },
         labels.join(", "),
@@ -78,6 +87,7 @@ pub(super) fn load_side(
     let mut loaded = Loaded {
         rows: BTreeMap::new(),
         orders: HashMap::new(),
+        repeated: BTreeMap::new(),
         err_nonzero: HashMap::new(),
         derived_columns: BTreeMap::new(),
     };
@@ -97,6 +107,13 @@ pub(super) fn load_side(
         let value_lists = list(batch.column(7))?;
         let numerics_lists = list(batch.column(8))?;
         let key_orders = text(9)?;
+        let repeats = arrow::compute::cast(batch.column(10), &arrow::datatypes::DataType::Int64)
+            .map_err(|e| unexpected(&format!("repeat count: {e}")))?;
+        let repeats = repeats
+            .as_any()
+            .downcast_ref::<arrow::array::Int64Array>()
+            .ok_or_else(|| unexpected("repeat count is not an integer"))?
+            .clone();
         for i in 0..batch.num_rows() {
             let table = tables.value(i).to_string();
             let variant = variants.value(i).to_string();
@@ -143,10 +160,13 @@ pub(super) fn load_side(
                     },
                 })
                 .collect();
-            loaded.rows.insert(
-                (table, variant, key, metric_name, units.value(i).to_string()),
-                (direction, vals),
-            );
+            let id = (table, variant, key, metric_name, units.value(i).to_string());
+            if repeats.value(i) > 1 {
+                loaded
+                    .repeated
+                    .insert(id.clone(), repeats.value(i) as usize);
+            }
+            loaded.rows.insert(id, (direction, vals));
         }
     }
     Ok(loaded)

@@ -5,7 +5,7 @@
 //! [`matching`] rows whose tables were printed differently, [`decide`] each row and the
 //! whole, [`summarise`]; the report types every exporter reads are in [`types`].
 
-mod decide;
+pub(crate) mod decide;
 mod load;
 mod matching;
 mod select;
@@ -18,21 +18,22 @@ pub use types::*;
 use crate::db::Db;
 use crate::stats;
 use decide::{assess, decide, gate_on_control, is_control, overall, side_stats};
+pub use decide::{kernel_shapes, regressed_rows};
 use load::{load_side, Loaded, RowId, Value};
 use perfdb_ingest::model::{self, key_from_json, Numerics};
-use std::collections::BTreeMap;
 use summarise::summarize;
 
 /// Compare two sides of the warehouse.
 pub fn compare(db: &Db, base: &str, head: &str, opt: &Options) -> Result<Report, CompareError> {
     let mut t = std::time::Instant::now();
-    let base_side = select_runs(db, base)?;
-    let head_side = select_runs(db, head)?;
+    let base_side = select::select_side(db, base, "base")?;
+    let head_side = select::select_side(db, head, "head")?;
+    select::check_disjoint(&base_side, &head_side)?;
     trace("select runs", &mut t);
     let b = load_side(db, &base_side, &opt.filters)?;
     let h = load_side(db, &head_side, &opt.filters)?;
     trace("load both sides", &mut t);
-    let r = build_report(base_side, head_side, b, h, opt);
+    let r = build_report(base_side, head_side, b, h, opt)?;
     trace("statistics (summary included)", &mut t);
     Ok(r)
 }
@@ -52,13 +53,27 @@ fn build_report(
     mut b: Loaded,
     mut h: Loaded,
     opt: &Options,
-) -> Report {
+) -> Result<Report, CompareError> {
+    let control_one_sided = check_control(&b, &h, opt)?;
+    let mixed_hardware = mixed_hardware(&base_side, &head_side);
     let mut rows: Vec<Row> = Vec::new();
     let mut only_in_base = Vec::new();
     let mut only_in_head = Vec::new();
     let mut not_measured = 0usize;
-    let mut key_names: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut warnings = matching::reconcile_key_columns(&mut b.rows, &mut h.rows);
+    // Each group of rows with the same key columns (a table can hold several).
+    let mut key_names: std::collections::BTreeSet<(String, Vec<String>)> = Default::default();
+    let repeated: Vec<&RowId> = b.repeated.keys().chain(h.repeated.keys()).collect();
+    let mut warnings = Vec::new();
+    if !repeated.is_empty() {
+        let most = b.repeated.values().chain(h.repeated.values()).max();
+        warnings.push(format!(
+            "{} row(s) were printed more than once by one run (up to {} times): each run's \
+             median is one trial, and n counts runs",
+            repeated.len(),
+            most.copied().unwrap_or(2)
+        ));
+    }
+    warnings.extend(matching::reconcile_key_columns(&mut b.rows, &mut h.rows));
     let positional = matching::positional_mismatches(&b.rows, &h.rows);
     warnings.extend(positional.iter().map(|m| m.warning()));
     let mut orders = std::mem::take(&mut h.orders);
@@ -78,7 +93,8 @@ fn build_report(
         }
     };
 
-    let one_sided = |id: &RowId| OneSided {
+    let one_sided = |id: &RowId, verdict: &'static str| OneSided {
+        verdict,
         table: id.0.clone(),
         variant: id.1.clone(),
         key: display_key(&id.0, &id.2),
@@ -86,14 +102,14 @@ fn build_report(
     };
     for id in h.rows.keys() {
         if !b.rows.contains_key(id) {
-            only_in_head.push(one_sided(id));
+            only_in_head.push(one_sided(id, "new"));
         }
     }
     let ids: Vec<RowId> = b.rows.keys().cloned().collect();
     for id in ids {
         let (dir, bvals) = b.rows.remove(&id).expect("key from map");
         let Some((_, hvals)) = h.rows.remove(&id) else {
-            only_in_base.push(one_sided(&id));
+            only_in_base.push(one_sided(&id, "missing"));
             continue;
         };
         if bvals.iter().chain(&hvals).all(|v| v.value.is_none()) {
@@ -102,9 +118,7 @@ fn build_report(
         }
         let (table, variant, key_json, metric_name, unit) = id;
         let key = display_key(&table, &key_json);
-        key_names
-            .entry(table.clone())
-            .or_insert_with(|| key.iter().map(|(k, _)| k.clone()).collect());
+        key_names.insert((table.clone(), key.iter().map(|(k, _)| k.clone()).collect()));
         let threshold = opt
             .overrides
             .iter()
@@ -147,6 +161,7 @@ fn build_report(
             control,
             head_numerics,
             base_numerics,
+            numerics: NumericsStatus::of(base_numerics, head_numerics),
         };
         assess(&mut row, &bvals, &hvals, opt);
         if let Some(m) = positional.iter().find(|m| m.covers(&row.table)) {
@@ -227,9 +242,24 @@ fn build_report(
             key_columns,
         })
         .collect();
-    let (verdict, reason) = overall(&rows, &control);
+    for m in &mixed_hardware {
+        warnings.push(format!("different hardware: {m}"));
+    }
+    for c in &control_one_sided {
+        warnings.push(format!("control on one side only: {c}"));
+    }
+    let evidence = decide::Evidence {
+        base: &base_side,
+        head: &head_side,
+        missing: only_in_base.len(),
+        control_one_sided,
+        mixed_hardware,
+        unpaired_tables: positional.len(),
+        opt,
+    };
+    let (verdict, reason) = overall(&rows, &control, &evidence);
     let _ = (&mut b, &mut h);
-    Report {
+    Ok(Report {
         verdict,
         reason,
         base: base_side,
@@ -243,5 +273,62 @@ fn build_report(
         not_measured,
         key_basis,
         warnings,
+    })
+}
+
+/// Every `--control` name must match a variant on some side (else it is a usage
+/// error, listing the variants present); one that matches on one side only leaves the
+/// comparison without its control (returned, for the verdict).
+fn check_control(b: &Loaded, h: &Loaded, opt: &Options) -> Result<Vec<String>, CompareError> {
+    let variants = |l: &Loaded| -> std::collections::BTreeSet<String> {
+        l.rows.keys().map(|id| id.1.clone()).collect()
+    };
+    let (vb, vh) = (variants(b), variants(h));
+    let mut one_sided = Vec::new();
+    for c in &opt.control {
+        let on = |vs: &std::collections::BTreeSet<String>| -> Vec<String> {
+            vs.iter()
+                .filter(|v| decide::control_matches(c, v))
+                .cloned()
+                .collect()
+        };
+        let (ob, oh) = (on(&vb), on(&vh));
+        match (ob.is_empty(), oh.is_empty()) {
+            (true, true) => {
+                return Err(CompareError::ControlMatchesNothing {
+                    control: c.clone(),
+                    present: vb.union(&vh).cloned().collect(),
+                })
+            }
+            (false, true) => one_sided.push(format!(
+                "'{c}' matches {} on base and nothing on head",
+                ob.join(", ")
+            )),
+            (true, false) => one_sided.push(format!(
+                "'{c}' matches {} on head and nothing on base",
+                oh.join(", ")
+            )),
+            (false, false) => {}
+        }
     }
+    Ok(one_sided)
+}
+
+/// How the hardware of the two sides differs: arch, container image, `machine` tag.
+fn mixed_hardware(b: &SideInfo, h: &SideInfo) -> Vec<String> {
+    let mut out = Vec::new();
+    for (what, vb, vh) in [
+        ("arch", &b.archs, &h.archs),
+        ("image digest", &b.image_digests, &h.image_digests),
+        ("machine", &b.machines, &h.machines),
+    ] {
+        if !vb.is_empty() && !vh.is_empty() && vb != vh {
+            out.push(format!(
+                "{what} base {}, head {}",
+                vb.join(", "),
+                vh.join(", ")
+            ));
+        }
+    }
+    out
 }

@@ -1,41 +1,184 @@
 //! Step 1: which runs make up each side.
+//!
+//! A selector is one of:
+//! - `LABEL` — every run of the label, refused when they span several commits (a reused
+//!   `head` label would pool pull requests as trials);
+//! - `LABEL@COMMIT` — the label's runs at a commit (prefix);
+//! - `LABEL@latest` — the label's runs at its newest commit (by commit time, then ingest);
+//! - a commit prefix, or `run:ID` (a run id prefix); a bare run id prefix still works
+//!   when nothing else matches.
 
-use super::{CompareError, SideInfo};
+use super::{CompareError, FailedRun, SideInfo};
 use crate::db::{sql_str, Db};
 
-/// Resolve a selector: label, else commit prefix, else run id prefix.
-pub fn select_runs(db: &Db, spec: &str) -> Result<SideInfo, CompareError> {
-    let s = sql_str(spec);
-    for (by, cond) in [
-        ("label", format!("label = {s}")),
-        ("commit", format!("starts_with(\"commit\", {s})")),
-        ("run_id", format!("starts_with(run_id, {s})")),
-    ] {
-        let sql = format!(
-            "SELECT run_id, label, coalesce(\"commit\", '') FROM runs WHERE {cond} ORDER BY label, trial"
-        );
-        let mut stmt = db.conn.prepare(&sql)?;
-        let rows: Vec<(String, String, String)> = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-            .collect::<Result<_, _>>()?;
-        if !rows.is_empty() {
-            let mut labels: Vec<String> = rows.iter().map(|r| r.1.clone()).collect();
-            labels.dedup();
-            let mut commits: Vec<String> = rows
-                .iter()
-                .map(|r| r.2.clone())
-                .filter(|c| !c.is_empty())
-                .collect();
-            commits.sort();
-            commits.dedup();
-            return Ok(SideInfo {
-                selector: spec.to_string(),
-                matched_by: by.to_string(),
-                runs: rows.into_iter().map(|r| r.0).collect(),
-                labels,
+/// One run as the selection sees it.
+struct RunRow {
+    run_id: String,
+    label: String,
+    commit: String,
+    verdict: String,
+    detail: String,
+    arch: String,
+    image_digest: String,
+    tags: String,
+    source_path: String,
+}
+
+const RUN_COLUMNS: &str = "run_id, label, coalesce(\"commit\", ''), coalesce(verdict, ''), \
+     coalesce(verdict_detail, ''), coalesce(arch, ''), coalesce(image_digest, ''), tags, source_path";
+
+fn query(db: &Db, cond: &str) -> Result<Vec<RunRow>, CompareError> {
+    let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE {cond} ORDER BY label, trial");
+    let mut stmt = db.conn.prepare(&sql)?;
+    let rows = stmt
+        .query_map([], |r| {
+            Ok(RunRow {
+                run_id: r.get(0)?,
+                label: r.get(1)?,
+                commit: r.get(2)?,
+                verdict: r.get(3)?,
+                detail: r.get(4)?,
+                arch: r.get(5)?,
+                image_digest: r.get(6)?,
+                tags: r.get(7)?,
+                source_path: r.get(8)?,
+            })
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(rows)
+}
+
+fn distinct(rows: &[RunRow], f: impl Fn(&RunRow) -> &str) -> Vec<String> {
+    let mut v: Vec<String> = rows
+        .iter()
+        .map(|r| f(r).to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// The `machine` tag of a run's tags JSON.
+fn machine_of(tags: &str) -> String {
+    serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(tags)
+        .ok()
+        .and_then(|m| m.get("machine").and_then(|v| v.as_str()).map(String::from))
+        .unwrap_or_default()
+}
+
+fn side(spec: &str, by: &str, rows: Vec<RunRow>) -> SideInfo {
+    let mut labels: Vec<String> = rows.iter().map(|r| r.label.clone()).collect();
+    labels.dedup();
+    let machines: Vec<String> = {
+        let mut m: Vec<String> = rows
+            .iter()
+            .map(|r| machine_of(&r.tags))
+            .filter(|s| !s.is_empty())
+            .collect();
+        m.sort();
+        m.dedup();
+        m
+    };
+    SideInfo {
+        selector: spec.to_string(),
+        matched_by: by.to_string(),
+        commits: distinct(&rows, |r| &r.commit),
+        archs: distinct(&rows, |r| &r.arch),
+        image_digests: distinct(&rows, |r| &r.image_digest),
+        machines,
+        failed_runs: rows
+            .iter()
+            .filter(|r| r.verdict == "fail")
+            .map(|r| FailedRun {
+                run_id: r.run_id.clone(),
+                source_path: r.source_path.clone(),
+                detail: r.detail.clone(),
+            })
+            .collect(),
+        labels,
+        runs: rows.into_iter().map(|r| r.run_id).collect(),
+    }
+}
+
+/// Resolve a selector (see the module docs). `which` names the side in errors.
+pub fn select_side(db: &Db, spec: &str, which: &'static str) -> Result<SideInfo, CompareError> {
+    let spec = spec.trim();
+    if spec.is_empty() {
+        return Err(CompareError::EmptySelector(which));
+    }
+    if let Some(id) = spec.strip_prefix("run:") {
+        if id.is_empty() {
+            return Err(CompareError::EmptySelector(which));
+        }
+        let rows = query(db, &format!("starts_with(run_id, {})", sql_str(id)))?;
+        return nonempty(spec, "run_id", rows);
+    }
+    if let Some((label, at)) = spec.split_once('@') {
+        if label.is_empty() || at.is_empty() {
+            return Err(CompareError::EmptySelector(which));
+        }
+        let l = sql_str(label);
+        if at == "latest" {
+            // The newest commit of the label: by commit time, then by ingest time.
+            let rows = query(
+                db,
+                &format!(
+                    "label = {l} AND coalesce(\"commit\", '') = (SELECT coalesce(\"commit\", '') FROM runs \
+                     WHERE label = {l} ORDER BY commit_time DESC NULLS LAST, ingested_at DESC LIMIT 1)"
+                ),
+            )?;
+            return nonempty(spec, "label@latest", rows);
+        }
+        let rows = query(
+            db,
+            &format!("label = {l} AND starts_with(\"commit\", {})", sql_str(at)),
+        )?;
+        return nonempty(spec, "label@commit", rows);
+    }
+    let rows = query(db, &format!("label = {}", sql_str(spec)))?;
+    if !rows.is_empty() {
+        let commits = distinct(&rows, |r| &r.commit);
+        if commits.len() > 1 {
+            return Err(CompareError::LabelSpansCommits {
+                label: spec.to_string(),
                 commits,
             });
         }
+        return Ok(side(spec, "label", rows));
     }
-    Err(CompareError::NoRuns(spec.to_string()))
+    let rows = query(db, &format!("starts_with(\"commit\", {})", sql_str(spec)))?;
+    if !rows.is_empty() {
+        return Ok(side(spec, "commit", rows));
+    }
+    let rows = query(db, &format!("starts_with(run_id, {})", sql_str(spec)))?;
+    nonempty(spec, "run_id", rows)
+}
+
+fn nonempty(spec: &str, by: &str, rows: Vec<RunRow>) -> Result<SideInfo, CompareError> {
+    if rows.is_empty() {
+        Err(CompareError::NoRuns(spec.to_string()))
+    } else {
+        Ok(side(spec, by, rows))
+    }
+}
+
+/// Resolve a selector outside a comparison (charts): see [`select_side`].
+pub fn select_runs(db: &Db, spec: &str) -> Result<SideInfo, CompareError> {
+    select_side(db, spec, "runs")
+}
+
+/// Two sides that share runs compare a thing with itself.
+pub fn check_disjoint(base: &SideInfo, head: &SideInfo) -> Result<(), CompareError> {
+    let b: std::collections::HashSet<&String> = base.runs.iter().collect();
+    let shared: Vec<&String> = head.runs.iter().filter(|r| b.contains(r)).collect();
+    match shared.first() {
+        None => Ok(()),
+        Some(example) => Err(CompareError::SidesOverlap {
+            base: base.selector.clone(),
+            head: head.selector.clone(),
+            n: shared.len(),
+            example: example.to_string(),
+        }),
+    }
 }

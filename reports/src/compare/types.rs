@@ -30,7 +30,9 @@ pub struct Options {
     pub alpha: f64,
     pub reduce: Reduce,
     pub test: Test,
-    /// Case-insensitive substrings naming the control variant(s).
+    /// The control variant(s): a name matches a variant that is that name or starts
+    /// with it followed by `_`, `-` or `.` (case-insensitive: `torch` matches
+    /// `torch_mm`, not `torchao`); `*` and `?` make a glob.
     pub control: Vec<String>,
     pub control_tol: f64,
     #[serde(skip)]
@@ -38,6 +40,14 @@ pub struct Options {
     /// `k=v` filters: table/variant/metric/unit on rows, arch/format/commit on runs,
     /// anything else a run tag or an identity key cell.
     pub filters: Vec<(String, String)>,
+    /// Rows measured on base but not on head are listed, not inconclusive.
+    pub allow_missing: bool,
+    /// Sides on different hardware (arch, image, `machine` tag) are compared anyway.
+    pub allow_mixed_hardware: bool,
+    /// A numerics failure base had too fails the comparison.
+    pub strict_numerics: bool,
+    /// A check base made and head no longer makes is accepted.
+    pub allow_unchecked: bool,
 }
 
 impl Default for Options {
@@ -51,6 +61,10 @@ impl Default for Options {
             control_tol: 0.10,
             overrides: Vec::new(),
             filters: Vec::new(),
+            allow_missing: false,
+            allow_mixed_hardware: false,
+            strict_numerics: false,
+            allow_unchecked: false,
         }
     }
 }
@@ -61,6 +75,22 @@ pub enum CompareError {
     Db(#[from] DbError),
     #[error("no runs match '{0}' (tried label, commit prefix and run id prefix); `perfdb runs` lists them")]
     NoRuns(String),
+    #[error("the {0} selector is empty (an unset variable?): give a label, LABEL@COMMIT, LABEL@latest, a commit prefix or run:ID")]
+    EmptySelector(&'static str),
+    #[error("label '{label}' holds runs of {} commits ({}): say which, e.g. {label}@{} or {label}@latest", .commits.len(), .commits.join(", "), .commits[0])]
+    LabelSpansCommits { label: String, commits: Vec<String> },
+    #[error("base '{base}' and head '{head}' share {n} run(s) (e.g. {example}): a side cannot be compared with itself")]
+    SidesOverlap {
+        base: String,
+        head: String,
+        n: usize,
+        example: String,
+    },
+    #[error("--control {control} matches no variant on either side; variants present: {}", .present.join(", "))]
+    ControlMatchesNothing {
+        control: String,
+        present: Vec<String>,
+    },
     #[error("invalid --where '{0}': expected key=value")]
     BadFilter(String),
 }
@@ -74,11 +104,26 @@ impl From<duckdb::Error> for CompareError {
 #[derive(Debug, Clone, Serialize)]
 pub struct SideInfo {
     pub selector: String,
-    /// How the selector matched: label, commit or run_id.
+    /// How the selector matched: `label`, `label@commit`, `label@latest`, `commit` or `run_id`.
     pub matched_by: String,
     pub runs: Vec<String>,
     pub labels: Vec<String>,
     pub commits: Vec<String>,
+    /// Runs whose harness said they failed (`TS_KERNEL_FAIL`, a failed check of a
+    /// variant no table measured): the run and the harness's words.
+    pub failed_runs: Vec<FailedRun>,
+    /// The hardware the runs ran on: GPU architectures, container image digests and
+    /// `machine` tags, each sorted and distinct.
+    pub archs: Vec<String>,
+    pub image_digests: Vec<String>,
+    pub machines: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FailedRun {
+    pub run_id: String,
+    pub source_path: String,
+    pub detail: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -158,14 +203,42 @@ pub struct Row {
     pub control: bool,
     pub head_numerics: Numerics,
     pub base_numerics: Numerics,
+    /// Head's numerics judged against base's.
+    pub numerics: NumericsStatus,
+}
+
+/// Head's numerics judged against base (docs/STATS.md, "Numerics").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NumericsStatus {
+    /// Nothing new: both pass, or neither side checked.
+    Ok,
+    /// Head fails a check base passed or did not make: the comparison fails.
+    NewFailure,
+    /// Both sides fail: reported; fails the comparison only with --strict-numerics.
+    PreExisting,
+    /// Base checked and passed, head did not check: not a pass.
+    UncheckedOnHead,
+}
+
+impl NumericsStatus {
+    pub fn of(base: Numerics, head: Numerics) -> NumericsStatus {
+        match (base, head) {
+            (Numerics::Fail, Numerics::Fail) => NumericsStatus::PreExisting,
+            (_, Numerics::Fail) => NumericsStatus::NewFailure,
+            (Numerics::Pass, Numerics::NotChecked) => NumericsStatus::UncheckedOnHead,
+            _ => NumericsStatus::Ok,
+        }
+    }
 }
 
 impl Row {
     pub fn key_display(&self) -> String {
         model::key_display(&self.key)
     }
+    /// Head fails a check base did not fail.
     pub fn numerics_failed(&self) -> bool {
-        self.head_numerics == Numerics::Fail
+        self.numerics == NumericsStatus::NewFailure
     }
 }
 
@@ -229,6 +302,8 @@ impl Overall {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct OneSided {
+    /// `missing` (measured on base, not on head) or `new` (only on head).
+    pub verdict: &'static str,
     pub table: String,
     pub variant: String,
     #[serde(serialize_with = "ser_key")]
