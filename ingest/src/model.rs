@@ -10,12 +10,20 @@ use std::sync::Arc;
 
 /// A name shared by many values (table, variant, metric, unit, column). Names are
 /// interned for the life of the process: copying one is copying a pointer, with no
-/// reference count to touch per value. The set of distinct names a process sees is
-/// small (columns and fields of the formats it reads), so the interner stays small.
+/// reference count to touch per value. The pointer is thin (one word: the interned
+/// `Box<str>`), which keeps a [`Measurement`] — moved once per parsed value — small.
+/// The set of distinct names a process sees is small (columns and fields of the formats
+/// it reads), so the interner stays small.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Name(&'static str);
+pub struct Name(&'static NameText);
 
-static NAMES: std::sync::LazyLock<std::sync::Mutex<std::collections::HashSet<&'static str>>> =
+/// The interned text of a [`Name`]; a sized box, so a reference to it is one word.
+#[derive(PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NameText(Box<str>);
+
+type Interned = std::collections::HashMap<&'static str, &'static NameText>;
+
+static NAMES: std::sync::LazyLock<std::sync::Mutex<Interned>> =
     std::sync::LazyLock::new(Default::default);
 
 impl Name {
@@ -24,12 +32,12 @@ impl Name {
         if let Some(n) = names.get(s) {
             return Name(n);
         }
-        let leaked: &'static str = Box::leak(s.to_string().into_boxed_str());
-        names.insert(leaked);
+        let leaked: &'static NameText = Box::leak(Box::new(NameText(s.into())));
+        names.insert(&leaked.0, leaked);
         Name(leaked)
     }
     pub fn as_str(&self) -> &'static str {
-        self.0
+        &self.0 .0
     }
 }
 
@@ -48,25 +56,25 @@ impl From<String> for Name {
 impl std::ops::Deref for Name {
     type Target = str;
     fn deref(&self) -> &str {
-        self.0
+        self.as_str()
     }
 }
 
 impl AsRef<str> for Name {
     fn as_ref(&self) -> &str {
-        self.0
+        self.as_str()
     }
 }
 
 impl fmt::Debug for Name {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self.0, f)
+        fmt::Debug::fmt(self.as_str(), f)
     }
 }
 
 impl fmt::Display for Name {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.0)
+        f.write_str(self.as_str())
     }
 }
 /// Identity cells shared by every value of one table row or record, as the canonical

@@ -70,8 +70,8 @@ impl Parser for AiterTables {
                 i += 1;
                 continue;
             }
-            if let Some((args, next)) = calling_args(&all, i) {
-                st.calls.push(args);
+            if let Some(next) = calling_block(&all, i) {
+                st.calls.push((i, next));
                 i = next;
                 continue;
             }
@@ -79,7 +79,7 @@ impl Parser for AiterTables {
                 Ok(next) | Err(next) => next,
             };
         }
-        st.finish()
+        st.finish(&all)
     }
 }
 
@@ -89,8 +89,9 @@ struct State {
     pending_title: Option<String>,
     /// `checkAllclose` verdicts seen since the last table: (message prefix, verdict, line).
     verdicts: Vec<(String, Numerics, usize)>,
-    /// Arguments of the `calling test_x(...)` blocks seen since the last table.
-    calls: Vec<Vec<(String, String)>>,
+    /// The `calling test_x(...)` blocks seen since the last table, as line ranges of
+    /// the log: parsed only when a repeated title needs them.
+    calls: Vec<(usize, usize)>,
     /// Every table emitted, in order.
     tables: Vec<TableSpan>,
     warnings: Vec<Warning>,
@@ -106,7 +107,7 @@ struct TableSpan {
     title: String,
     values: std::ops::Range<usize>,
     header_line: usize,
-    shared_args: Vec<(String, String)>,
+    calls: Vec<(usize, usize)>,
 }
 
 /// Variants that are the reference a check compares against (`torch`, `torch_mm`,
@@ -141,18 +142,19 @@ fn absent_variant_failure(prefix: &str, line: usize) -> String {
 /// Why a value is marked failed without a verdict naming it.
 const UNATTRIBUTED: &str = "unattributed numerics failure";
 
-/// `calling test_gemm(M = 1,\n  N = 4096, ...)` (aiter's `log_args`, one argument a
-/// line) starting at `all[start]`: its arguments and the index after its last line.
-fn calling_args(all: &[(usize, Cow<str>)], start: usize) -> Option<(Vec<(String, String)>, usize)> {
-    let first = all[start].1.trim_ascii_start();
-    let rest = first.strip_prefix("calling ")?;
+/// The text after `calling test_x(` on a line, if it starts such a block.
+fn calling_start(line: &str) -> Option<&str> {
+    let rest = line.trim_ascii_start().strip_prefix("calling ")?;
     let open = rest.find('(')?;
-    if rest[..open].contains(char::is_whitespace) {
-        return None;
-    }
-    let mut text = rest[open + 1..].to_string();
+    (!rest[..open].contains(char::is_whitespace)).then(|| &rest[open + 1..])
+}
+
+/// `calling test_gemm(M = 1,\n  N = 4096, ...)` (aiter's `log_args`, one argument a
+/// line) starting at `all[start]`: the index after its last line. Nothing is copied.
+fn calling_block(all: &[(usize, Cow<str>)], start: usize) -> Option<usize> {
+    let first = calling_start(&all[start].1)?;
     let mut end = start + 1;
-    let mut depth = 1i32 + paren_balance(&rest[open + 1..]);
+    let mut depth = 1i32 + paren_balance(first);
     // At most a few dozen arguments; a block that never closes is not a call.
     while depth > 0 && end < all.len() && end - start < 256 {
         let l = all[end].1.as_ref();
@@ -160,13 +162,21 @@ fn calling_args(all: &[(usize, Cow<str>)], start: usize) -> Option<(Vec<(String,
             break;
         }
         depth += paren_balance(l);
-        text.push('\n');
-        text.push_str(l);
         end += 1;
     }
+    Some(end)
+}
+
+/// The `name = value` arguments of the calling block `all[start..end]`.
+fn calling_args(all: &[(usize, Cow<str>)], (start, end): (usize, usize)) -> Vec<(String, String)> {
+    let mut text = calling_start(&all[start].1).unwrap_or("").to_string();
+    for (_, l) in &all[start + 1..end] {
+        text.push('\n');
+        text.push_str(l);
+    }
     let inner = match text.rfind(')') {
-        Some(p) if depth <= 0 => &text[..p],
-        _ => text.as_str(),
+        Some(p) => &text[..p],
+        None => text.as_str(),
     };
     let mut args = Vec::new();
     for piece in split_top_level(inner) {
@@ -177,7 +187,7 @@ fn calling_args(all: &[(usize, Cow<str>)], start: usize) -> Option<(Vec<(String,
             }
         }
     }
-    Some((args, end))
+    args
 }
 
 fn paren_balance(s: &str) -> i32 {
@@ -410,6 +420,65 @@ impl Role {
     }
 }
 
+/// A table's columns, worked out once per distinct header: each column's role, the key
+/// columns in canonical order (by name) with their JSON prefixes, and the key's printed
+/// order. Logs repeat the same header many times, so each thread remembers them.
+struct Layout {
+    columns: Vec<Role>,
+    key_cols: Vec<(usize, Name)>,
+    key_order: Name,
+}
+
+type LayoutCache = HashMap<String, std::rc::Rc<Layout>, Fnv>;
+
+thread_local! {
+    static LAYOUTS: std::cell::RefCell<LayoutCache> = std::cell::RefCell::new(HashMap::default());
+}
+
+impl Layout {
+    fn new(columns: Vec<Role>) -> Layout {
+        let mut keys: Vec<(usize, Name, Name)> = columns
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| match *c {
+                Role::Key { name, prefix } => Some((i, name, prefix)),
+                _ => None,
+            })
+            .collect();
+        let key_order = order_of(keys.iter().map(|(_, n, _)| n.as_str()));
+        keys.sort_by(|a, b| a.1.as_str().cmp(b.1.as_str()));
+        Layout {
+            columns,
+            key_cols: keys.into_iter().map(|(i, _, p)| (i, p)).collect(),
+            key_order,
+        }
+    }
+
+    fn cache_key(header: &str, sep: &str) -> String {
+        let mut k = String::with_capacity(header.len() + sep.len() + 1);
+        k.push_str(header.trim_ascii());
+        k.push('\n');
+        k.push_str(sep.trim_ascii());
+        k
+    }
+
+    fn cached(header: &str, sep: &str) -> Option<std::rc::Rc<Layout>> {
+        LAYOUTS.with(|c| c.borrow().get(&Self::cache_key(header, sep)).cloned())
+    }
+
+    fn cache(header: &str, sep: &str, columns: Vec<Role>) -> std::rc::Rc<Layout> {
+        let layout = std::rc::Rc::new(Layout::new(columns));
+        LAYOUTS.with(|c| {
+            let mut c = c.borrow_mut();
+            if c.len() > 1024 {
+                c.clear();
+            }
+            c.insert(Self::cache_key(header, sep), layout.clone());
+        });
+        layout
+    }
+}
+
 impl State {
     /// Parse the pipe table whose header is at `all[start]`; returns the next index, or
     /// why the block is not a table and the index after it.
@@ -420,38 +489,12 @@ impl State {
     ) -> Result<usize, (ParseError, usize)> {
         let fail = |e: ParseError| (e, block_end(all, start));
         let (hno, hline) = (all[start].0, all[start].1.as_ref());
-        let header = split_cells(hline).ok_or_else(|| {
-            fail(ParseError::at(
-                hno,
-                "table header is cut off (no closing '|')",
-            ))
-        })?;
-        let sep = all
-            .get(start + 1)
-            .and_then(|(_, l)| split_cells(l))
-            .filter(|c| is_separator(c));
-        let Some(sep) = sep else {
-            return Err(fail(ParseError::at(
-                hno,
-                "table header is not followed by a `|---|` separator row (truncated table?)",
-            )));
+        let sep_line = all.get(start + 1).map(|(_, l)| l.as_ref()).unwrap_or("");
+        let layout = match Layout::cached(hline, sep_line) {
+            Some(l) => l,
+            None => Layout::cache(hline, sep_line, self.header_roles(all, start, fail)?),
         };
-        if sep.len() != header.len() {
-            return Err(fail(ParseError::at(
-                hno + 1,
-                format!(
-                    "separator has {} cells, header has {}",
-                    sep.len(),
-                    header.len()
-                ),
-            )));
-        }
-        // `---:` is numeric; tabulate's plain `---` also right-aligns numbers.
-        let columns: Vec<Role> = header
-            .iter()
-            .zip(&sep)
-            .map(|(h, s)| Role::of(h, !s.starts_with(':') || s.ends_with(':')))
-            .collect();
+        let columns = &layout.columns;
         // Every row's cells in one vector (one allocation per table, not per row; it
         // shows in the parse benchmark): (line, first cell) per row.
         let mut cells_flat: Vec<&str> = Vec::new();
@@ -495,8 +538,50 @@ impl State {
                 "table has a header but no rows (truncated table?)",
             )));
         }
-        self.emit(hno, &columns, &rows);
+        self.emit(hno, &layout, &rows);
         Ok(j)
+    }
+
+    /// The roles of the columns of the pipe table whose header is at `all[start]`.
+    fn header_roles(
+        &self,
+        all: &[(usize, Cow<str>)],
+        start: usize,
+        fail: impl Fn(ParseError) -> (ParseError, usize),
+    ) -> Result<Vec<Role>, (ParseError, usize)> {
+        let (hno, hline) = (all[start].0, all[start].1.as_ref());
+        let header = split_cells(hline).ok_or_else(|| {
+            fail(ParseError::at(
+                hno,
+                "table header is cut off (no closing '|')",
+            ))
+        })?;
+        let sep = all
+            .get(start + 1)
+            .and_then(|(_, l)| split_cells(l))
+            .filter(|c| is_separator(c));
+        let Some(sep) = sep else {
+            return Err(fail(ParseError::at(
+                hno,
+                "table header is not followed by a `|---|` separator row (truncated table?)",
+            )));
+        };
+        if sep.len() != header.len() {
+            return Err(fail(ParseError::at(
+                hno + 1,
+                format!(
+                    "separator has {} cells, header has {}",
+                    sep.len(),
+                    header.len()
+                ),
+            )));
+        }
+        // `---:` is numeric; tabulate's plain `---` also right-aligns numbers.
+        Ok(header
+            .iter()
+            .zip(&sep)
+            .map(|(h, s)| Role::of(h, !s.starts_with(':') || s.ends_with(':')))
+            .collect())
     }
 
     /// Try the `to_string(index=False)` fallback at `all[start]`: a block of non-empty
@@ -587,7 +672,7 @@ impl State {
             .enumerate()
             .map(|(k, r)| (all[start + 1 + k].0, r.as_slice()))
             .collect();
-        self.emit(all[start].0, &columns, &rows);
+        self.emit(all[start].0, &Layout::new(columns), &rows);
         Ok(end)
     }
 
@@ -601,12 +686,13 @@ impl State {
             .copied()
     }
 
-    fn emit(&mut self, header_line: usize, columns: &[Role], rows: &[(usize, &[&str])]) {
+    fn emit(&mut self, header_line: usize, layout: &Layout, rows: &[(usize, &[&str])]) {
+        let columns = &layout.columns;
         let title = self
             .pending_title
             .take()
             .unwrap_or_else(|| UNTITLED.to_string());
-        let shared_args = shared_args(&std::mem::take(&mut self.calls));
+        let calls = std::mem::take(&mut self.calls);
         let verdicts = std::mem::take(&mut self.verdicts);
         let measured: Vec<Name> = columns
             .iter()
@@ -679,23 +765,14 @@ impl State {
         }
         // Key cells in canonical order (by name): the same cells printed in another
         // column order give the same key.
-        let mut key_cols: Vec<(usize, Name, Name)> = columns
-            .iter()
-            .enumerate()
-            .filter_map(|(i, c)| match *c {
-                Role::Key { name, prefix } => Some((i, name, prefix)),
-                _ => None,
-            })
-            .collect();
-        let key_order = order_of(key_cols.iter().map(|(_, n, _)| n.as_str()));
-        key_cols.sort_by(|a, b| a.1.as_str().cmp(b.1.as_str()));
+        let (key_cols, key_order) = (&layout.key_cols, layout.key_order);
         let start = self.out.len();
         self.out
             .reserve(rows.len() * outs.iter().filter(|o| o.is_some()).count());
         for (r, (no, cells)) in rows.iter().enumerate() {
             let mut json = String::with_capacity(96);
             json.push('{');
-            for (c, _, prefix) in &key_cols {
+            for (c, prefix) in key_cols {
                 if json.len() > 1 {
                     json.push(',');
                 }
@@ -745,14 +822,14 @@ impl State {
             title,
             values: start..self.out.len(),
             header_line,
-            shared_args,
+            calls,
         });
     }
 
     /// After the last line: verdicts no table followed, repeated titles, and the result.
-    fn finish(mut self) -> Result<Parsed, ParseError> {
+    fn finish(mut self, all: &[(usize, Cow<str>)]) -> Result<Parsed, ParseError> {
         self.apply_trailing_verdicts();
-        self.name_repeated_tables();
+        self.name_repeated_tables(all);
         if self.out.is_empty() {
             // Nothing usable: the first skipped block says why, else there was no table.
             return Err(match self.warnings.first() {
@@ -821,7 +898,7 @@ impl State {
     /// title when their rows are told apart by their keys; else by the `calling`
     /// arguments that differ between them (added to the key); else, as a last resort,
     /// by position (`title#2`), which `compare` refuses to trust when the counts differ.
-    fn name_repeated_tables(&mut self) {
+    fn name_repeated_tables(&mut self, all: &[(usize, Cow<str>)]) {
         let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
         for (i, t) in self.tables.iter().enumerate() {
             match groups.iter_mut().find(|(title, _)| *title == t.title) {
@@ -833,7 +910,18 @@ impl State {
             if self.rows_unique(&group, &[]) {
                 continue;
             }
-            let extra = self.distinguishing_args(&group);
+            let shared: Vec<Vec<(String, String)>> = group
+                .iter()
+                .map(|t| {
+                    let calls: Vec<Vec<(String, String)>> = self.tables[*t]
+                        .calls
+                        .iter()
+                        .map(|c| calling_args(all, *c))
+                        .collect();
+                    shared_args(&calls)
+                })
+                .collect();
+            let extra = self.distinguishing_args(&group, &shared);
             if !extra.is_empty() && self.rows_unique(&group, &extra) {
                 for (t, cells) in group.iter().zip(&extra) {
                     self.add_key_cells(*t, cells);
@@ -881,27 +969,25 @@ impl State {
 
     /// The `calling` arguments every copy of a table shares within itself but that
     /// differ between copies, and are not already key columns: per table, the cells.
-    fn distinguishing_args(&self, group: &[usize]) -> Vec<Vec<(String, String)>> {
+    /// `shared[i]` holds the arguments the calls before the i-th table of `group` share.
+    fn distinguishing_args(
+        &self,
+        group: &[usize],
+        shared: &[Vec<(String, String)>],
+    ) -> Vec<Vec<(String, String)>> {
         let first = &self.tables[group[0]];
         let key_names: Vec<String> = self.out[first.values.clone()]
             .first()
             .map(|m| key_from_json(&m.key).into_iter().map(|(k, _)| k).collect())
             .unwrap_or_default();
-        let names: Vec<&String> = first
-            .shared_args
+        let names: Vec<&String> = shared[0]
             .iter()
             .map(|(k, _)| k)
             .filter(|k| !key_names.contains(k))
             .filter(|k| {
-                let values: Vec<Option<&String>> = group
+                let values: Vec<Option<&String>> = shared
                     .iter()
-                    .map(|t| {
-                        self.tables[*t]
-                            .shared_args
-                            .iter()
-                            .find(|(n, _)| n == *k)
-                            .map(|(_, v)| v)
-                    })
+                    .map(|args| args.iter().find(|(n, _)| n == *k).map(|(_, v)| v))
                     .collect();
                 values.iter().all(Option::is_some) && values.iter().any(|v| *v != values[0])
             })
@@ -909,10 +995,9 @@ impl State {
         if names.is_empty() {
             return Vec::new();
         }
-        group
+        shared
             .iter()
-            .map(|t| {
-                let args = &self.tables[*t].shared_args;
+            .map(|args| {
                 names
                     .iter()
                     .filter_map(|n| args.iter().find(|(k, _)| k == *n).cloned())
