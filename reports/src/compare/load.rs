@@ -3,7 +3,7 @@
 
 use super::{CompareError, SideInfo};
 use crate::db::{sql_str, Db};
-use arrow::array::{Array, ArrayRef, Float64Array, Int8Array, ListArray, StringArray};
+use arrow::array::{Array, ArrayRef, Float64Array, Int8Array, ListArray, StringArray, UInt64Array};
 use perfdb_ingest::model::{metric, Direction, Numerics};
 use std::collections::{BTreeMap, HashMap};
 
@@ -61,24 +61,18 @@ pub(super) fn load_side(
         db.selection_table("sel", &side.runs)?;
         " AND m.run_id IN (SELECT run_id FROM sel)".to_string()
     };
-    // The label predicate lets DuckDB skip every other Hive partition's files. The
-    // trial is the run: a run that printed a row several times gives one value, its
-    // median, with its worst numerics (pass 0 < not checked 1 < fail 2). Grouping in
-    // DuckDB then hands over one row per identity with its runs' values as lists (the
-    // lists of one group are built from the same rows in the same order, so they line up).
+    // The label predicate lets DuckDB skip every other Hive partition's files; grouping
+    // in DuckDB hands over one row per identity with its values as lists, each with a
+    // hash of its run (the lists of one group are built from the same rows in the same
+    // order, so they line up). The trial is the run: `per_run` reduces a run's repeats.
     let labels: Vec<String> = side.labels.iter().map(|l| sql_str(l)).collect();
     let sql = format!(
-        "WITH per_run AS ( \
-           SELECT m.table_name, m.variant, m.key, m.metric, m.unit, \
-                  any_value(m.direction) AS direction, any_value(m.column_name) AS column_name, \
-                  any_value(m.key_order) AS key_order, median(m.value) AS value, count(*) AS n, \
-                  max(CASE m.numerics WHEN 'pass' THEN 0 WHEN 'fail' THEN 2 ELSE 1 END)::TINYINT AS numerics \
-           FROM measurements m {} \
-           WHERE m.label IN ({}){run_pred}{} \
-           GROUP BY m.table_name, m.variant, m.key, m.metric, m.unit, m.run_id) \
-         SELECT table_name, variant, key, metric, unit, any_value(direction), any_value(column_name), \
-                list(value), list(numerics), any_value(key_order), max(n) \
-         FROM per_run GROUP BY table_name, variant, key, metric, unit",
+        "SELECT m.table_name, m.variant, m.key, m.metric, m.unit, any_value(m.direction), any_value(m.column_name), \
+                list(m.value), list(CASE m.numerics WHEN 'pass' THEN 0 WHEN 'fail' THEN 2 ELSE 1 END::TINYINT), \
+                any_value(m.key_order), list(hash(m.run_id)) \
+         FROM measurements m {} \
+         WHERE m.label IN ({}){run_pred}{} \
+         GROUP BY m.table_name, m.variant, m.key, m.metric, m.unit",
         // Run-level filters need the runs; without them the join is skipped.
         if filters.is_empty() { "" } else { "JOIN runs r ON m.run_id = r.run_id" },
         labels.join(", "),
@@ -107,13 +101,7 @@ pub(super) fn load_side(
         let value_lists = list(batch.column(7))?;
         let numerics_lists = list(batch.column(8))?;
         let key_orders = text(9)?;
-        let repeats = arrow::compute::cast(batch.column(10), &arrow::datatypes::DataType::Int64)
-            .map_err(|e| unexpected(&format!("repeat count: {e}")))?;
-        let repeats = repeats
-            .as_any()
-            .downcast_ref::<arrow::array::Int64Array>()
-            .ok_or_else(|| unexpected("repeat count is not an integer"))?
-            .clone();
+        let run_lists = list(batch.column(10))?;
         for i in 0..batch.num_rows() {
             let table = tables.value(i).to_string();
             let variant = variants.value(i).to_string();
@@ -160,16 +148,46 @@ pub(super) fn load_side(
                     },
                 })
                 .collect();
+            let runs_arr = run_lists.value(i);
+            let runs = runs_arr
+                .as_any()
+                .downcast_ref::<UInt64Array>()
+                .ok_or_else(|| unexpected("run hash list is not UBIGINT"))?;
+            let (vals, most) = per_run(vals, runs.values());
             let id = (table, variant, key, metric_name, units.value(i).to_string());
-            if repeats.value(i) > 1 {
-                loaded
-                    .repeated
-                    .insert(id.clone(), repeats.value(i) as usize);
+            if most > 1 {
+                loaded.repeated.insert(id.clone(), most);
             }
             loaded.rows.insert(id, (direction, vals));
         }
     }
     Ok(loaded)
+}
+
+/// The trial is the run: values of one row grouped by run (`runs[j]` identifies the run
+/// of `vals[j]`), each run's reduced to its median with its worst numerics. Returns the
+/// trials and the most values one run gave (1 when no run repeated the row, which is
+/// checked first and costs no copy).
+pub(super) fn per_run(vals: Vec<Value>, runs: &[u64]) -> (Vec<Value>, usize) {
+    let mut sorted: Vec<(u64, usize)> = runs.iter().copied().zip(0..).collect();
+    sorted.sort_unstable();
+    if sorted.windows(2).all(|w| w[0].0 != w[1].0) {
+        return (vals, 1);
+    }
+    let mut out = Vec::new();
+    let mut most = 1;
+    for group in sorted.chunk_by(|a, b| a.0 == b.0) {
+        most = most.max(group.len());
+        let mut present: Vec<f64> = group.iter().filter_map(|(_, j)| vals[*j].value).collect();
+        let numerics = group
+            .iter()
+            .map(|(_, j)| vals[*j].numerics)
+            .reduce(Numerics::worst)
+            .unwrap_or(Numerics::NotChecked);
+        let value = (!present.is_empty()).then(|| crate::stats::median_in_place(&mut present));
+        out.push(Value { value, numerics });
+    }
+    (out, most)
 }
 
 fn unexpected(what: &str) -> CompareError {
