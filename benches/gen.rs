@@ -157,6 +157,6 @@ pub fn build_warehouse(dir: &std::path::Path, rows: usize) -> Warehouse {
         })
         .collect();
     wh.commit(sides).unwrap();
-    wh.compact().unwrap();
+    wh.compact(perfdb_ingest::warehouse::DEFAULT_GRACE).unwrap();
     wh
 }

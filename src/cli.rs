@@ -48,7 +48,7 @@ pub enum Command {
     #[command(after_help = EXIT_CODES)]
     Compare(CompareArgs),
     /// Merge each partition's files into one and delete unreferenced files
-    Compact,
+    Compact(CompactArgs),
     /// Serve the web app over the warehouse (read-only)
     Serve(ServeArgs),
     /// Ingest the bundled H200 sample data and compare base with head
@@ -85,6 +85,14 @@ pub struct IngestArgs {
     /// path, so re-ingesting the same output under the same name adds nothing
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompactArgs {
+    /// Seconds a replaced file is kept for readers that may still hold the manifest
+    /// listing it; a later compaction deletes files retired longer ago than this
+    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    pub grace: u64,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -434,11 +434,88 @@ fn one_file_per_command_and_partition_then_compact() {
     .unwrap();
     let before = wh.count("SELECT count(*) FROM measurements");
     let out = wh.ok(&["compact"]);
-    assert!(out.contains("8 file(s) -> 2, 1 orphan file(s)"), "{out}");
-    assert_eq!(parquet_files("measurements/label=hist"), 1);
+    assert!(
+        out.contains("8 file(s) -> 2, 1 orphan file(s) of interrupted commands deleted; 8 replaced file(s) kept for readers"),
+        "{out}"
+    );
+    // The replaced files stay on disk (a reader may hold the old manifest), unlisted.
+    assert_eq!(parquet_files("measurements/label=hist"), 5);
     assert_eq!(wh.count("SELECT count(*) FROM measurements"), before);
     assert_eq!(wh.count("SELECT count(*) FROM runs"), 123);
     assert_eq!(wh.count("SELECT max(trial) FROM runs"), 123);
+    // A later compaction deletes those retired longer ago than its grace period.
+    let out = wh.ok(&["compact", "--grace", "0"]);
+    assert!(out.contains("8 retired more than 0s ago deleted"), "{out}");
+    assert_eq!(parquet_files("measurements/label=hist"), 1);
+    assert_eq!(wh.count("SELECT count(*) FROM measurements"), before);
+}
+
+#[test]
+fn readers_survive_compaction() {
+    // A reader loop (compare, runs, sql) while ingests and compactions with no grace for
+    // earlier retirements run: no reader ever fails on a file the manifest it read listed.
+    let wh = Wh::new();
+    for t in 1..=3 {
+        for side in ["base", "head"] {
+            let f = sample(&format!("h200-gemm/ab/perf/{side}/trial{t}.log"));
+            wh.ok(&["ingest", f.to_str().unwrap(), "--label", side]);
+        }
+    }
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let readers: Vec<_> = (0..2)
+        .map(|i| {
+            let (stop, path) = (stop.clone(), wh.path());
+            std::thread::spawn(move || {
+                let mut failures = Vec::new();
+                let mut reads = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let args: &[&str] = if i == 0 {
+                        &[
+                            "compare",
+                            "base",
+                            "head",
+                            "--format",
+                            "json",
+                            "--allow-missing",
+                        ]
+                    } else {
+                        &["sql", "SELECT count(*) FROM measurements"]
+                    };
+                    let out = std::process::Command::new(env!("CARGO_BIN_EXE_perfdb"))
+                        .env("PERFDB_WAREHOUSE", &path)
+                        .args(args)
+                        .output()
+                        .unwrap();
+                    reads += 1;
+                    // compare exits 0/1/3 with a verdict; 2 is an error.
+                    if out.status.code() == Some(2) {
+                        failures.push(String::from_utf8_lossy(&out.stderr).into_owned());
+                    }
+                }
+                (reads, failures)
+            })
+        })
+        .collect();
+    for t in 4..=5 {
+        for side in ["base", "head"] {
+            let f = sample(&format!("h200-gemm/ab/perf/{side}/trial{t}.log"));
+            wh.ok(&["ingest", f.to_str().unwrap(), "--label", side]);
+            wh.ok(&["compact", "--grace", "0"]);
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for r in readers {
+        let (reads, failures) = r.join().unwrap();
+        assert!(reads > 0);
+        assert!(
+            failures.is_empty(),
+            "{} of {reads} reads failed: {}",
+            failures.len(),
+            failures[0]
+        );
+    }
+    assert_consistent(&wh);
+    assert_eq!(wh.count("SELECT count(*) FROM runs"), 10);
 }
 
 #[test]

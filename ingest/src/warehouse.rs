@@ -116,7 +116,23 @@ pub struct Manifest {
     pub runs: Vec<String>,
     /// Relative paths of the committed measurements files.
     pub measurements: Vec<String>,
+    /// Files a compaction replaced: no longer part of the warehouse, kept on disk because
+    /// a reader that read an earlier manifest may still be reading them. A later
+    /// compaction deletes them once they have been retired longer than its grace period.
+    #[serde(default)]
+    pub retired: Vec<Retired>,
 }
+
+/// A replaced file and when it was replaced (microseconds since the Unix epoch).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Retired {
+    pub path: String,
+    pub at_us: i64,
+}
+
+/// How long `compact` keeps a replaced file by default: far longer than any compare or
+/// web request holds a manifest it read.
+pub const DEFAULT_GRACE: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// A parsed file, ready to commit.
 #[derive(Debug, Clone)]
@@ -428,8 +444,10 @@ impl Warehouse {
     }
 
     /// Merge each partition's files into one, with the same crash safety as ingest, and
-    /// delete files no manifest lists (left by interrupted commands).
-    pub fn compact(&self) -> Result<CompactReport> {
+    /// delete files no manifest lists (left by interrupted commands). Replaced files are
+    /// retired, not deleted: a reader may hold the manifest that lists them. Files retired
+    /// by an earlier compaction more than `grace` ago are deleted.
+    pub fn compact(&self, grace: std::time::Duration) -> Result<CompactReport> {
         let _guard = self.lock()?;
         let mut manifest = self.manifest()?;
         let mut report = CompactReport::default();
@@ -438,6 +456,7 @@ impl Warehouse {
             .runs
             .iter()
             .chain(&manifest.measurements)
+            .chain(manifest.retired.iter().map(|r| &r.path))
             .cloned()
             .collect();
         let orphans: Vec<PathBuf> = [RUNS_DIR, MEASUREMENTS_DIR]
@@ -451,7 +470,14 @@ impl Warehouse {
                 rel.ends_with(".parquet") && !listed.contains(&rel)
             })
             .collect();
-        let batch_id = format!("{:x}-{:x}-c", now_us(), std::process::id());
+        let now = now_us();
+        let batch_id = format!("{:x}-{:x}-c", now, std::process::id());
+        // Retired long enough ago that no reader can still hold a manifest listing them.
+        let cutoff = now - grace.as_micros() as i64;
+        let (expired, kept): (Vec<Retired>, Vec<Retired>) = std::mem::take(&mut manifest.retired)
+            .into_iter()
+            .partition(|r| r.at_us <= cutoff);
+        manifest.retired = kept;
         let mut replaced: Vec<String> = Vec::new();
         for (dir, list) in [
             (RUNS_DIR, &mut manifest.runs),
@@ -483,18 +509,29 @@ impl Warehouse {
             report.files_after += new_list.len();
             *list = new_list;
         }
-        if !replaced.is_empty() {
+        report.files_retired = replaced.len();
+        manifest.retired.extend(
+            replaced
+                .into_iter()
+                .map(|path| Retired { path, at_us: now }),
+        );
+        if report.files_retired > 0 || !expired.is_empty() {
             self.write_manifest(&manifest)?;
         }
-        // Now nothing refers to the replaced files; delete them and the orphans.
-        for rel in &replaced {
-            let f = self.root.join(rel);
-            fs::remove_file(&f).map_err(io(&f))?;
+        // The manifest no longer lists the expired files; delete them and the orphans.
+        for r in &expired {
+            let f = self.root.join(&r.path);
+            match fs::remove_file(&f) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&f)(e)),
+                _ => {}
+            }
         }
         for f in &orphans {
             fs::remove_file(f).map_err(io(f))?;
         }
         report.files_deleted = orphans.len();
+        report.retired_deleted = expired.len();
+        report.files_still_retired = manifest.retired.len();
         let tmp = self.root.join(TMP_DIR);
         if tmp.exists() {
             for f in walk_files(&tmp) {
@@ -511,6 +548,12 @@ pub struct CompactReport {
     pub files_after: usize,
     /// Orphans: files of interrupted commands that no manifest listed.
     pub files_deleted: usize,
+    /// Files this compaction replaced (kept on disk for readers, see [`Manifest::retired`]).
+    pub files_retired: usize,
+    /// Files retired by earlier compactions, past the grace period, deleted now.
+    pub retired_deleted: usize,
+    /// Retired files still on disk after this compaction.
+    pub files_still_retired: usize,
 }
 
 /// `runs/label=base/part-x.parquet` -> `base`.

@@ -158,17 +158,22 @@ fn report(root: &Path, label: &Label, reports: &[FileReport]) -> anyhow::Result<
     Ok(Exit::Ok)
 }
 
-pub fn compact(root: &Path) -> anyhow::Result<Exit> {
+pub fn compact(root: &Path, grace: std::time::Duration) -> anyhow::Result<Exit> {
     let wh = Warehouse::new(root);
     let r = wh
-        .compact()
+        .compact(grace)
         .with_context(|| format!("cannot compact {}", root.display()))?;
     println!(
-        "compacted {}: {} file(s) -> {}, {} orphan file(s) of interrupted commands deleted",
+        "compacted {}: {} file(s) -> {}, {} orphan file(s) of interrupted commands deleted; \
+         {} replaced file(s) kept for readers ({} in all), {} retired more than {}s ago deleted",
         root.display(),
         r.files_before,
         r.files_after,
-        r.files_deleted
+        r.files_deleted,
+        r.files_retired,
+        r.files_still_retired,
+        r.retired_deleted,
+        grace.as_secs()
     );
     Ok(Exit::Ok)
 }
