@@ -202,4 +202,8 @@ pub struct ServeArgs {
     /// Address to listen on (loopback by default)
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub addr: std::net::SocketAddr,
+    /// Config file with comparison defaults and per table/variant/metric thresholds,
+    /// as for `compare` [default: ./perfdb.toml when present]
+    #[arg(long)]
+    pub config: Option<std::path::PathBuf>,
 }

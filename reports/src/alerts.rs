@@ -61,6 +61,8 @@ pub struct Alert {
     pub reason: String,
     /// The regressed rows: `table variant key metric change`.
     pub regressions: Vec<serde_json::Value>,
+    /// The `/compare` query that replays this comparison with exactly its options.
+    pub replay: String,
 }
 
 /// Saved comparisons, newest first.
@@ -84,7 +86,7 @@ pub fn list(root: &Path) -> Vec<Alert> {
                     rows.iter()
                         .filter(|r| {
                             (r["verdict"] == "regression" && r["control"] == false)
-                                || r["head_numerics"] == "fail"
+                                || r["numerics"] == "new_failure"
                         })
                         .map(|r| {
                             serde_json::json!({
@@ -103,6 +105,16 @@ pub fn list(root: &Path) -> Vec<Alert> {
                     .and_then(|t| t.parse().ok())
                     .unwrap_or(0),
                 file: name,
+                replay: {
+                    let options: crate::compare::Options =
+                        serde_json::from_value(v["options"].clone()).unwrap_or_default();
+                    format!(
+                        "base={}&head={}&{}",
+                        crate::compare::url_encode(v["base"]["selector"].as_str().unwrap_or("")),
+                        crate::compare::url_encode(v["head"]["selector"].as_str().unwrap_or("")),
+                        options.to_query()
+                    )
+                },
                 base: v["base"]["selector"].as_str().unwrap_or("").to_string(),
                 head: v["head"]["selector"].as_str().unwrap_or("").to_string(),
                 verdict: v["verdict"].as_str().unwrap_or("").to_string(),

@@ -12,8 +12,12 @@
 //! threshold = 0.15
 //! ```
 
-use serde::Deserialize;
+use crate::compare::{Options, Reduce, Test};
+use serde::{Deserialize, Serialize};
 use std::path::Path;
+
+/// Config file read when none is named and it exists (in the working directory).
+pub const DEFAULT_CONFIG: &str = "perfdb.toml";
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -32,7 +36,7 @@ pub struct CompareConfig {
     pub overrides: Vec<Override>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Override {
     pub table: Option<String>,
@@ -63,7 +67,73 @@ pub enum ConfigError {
     Parse { path: String, message: String },
 }
 
+/// What a caller asks of one comparison — the command line's flags, or the web page's
+/// query — before `perfdb.toml` and the defaults fill in what it left unset. The CLI
+/// and the web app both go through [`Config::resolve`], so they decide alike.
+#[derive(Debug, Clone, Default)]
+pub struct Requested {
+    pub threshold: Option<f64>,
+    pub alpha: Option<f64>,
+    pub control_tol: Option<f64>,
+    pub reduce: Option<Reduce>,
+    pub test: Option<Test>,
+    pub control: Vec<String>,
+    pub filters: Vec<(String, String)>,
+    /// Replace the config's per table/variant/metric overrides (a saved comparison
+    /// replays with its own).
+    pub overrides: Option<Vec<Override>>,
+    pub allow_missing: bool,
+    pub allow_mixed_hardware: bool,
+    pub strict_numerics: bool,
+    pub allow_unchecked: bool,
+}
+
+fn fraction(name: &str, v: f64) -> Result<f64, String> {
+    if (0.0..1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!(
+            "{name} must be a fraction in [0, 1), got {v} (5% is 0.05)"
+        ))
+    }
+}
+
 impl Config {
+    /// `path`, or `perfdb.toml` in the working directory when it exists, or the defaults.
+    pub fn load_or_default(path: Option<&Path>) -> Result<Config, ConfigError> {
+        match path {
+            Some(p) => Config::load(p),
+            None if Path::new(DEFAULT_CONFIG).exists() => Config::load(Path::new(DEFAULT_CONFIG)),
+            None => Ok(Config::default()),
+        }
+    }
+
+    /// The options of a comparison: what was asked, else this config, else the defaults.
+    pub fn resolve(&self, r: &Requested) -> Result<Options, String> {
+        let d = Options::default();
+        let c = &self.compare;
+        Ok(Options {
+            threshold: fraction(
+                "threshold",
+                r.threshold.or(c.threshold).unwrap_or(d.threshold),
+            )?,
+            alpha: fraction("alpha", r.alpha.or(c.alpha).unwrap_or(d.alpha))?,
+            control_tol: fraction(
+                "control_tol",
+                r.control_tol.or(c.control_tol).unwrap_or(d.control_tol),
+            )?,
+            reduce: r.reduce.unwrap_or(d.reduce),
+            test: r.test.unwrap_or(d.test),
+            control: r.control.clone(),
+            overrides: r.overrides.clone().unwrap_or_else(|| c.overrides.clone()),
+            filters: r.filters.clone(),
+            allow_missing: r.allow_missing,
+            allow_mixed_hardware: r.allow_mixed_hardware,
+            strict_numerics: r.strict_numerics,
+            allow_unchecked: r.allow_unchecked,
+        })
+    }
+
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.display().to_string(),

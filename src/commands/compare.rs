@@ -6,57 +6,39 @@ use anyhow::Context;
 use perfdb_ingest::model::RunMeta;
 use perfdb_ingest::warehouse::Warehouse;
 use perfdb_reports::compare::{compare, Options, Reduce, Report, Test};
-use perfdb_reports::config::Config;
+use perfdb_reports::config::{Config, Requested};
 use perfdb_reports::db::Db;
 use perfdb_reports::render::{Exporter, Json, Markdown, Terminal};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Config file read when `--config` is not given and it exists.
-const DEFAULT_CONFIG: &str = "perfdb.toml";
-
-fn check_fraction(name: &str, v: f64) -> anyhow::Result<f64> {
-    if !(0.0..1.0).contains(&v) {
-        anyhow::bail!("{name} must be a fraction in [0, 1), got {v} (5% is 0.05)");
-    }
-    Ok(v)
-}
-
+/// The comparison's options: the flags, then `perfdb.toml`, then the defaults — the
+/// same resolution the web app uses (`Config::resolve`).
 pub fn options(a: &CompareArgs) -> anyhow::Result<Options> {
-    let cfg = match &a.config {
-        Some(p) => Config::load(p)?,
-        None if Path::new(DEFAULT_CONFIG).exists() => Config::load(Path::new(DEFAULT_CONFIG))?,
-        None => Config::default(),
-    };
-    let d = Options::default();
-    Ok(Options {
-        threshold: check_fraction(
-            "--threshold",
-            a.threshold.or(cfg.compare.threshold).unwrap_or(d.threshold),
-        )?,
-        alpha: check_fraction("--alpha", a.alpha.or(cfg.compare.alpha).unwrap_or(d.alpha))?,
-        control_tol: check_fraction(
-            "--control-tol",
-            a.control_tol
-                .or(cfg.compare.control_tol)
-                .unwrap_or(d.control_tol),
-        )?,
-        reduce: match a.reduce {
+    let cfg = Config::load_or_default(a.config.as_deref())?;
+    let requested = Requested {
+        threshold: a.threshold,
+        alpha: a.alpha,
+        control_tol: a.control_tol,
+        reduce: Some(match a.reduce {
             ReduceArg::Best => Reduce::Best,
             ReduceArg::Median => Reduce::Median,
-        },
-        test: match a.test {
+        }),
+        test: Some(match a.test {
             TestArg::Welch => Test::Welch,
             TestArg::MannWhitney => Test::MannWhitney,
-        },
+        }),
         control: a.control.clone(),
-        overrides: cfg.compare.overrides,
         filters: super::parse_pairs(&a.filters, "--where")?,
+        overrides: None,
         allow_missing: a.allow_missing,
         allow_mixed_hardware: a.allow_mixed_hardware,
         strict_numerics: a.strict_numerics,
         allow_unchecked: a.allow_unchecked,
-    })
+    };
+    // Errors name the option as the config does (`control_tol`); here it is a flag.
+    cfg.resolve(&requested)
+        .map_err(|e| anyhow::anyhow!("--{}", e.replacen("control_tol", "control-tol", 1)))
 }
 
 pub fn render(report: &Report, format: CompareFormat) -> String {

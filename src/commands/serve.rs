@@ -6,6 +6,7 @@ use anyhow::Context;
 use std::path::Path;
 
 pub fn run(root: &Path, a: ServeArgs) -> anyhow::Result<Exit> {
+    let config = perfdb_reports::config::Config::load_or_default(a.config.as_deref())?;
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {
         let listener = tokio::net::TcpListener::bind(a.addr)
@@ -16,7 +17,7 @@ pub fn run(root: &Path, a: ServeArgs) -> anyhow::Result<Exit> {
             "perfdb serving {} (read-only) on http://{addr}/",
             root.display()
         );
-        let app = perfdb_web::app(perfdb_web::AppState::new(root));
+        let app = perfdb_web::app(perfdb_web::AppState::new(root).with_config(config));
         axum::serve(listener, app)
             .with_graceful_shutdown(async {
                 let _ = tokio::signal::ctrl_c().await;

@@ -18,6 +18,9 @@ type Signature = Option<(u64, std::time::SystemTime)>;
 #[derive(Clone)]
 pub struct AppState {
     pub root: Arc<PathBuf>,
+    /// `perfdb.toml` as `perfdb serve` found it: comparisons resolve their options
+    /// through it exactly as `perfdb compare` does.
+    pub config: Arc<perfdb_reports::config::Config>,
     /// One DuckDB database over the committed state; reopened when the manifest changes.
     open: Arc<std::sync::Mutex<Option<(Signature, perfdb_reports::db::Db)>>>,
 }
@@ -26,8 +29,15 @@ impl AppState {
     pub fn new(root: &Path) -> Self {
         AppState {
             root: Arc::new(root.to_path_buf()),
+            config: Default::default(),
             open: Default::default(),
         }
+    }
+
+    /// The same state, comparing with `config`'s defaults and overrides.
+    pub fn with_config(mut self, config: perfdb_reports::config::Config) -> Self {
+        self.config = Arc::new(config);
+        self
     }
 
     /// A connection for one request, read-only over the warehouse as last committed.

@@ -242,3 +242,98 @@ fn urlencode(s: &str) -> String {
         })
         .collect()
 }
+
+async fn get_with(state: AppState, uri: &str) -> (StatusCode, String) {
+    let res = app(state)
+        .oneshot(Request::builder().uri(uri).body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let status = res.status();
+    let body = to_bytes(res.into_body(), 64 << 20).await.unwrap();
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+#[tokio::test]
+async fn the_page_decides_as_ci_does() {
+    // perfdb.toml raises triton's threshold past the regressions: CI would pass.
+    let dir = tempfile::tempdir().unwrap();
+    let root = ab(&dir);
+    let config = perfdb_reports::config::Config::parse(
+        "[compare]\nalpha = 0.01\n[[compare.override]]\nvariant = \"triton\"\nthreshold = 5.0\n",
+    )
+    .unwrap();
+    let state = || AppState::new(&root).with_config(config.clone());
+    let (status, body) = get_with(state(), "/api/compare?base=base&head=head&control=torch").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let web: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let cli_options = config
+        .resolve(&perfdb_reports::config::Requested {
+            control: vec!["torch".into()],
+            ..Default::default()
+        })
+        .unwrap();
+    let db = perfdb_reports::db::Db::open(&root).unwrap();
+    let cli = perfdb_reports::compare::compare(&db, "base", "head", &cli_options).unwrap();
+    assert_eq!(web["verdict"], serde_json::to_value(cli.verdict).unwrap());
+    assert_eq!(web["reason"], cli.reason);
+    assert_eq!(web["options"]["alpha"], 0.01);
+    assert_ne!(
+        web["verdict"], "regression",
+        "the override is applied: {}",
+        web["reason"]
+    );
+    // Every option of the CLI is accepted; a bad one is a 400 naming it.
+    let (status, body) = get_with(
+        state(),
+        "/api/compare?base=base&head=head&control=torch&control_tol=0.2&reduce=best&test=mann-whitney&where=table%3Dadd&allow_missing=true",
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["options"]["control_tol"], 0.2);
+    assert_eq!(v["options"]["test"], "mann-whitney");
+    assert_eq!(
+        v["options"]["filters"],
+        serde_json::json!([["table", "add"]])
+    );
+    let (status, body) = get_with(state(), "/api/compare?base=base&head=head&alpha=2").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body.contains("alpha must be a fraction"), "{body}");
+}
+
+#[tokio::test]
+async fn a_saved_comparison_replays_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = ab(&dir);
+    let db = perfdb_reports::db::Db::open(&root).unwrap();
+    let config = perfdb_reports::config::Config::parse(
+        "[[compare.override]]\nvariant = \"triton\"\nmetric = \"throughput\"\nthreshold = 0.99\n",
+    )
+    .unwrap();
+    let opt = config
+        .resolve(&perfdb_reports::config::Requested {
+            control: vec!["torch".into()],
+            alpha: Some(0.01),
+            control_tol: Some(0.2),
+            ..Default::default()
+        })
+        .unwrap();
+    let saved = perfdb_reports::compare::compare(&db, "base", "head", &opt).unwrap();
+    perfdb_reports::alerts::save(&root, &saved).unwrap();
+    let (_, api) = get(&root, "/api/alerts").await;
+    let alerts: Vec<serde_json::Value> = serde_json::from_str(&api).unwrap();
+    let replay = alerts[0]["replay"].as_str().unwrap();
+    // Served without that config: the link carries every option, overrides included.
+    let (status, body) = get(&root, &format!("/api/compare?{replay}")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let again: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let before = serde_json::to_value(&saved).unwrap();
+    for field in ["verdict", "reason", "options", "summary"] {
+        assert_eq!(again[field], before[field], "{field}");
+    }
+    let (_, page) = get(&root, "/alerts").await;
+    assert!(
+        page.contains("control=torch"),
+        "the link keeps --control: {page}"
+    );
+}

@@ -5,14 +5,14 @@ use crate::db::DbError;
 use perfdb_ingest::model::{self, Direction, Numerics};
 use serde::Serialize;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Reduce {
     Best,
     Median,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Test {
     Welch,
@@ -24,7 +24,8 @@ pub const MIN_TRIALS_WELCH: usize = 3;
 /// Side size from which the U test's p is reported next to Welch's.
 pub const MIN_TRIALS_REPORT_MW: usize = 4;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Options {
     pub threshold: f64,
     pub alpha: f64,
@@ -35,7 +36,8 @@ pub struct Options {
     /// `torch_mm`, not `torchao`); `*` and `?` make a glob.
     pub control: Vec<String>,
     pub control_tol: f64,
-    #[serde(skip)]
+    /// Per table/variant/metric thresholds (from `perfdb.toml`), kept so a saved
+    /// comparison replays exactly.
     pub overrides: Vec<crate::config::Override>,
     /// `k=v` filters: table/variant/metric/unit on rows, arch/format/commit on runs,
     /// anything else a run tag or an identity key cell.
@@ -48,6 +50,71 @@ pub struct Options {
     pub strict_numerics: bool,
     /// A check base made and head no longer makes is accepted.
     pub allow_unchecked: bool,
+}
+
+impl Options {
+    /// The web query that replays a comparison with exactly these options (after
+    /// `base=...&head=...`): every option, the overrides as JSON.
+    pub fn to_query(&self) -> String {
+        let mut q = vec![
+            format!("threshold={}", self.threshold),
+            format!("alpha={}", self.alpha),
+            format!("control_tol={}", self.control_tol),
+            format!(
+                "reduce={}",
+                match self.reduce {
+                    Reduce::Best => "best",
+                    Reduce::Median => "median",
+                }
+            ),
+            format!(
+                "test={}",
+                match self.test {
+                    Test::Welch => "welch",
+                    Test::MannWhitney => "mann-whitney",
+                }
+            ),
+        ];
+        if !self.control.is_empty() {
+            q.push(format!("control={}", url_encode(&self.control.join(","))));
+        }
+        if !self.filters.is_empty() {
+            let w: Vec<String> = self
+                .filters
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            q.push(format!("where={}", url_encode(&w.join(","))));
+        }
+        if !self.overrides.is_empty() {
+            let json = serde_json::to_string(&self.overrides).expect("overrides serialise");
+            q.push(format!("overrides={}", url_encode(&json)));
+        }
+        for (flag, on) in [
+            ("allow_missing", self.allow_missing),
+            ("allow_mixed_hardware", self.allow_mixed_hardware),
+            ("strict_numerics", self.strict_numerics),
+            ("allow_unchecked", self.allow_unchecked),
+        ] {
+            if on {
+                q.push(format!("{flag}=true"));
+            }
+        }
+        q.join("&")
+    }
+}
+
+/// Percent-encode everything but unreserved characters (RFC 3986).
+pub fn url_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 impl Default for Options {

@@ -46,10 +46,10 @@ pub async fn page(State(s): State<AppState>) -> Result<Html<String>, AppError> {
             })
             .collect();
         body.push_str(&format!(
-            "<tr><td class=\"muted\">{}</td><td><a href=\"/compare?base={b}&amp;head={h}\">{b} → {h}</a></td><td class=\"{}\">{}: {}</td><td>{}</td></tr>",
+            "<tr><td class=\"muted\">{}</td><td><a href=\"/compare?{replay}\">{b} → {h}</a></td><td class=\"{}\">{}: {}</td><td>{}</td></tr>",
             esc(&a.file), if a.verdict == "regression" { "regression" } else { "" }, esc(&a.verdict), esc(&a.reason),
             if regs.is_empty() { "—".into() } else { regs.iter().map(|r| esc(r)).collect::<Vec<_>>().join("<br>") },
-            b = esc(&a.base), h = esc(&a.head)
+            b = esc(&a.base), h = esc(&a.head), replay = esc(&a.replay)
         ));
     }
     body.push_str("</table>");

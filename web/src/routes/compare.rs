@@ -5,17 +5,115 @@ use crate::{blocking, AppError, AppState};
 use axum::extract::{Query, State};
 use axum::response::Html;
 use axum::Json;
-use perfdb_reports::compare::{compare, Options, Overall, Report};
+use perfdb_reports::compare::{compare, Options, Overall, Reduce, Report, Test};
+use perfdb_reports::config::Requested;
 use perfdb_reports::render::num;
 use serde::Deserialize;
 
+/// The page's query: every option of `perfdb compare`, resolved through the same
+/// `perfdb.toml` (`Config::resolve`), so the page and CI decide alike.
 #[derive(Debug, Deserialize, Default, Clone)]
 pub struct CompareQuery {
     pub base: Option<String>,
     pub head: Option<String>,
-    /// Comma-separated control variants (substrings).
+    /// Comma-separated control variants.
     pub control: Option<String>,
     pub threshold: Option<String>,
+    pub alpha: Option<String>,
+    pub control_tol: Option<String>,
+    /// `best` or `median`.
+    pub reduce: Option<String>,
+    /// `welch` or `mann-whitney`.
+    pub test: Option<String>,
+    /// Comma-separated `key=value` filters, as `--where`.
+    #[serde(rename = "where")]
+    pub filters: Option<String>,
+    /// Per table/variant/metric thresholds as JSON (a saved comparison's own).
+    pub overrides: Option<String>,
+    pub allow_missing: Option<String>,
+    pub allow_mixed_hardware: Option<String>,
+    pub strict_numerics: Option<String>,
+    pub allow_unchecked: Option<String>,
+}
+
+fn given(v: &Option<String>) -> Option<&str> {
+    v.as_deref().map(str::trim).filter(|s| !s.is_empty())
+}
+
+fn number(v: &Option<String>, name: &str) -> Result<Option<f64>, AppError> {
+    given(v)
+        .map(|t| {
+            t.parse::<f64>().map_err(|_| {
+                AppError::bad_request(format!("{name} '{t}' is not a number (e.g. 0.05)"))
+            })
+        })
+        .transpose()
+}
+
+fn flag(v: &Option<String>) -> bool {
+    matches!(given(v), Some("1" | "true" | "on" | "yes"))
+}
+
+/// The comparison's options: the query, then the server's `perfdb.toml`, then defaults.
+fn options(state: &AppState, q: &CompareQuery) -> Result<Options, AppError> {
+    let list = |v: &Option<String>| -> Vec<String> {
+        given(v)
+            .unwrap_or("")
+            .split(',')
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(String::from)
+            .collect()
+    };
+    let filters = list(&q.filters)
+        .into_iter()
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+            _ => Err(AppError::bad_request(format!(
+                "where '{p}' is not key=value"
+            ))),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let requested = Requested {
+        threshold: number(&q.threshold, "threshold")?,
+        alpha: number(&q.alpha, "alpha")?,
+        control_tol: number(&q.control_tol, "control_tol")?,
+        reduce: match given(&q.reduce) {
+            None | Some("median") => None,
+            Some("best") => Some(Reduce::Best),
+            Some(o) => {
+                return Err(AppError::bad_request(format!(
+                    "reduce '{o}': best or median"
+                )))
+            }
+        },
+        test: match given(&q.test) {
+            None | Some("welch") => None,
+            Some("mann-whitney") => Some(Test::MannWhitney),
+            Some(o) => {
+                return Err(AppError::bad_request(format!(
+                    "test '{o}': welch or mann-whitney"
+                )))
+            }
+        },
+        control: list(&q.control),
+        filters,
+        overrides: given(&q.overrides)
+            .map(|j| {
+                serde_json::from_str(j).map_err(|e| {
+                    AppError::bad_request(format!("overrides is not a JSON list of overrides: {e}"))
+                })
+            })
+            .transpose()?,
+        allow_missing: flag(&q.allow_missing),
+        allow_mixed_hardware: flag(&q.allow_mixed_hardware),
+        strict_numerics: flag(&q.strict_numerics),
+        allow_unchecked: flag(&q.allow_unchecked),
+    };
+    state
+        .config
+        .resolve(&requested)
+        .map_err(AppError::bad_request)
 }
 
 fn run(state: &AppState, q: &CompareQuery) -> Result<Option<Report>, AppError> {
@@ -25,27 +123,7 @@ fn run(state: &AppState, q: &CompareQuery) -> Result<Option<Report>, AppError> {
     ) else {
         return Ok(None);
     };
-    let mut opt = Options::default();
-    if let Some(t) = q.threshold.as_deref().filter(|s| !s.is_empty()) {
-        opt.threshold = t
-            .parse::<f64>()
-            .ok()
-            .filter(|t| (0.0..1.0).contains(t))
-            .ok_or_else(|| {
-                AppError::bad_request(format!(
-                    "threshold '{t}' must be a fraction in [0, 1), e.g. 0.05"
-                ))
-            })?;
-    }
-    opt.control = q
-        .control
-        .as_deref()
-        .unwrap_or("")
-        .split(',')
-        .map(str::trim)
-        .filter(|c| !c.is_empty())
-        .map(String::from)
-        .collect();
+    let opt = options(state, q)?;
     let db = state.db()?;
     Ok(Some(compare(&db, base, head, &opt)?))
 }
@@ -160,7 +238,7 @@ pub async fn page(
             esc(row.verdict.as_str()), if row.control { " (control)" } else { "" },
             esc(&row.table), esc(&row.variant), esc(&row.key_display()), esc(&row.metric), esc(&row.unit),
             b.map(num).unwrap_or_default(), h.map(num).unwrap_or_default(),
-            row.change.map(|c| format!("{:+.1}%", c * 100.0)).unwrap_or_default(),
+            esc(&perfdb_reports::render::change_text(row)),
             row.q.map(|q| format!("{q:.2e}")).unwrap_or_default(), esc(&row.reason)
         ));
     }
