@@ -75,13 +75,69 @@ fn pval(p: Option<f64>) -> String {
 
 fn label(r: &Row) -> String {
     let mut s = r.verdict.as_str().to_string();
-    if r.numerics_failed() {
-        s = format!("NUMERICS FAIL; {s}");
+    match r.numerics {
+        crate::compare::NumericsStatus::NewFailure => s = format!("NUMERICS FAIL; {s}"),
+        crate::compare::NumericsStatus::PreExisting => {
+            s = format!("numerics fail on both sides; {s}")
+        }
+        crate::compare::NumericsStatus::UncheckedOnHead => {
+            s = format!("numerics not checked on head; {s}")
+        }
+        crate::compare::NumericsStatus::Ok => {}
     }
     if r.control {
         s = format!("{s} (control)");
     }
     s
+}
+
+/// One report row as a person reads it, whatever the output: the terminal table, the
+/// markdown comment and the web page all show these texts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowView {
+    /// The verdict, with `NUMERICS FAIL` / `pre-existing numerics failure` and `(control)`.
+    pub verdict: String,
+    pub table: String,
+    pub variant: String,
+    /// `name=value` in the order the log printed them.
+    pub key: String,
+    /// `latency (us)`.
+    pub metric: String,
+    /// Each side reduced as the options say (median or best).
+    pub base: String,
+    pub head: String,
+    /// In the metric's own terms with the factor: `-66.4% (2.97x slower)`.
+    pub change: String,
+    pub p: String,
+    /// BH-adjusted p (for a control row, its own p).
+    pub q: String,
+    pub reason: String,
+    /// A regression or a new numerics failure on a non-control row.
+    pub bad: bool,
+}
+
+impl RowView {
+    pub fn of(r: &Row, report: &Report) -> RowView {
+        let (b, h) = reduced(r, report);
+        RowView {
+            verdict: label(r),
+            table: r.table.clone(),
+            variant: r.variant.clone(),
+            key: r.key_display(),
+            metric: if r.unit.is_empty() {
+                r.metric.clone()
+            } else {
+                format!("{} ({})", r.metric, r.unit)
+            },
+            base: opt_num(b),
+            head: opt_num(h),
+            change: change_text(r),
+            p: pval(r.p),
+            q: pval(if r.control { r.p } else { r.q }),
+            reason: r.reason.clone(),
+            bad: r.numerics_failed() || (r.verdict == Verdict::Regression && !r.control),
+        }
+    }
 }
 
 fn reduced(r: &Row, report: &Report) -> (Option<f64>, Option<f64>) {
@@ -274,20 +330,20 @@ impl Exporter for Markdown {
             );
             let _ = writeln!(s, "|---|---|---|---|---|---:|---:|---:|---:|---|");
             for r in shown {
-                let (b, h) = reduced(r, report);
+                let v = RowView::of(r, report);
                 let _ = writeln!(
                     s,
                     "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                    label(r),
-                    r.table,
-                    r.variant,
-                    r.key_display(),
-                    format_args!("{} ({})", r.metric, r.unit),
-                    opt_num(b),
-                    opt_num(h),
-                    change_text(r),
-                    pval(if r.control { r.p } else { r.q }),
-                    r.reason.replace('|', "\\|")
+                    v.verdict,
+                    v.table,
+                    v.variant,
+                    v.key,
+                    v.metric,
+                    v.base,
+                    v.head,
+                    v.change,
+                    v.q,
+                    v.reason.replace('|', "\\|")
                 );
             }
             let _ = writeln!(s);
@@ -377,17 +433,17 @@ impl Exporter for Terminal {
         ];
         let mut lines: Vec<[String; 10]> = Vec::new();
         for r in &report.rows {
-            let (b, h) = reduced(r, report);
+            let v = RowView::of(r, report);
             lines.push([
-                label(r),
-                r.table.clone(),
-                r.variant.clone(),
-                r.key_display(),
-                format!("{} {}", r.metric, r.unit).trim().to_string(),
-                opt_num(b),
-                opt_num(h),
-                change_text(r),
-                pval(r.p),
+                v.verdict,
+                v.table,
+                v.variant,
+                v.key,
+                v.metric,
+                v.base,
+                v.head,
+                v.change,
+                v.p,
                 pval(r.q),
             ]);
         }

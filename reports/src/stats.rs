@@ -11,6 +11,8 @@
 //! - Geometric mean of ratios with a t-interval, and a stratified bootstrap CI with an
 //!   in-tree SplitMix64 so results are reproducible.
 
+pub mod changepoint;
+
 use statrs::distribution::{ContinuousCDF, Discrete, Normal, StudentsT};
 
 /// Confidence level of every interval perfdb reports.

@@ -422,3 +422,207 @@ pub fn kernel_shapes<'a>(rows: impl Iterator<Item = &'a Row>) -> usize {
     rows.filter(|r| seen.insert((&r.table, &r.variant, &r.key_text)))
         .count()
 }
+
+/// The decisions on hand-made rows and sides: no warehouse, no DuckDB.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::load::{per_run, Value};
+    use crate::compare::FailedRun;
+    use perfdb_ingest::model::Numerics;
+
+    fn stats() -> SideStats {
+        SideStats {
+            n: 3,
+            values: vec![Some(1.0); 3],
+            best: Some(1.0),
+            median: Some(1.0),
+            median_ci: (None, None),
+        }
+    }
+
+    fn row(key: &str, metric: &str, verdict: Verdict) -> Row {
+        Row {
+            table: "gemm".into(),
+            variant: "triton".into(),
+            key: vec![("M".into(), key.into())],
+            key_text: format!("M={key}"),
+            metric: metric.into(),
+            unit: String::new(),
+            direction: Direction::Lower,
+            base: stats(),
+            head: stats(),
+            ratio: Some(1.0),
+            ratio_ci: None,
+            change: Some(0.0),
+            p: Some(0.5),
+            p_mann_whitney: None,
+            q: Some(0.5),
+            threshold: 0.05,
+            verdict,
+            reason: String::new(),
+            control: false,
+            head_numerics: Numerics::NotChecked,
+            base_numerics: Numerics::NotChecked,
+            numerics: NumericsStatus::Ok,
+        }
+    }
+
+    fn side() -> SideInfo {
+        SideInfo {
+            selector: "s".into(),
+            matched_by: "label".into(),
+            runs: vec!["r".into()],
+            labels: vec!["s".into()],
+            commits: vec![],
+            failed_runs: vec![],
+            archs: vec!["gfx942".into()],
+            image_digests: vec![],
+            machines: vec![],
+        }
+    }
+
+    fn verdict_of(rows: &[Row], tweak: impl Fn(&mut Evidence)) -> (Overall, String) {
+        let (b, h, opt) = (side(), side(), Options::default());
+        let mut ev = Evidence {
+            base: &b,
+            head: &h,
+            missing: 0,
+            control_one_sided: vec![],
+            mixed_hardware: vec![],
+            unpaired_tables: 0,
+            opt: &opt,
+        };
+        tweak(&mut ev);
+        overall(rows, &None, &ev)
+    }
+
+    #[test]
+    fn control_names_a_variant_not_a_substring() {
+        for (name, variant, want) in [
+            ("torch", "torch", true),
+            ("torch", "torch_mm", true),
+            ("torch", "torch.matmul", true),
+            ("Torch", "TORCH-ref", true),
+            ("torch", "torchao", false),
+            ("ck", "cktile", false),
+            ("ck", "triton_ck", false),
+            ("torch*", "torchao", true),
+            ("*_ck", "triton_ck", true),
+            ("ck?", "ck2", true),
+        ] {
+            assert_eq!(control_matches(name, variant), want, "{name} {variant}");
+        }
+    }
+
+    #[test]
+    fn numerics_are_judged_against_base() {
+        use Numerics::*;
+        assert_eq!(NumericsStatus::of(Pass, Fail), NumericsStatus::NewFailure);
+        assert_eq!(
+            NumericsStatus::of(NotChecked, Fail),
+            NumericsStatus::NewFailure
+        );
+        assert_eq!(NumericsStatus::of(Fail, Fail), NumericsStatus::PreExisting);
+        assert_eq!(
+            NumericsStatus::of(Pass, NotChecked),
+            NumericsStatus::UncheckedOnHead
+        );
+        assert_eq!(NumericsStatus::of(Fail, Pass), NumericsStatus::Ok);
+        assert_eq!(
+            NumericsStatus::of(NotChecked, NotChecked),
+            NumericsStatus::Ok
+        );
+    }
+
+    #[test]
+    fn regressions_are_counted_per_kernel_and_shape() {
+        let rows = [
+            row("512", "latency", Verdict::Regression),
+            row("512", "throughput", Verdict::Regression),
+            row("16", "latency", Verdict::NoSignificantChange),
+        ];
+        let (v, reason) = verdict_of(&rows, |_| {});
+        assert_eq!(v, Overall::Regression);
+        assert_eq!(reason, "1 kernel/shape row(s) regressed (2 metric row(s))");
+        let (v, reason) = verdict_of(&rows[2..], |_| {});
+        assert_eq!(v, Overall::Ok);
+        assert_eq!(
+            reason,
+            "no regression in 1 kernel/shape row(s) (1 metric row(s))"
+        );
+    }
+
+    #[test]
+    fn no_ok_without_evidence() {
+        let rows = [row("16", "latency", Verdict::NoSignificantChange)];
+        let cases: [(&str, fn(&mut Evidence)); 3] = [
+            ("missing on head", |e| e.missing = 2),
+            ("different hardware", |e| {
+                e.mixed_hardware = vec!["arch base gfx942, head gfx950".into()]
+            }),
+            ("control is on one side only", |e| {
+                e.control_one_sided = vec!["'torch' matches torch on base".into()]
+            }),
+        ];
+        for (said, tweak) in cases {
+            let (v, reason) = verdict_of(&rows, tweak);
+            assert_eq!(v, Overall::Inconclusive, "{said}");
+            assert!(reason.contains(said), "{reason}");
+        }
+        let (v, _) = verdict_of(&[], |_| {});
+        assert_eq!(v, Overall::Inconclusive, "nothing matched");
+    }
+
+    #[test]
+    fn a_failed_run_is_never_ok() {
+        let rows = [row("16", "latency", Verdict::NoSignificantChange)];
+        let failed = FailedRun {
+            run_id: "abc".into(),
+            source_path: "t4.log".into(),
+            detail: "benchmark_cli_rc=1".into(),
+        };
+        let mut h = side();
+        h.failed_runs.push(failed.clone());
+        let (b, opt) = (side(), Options::default());
+        let ev = Evidence {
+            base: &b,
+            head: &h,
+            missing: 0,
+            control_one_sided: vec![],
+            mixed_hardware: vec![],
+            unpaired_tables: 0,
+            opt: &opt,
+        };
+        let (v, reason) = overall(&rows, &None, &ev);
+        assert_eq!(v, Overall::Regression);
+        assert_eq!(reason, "head run abc (t4.log) failed: benchmark_cli_rc=1");
+        let ev = Evidence {
+            base: &h,
+            head: &b,
+            ..ev
+        };
+        assert_eq!(overall(&rows, &None, &ev).0, Overall::Inconclusive);
+    }
+
+    #[test]
+    fn the_trial_is_the_run() {
+        let v = |x: f64, n: Numerics| Value {
+            value: Some(x),
+            numerics: n,
+        };
+        use Numerics::*;
+        // Runs 7, 7, 9: run 7's two values give their median, its worst numerics.
+        let (trials, most) = per_run(
+            vec![v(10.0, Pass), v(12.0, Fail), v(11.0, Pass)],
+            &[7, 7, 9],
+        );
+        assert_eq!(most, 2);
+        assert_eq!(trials.len(), 2);
+        assert_eq!((trials[0].value, trials[0].numerics), (Some(11.0), Fail));
+        assert_eq!((trials[1].value, trials[1].numerics), (Some(11.0), Pass));
+        // Distinct runs: untouched.
+        let (trials, most) = per_run(vec![v(1.0, Pass), v(2.0, Pass)], &[1, 2]);
+        assert_eq!((trials.len(), most), (2, 1));
+    }
+}

@@ -7,7 +7,7 @@ use axum::response::Html;
 use axum::Json;
 use perfdb_reports::compare::{compare, Options, Overall, Reduce, Report, Test};
 use perfdb_reports::config::Requested;
-use perfdb_reports::render::num;
+use perfdb_reports::render::RowView;
 use serde::Deserialize;
 
 /// The page's query: every option of `perfdb compare`, resolved through the same
@@ -224,22 +224,13 @@ pub async fn page(
     ));
     body.push_str("<table id=\"rows\"><tr><th>verdict</th><th>table</th><th>variant</th><th>key</th><th>metric</th><th>base</th><th>head</th><th>change</th><th>q</th><th>reason</th></tr>");
     for row in &r.rows {
-        let (b, h) = match r.options.reduce {
-            perfdb_reports::compare::Reduce::Best => (row.base.best, row.head.best),
-            perfdb_reports::compare::Reduce::Median => (row.base.median, row.head.median),
-        };
-        let cls = if row.verdict == perfdb_reports::compare::Verdict::Regression && !row.control {
-            "regression"
-        } else {
-            ""
-        };
+        // The same texts as the terminal and markdown reports.
+        let v = RowView::of(row, &r);
         body.push_str(&format!(
-            "<tr class=\"{cls}\"><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} ({})</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
-            esc(row.verdict.as_str()), if row.control { " (control)" } else { "" },
-            esc(&row.table), esc(&row.variant), esc(&row.key_display()), esc(&row.metric), esc(&row.unit),
-            b.map(num).unwrap_or_default(), h.map(num).unwrap_or_default(),
-            esc(&perfdb_reports::render::change_text(row)),
-            row.q.map(|q| format!("{q:.2e}")).unwrap_or_default(), esc(&row.reason)
+            "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+            if v.bad { "regression" } else { "" },
+            esc(&v.verdict), esc(&v.table), esc(&v.variant), esc(&v.key), esc(&v.metric),
+            esc(&v.base), esc(&v.head), esc(&v.change), esc(&v.q), esc(&v.reason)
         ));
     }
     body.push_str("</table>");
