@@ -556,7 +556,8 @@ mod tests {
     #[test]
     fn no_ok_without_evidence() {
         let rows = [row("16", "latency", Verdict::NoSignificantChange)];
-        let cases: [(&str, fn(&mut Evidence)); 3] = [
+        type Tweak = fn(&mut Evidence);
+        let cases: [(&str, Tweak); 3] = [
             ("missing on head", |e| e.missing = 2),
             ("different hardware", |e| {
                 e.mixed_hardware = vec!["arch base gfx942, head gfx950".into()]
