@@ -170,7 +170,11 @@ fn counts(report: &Report) -> String {
         Verdict::Unreliable,
     ] {
         let n = report.count(v);
-        if n > 0 {
+        if n > 0 && v == Verdict::Regression {
+            // `us` and `TFLOPS` of one shape moving together are one regression.
+            let shapes = crate::compare::regressed_rows(&report.rows).len();
+            parts.push(format!("{n} regression ({shapes} kernel/shape row(s))"));
+        } else if n > 0 {
             parts.push(format!("{n} {}", v.as_str()));
         }
     }
