@@ -1,14 +1,16 @@
 //! Step 4: one figure for the whole comparison (geometric mean of the rows' changes with
 //! its intervals).
 
-use super::{Options, Reduce, Row, SideStats, Summary, Verdict};
+use super::{Options, Reduce, Row, SideStats, Summary};
 use crate::stats;
 use perfdb_ingest::model::Direction;
 
 pub(super) fn summarize(rows: &[Row], opt: &Options) -> Summary {
     let compared: Vec<&Row> = rows
         .iter()
-        .filter(|r| !r.control && r.change.is_some() && r.verdict != Verdict::Invalid)
+        // Only rows compared and trusted: a row that was insufficient, invalid, withheld
+        // or unreliable has no business in the headline figure.
+        .filter(|r| !r.control && r.change.is_some() && r.verdict.is_decided())
         .collect();
     if compared.is_empty() {
         return Summary {

@@ -337,7 +337,7 @@ pub struct ControlStatus {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
-    /// Geometric mean over compared non-control rows of the direction-normalised ratio
+    /// Geometric mean over compared and trusted (decided) non-control rows of the direction-normalised ratio
     /// (> 1 = slower), benchstat's definition.
     pub geomean_ratio: Option<f64>,
     /// Stratified bootstrap 95% CI (fixed seed).
