@@ -195,6 +195,9 @@ pub struct CompareArgs {
     /// Accept rows whose numerics base checked and head did not
     #[arg(long)]
     pub allow_unchecked: bool,
+    /// Under Welch, also report the exact U test's p per row (costly with many trials)
+    #[arg(long)]
+    pub mann_whitney_p: bool,
 }
 
 #[derive(Debug, Args)]

@@ -86,6 +86,7 @@ pub struct Requested {
     pub allow_mixed_hardware: bool,
     pub strict_numerics: bool,
     pub allow_unchecked: bool,
+    pub mann_whitney_p: bool,
 }
 
 fn fraction(name: &str, v: f64) -> Result<f64, String> {
@@ -131,6 +132,7 @@ impl Config {
             allow_mixed_hardware: r.allow_mixed_hardware,
             strict_numerics: r.strict_numerics,
             allow_unchecked: r.allow_unchecked,
+            mann_whitney_p: r.mann_whitney_p,
         })
     }
 

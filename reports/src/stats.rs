@@ -195,6 +195,7 @@ fn choose(n: usize, k: usize) -> f64 {
 /// j, m of them placed before, 2U gains a_j * (2 * (T_before - m) + (t_j - a_j)).
 /// Each assignment has weight prod C(t_j, a_j) out of C(N, n1).
 fn exact_u2_distribution(n1: usize, blocks: &[usize]) -> Vec<f64> {
+    EXACT_U_RUNS.with(|c| c.set(c.get() + 1));
     let n: usize = blocks.iter().sum();
     let n2 = n - n1;
     let max_u2 = 2 * n1 * n2;
@@ -225,18 +226,60 @@ fn exact_u2_distribution(n1: usize, blocks: &[usize]) -> Vec<f64> {
     dp[n1].iter().map(|w| w / total).collect()
 }
 
+thread_local! {
+    static EXACT_U_RUNS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// How many times this thread ran the exact U distribution: its cost grows with the
+/// square of the sizes (about 25M steps at 50 trials a side), so callers and tests check
+/// it is run only when asked for.
+pub fn exact_u_runs() -> usize {
+    EXACT_U_RUNS.with(std::cell::Cell::get)
+}
+
+/// Does the exact distribution apply to these sizes and tie pattern (else the normal
+/// approximation)?
+fn exact_applies(n1: usize, n2: usize, blocks: &[usize]) -> bool {
+    let limit = if blocks.iter().any(|t| *t > 1) {
+        MW_EXACT_MAX_TIES
+    } else {
+        MW_EXACT_MAX_NO_TIES
+    };
+    n1 <= limit && n2 <= limit
+}
+
+/// Smallest two-sided p the U test can reach for these samples' sizes *and tie
+/// pattern*: under the exact conditional null the extremes of U are the rarest
+/// outcomes, so it is 2 min(P(U = min), P(U = max)). With heavy ties it can exceed alpha
+/// where the sizes alone (`mw_min_p`) would not: [1,1,1,1,1] vs [1,1,1,1,2] can reach
+/// only p = 1. Above the exact sizes the normal approximation reaches any p, and the
+/// no-ties bound is returned.
+pub fn mw_min_p_given(a: &[f64], b: &[f64]) -> f64 {
+    let (n1, n2) = (a.len(), b.len());
+    if n1 == 0 || n2 == 0 {
+        return 1.0;
+    }
+    let blocks = tie_blocks(a, b);
+    if !exact_applies(n1, n2, &blocks) {
+        return mw_min_p(n1, n2);
+    }
+    let dist = exact_u2_distribution(n1, &blocks);
+    let first = dist.iter().find(|p| **p > 0.0).copied().unwrap_or(1.0);
+    let last = dist
+        .iter()
+        .rev()
+        .find(|p| **p > 0.0)
+        .copied()
+        .unwrap_or(1.0);
+    (2.0 * first.min(last)).min(1.0)
+}
+
 /// Two-sided Mann-Whitney U test of `a` against `b`.
 pub fn mann_whitney(a: &[f64], b: &[f64]) -> MannWhitney {
     let (n1, n2) = (a.len(), b.len());
     let u = u_statistic(a, b);
     let blocks = tie_blocks(a, b);
-    let has_ties = blocks.iter().any(|t| *t > 1);
-    let limit = if has_ties {
-        MW_EXACT_MAX_TIES
-    } else {
-        MW_EXACT_MAX_NO_TIES
-    };
-    if n1 <= limit && n2 <= limit {
+    if exact_applies(n1, n2, &blocks) {
         let dist = exact_u2_distribution(n1, &blocks);
         let u2 = (2.0 * u).round() as usize;
         let p_less: f64 = dist[..=u2].iter().sum();
@@ -261,7 +304,9 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> MannWhitney {
 
 /// Normal approximation with tie and continuity correction:
 /// mu = n1 n2 / 2, sigma^2 = n1 n2 / 12 ((N + 1) - sum(t^3 - t) / (N (N - 1))),
-/// z = (U - mu - sgn 0.5) / sigma. Returns (P(U <= u), P(U >= u), two-sided p).
+/// z = (U - mu - c) / sigma with the continuity correction c = 0.5 sgn(U - mu), and
+/// c = 0 at the centre (U = mu gives p = 1, not 0.998). Returns (P(U <= u), P(U >= u),
+/// two-sided p).
 fn mw_normal(u: f64, n1: usize, n2: usize, blocks: &[usize]) -> (f64, f64, f64) {
     let (f1, f2) = (n1 as f64, n2 as f64);
     let nn = f1 + f2;
@@ -274,7 +319,14 @@ fn mw_normal(u: f64, n1: usize, n2: usize, blocks: &[usize]) -> (f64, f64, f64) 
     }
     let p_less = std.cdf((u - mu + 0.5) / sigma);
     let p_greater = std.sf((u - mu - 0.5) / sigma);
-    let z = (u - mu - (u - mu).signum() * 0.5) / sigma;
+    let correction = if u > mu {
+        0.5
+    } else if u < mu {
+        -0.5
+    } else {
+        0.0
+    };
+    let z = (u - mu - correction) / sigma;
     let p = (2.0 * std.sf(z.abs())).min(1.0);
     (p_less, p_greater, p)
 }

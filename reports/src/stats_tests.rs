@@ -247,3 +247,35 @@ fn order_statistic_draws_match_explicit_resampling() {
         }
     }
 }
+
+#[test]
+fn attainable_minimum_follows_the_ties() {
+    // 5 a side: without ties the U test reaches 2/C(10,5) = 0.0079; with these ties the
+    // rarest outcome has probability C(8,4)/C(10,5) = 70/252 each way, so p >= 5/9.
+    assert!(mw_min_p(5, 5) < 0.05);
+    let (a, b) = ([1., 2., 2., 2., 3.], [2., 2., 2., 2., 2.]);
+    close(mw_min_p_given(&a, &b), 0.5555555555555556, 1e-12);
+    // The exact p of any outcome with that tie pattern is at least that.
+    assert!(mann_whitney(&a, &b).p >= 0.5555555555555556 - 1e-12);
+    close(
+        mw_min_p_given(&[1., 1., 1., 1., 1.], &[1., 1., 1., 1., 2.]),
+        1.0,
+        1e-12,
+    );
+    // Without ties it is the sizes' bound.
+    close(
+        mw_min_p_given(&[1., 2., 3., 4., 5.], &[6., 7., 8., 9., 10.]),
+        0.007936507936507936,
+        1e-12,
+    );
+}
+
+#[test]
+fn normal_approximation_at_the_centre_is_one() {
+    // 60 a side with equal ranks: U = mu; no continuity correction at the centre.
+    let x: Vec<f64> = (1..=60).map(f64::from).collect();
+    let mw = mann_whitney(&x, &x);
+    assert!(!mw.exact);
+    assert_eq!(mw.u, 1800.0);
+    assert_eq!(mw.p, 1.0);
+}

@@ -35,6 +35,7 @@ pub fn options(a: &CompareArgs) -> anyhow::Result<Options> {
         allow_mixed_hardware: a.allow_mixed_hardware,
         strict_numerics: a.strict_numerics,
         allow_unchecked: a.allow_unchecked,
+        mann_whitney_p: a.mann_whitney_p,
     };
     // Errors name the option as the config does (`control_tol`); here it is a flag.
     cfg.resolve(&requested)

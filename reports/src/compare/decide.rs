@@ -114,7 +114,12 @@ pub(super) fn assess(row: &mut Row, bvals: &[Value], hvals: &[Value], opt: &Opti
     }
     let (nb, nh) = (bv.len(), hv.len());
     row.ratio_ci = stats::geomean_ratio_ci(&hv, &bv);
-    if nb >= MIN_TRIALS_REPORT_MW && nh >= MIN_TRIALS_REPORT_MW {
+    // The exact U test costs ~n^2 per row (25M steps at 50 trials a side): only when asked.
+    if opt.test == Test::Welch
+        && opt.mann_whitney_p
+        && nb >= MIN_TRIALS_REPORT_MW
+        && nh >= MIN_TRIALS_REPORT_MW
+    {
         row.p_mann_whitney = Some(stats::mann_whitney(&hv, &bv).p);
     }
     match opt.test {
@@ -129,22 +134,33 @@ pub(super) fn assess(row: &mut Row, bvals: &[Value], hvals: &[Value], opt: &Opti
             row.p = Some(stats::welch_log(&hv, &bv).p);
         }
         Test::MannWhitney => {
-            let min_p = if nb == 0 || nh == 0 {
-                1.0
-            } else {
-                stats::mw_min_p(nb, nh)
-            };
+            // What the test can reach given these sizes and these ties, not the sizes alone.
+            let min_p = stats::mw_min_p_given(&hv, &bv);
             if min_p > opt.alpha {
                 row.verdict = Verdict::Insufficient;
-                row.reason = format!(
-                    "{nb} base and {nh} head trial(s): the U test cannot reach p <= {} (smallest p {:.3}); run at least {} a side",
-                    opt.alpha,
-                    min_p,
-                    stats::mw_trials_needed(opt.alpha)
-                );
+                let sizes_alone = if nb == 0 || nh == 0 {
+                    1.0
+                } else {
+                    stats::mw_min_p(nb, nh)
+                };
+                row.reason = if sizes_alone > opt.alpha {
+                    format!(
+                        "{nb} base and {nh} head trial(s): the U test cannot reach p <= {} (smallest p {:.3}); run at least {} a side",
+                        opt.alpha,
+                        min_p,
+                        stats::mw_trials_needed(opt.alpha)
+                    )
+                } else {
+                    format!(
+                        "{nb} base and {nh} head trial(s) with these ties: the U test cannot reach p <= {} (smallest attainable p {:.3}); values printed with more digits, or more trials, can decide",
+                        opt.alpha, min_p
+                    )
+                };
                 return;
             }
-            row.p = Some(stats::mann_whitney(&hv, &bv).p);
+            let mw = stats::mann_whitney(&hv, &bv);
+            row.p = Some(mw.p);
+            row.p_mann_whitney = Some(mw.p);
         }
     }
     // Tested; the final verdict comes after gating and BH.
@@ -625,5 +641,95 @@ mod tests {
         // Distinct runs: untouched.
         let (trials, most) = per_run(vec![v(1.0, Pass), v(2.0, Pass)], &[1, 2]);
         assert_eq!((trials.len(), most), (2, 1));
+    }
+}
+
+#[cfg(test)]
+mod cost_tests {
+    use super::*;
+    use crate::compare::load::Value;
+    use perfdb_ingest::model::Numerics;
+
+    fn trials(n: usize, base: f64) -> Vec<Value> {
+        (0..n)
+            .map(|i| Value {
+                // Distinct values: at 50 a side without ties the exact test applies.
+                value: Some(base + i as f64 * 0.001),
+                numerics: Numerics::NotChecked,
+            })
+            .collect()
+    }
+
+    fn row_of(b: &[Value], h: &[Value]) -> Row {
+        let dir = Direction::Lower;
+        Row {
+            table: "t".into(),
+            variant: "v".into(),
+            key: vec![],
+            key_text: String::new(),
+            metric: "latency".into(),
+            unit: "us".into(),
+            direction: dir,
+            base: side_stats(b, dir),
+            head: side_stats(h, dir),
+            ratio: None,
+            ratio_ci: None,
+            change: None,
+            p: None,
+            p_mann_whitney: None,
+            q: None,
+            threshold: 0.05,
+            verdict: Verdict::Invalid,
+            reason: String::new(),
+            control: false,
+            head_numerics: Numerics::NotChecked,
+            base_numerics: Numerics::NotChecked,
+            numerics: NumericsStatus::Ok,
+        }
+    }
+
+    #[test]
+    fn welch_does_not_pay_for_the_exact_u_test() {
+        let (b, h) = (trials(50, 10.0), trials(50, 10.2));
+        let mut row = row_of(&b, &h);
+        let before = stats::exact_u_runs();
+        assess(&mut row, &b, &h, &Options::default());
+        assert_eq!(stats::exact_u_runs(), before, "Welch ran the exact U test");
+        assert!(row.p.is_some() && row.p_mann_whitney.is_none());
+        // Asked for, it is computed, exactly.
+        let opt = Options {
+            mann_whitney_p: true,
+            ..Options::default()
+        };
+        let mut row = row_of(&b, &h);
+        assess(&mut row, &b, &h, &opt);
+        assert!(row.p_mann_whitney.is_some());
+        assert_eq!(stats::exact_u_runs(), before + 1);
+    }
+
+    #[test]
+    fn ties_that_cannot_reach_alpha_are_insufficient() {
+        let v = |x: &[f64]| -> Vec<Value> {
+            x.iter()
+                .map(|x| Value {
+                    value: Some(*x),
+                    numerics: Numerics::NotChecked,
+                })
+                .collect()
+        };
+        let (b, h) = (v(&[1., 2., 2., 2., 3.]), v(&[2., 2., 2., 2., 2.]));
+        let opt = Options {
+            test: Test::MannWhitney,
+            ..Options::default()
+        };
+        let mut row = row_of(&b, &h);
+        assess(&mut row, &b, &h, &opt);
+        assert_eq!(row.verdict, Verdict::Insufficient, "{}", row.reason);
+        assert!(row.reason.contains("with these ties"), "{}", row.reason);
+        assert!(
+            row.reason.contains("smallest attainable p 0.556"),
+            "{}",
+            row.reason
+        );
     }
 }

@@ -50,6 +50,9 @@ pub struct Options {
     pub strict_numerics: bool,
     /// A check base made and head no longer makes is accepted.
     pub allow_unchecked: bool,
+    /// Under Welch, also report the exact U test's p (`p_mann_whitney`): costly with
+    /// many trials, so only when asked.
+    pub mann_whitney_p: bool,
 }
 
 impl Options {
@@ -95,6 +98,7 @@ impl Options {
             ("allow_mixed_hardware", self.allow_mixed_hardware),
             ("strict_numerics", self.strict_numerics),
             ("allow_unchecked", self.allow_unchecked),
+            ("mann_whitney_p", self.mann_whitney_p),
         ] {
             if on {
                 q.push(format!("{flag}=true"));
@@ -132,6 +136,7 @@ impl Default for Options {
             allow_mixed_hardware: false,
             strict_numerics: false,
             allow_unchecked: false,
+            mann_whitney_p: false,
         }
     }
 }
@@ -261,7 +266,8 @@ pub struct Row {
     /// Direction-normalised relative change: > 0 is worse (slower) whatever the metric.
     pub change: Option<f64>,
     pub p: Option<f64>,
-    /// Mann-Whitney p, reported next to Welch's when both sides have >= 4 trials.
+    /// Mann-Whitney p: the test's own under `--test mann-whitney`; next to Welch's with
+    /// `--mann-whitney-p` when both sides have >= 4 trials; else null.
     pub p_mann_whitney: Option<f64>,
     pub q: Option<f64>,
     pub threshold: f64,

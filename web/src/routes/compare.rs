@@ -34,6 +34,7 @@ pub struct CompareQuery {
     pub allow_mixed_hardware: Option<String>,
     pub strict_numerics: Option<String>,
     pub allow_unchecked: Option<String>,
+    pub mann_whitney_p: Option<String>,
 }
 
 fn given(v: &Option<String>) -> Option<&str> {
@@ -109,6 +110,7 @@ fn options(state: &AppState, q: &CompareQuery) -> Result<Options, AppError> {
         allow_mixed_hardware: flag(&q.allow_mixed_hardware),
         strict_numerics: flag(&q.strict_numerics),
         allow_unchecked: flag(&q.allow_unchecked),
+        mann_whitney_p: flag(&q.mann_whitney_p),
     };
     state
         .config
