@@ -487,6 +487,34 @@ pub fn series_of(
     Ok((q("variant")?, q("key")?))
 }
 
+/// How each key of a table's metric reads: `name=value` in the order the log printed
+/// the cells (keys are stored in canonical order).
+pub fn key_labels(
+    db: &Db,
+    table: &str,
+    metric: &str,
+) -> Result<std::collections::HashMap<String, String>, ChartError> {
+    let sql = format!(
+        "SELECT key, any_value(key_order) FROM measurements WHERE table_name = {} AND metric = {} GROUP BY key",
+        sql_str(table),
+        sql_str(metric)
+    );
+    let mut stmt = db.conn.prepare(&sql)?;
+    let rows: Vec<(String, Option<String>)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    Ok(rows
+        .into_iter()
+        .map(|(k, order)| {
+            let shown = key_display(&perfdb_ingest::model::in_source_order(
+                key_from_json(&k),
+                order.as_deref().unwrap_or("[]"),
+            ));
+            (k, shown)
+        })
+        .collect())
+}
+
 /// One series over commits (ordered by first ingest time), all trials per commit.
 pub fn history_data(
     db: &Db,
@@ -542,7 +570,9 @@ pub fn history_data(
     Ok(HistoryData {
         table: table.into(),
         variant: variant.into(),
-        key: key_display(&key_from_json(key)),
+        key: key_labels(db, table, metric)?
+            .remove(key)
+            .unwrap_or_else(|| key_display(&key_from_json(key))),
         metric: metric.into(),
         unit,
         change_points: stats::changepoint::change_points(&series),

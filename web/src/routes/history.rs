@@ -5,7 +5,9 @@ use crate::{blocking, AppError, AppState};
 use axum::extract::{Query, State};
 use axum::response::Html;
 use axum::Json;
-use perfdb_reports::chart::{catalog, history_data, history_svg, series_of, HistoryData};
+use perfdb_reports::chart::{
+    catalog, history_data, history_svg, key_labels, series_of, HistoryData,
+};
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize, Default, Clone)]
@@ -24,6 +26,8 @@ struct Resolved {
     metrics: Vec<String>,
     variants: Vec<String>,
     keys: Vec<String>,
+    /// How each key reads (cells in the order the log printed them).
+    labels: std::collections::HashMap<String, String>,
     data: HistoryData,
 }
 
@@ -68,11 +72,13 @@ fn resolve(state: &AppState, q: &HistoryQuery) -> Result<Option<Resolved>, AppEr
     });
     let key = pick(&given_key, &keys, "key")?;
     let data = history_data(&db, &table, &variant, &key, &metric, q.label.as_deref())?;
+    let labels = key_labels(&db, &table, &metric)?;
     Ok(Some(Resolved {
         tables,
         metrics,
         variants,
         keys,
+        labels,
         data,
     }))
 }
@@ -101,14 +107,8 @@ pub async fn page(
         .keys
         .iter()
         .map(|k| {
-            let shown = perfdb_ingest::model::key_display(&perfdb_ingest::model::key_from_json(k));
-            let sel = if perfdb_ingest::model::key_display(&perfdb_ingest::model::key_from_json(k))
-                == d.key
-            {
-                " selected"
-            } else {
-                ""
-            };
+            let shown = r.labels.get(k).cloned().unwrap_or_else(|| k.clone());
+            let sel = if shown == d.key { " selected" } else { "" };
             format!("<option value=\"{}\"{sel}>{}</option>", esc(k), esc(&shown))
         })
         .collect();

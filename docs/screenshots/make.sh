@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Regenerate docs/screenshots/*.png from the bundled sample data: a warehouse with the
+# H200 A/B logs and the 20-commit history, one saved comparison, `perfdb serve` on
+# loopback and headless Chromium. Needs Debian's chromium.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfdb/target}"
+cargo build --release --quiet --bin perfdb
+P="$CARGO_TARGET_DIR/release/perfdb"
+TMP="$(mktemp -d)"; WH="$TMP/wh"
+trap 'kill ${PID:-0} 2>/dev/null; rm -rf "$TMP"' EXIT
+for side in base head; do
+  "$P" --warehouse "$WH" ingest sample-data/h200-gemm/ab/aiter/$side --label $side >/dev/null
+done
+for c in sample-data/h200-gemm/history/c*; do
+  n=$(basename "$c"); t="2026-07-01T${n#c}:00:00Z"
+  "$P" --warehouse "$WH" ingest "$c"/*.aiter.log --label history --commit "$n" --commit-time "$t" >/dev/null
+done
+"$P" --warehouse "$WH" compare base head --control torch --save >/dev/null 2>&1 || true
+PORT=18090
+"$P" --warehouse "$WH" serve --addr "127.0.0.1:$PORT" 2>/dev/null & PID=$!
+for _ in $(seq 50); do curl -sf "http://127.0.0.1:$PORT/api/runs" >/dev/null 2>&1 && break; sleep 0.1; done
+KEY='%7B%22K%22%3A%224096%22%2C%22M%22%3A%22512%22%2C%22N%22%3A%224096%22%2C%22dtype%22%3A%22torch.bfloat16%22%7D'
+shot() {
+  chromium --headless --no-sandbox --disable-gpu --disable-background-networking \
+    --disable-component-update --disable-sync --hide-scrollbars --window-size=1400,1000 \
+    --screenshot="docs/screenshots/$1.png" "http://127.0.0.1:$PORT$2" 2>/dev/null
+}
+shot runs "/"
+shot chart "/chart?table=gemm_a16w16&metric=throughput&runs=base"
+shot history "/history?table=gemm_a16w16&variant=triton&metric=latency&label=history&key=$KEY"
+shot compare "/compare?base=base&head=head&control=torch"
+shot alerts "/alerts"
+ls -l docs/screenshots/*.png
