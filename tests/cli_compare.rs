@@ -18,16 +18,6 @@ fn ingest_ab(wh: &Wh, format: &str) {
     }
 }
 
-fn compare_json(wh: &Wh, args: &[&str]) -> (i32, Value) {
-    let mut a = vec!["compare"];
-    a.extend_from_slice(args);
-    a.extend_from_slice(&["--format", "json"]);
-    let out = wh.run(&a);
-    let v: Value = serde_json::from_str(&stdout(&out))
-        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&out), stderr(&out)));
-    (code(&out), v)
-}
-
 /// `perfdb compare base head --control torch --format FORMAT`.
 fn compare_base_head(wh: &Wh, format: &str) -> std::process::Output {
     wh.run(&[

@@ -32,16 +32,6 @@ fn jit(t: usize) -> f64 {
     0.01 * t as f64
 }
 
-fn compare_json(wh: &Wh, args: &[&str]) -> (i32, Value) {
-    let mut a = vec!["compare"];
-    a.extend_from_slice(args);
-    a.extend_from_slice(&["--format", "json"]);
-    let out = wh.run(&a);
-    let v: Value = serde_json::from_str(&stdout(&out))
-        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&out), stderr(&out)));
-    (code(&out), v)
-}
-
 fn reason(v: &Value) -> String {
     v["reason"].as_str().unwrap_or_default().to_string()
 }

@@ -100,20 +100,12 @@ pub fn empty_order() -> KeyOrder {
 /// Encode pairs (in source order) as a canonical [`Key`] and their [`KeyOrder`].
 pub fn key_of(pairs: &[(String, String)]) -> (Key, KeyOrder) {
     // By name only (a stable sort): the aiter parser orders a table's key columns the same way.
-    let mut sorted: Vec<&(String, String)> = pairs.iter().collect();
+    let mut sorted = pairs.to_vec();
     sorted.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut s = String::with_capacity(16 * pairs.len() + 2);
-    s.push('{');
-    for (i, (k, v)) in sorted.into_iter().enumerate() {
-        if i > 0 {
-            s.push(',');
-        }
-        push_json_str(&mut s, k);
-        s.push(':');
-        push_json_str(&mut s, v);
-    }
-    s.push('}');
-    (s.into(), order_of(pairs.iter().map(|(k, _)| k.as_str())))
+    (
+        key_to_json(&sorted).into(),
+        order_of(pairs.iter().map(|(k, _)| k.as_str())),
+    )
 }
 
 /// The [`KeyOrder`] of cells named `names`, in that order.

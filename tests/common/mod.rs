@@ -82,3 +82,14 @@ pub fn scrub(text: &str, wh: &Wh) -> String {
     text.replace(&wh.dir.path().display().to_string(), "[TMP]")
         .replace(env!("CARGO_MANIFEST_DIR"), "[REPO]")
 }
+
+/// `perfdb compare ARGS --format json`: the exit code and the parsed report.
+pub fn compare_json(wh: &Wh, args: &[&str]) -> (i32, serde_json::Value) {
+    let mut a = vec!["compare"];
+    a.extend_from_slice(args);
+    a.extend_from_slice(&["--format", "json"]);
+    let out = wh.run(&a);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out))
+        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&out), stderr(&out)));
+    (code(&out), v)
+}

@@ -27,13 +27,7 @@ fn ingest(root: &Path, dir: &str, label: &str, commit: Option<&str>) {
 }
 
 async fn get(root: &Path, uri: &str) -> (StatusCode, String) {
-    let res = app(AppState::new(root))
-        .oneshot(Request::builder().uri(uri).body(Body::empty()).unwrap())
-        .await
-        .unwrap();
-    let status = res.status();
-    let body = to_bytes(res.into_body(), 64 << 20).await.unwrap();
-    (status, String::from_utf8_lossy(&body).into_owned())
+    get_with(AppState::new(root), uri).await
 }
 
 fn ab(dir: &tempfile::TempDir) -> PathBuf {
