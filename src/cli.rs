@@ -47,6 +47,10 @@ pub enum Command {
     /// Compare two sets of runs and exit with a code CI can act on
     #[command(after_help = EXIT_CODES)]
     Compare(CompareArgs),
+    /// Find change points over the history of every series of a label (commits ordered by
+    /// commit time); exits 1 when a change made a series worse
+    #[command(after_help = EXIT_CODES)]
+    Detect(DetectArgs),
     /// Merge each partition's files into one and delete unreferenced files
     Compact(CompactArgs),
     /// Serve the web app over the warehouse (read-only)
@@ -85,6 +89,24 @@ pub struct IngestArgs {
     /// path, so re-ingesting the same output under the same name adds nothing
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DetectArgs {
+    /// The label whose history to scan, e.g. main
+    #[arg(long, default_value = "main")]
+    pub label: String,
+    /// Report only changes whose first bad commit is this commit (prefix) or later
+    #[arg(long, value_name = "COMMIT")]
+    pub since: Option<String>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: DetectFormat,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum DetectFormat {
+    Table,
+    Json,
 }
 
 #[derive(Debug, Args)]

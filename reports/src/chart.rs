@@ -515,7 +515,8 @@ pub fn key_labels(
         .collect())
 }
 
-/// One series over commits (ordered by first ingest time), all trials per commit.
+/// One series over commits (ordered by commit time, then first ingest time), all trials
+/// per commit.
 pub fn history_data(
     db: &Db,
     table: &str,
@@ -530,10 +531,11 @@ pub fn history_data(
         .map(|l| format!(" AND m.label = {}", sql_str(l)))
         .unwrap_or_default();
     let sql = format!(
-        "SELECT coalesce(r.\"commit\", r.label) AS point, min(r.ingested_at) AS first, list(m.value ORDER BY r.trial), any_value(m.unit) \
+        "SELECT coalesce(r.\"commit\", r.label) AS point, min(r.ingested_at) AS first, list(m.value ORDER BY r.trial), any_value(m.unit), \
+                min(r.commit_time) AS committed \
          FROM measurements m JOIN runs r ON m.run_id = r.run_id \
          WHERE m.table_name = {} AND m.variant = {} AND m.key = {} AND m.metric = {} AND m.value IS NOT NULL{label_pred} \
-         GROUP BY point ORDER BY first, point",
+         GROUP BY point ORDER BY committed, first, point",
         sql_str(table), sql_str(variant), sql_str(key), sql_str(metric)
     );
     let mut stmt = db.conn.prepare(&sql)?;
@@ -609,7 +611,7 @@ pub fn history_svg(h: &HistoryData) -> String {
             .disable_x_mesh()
             .x_labels(0)
             .y_desc(format!("{} ({})", h.metric, h.unit))
-            .x_desc("commit (in ingest order)")
+            .x_desc("commit (by commit time)")
             .axis_desc_style(("sans-serif", 14))
             .draw();
         for &cp in &h.change_points {

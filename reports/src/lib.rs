@@ -5,6 +5,7 @@ pub mod chart;
 pub mod compare;
 pub mod config;
 pub mod db;
+pub mod detect;
 pub mod render;
 pub mod stats;
 pub mod table;

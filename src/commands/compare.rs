@@ -122,3 +122,23 @@ pub fn demo(root: &Path) -> anyhow::Result<Exit> {
     )?;
     Ok(exit_of(&report))
 }
+
+/// `perfdb detect`: change points over a label's history; exit 1 when one made a series
+/// worse.
+pub fn detect(root: &Path, a: crate::cli::DetectArgs) -> anyhow::Result<Exit> {
+    let db = Db::open(root)
+        .with_context(|| format!("cannot open the warehouse at {}", root.display()))?;
+    let d = perfdb_reports::detect::detect(&db, &a.label, a.since.as_deref())?;
+    let text = match a.format {
+        crate::cli::DetectFormat::Table => perfdb_reports::detect::render_text(&d),
+        crate::cli::DetectFormat::Json => {
+            serde_json::to_string_pretty(&d).expect("detection serialises") + "\n"
+        }
+    };
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(if d.regressions() > 0 {
+        Exit::Regression
+    } else {
+        Exit::Ok
+    })
+}

@@ -15,6 +15,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Runs(a) => query::runs(&wh, a),
         Command::Sql(a) => query::sql(&wh, a),
         Command::Compare(a) => compare::run(&wh, a),
+        Command::Detect(a) => compare::detect(&wh, a),
         Command::Compact(a) => ingest::compact(&wh, std::time::Duration::from_secs(a.grace)),
         Command::Serve(a) => serve::run(&wh, a),
         Command::Demo => compare::demo(&wh),

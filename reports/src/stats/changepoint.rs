@@ -1,69 +1,172 @@
-//! Change points of a series over commits (the history chart).
+//! Change points of a series over commits: where a new level starts. One detector serves
+//! the history chart and `perfdb detect`.
 //!
-//! Each point of the series is one commit's trials. A change point is an index where a
-//! new level starts.
+//! Method (docs/STATS.md, "History"), in the manner of Apache Otava (`analysis.py`:
+//! split, then merge), on the natural log of every trial:
+//! - Points are commits in commit order, each carrying its trials. A split falls only
+//!   between commits, and every segment keeps at least [`MIN_SEGMENT`] commits.
+//! - Split: in a segment, take the boundary where the E-divisive divergence (Matteson &
+//!   James' q-hat, alpha = 1, on the log of each commit's median) is largest; keep it as a
+//!   candidate when Welch's t-test on the log trials left vs right has p below
+//!   [`SPLIT_FACTOR`] x [`P_STRICT`] and the step of the medians exceeds [`MIN_STEP`];
+//!   then split both sides the same way. Locating by the divergence of medians rather
+//!   than the smallest p keeps one odd trial on the first new commit from placing the
+//!   point a commit late.
+//! - Merge: test every candidate against its neighbours (segment before vs segment
+//!   after); while some candidate has p >= [`P_STRICT`] or a step <= [`MIN_STEP`], drop
+//!   the weakest (largest p) and test again. The best of many boundaries is a minimum of
+//!   many p-values; the merge is what keeps long flat series quiet.
 
-use super::{median, welch_log};
+use super::{median, welch};
 
-/// Smallest relative step a change point must have (noise on small shapes reaches ~20%
-/// between trials, but a per-commit step of the median is far steadier).
-pub const CHANGE_MIN_STEP: f64 = 0.05;
-/// Significance a split must reach (Welch's t on log values of the trials either side).
-pub const CHANGE_ALPHA: f64 = 1e-4;
-/// Fewest points on each side of a split.
-pub const CHANGE_MIN_SEGMENT: usize = 2;
+/// Significance a change point must keep after the merge (Welch on log trials).
+pub const P_STRICT: f64 = 1e-3;
+/// A split is a candidate at a p this many times weaker (Otava's weak threshold).
+pub const SPLIT_FACTOR: f64 = 10.0;
+/// Smallest relative step of the medians a change point must have.
+pub const MIN_STEP: f64 = 0.05;
+/// Fewest commits on each side of a change point.
+pub const MIN_SEGMENT: usize = 2;
 
-/// Change points by binary segmentation: split where the Welch t statistic on ln(value)
-/// between the trials before and after is largest; keep the split when its p is below
-/// [`CHANGE_ALPHA`] and the step of the medians exceeds [`CHANGE_MIN_STEP`]; recurse on
-/// both halves. Returns the indices where a new level starts.
-pub fn change_points(series: &[Vec<f64>]) -> Vec<usize> {
-    let mut out = Vec::new();
-    split(series, 0, series.len(), &mut out);
-    out.sort();
-    out
+/// A change point: the index of the first commit of the new level, the p of the test of
+/// the segment before against the segment after, and after / before of their medians.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ChangePoint {
+    pub index: usize,
+    pub p: f64,
+    pub ratio: f64,
 }
 
-fn split(series: &[Vec<f64>], lo: usize, hi: usize, out: &mut Vec<usize>) {
-    if hi - lo < 2 * CHANGE_MIN_SEGMENT {
+/// The indices where a new level starts (see the module docs).
+pub fn change_points(series: &[Vec<f64>]) -> Vec<usize> {
+    detect(series).iter().map(|c| c.index).collect()
+}
+
+/// Change points with their evidence (see the module docs). Values that are not
+/// positive and finite are left out; a commit with none left cannot start a level.
+pub fn detect(series: &[Vec<f64>]) -> Vec<ChangePoint> {
+    let logs: Vec<Vec<f64>> = series
+        .iter()
+        .map(|t| {
+            t.iter()
+                .filter(|v| v.is_finite() && **v > 0.0)
+                .map(|v| v.ln())
+                .collect()
+        })
+        .collect();
+    let meds: Vec<f64> = logs
+        .iter()
+        .map(|t| if t.is_empty() { f64::NAN } else { median(t) })
+        .collect();
+    let mut candidates = Vec::new();
+    split(&logs, &meds, 0, logs.len(), &mut candidates);
+    candidates.sort_unstable();
+    merge(&logs, candidates)
+}
+
+/// Welch's p and the step (after / before of the medians) of `logs[lo..s]` vs `logs[s..hi]`.
+fn test(logs: &[Vec<f64>], lo: usize, s: usize, hi: usize) -> Option<(f64, f64)> {
+    let left: Vec<f64> = logs[lo..s].iter().flatten().copied().collect();
+    let right: Vec<f64> = logs[s..hi].iter().flatten().copied().collect();
+    if left.len() < 2 || right.len() < 2 {
+        return None;
+    }
+    let p = welch(&right, &left).p;
+    Some((p, (median(&right) - median(&left)).exp()))
+}
+
+/// Matteson & James' q-hat (alpha = 1) between two samples.
+fn q_hat(x: &[f64], y: &[f64]) -> f64 {
+    let (m, n) = (x.len() as f64, y.len() as f64);
+    let between: f64 = x
+        .iter()
+        .flat_map(|a| y.iter().map(move |b| (a - b).abs()))
+        .sum();
+    let within = |v: &[f64]| -> f64 {
+        let k = v.len() as f64;
+        if v.len() < 2 {
+            return 0.0;
+        }
+        let mut s = 0.0;
+        for i in 0..v.len() {
+            for j in i + 1..v.len() {
+                s += (v[i] - v[j]).abs();
+            }
+        }
+        s / (k * (k - 1.0) / 2.0)
+    };
+    let e = 2.0 * between / (m * n) - within(x) - within(y);
+    m * n / (m + n) * e
+}
+
+fn split(logs: &[Vec<f64>], meds: &[f64], lo: usize, hi: usize, out: &mut Vec<usize>) {
+    if hi - lo < 2 * MIN_SEGMENT {
         return;
     }
-    let mut best: Option<(usize, f64, f64)> = None;
-    for s in lo + CHANGE_MIN_SEGMENT..=hi - CHANGE_MIN_SEGMENT {
-        let a: Vec<f64> = series[lo..s]
+    let present = |a: usize, b: usize| -> Vec<f64> {
+        meds[a..b]
             .iter()
-            .flatten()
             .copied()
-            .filter(|v| *v > 0.0)
-            .collect();
-        let b: Vec<f64> = series[s..hi]
-            .iter()
-            .flatten()
-            .copied()
-            .filter(|v| *v > 0.0)
-            .collect();
-        if a.len() < 2 || b.len() < 2 {
-            continue;
-        }
-        let w = welch_log(&b, &a);
-        let step = (median(&b) / median(&a) - 1.0).abs();
-        if best.is_none_or(|(_, t, _)| w.t.abs() > t) {
-            best = Some((
-                s,
-                w.t.abs(),
-                if w.p < CHANGE_ALPHA && step > CHANGE_MIN_STEP {
-                    1.0
-                } else {
-                    0.0
-                },
-            ));
-        }
+            .filter(|m| m.is_finite())
+            .collect()
+    };
+    let best = (lo + MIN_SEGMENT..=hi - MIN_SEGMENT)
+        .filter(|s| !logs[*s].is_empty())
+        .map(|s| (s, q_hat(&present(lo, s), &present(s, hi))))
+        .filter(|(_, q)| q.is_finite())
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    let Some((s, _)) = best else {
+        return;
+    };
+    let Some((p, ratio)) = test(logs, lo, s, hi) else {
+        return;
+    };
+    if p < SPLIT_FACTOR * P_STRICT && (ratio - 1.0).abs() > MIN_STEP {
+        out.push(s);
+        split(logs, meds, lo, s, out);
+        split(logs, meds, s, hi, out);
     }
-    if let Some((s, _, ok)) = best {
-        if ok > 0.0 {
-            out.push(s);
-            split(series, lo, s, out);
-            split(series, s, hi, out);
+}
+
+fn merge(logs: &[Vec<f64>], mut cands: Vec<usize>) -> Vec<ChangePoint> {
+    loop {
+        let tested: Vec<Option<(f64, f64)>> = (0..cands.len())
+            .map(|i| {
+                let lo = if i == 0 { 0 } else { cands[i - 1] };
+                let hi = cands.get(i + 1).copied().unwrap_or(logs.len());
+                test(logs, lo, cands[i], hi)
+            })
+            .collect();
+        let weakest = tested
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| match t {
+                Some((p, ratio)) => *p >= P_STRICT || (ratio - 1.0).abs() <= MIN_STEP,
+                None => true,
+            })
+            .max_by(|a, b| {
+                let p = |t: &Option<(f64, f64)>| t.map(|(p, _)| p).unwrap_or(f64::INFINITY);
+                p(a.1).total_cmp(&p(b.1))
+            })
+            .map(|(i, _)| i);
+        match weakest {
+            Some(i) => {
+                cands.remove(i);
+            }
+            None => {
+                return cands
+                    .iter()
+                    .zip(tested)
+                    .map(|(index, t)| {
+                        let (p, ratio) = t.expect("kept candidates were tested");
+                        ChangePoint {
+                            index: *index,
+                            p,
+                            ratio,
+                        }
+                    })
+                    .collect()
+            }
         }
     }
 }
@@ -83,5 +186,40 @@ mod tests {
             .map(|i| vec![10.0 + (i % 4) as f64 * 0.1, 10.05, 9.9])
             .collect();
         assert!(change_points(&flat).is_empty());
+    }
+
+    #[test]
+    fn one_odd_trial_does_not_move_the_point() {
+        // The first commit of the new level has one trial still at the old level's
+        // neighbourhood (real data: 32.8, 32.7, 51.8 us): the point stays at that commit.
+        let mut s: Vec<Vec<f64>> = (0..12).map(|_| vec![32.6, 32.8, 32.7]).collect();
+        s.push(vec![97.6, 97.4, 51.8]);
+        s.extend((0..7).map(|_| vec![97.6, 97.4, 98.0]));
+        assert_eq!(change_points(&s), vec![12]);
+    }
+
+    #[test]
+    fn a_fixed_regression_gives_both_points() {
+        let mut s: Vec<Vec<f64>> = (0..6).map(|_| vec![10.0, 10.1, 9.9]).collect();
+        s.extend((0..7).map(|_| vec![15.0, 15.2, 14.9]));
+        s.extend((0..6).map(|_| vec![10.0, 10.05, 9.95]));
+        let cps = detect(&s);
+        assert_eq!(cps.iter().map(|c| c.index).collect::<Vec<_>>(), vec![6, 13]);
+        assert!(cps[0].ratio > 1.4 && cps[1].ratio < 0.7);
+        assert!(cps.iter().all(|c| c.p < P_STRICT));
+    }
+
+    #[test]
+    fn shifting_every_value_keeps_the_points() {
+        let mut s: Vec<Vec<f64>> = (0..8)
+            .map(|i| vec![5.0 + i as f64 * 0.01, 5.1, 4.9])
+            .collect();
+        s.extend((0..8).map(|_| vec![6.0, 6.1, 5.95]));
+        let scaled: Vec<Vec<f64>> = s
+            .iter()
+            .map(|t| t.iter().map(|v| v * 1000.0).collect())
+            .collect();
+        assert_eq!(change_points(&s), change_points(&scaled));
+        assert_eq!(change_points(&s), vec![8]);
     }
 }

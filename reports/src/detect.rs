@@ -1,0 +1,375 @@
+//! `perfdb detect`: change points over the history of every series of a label.
+//!
+//! A series is (table, variant, key, metric) on one machine class (the arch and the
+//! `machine` tag of its runs): history never mixes machine classes. Its points are
+//! commits ordered by commit time, then by ingest time, each carrying every trial. The
+//! detector is the history chart's ([`crate::stats::changepoint`]). A change that makes
+//! a series worse (direction-aware) is a regression; the metrics of one kernel and shape
+//! that move at the same commit (`us` and `TFLOPS`) are one event.
+
+use crate::db::{sql_str, Db, DbError};
+use crate::stats::{self, changepoint};
+use perfdb_ingest::model::{key_display, key_from_json, Direction};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+
+#[derive(Debug, thiserror::Error)]
+pub enum DetectError {
+    #[error(transparent)]
+    Db(#[from] DbError),
+    #[error("query failed: {0}")]
+    Query(#[from] duckdb::Error),
+    #[error("no runs with label '{0}'; `perfdb runs` lists the labels")]
+    NoRuns(String),
+    #[error("--since {since}: no commit of label '{label}' starts with it")]
+    NoSuchCommit { label: String, since: String },
+}
+
+/// One metric of an event: its level before and after, and the test between them.
+#[derive(Debug, Clone, Serialize)]
+pub struct MetricMove {
+    pub metric: String,
+    pub unit: String,
+    pub direction: Direction,
+    pub before_median: f64,
+    pub after_median: f64,
+    /// after / before of the medians.
+    pub ratio: f64,
+    pub p: f64,
+}
+
+/// A change of one kernel and shape at one commit on one machine class.
+#[derive(Debug, Clone, Serialize)]
+pub struct Event {
+    /// `regression` (worse in every moved metric's own direction), `improvement`, or
+    /// `mixed`.
+    pub kind: &'static str,
+    pub table: String,
+    pub variant: String,
+    /// Identity cells, printed order.
+    pub key: String,
+    pub machine: String,
+    pub last_good_commit: String,
+    pub first_bad_commit: String,
+    pub metrics: Vec<MetricMove>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Detection {
+    pub label: String,
+    pub since: Option<String>,
+    pub series: usize,
+    pub commits: usize,
+    pub events: Vec<Event>,
+}
+
+impl Detection {
+    pub fn regressions(&self) -> usize {
+        self.events
+            .iter()
+            .filter(|e| e.kind == "regression")
+            .count()
+    }
+}
+
+/// A run's place in history.
+struct RunPoint {
+    commit: String,
+    commit_time: i64,
+    ingested_at: i64,
+    machine: String,
+}
+
+fn runs_of(db: &Db, label: &str) -> Result<HashMap<String, RunPoint>, DetectError> {
+    let sql = format!(
+        "SELECT run_id, coalesce(\"commit\", run_id), epoch_us(coalesce(commit_time, ingested_at)), \
+                epoch_us(ingested_at), coalesce(arch, ''), tags \
+         FROM runs WHERE label = {}",
+        sql_str(label)
+    );
+    let mut stmt = db.conn.prepare(&sql)?;
+    let rows: Vec<(String, String, i64, i64, String, String)> = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ))
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, commit, commit_time, ingested_at, arch, tags)| {
+            let tag = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&tags)
+                .ok()
+                .and_then(|m| m.get("machine").and_then(|v| v.as_str()).map(String::from))
+                .unwrap_or_else(|| "default".into());
+            let machine = if arch.is_empty() {
+                tag
+            } else {
+                format!("{arch}/{tag}")
+            };
+            (
+                id,
+                RunPoint {
+                    commit,
+                    commit_time,
+                    ingested_at,
+                    machine,
+                },
+            )
+        })
+        .collect())
+}
+
+/// One commit of a series: when it was made and first ingested, and its trials.
+struct Point {
+    commit_time: i64,
+    ingested_at: i64,
+    trials: Vec<f64>,
+}
+
+/// (table, variant, key, metric, unit, machine): one series.
+type SeriesId = (String, String, String, String, String, String);
+
+/// Detect change points over every series of `label`; with `since`, report only those
+/// whose first bad commit is that commit (a prefix) or later.
+pub fn detect(db: &Db, label: &str, since: Option<&str>) -> Result<Detection, DetectError> {
+    let runs = runs_of(db, label)?;
+    if runs.is_empty() {
+        return Err(DetectError::NoRuns(label.to_string()));
+    }
+    let sql = format!(
+        "SELECT table_name, variant, key, metric, unit, any_value(direction), any_value(key_order), run_id, list(value) \
+         FROM measurements WHERE label = {} AND value IS NOT NULL AND direction <> 'none' \
+         GROUP BY table_name, variant, key, metric, unit, run_id",
+        sql_str(label)
+    );
+    let mut stmt = db.conn.prepare(&sql)?;
+    type Row = (
+        String,
+        String,
+        String,
+        String,
+        String,
+        String,
+        Option<String>,
+        String,
+        duckdb::types::Value,
+    );
+    let rows: Vec<Row> = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+                r.get(7)?,
+                r.get(8)?,
+            ))
+        })?
+        .collect::<Result<_, _>>()?;
+    // series -> commit -> (commit time, first ingest, trials)
+    type Points = BTreeMap<String, Point>;
+    let mut series: BTreeMap<SeriesId, (Direction, Option<String>, Points)> = BTreeMap::new();
+    for (table, variant, key, metric, unit, dir, order, run_id, values) in rows {
+        let Some(run) = runs.get(&run_id) else {
+            continue;
+        };
+        // A run's repeats of a row are one trial: their median.
+        let mut vals = list_values(values);
+        if vals.is_empty() {
+            continue;
+        }
+        let trial = stats::median_in_place(&mut vals);
+        let id = (table, variant, key, metric, unit, run.machine.clone());
+        let entry = series
+            .entry(id)
+            .or_insert_with(|| (Direction::parse(&dir), order, BTreeMap::new()));
+        let point = entry.2.entry(run.commit.clone()).or_insert(Point {
+            commit_time: run.commit_time,
+            ingested_at: run.ingested_at,
+            trials: Vec::new(),
+        });
+        point.commit_time = point.commit_time.min(run.commit_time);
+        point.ingested_at = point.ingested_at.min(run.ingested_at);
+        point.trials.push(trial);
+    }
+    let order_of_commits = commit_order(&runs);
+    let since_at = match since {
+        None => None,
+        Some(s) => Some(
+            order_of_commits
+                .iter()
+                .position(|c| c.starts_with(s))
+                .ok_or_else(|| DetectError::NoSuchCommit {
+                    label: label.to_string(),
+                    since: s.to_string(),
+                })?,
+        ),
+    };
+    let mut events: Vec<Event> = Vec::new();
+    for ((table, variant, key, metric, unit, machine), (dir, order, points)) in &series {
+        let mut ordered: Vec<(&String, &Point)> = points.iter().collect();
+        ordered.sort_by_key(|(c, p)| (p.commit_time, p.ingested_at, (*c).clone()));
+        let trials: Vec<Vec<f64>> = ordered.iter().map(|(_, p)| p.trials.clone()).collect();
+        for cp in changepoint::detect(&trials) {
+            let first_bad = ordered[cp.index].0.clone();
+            if let Some(at) = since_at {
+                let pos = order_of_commits.iter().position(|c| *c == first_bad);
+                if pos.is_none_or(|p| p < at) {
+                    continue;
+                }
+            }
+            let before: Vec<f64> = trials[..cp.index].iter().flatten().copied().collect();
+            let after: Vec<f64> = trials[cp.index..].iter().flatten().copied().collect();
+            let mv = MetricMove {
+                metric: metric.clone(),
+                unit: unit.clone(),
+                direction: *dir,
+                before_median: stats::median(&before),
+                after_median: stats::median(&after),
+                ratio: cp.ratio,
+                p: cp.p,
+            };
+            let shown = key_display(&perfdb_ingest::model::in_source_order(
+                key_from_json(key),
+                order.as_deref().unwrap_or("[]"),
+            ));
+            let last_good = ordered[cp.index - 1].0.clone();
+            match events.iter_mut().find(|e| {
+                e.table == *table
+                    && e.variant == *variant
+                    && e.key == shown
+                    && e.machine == *machine
+                    && e.first_bad_commit == first_bad
+            }) {
+                Some(e) => e.metrics.push(mv),
+                None => events.push(Event {
+                    kind: "",
+                    table: table.clone(),
+                    variant: variant.clone(),
+                    key: shown,
+                    machine: machine.clone(),
+                    last_good_commit: last_good,
+                    first_bad_commit: first_bad,
+                    metrics: vec![mv],
+                }),
+            }
+        }
+    }
+    for e in &mut events {
+        let worse = |m: &MetricMove| match m.direction {
+            Direction::Higher => m.ratio < 1.0,
+            _ => m.ratio > 1.0,
+        };
+        e.kind = if e.metrics.iter().all(worse) {
+            "regression"
+        } else if e.metrics.iter().any(worse) {
+            "mixed"
+        } else {
+            "improvement"
+        };
+    }
+    events.sort_by(|a, b| {
+        (
+            a.kind != "regression",
+            &a.first_bad_commit,
+            &a.table,
+            &a.variant,
+            &a.key,
+        )
+            .cmp(&(
+                b.kind != "regression",
+                &b.first_bad_commit,
+                &b.table,
+                &b.variant,
+                &b.key,
+            ))
+    });
+    Ok(Detection {
+        label: label.to_string(),
+        since: since.map(String::from),
+        series: series.len(),
+        commits: order_of_commits.len(),
+        events,
+    })
+}
+
+/// The label's commits in history order (commit time, then first ingest).
+fn commit_order(runs: &HashMap<String, RunPoint>) -> Vec<String> {
+    let mut first: HashMap<&str, (i64, i64)> = HashMap::new();
+    for r in runs.values() {
+        let e = first
+            .entry(r.commit.as_str())
+            .or_insert((r.commit_time, r.ingested_at));
+        *e = ((e.0).min(r.commit_time), (e.1).min(r.ingested_at));
+    }
+    let mut v: Vec<(&str, (i64, i64))> = first.into_iter().collect();
+    v.sort_by_key(|(c, t)| (*t, c.to_string()));
+    v.into_iter().map(|(c, _)| c.to_string()).collect()
+}
+
+fn list_values(v: duckdb::types::Value) -> Vec<f64> {
+    match v {
+        duckdb::types::Value::List(items) => items
+            .into_iter()
+            .filter_map(|x| match x {
+                duckdb::types::Value::Double(d) => Some(d),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The terminal text of a detection.
+pub fn render_text(d: &Detection) -> String {
+    let mut s = format!(
+        "{} series over {} commit(s) of label '{}'{}: {} regression(s), {} other change(s)\n",
+        d.series,
+        d.commits,
+        d.label,
+        d.since
+            .as_deref()
+            .map(|c| format!(" (changes from {c} on)"))
+            .unwrap_or_default(),
+        d.regressions(),
+        d.events.len() - d.regressions()
+    );
+    for e in &d.events {
+        let moved: Vec<String> = e
+            .metrics
+            .iter()
+            .map(|m| {
+                format!(
+                    "{} {} -> {} {} ({:+.1}%, p {:.1e})",
+                    m.metric,
+                    crate::render::num(m.before_median),
+                    crate::render::num(m.after_median),
+                    m.unit,
+                    (m.ratio - 1.0) * 100.0,
+                    m.p
+                )
+            })
+            .collect();
+        s.push_str(&format!(
+            "{}: {} {} {} on {}: first bad {}, last good {}: {}\n",
+            e.kind,
+            e.table,
+            e.variant,
+            e.key,
+            e.machine,
+            e.first_bad_commit,
+            e.last_good_commit,
+            moved.join("; ")
+        ));
+    }
+    s
+}

@@ -1,0 +1,120 @@
+//! `perfdb detect` on the real H200 history: 20 commits x 3 trials, the Triton tile
+//! config change lands at c13 (sample-data/README.md).
+
+mod common;
+use common::*;
+use serde_json::Value;
+
+/// Ingest the history under `main`, commits in the given order, each with its commit time.
+fn history(wh: &Wh, order: &[usize]) {
+    for &c in order {
+        let dir = sample(&format!("h200-gemm/history/c{c:02}"));
+        let time = format!("2026-07-01T{c:02}:00:00Z");
+        let commit = format!("c{c:02}");
+        wh.ok(&[
+            "ingest",
+            dir.to_str().unwrap(),
+            "--label",
+            "main",
+            "--commit",
+            &commit,
+            "--commit-time",
+            &time,
+        ]);
+    }
+}
+
+fn detect_json(wh: &Wh, extra: &[&str]) -> (i32, Value) {
+    let mut args = vec!["detect", "--label", "main", "--format", "json"];
+    args.extend_from_slice(extra);
+    let out = wh.run(&args);
+    let v = serde_json::from_str(&stdout(&out))
+        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&out), stderr(&out)));
+    (code(&out), v)
+}
+
+/// (format's table, variant, M) of every regression, sorted.
+fn regressions(v: &Value) -> Vec<(String, String, String)> {
+    let mut out: Vec<(String, String, String)> = v["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "regression")
+        .map(|e| {
+            assert_eq!(e["first_bad_commit"], "c13", "{e}");
+            assert_eq!(e["last_good_commit"], "c12", "{e}");
+            let key = e["key"].as_str().unwrap();
+            let m = key
+                .split(' ')
+                .find_map(|c| c.strip_prefix("M="))
+                .unwrap()
+                .to_string();
+            (
+                e["table"].as_str().unwrap().to_string(),
+                e["variant"].as_str().unwrap().to_string(),
+                m,
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn detect_finds_the_three_changed_shapes_at_c13_in_each_format() {
+    let wh = Wh::new();
+    history(&wh, &(1..=20).collect::<Vec<_>>());
+    let (code, v) = detect_json(&wh, &[]);
+    assert_eq!(code, 1);
+    let want: Vec<(String, String, String)> = [
+        ("gemm.mm", "triton_mm_a16w16", "256"),
+        ("gemm.mm", "triton_mm_a16w16", "4096"),
+        ("gemm.mm", "triton_mm_a16w16", "512"),
+        ("gemm_a16w16", "triton", "256"),
+        ("gemm_a16w16", "triton", "4096"),
+        ("gemm_a16w16", "triton", "512"),
+    ]
+    .iter()
+    .map(|(t, v, m)| (t.to_string(), v.to_string(), m.to_string()))
+    .collect();
+    assert_eq!(regressions(&v), want);
+    // `us` and `TFLOPS` of one shape moving together are one event.
+    let aiter = v["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["table"] == "gemm_a16w16" && e["kind"] == "regression")
+        .unwrap();
+    let metrics: Vec<&str> = aiter["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["metric"].as_str().unwrap())
+        .collect();
+    assert_eq!(metrics, ["latency", "throughput"]);
+    // Nothing is a regression from c14 on.
+    let (code, v) = detect_json(&wh, &["--since", "c14"]);
+    assert_eq!(code, 0);
+    assert!(regressions(&v).is_empty());
+    let out = wh.run(&["detect", "--label", "main", "--since", "c99"]);
+    assert_eq!(code_of(&out), 2);
+    assert!(stderr(&out).contains("no commit of label 'main' starts with it"));
+}
+
+fn code_of(o: &std::process::Output) -> i32 {
+    code(o)
+}
+
+#[test]
+fn commit_time_orders_history_whatever_the_ingest_order() {
+    let wh = Wh::new();
+    history(
+        &wh,
+        &[
+            13, 2, 20, 7, 1, 16, 9, 12, 4, 18, 3, 11, 15, 5, 19, 8, 14, 10, 6, 17,
+        ],
+    );
+    let (code, v) = detect_json(&wh, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(regressions(&v).len(), 6);
+}
