@@ -48,9 +48,11 @@ pub enum Command {
     #[command(after_help = EXIT_CODES)]
     Compare(CompareArgs),
     /// Find change points over the history of every series of a label (commits ordered by
-    /// commit time); exits 1 when a change made a series worse
+    /// commit time) and store each regression as an alert; exits 1 when a new one was raised
     #[command(after_help = EXIT_CODES)]
     Detect(DetectArgs),
+    /// The alerts `detect` stored: list, show, acknowledge, dismiss, reopen
+    Alerts(AlertsArgs),
     /// Merge each partition's files into one and delete unreferenced files
     Compact(CompactArgs),
     /// Serve the web app over the warehouse (read-only)
@@ -107,6 +109,54 @@ pub struct DetectArgs {
 pub enum DetectFormat {
     Table,
     Json,
+}
+
+#[derive(Debug, Args)]
+pub struct AlertsArgs {
+    #[command(subcommand)]
+    pub action: Option<AlertsAction>,
+    #[arg(long, value_enum, default_value = "table", global = true)]
+    pub format: AlertsFormat,
+    /// Who acts (recorded with the status change) [default: $USER]
+    #[arg(long, global = true)]
+    pub who: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AlertsAction {
+    /// Every alert, newest first (the default)
+    List {
+        /// Only alerts in this status: active, acknowledged, dismissed, resolved
+        #[arg(long)]
+        status: Option<String>,
+    },
+    /// One alert with its metrics, runs and status history
+    Show { id: String },
+    /// Acknowledge an active alert (someone is on it)
+    Ack {
+        id: String,
+        #[arg(long, default_value = "")]
+        note: String,
+    },
+    /// Dismiss an alert, saying why (not a real regression, accepted trade-off)
+    Dismiss {
+        id: String,
+        #[arg(long)]
+        note: String,
+    },
+    /// Make an acknowledged, dismissed or resolved alert active again
+    Reopen {
+        id: String,
+        #[arg(long, default_value = "")]
+        note: String,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum AlertsFormat {
+    Table,
+    Json,
+    Markdown,
 }
 
 #[derive(Debug, Args)]

@@ -28,9 +28,9 @@ fn detect_json(wh: &Wh, extra: &[&str]) -> (i32, Value) {
     let mut args = vec!["detect", "--label", "main", "--format", "json"];
     args.extend_from_slice(extra);
     let out = wh.run(&args);
-    let v = serde_json::from_str(&stdout(&out))
+    let v: Value = serde_json::from_str(&stdout(&out))
         .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&out), stderr(&out)));
-    (code(&out), v)
+    (code(&out), v["detection"].clone())
 }
 
 /// (format's table, variant, M) of every regression, sorted.
@@ -92,6 +92,20 @@ fn detect_finds_the_three_changed_shapes_at_c13_in_each_format() {
         .map(|m| m["metric"].as_str().unwrap())
         .collect();
     assert_eq!(metrics, ["latency", "throughput"]);
+    // Stored as alerts: re-running raises nothing new (exit 0), the list is unchanged.
+    let (code, _) = detect_json(&wh, &[]);
+    assert_eq!(code, 0, "re-running raises nothing new");
+    let listed: Vec<Value> =
+        serde_json::from_str(&wh.ok(&["alerts", "list", "--format", "json"])).unwrap();
+    assert_eq!(listed.len(), 6);
+    for a in &listed {
+        assert_eq!(a["status"], "active");
+        assert_eq!(a["first_bad_commit"], "c13");
+        assert_eq!(a["last_good_commit"], "c12");
+        assert!(a["key"].is_object() && a["id"].is_string() && a["p"].is_number());
+        assert!(a["metrics"].as_array().unwrap().len() >= 2, "{a}");
+        assert!(a["ratio"].as_f64().unwrap() > 1.3, "{a}");
+    }
     // Nothing is a regression from c14 on.
     let (code, v) = detect_json(&wh, &["--since", "c14"]);
     assert_eq!(code, 0);
@@ -117,4 +131,99 @@ fn commit_time_orders_history_whatever_the_ingest_order() {
     let (code, v) = detect_json(&wh, &[]);
     assert_eq!(code, 1);
     assert_eq!(regressions(&v).len(), 6);
+}
+
+#[test]
+fn triage_round_trip_survives_reingest_and_compaction() {
+    let wh = Wh::new();
+    history(&wh, &(1..=20).collect::<Vec<_>>());
+    wh.run(&["detect", "--label", "main"]);
+    let listed: Vec<Value> = serde_json::from_str(&wh.ok(&["alerts", "--format", "json"])).unwrap();
+    let id = listed[0]["id"].as_str().unwrap().to_string();
+    let short = &id[..8];
+    let acked: Value = serde_json::from_str(&wh.ok(&[
+        "alerts", "ack", short, "--note", "looking", "--who", "ana", "--format", "json",
+    ]))
+    .unwrap();
+    assert_eq!(acked["status"], "acknowledged");
+    assert_eq!(acked["history"][1]["who"], "ana");
+    // Dismissing needs a reason; acknowledging twice is refused, saying why.
+    let out = wh.run(&["alerts", "dismiss", short, "--note", ""]);
+    assert_eq!(code_of(&out), 2);
+    assert!(stderr(&out).contains("needs a reason"), "{}", stderr(&out));
+    let out = wh.run(&["alerts", "ack", short]);
+    assert!(
+        stderr(&out).contains("is acknowledged: it cannot be acknowledged"),
+        "{}",
+        stderr(&out)
+    );
+    wh.ok(&[
+        "alerts",
+        "dismiss",
+        short,
+        "--note",
+        "tile config trade-off, accepted",
+    ]);
+    // Re-ingest, compaction and a new detect keep the status and add nothing.
+    history(&wh, &[1, 2]);
+    wh.ok(&["compact"]);
+    let out = wh.run(&["detect", "--label", "main"]);
+    assert_eq!(code_of(&out), 0, "{}", stdout(&out));
+    let shown: Value =
+        serde_json::from_str(&wh.ok(&["alerts", "show", short, "--format", "json"])).unwrap();
+    assert_eq!(shown["status"], "dismissed");
+    assert_eq!(shown["history"].as_array().unwrap().len(), 3);
+    let dismissed: Vec<Value> = serde_json::from_str(&wh.ok(&[
+        "alerts",
+        "list",
+        "--status",
+        "dismissed",
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    assert_eq!(dismissed.len(), 1);
+    wh.ok(&["alerts", "reopen", short]);
+    let md = wh.ok(&["alerts", "--format", "markdown"]);
+    assert!(md.contains("| active |"), "{md}");
+    // The tables are in the warehouse for SQL too.
+    assert_eq!(wh.count("SELECT count(*) FROM alerts"), 6);
+    assert_eq!(wh.count("SELECT count(*) FROM alert_status"), 9);
+}
+
+#[test]
+fn a_fixed_regression_resolves_its_alert() {
+    // Commits 1-12 then 13-20 of the history, then 1-8 again as commits 21-28: the
+    // series steps up at 13 and back down at 21.
+    let wh = Wh::new();
+    history(&wh, &(1..=20).collect::<Vec<_>>());
+    wh.run(&["detect", "--label", "main"]);
+    for c in 1..=8 {
+        let dir = sample(&format!("h200-gemm/history/c{c:02}"));
+        let commit = format!("fix{c:02}");
+        let time = format!("2026-07-02T{c:02}:00:00Z");
+        wh.ok(&[
+            "ingest",
+            dir.to_str().unwrap(),
+            "--label",
+            "main",
+            "--commit",
+            &commit,
+            "--commit-time",
+            &time,
+        ]);
+    }
+    let out = wh.run(&["detect", "--label", "main", "--format", "json"]);
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        v["raised"]["resolved"].as_array().unwrap().len(),
+        6,
+        "{}",
+        v["raised"]
+    );
+    let resolved: Vec<Value> = serde_json::from_str(
+        &wh.ok(&["alerts", "list", "--status", "resolved", "--format", "json"]),
+    )
+    .unwrap();
+    assert_eq!(resolved.len(), 6);
 }

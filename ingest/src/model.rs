@@ -448,3 +448,47 @@ pub struct Run {
     pub n_measurements: i64,
     pub n_tables: i32,
 }
+
+/// A regression `perfdb detect` found: one kernel and shape on one machine class,
+/// stepping worse at one commit (the `alerts` table).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AlertRecord {
+    /// First 16 hex digits of the fingerprint's SHA-256.
+    pub alert_id: String,
+    /// label, table, variant, canonical key, machine class and first bad commit: the
+    /// same change found again has the same fingerprint, so re-running never duplicates.
+    pub fingerprint: String,
+    pub label: String,
+    pub table: String,
+    pub variant: String,
+    /// Canonical key JSON (as in `measurements.key`).
+    pub key: String,
+    /// The key as printed: `M=512 N=4096 K=4096 dtype=torch.bfloat16`.
+    pub key_text: String,
+    pub machine: String,
+    pub last_good_commit: String,
+    pub first_bad_commit: String,
+    /// The metrics that moved, as JSON: `[{metric, unit, direction, before_median,
+    /// after_median, ratio, p}]`.
+    pub metrics: String,
+    /// after / before of the primary metric's medians (latency where it moved).
+    pub ratio: f64,
+    /// The smallest p of the metrics' tests.
+    pub p: f64,
+    /// Run ids either side of the change point that support it, as a JSON array.
+    pub runs: String,
+    /// Microseconds since the Unix epoch, UTC.
+    pub created_at_us: i64,
+}
+
+/// One change of an alert's status (the `alert_status` table, append-only): the
+/// current status is the latest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatusChange {
+    pub alert_id: String,
+    /// active, acknowledged, dismissed, resolved or silenced.
+    pub status: String,
+    pub at_us: i64,
+    pub who: String,
+    pub note: String,
+}

@@ -224,3 +224,124 @@ pub fn measurements_batch(rows: &[(&str, &[Measurement])]) -> RecordBatch {
     RecordBatch::try_new(MEASUREMENTS_SCHEMA.clone(), cols)
         .expect("measurements batch matches MEASUREMENTS_SCHEMA")
 }
+
+pub mod alerts {
+    pub const ALERT_ID: &str = "alert_id";
+    pub const FINGERPRINT: &str = "fingerprint";
+    pub const LABEL: &str = "label";
+    pub const TABLE: &str = "table_name";
+    pub const VARIANT: &str = "variant";
+    pub const KEY: &str = "key";
+    pub const KEY_TEXT: &str = "key_text";
+    pub const MACHINE: &str = "machine";
+    pub const LAST_GOOD: &str = "last_good_commit";
+    pub const FIRST_BAD: &str = "first_bad_commit";
+    pub const METRICS: &str = "metrics";
+    pub const RATIO: &str = "ratio";
+    pub const P: &str = "p";
+    pub const RUNS: &str = "runs";
+    pub const CREATED_AT: &str = "created_at";
+    pub const STATUS: &str = "status";
+    pub const AT: &str = "changed_at";
+    pub const WHO: &str = "who";
+    pub const NOTE: &str = "note";
+}
+
+fn utc_us(name: &str) -> Field {
+    Field::new(
+        name,
+        DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+        false,
+    )
+}
+
+pub static ALERTS_SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
+    use alerts::*;
+    Arc::new(Schema::new(vec![
+        utf8(ALERT_ID, false),
+        utf8(FINGERPRINT, false),
+        utf8(LABEL, false),
+        utf8(TABLE, false),
+        utf8(VARIANT, false),
+        utf8(KEY, false),
+        utf8(KEY_TEXT, false),
+        utf8(MACHINE, false),
+        utf8(LAST_GOOD, false),
+        utf8(FIRST_BAD, false),
+        utf8(METRICS, false),
+        Field::new(RATIO, DataType::Float64, false),
+        Field::new(P, DataType::Float64, false),
+        utf8(RUNS, false),
+        utc_us(CREATED_AT),
+    ]))
+});
+
+pub static ALERT_STATUS_SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
+    use alerts::*;
+    Arc::new(Schema::new(vec![
+        utf8(ALERT_ID, false),
+        utf8(STATUS, false),
+        utc_us(AT),
+        utf8(WHO, false),
+        utf8(NOTE, false),
+    ]))
+});
+
+pub fn alerts_batch(rows: &[crate::model::AlertRecord]) -> RecordBatch {
+    let s = |f: fn(&crate::model::AlertRecord) -> &str| -> ArrayRef {
+        let mut b = StringBuilder::new();
+        for r in rows {
+            b.append_value(f(r));
+        }
+        Arc::new(b.finish())
+    };
+    let mut ratio = Float64Builder::with_capacity(rows.len());
+    let mut p = Float64Builder::with_capacity(rows.len());
+    let mut at = TimestampMicrosecondBuilder::with_capacity(rows.len()).with_timezone("UTC");
+    for r in rows {
+        ratio.append_value(r.ratio);
+        p.append_value(r.p);
+        at.append_value(r.created_at_us);
+    }
+    let cols: Vec<ArrayRef> = vec![
+        s(|r| &r.alert_id),
+        s(|r| &r.fingerprint),
+        s(|r| &r.label),
+        s(|r| &r.table),
+        s(|r| &r.variant),
+        s(|r| &r.key),
+        s(|r| &r.key_text),
+        s(|r| &r.machine),
+        s(|r| &r.last_good_commit),
+        s(|r| &r.first_bad_commit),
+        s(|r| &r.metrics),
+        Arc::new(ratio.finish()),
+        Arc::new(p.finish()),
+        s(|r| &r.runs),
+        Arc::new(at.finish()),
+    ];
+    RecordBatch::try_new(ALERTS_SCHEMA.clone(), cols).expect("alerts batch matches ALERTS_SCHEMA")
+}
+
+pub fn alert_status_batch(rows: &[crate::model::StatusChange]) -> RecordBatch {
+    let s = |f: fn(&crate::model::StatusChange) -> &str| -> ArrayRef {
+        let mut b = StringBuilder::new();
+        for r in rows {
+            b.append_value(f(r));
+        }
+        Arc::new(b.finish())
+    };
+    let mut at = TimestampMicrosecondBuilder::with_capacity(rows.len()).with_timezone("UTC");
+    for r in rows {
+        at.append_value(r.at_us);
+    }
+    let cols: Vec<ArrayRef> = vec![
+        s(|r| &r.alert_id),
+        s(|r| &r.status),
+        Arc::new(at.finish()),
+        s(|r| &r.who),
+        s(|r| &r.note),
+    ];
+    RecordBatch::try_new(ALERT_STATUS_SCHEMA.clone(), cols)
+        .expect("alert status batch matches ALERT_STATUS_SCHEMA")
+}

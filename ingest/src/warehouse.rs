@@ -36,6 +36,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 pub const RUNS_DIR: &str = "runs";
 pub const MEASUREMENTS_DIR: &str = "measurements";
+/// The alerts `perfdb detect` raised, and their status changes (append-only, small,
+/// not partitioned). `alerts/` itself holds comparisons saved with `compare --save`.
+pub const ALERT_RECORDS_DIR: &str = "alert_records";
+pub const ALERT_STATUS_DIR: &str = "alert_status";
 pub const MANIFEST: &str = "_manifest.json";
 const TMP_DIR: &str = "_tmp";
 const LOCK: &str = ".lock";
@@ -121,6 +125,12 @@ pub struct Manifest {
     /// compaction deletes them once they have been retired longer than its grace period.
     #[serde(default)]
     pub retired: Vec<Retired>,
+    /// Relative paths of the committed alert record files.
+    #[serde(default)]
+    pub alerts: Vec<String>,
+    /// Relative paths of the committed alert status change files.
+    #[serde(default)]
+    pub alert_status: Vec<String>,
 }
 
 /// A replaced file and when it was replaced (microseconds since the Unix epoch).
@@ -313,6 +323,59 @@ impl Warehouse {
         Ok((abs(&m.runs), abs(&m.measurements)))
     }
 
+    /// Absolute paths of the committed alert record and status files.
+    pub fn committed_alert_files(&self) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+        let m = self.manifest()?;
+        let abs = |v: &[String]| v.iter().map(|p| self.root.join(p)).collect();
+        Ok((abs(&m.alerts), abs(&m.alert_status)))
+    }
+
+    /// Commit new alerts and status changes in one transaction (same protocol as runs:
+    /// files aside, renamed in, then the manifest). `new_alerts` is called under the
+    /// writer lock with the ids already stored, so concurrent detects never store one
+    /// alert twice; it returns the records and the status changes to add.
+    pub fn commit_alerts(
+        &self,
+        new_alerts: impl FnOnce(
+            &HashSet<String>,
+        ) -> (
+            Vec<crate::model::AlertRecord>,
+            Vec<crate::model::StatusChange>,
+        ),
+    ) -> Result<(
+        Vec<crate::model::AlertRecord>,
+        Vec<crate::model::StatusChange>,
+    )> {
+        let _guard = self.lock()?;
+        let mut manifest = self.manifest()?;
+        let mut known = HashSet::new();
+        for rel in &manifest.alerts {
+            for b in read_columns(&self.root.join(rel), &[schema::alerts::ALERT_ID])? {
+                if let Some(ids) = b.column(0).as_any().downcast_ref::<StringArray>() {
+                    known.extend(ids.iter().flatten().map(String::from));
+                }
+            }
+        }
+        let (mut records, changes) = new_alerts(&known);
+        records.retain(|r| !known.contains(&r.alert_id));
+        if records.is_empty() && changes.is_empty() {
+            return Ok((records, changes));
+        }
+        let batch_id = format!("{:x}-{:x}", now_us(), std::process::id());
+        if !records.is_empty() {
+            let rel = format!("{ALERT_RECORDS_DIR}/part-{batch_id}.parquet");
+            self.write_parquet(&rel, &[schema::alerts_batch(&records)])?;
+            manifest.alerts.push(rel);
+        }
+        if !changes.is_empty() {
+            let rel = format!("{ALERT_STATUS_DIR}/part-{batch_id}.parquet");
+            self.write_parquet(&rel, &[schema::alert_status_batch(&changes)])?;
+            manifest.alert_status.push(rel);
+        }
+        self.write_manifest(&manifest)?;
+        Ok((records, changes))
+    }
+
     fn write_manifest(&self, m: &Manifest) -> Result<()> {
         let tmp_dir = self.root.join(TMP_DIR);
         fs::create_dir_all(&tmp_dir).map_err(io(&tmp_dir))?;
@@ -457,6 +520,8 @@ impl Warehouse {
             .iter()
             .chain(&manifest.measurements)
             .chain(manifest.retired.iter().map(|r| &r.path))
+            .chain(&manifest.alerts)
+            .chain(&manifest.alert_status)
             .cloned()
             .collect();
         let orphans: Vec<PathBuf> = [RUNS_DIR, MEASUREMENTS_DIR]

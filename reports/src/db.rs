@@ -79,6 +79,24 @@ fn view_sql(name: &str, files: &[PathBuf], schema: &arrow::datatypes::Schema) ->
     format!("CREATE OR REPLACE VIEW {name} AS {body}")
 }
 
+/// A view over unpartitioned files (the alert tables), empty with the schema when none.
+fn flat_view_sql(name: &str, files: &[PathBuf], schema: &arrow::datatypes::Schema) -> String {
+    let body = if files.is_empty() {
+        let cols: Vec<String> = schema
+            .fields()
+            .iter()
+            .map(|f| format!("NULL::{} AS \"{}\"", duck_type(f.data_type()), f.name()))
+            .collect();
+        format!("SELECT {} WHERE false", cols.join(", "))
+    } else {
+        format!(
+            "SELECT * FROM read_parquet({}, union_by_name = true)",
+            file_list(files)
+        )
+    };
+    format!("CREATE OR REPLACE VIEW {name} AS {body}")
+}
+
 impl Db {
     /// Open the warehouse at `root` (an empty or missing warehouse gives empty views).
     pub fn open(root: &Path) -> Result<Db, DbError> {
@@ -87,6 +105,13 @@ impl Db {
         let conn = Connection::open_in_memory()?;
         conn.execute_batch(&view_sql("runs", &runs, &RUNS_SCHEMA))?;
         conn.execute_batch(&view_sql("measurements", &ms, &MEASUREMENTS_SCHEMA))?;
+        let (alerts, status) = wh.committed_alert_files()?;
+        conn.execute_batch(&flat_view_sql("alerts", &alerts, &schema::ALERTS_SCHEMA))?;
+        conn.execute_batch(&flat_view_sql(
+            "alert_status",
+            &status,
+            &schema::ALERT_STATUS_SCHEMA,
+        ))?;
         Ok(Db {
             conn,
             n_files: runs.len() + ms.len(),

@@ -48,10 +48,14 @@ pub struct Event {
     pub variant: String,
     /// Identity cells, printed order.
     pub key: String,
+    /// The canonical key (as stored in `measurements.key`).
+    pub key_json: String,
     pub machine: String,
     pub last_good_commit: String,
     pub first_bad_commit: String,
     pub metrics: Vec<MetricMove>,
+    /// The runs of the last good and the first bad commit.
+    pub runs: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -61,6 +65,9 @@ pub struct Detection {
     pub series: usize,
     pub commits: usize,
     pub events: Vec<Event>,
+    /// The label's commits in history order.
+    #[serde(skip)]
+    pub order: Vec<String>,
 }
 
 impl Detection {
@@ -130,6 +137,7 @@ struct Point {
     commit_time: i64,
     ingested_at: i64,
     trials: Vec<f64>,
+    runs: Vec<String>,
 }
 
 /// (table, variant, key, metric, unit, machine): one series.
@@ -196,7 +204,9 @@ pub fn detect(db: &Db, label: &str, since: Option<&str>) -> Result<Detection, De
             commit_time: run.commit_time,
             ingested_at: run.ingested_at,
             trials: Vec::new(),
+            runs: Vec::new(),
         });
+        point.runs.push(run_id.clone());
         point.commit_time = point.commit_time.min(run.commit_time);
         point.ingested_at = point.ingested_at.min(run.ingested_at);
         point.trials.push(trial);
@@ -256,6 +266,14 @@ pub fn detect(db: &Db, label: &str, since: Option<&str>) -> Result<Detection, De
                     table: table.clone(),
                     variant: variant.clone(),
                     key: shown,
+                    key_json: key.clone(),
+                    runs: ordered[cp.index - 1]
+                        .1
+                        .runs
+                        .iter()
+                        .chain(&ordered[cp.index].1.runs)
+                        .cloned()
+                        .collect(),
                     machine: machine.clone(),
                     last_good_commit: last_good,
                     first_bad_commit: first_bad,
@@ -299,6 +317,7 @@ pub fn detect(db: &Db, label: &str, since: Option<&str>) -> Result<Detection, De
         series: series.len(),
         commits: order_of_commits.len(),
         events,
+        order: order_of_commits,
     })
 }
 
@@ -372,4 +391,166 @@ pub fn render_text(d: &Detection) -> String {
         ));
     }
     s
+}
+
+/// What storing a detection's events did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Raised {
+    /// Alerts stored by this run (regressions not seen before).
+    pub new_alerts: Vec<String>,
+    /// Alerts this run found resolved: a later change returned the series to its level.
+    pub resolved: Vec<String>,
+}
+
+/// The fingerprint of an event: re-detecting the same change gives the same one.
+pub fn fingerprint(label: &str, e: &Event) -> String {
+    [
+        label,
+        &e.table,
+        &e.variant,
+        &e.key_json,
+        &e.machine,
+        &e.first_bad_commit,
+    ]
+    .join("\u{1f}")
+}
+
+/// The alert id of a fingerprint.
+pub fn alert_id(fingerprint: &str) -> String {
+    perfdb_ingest::warehouse::sha256_hex(fingerprint.as_bytes())[..16].to_string()
+}
+
+/// Store every regression of `d` as an alert (once: the fingerprint decides), and mark
+/// resolved the open alerts of a series that a later improvement brought back.
+pub fn raise(
+    db: &Db,
+    wh: &perfdb_ingest::warehouse::Warehouse,
+    d: &Detection,
+) -> Result<Raised, DetectError> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|t| t.as_micros() as i64)
+        .unwrap_or(0);
+    let records: Vec<perfdb_ingest::model::AlertRecord> = d
+        .events
+        .iter()
+        .filter(|e| e.kind == "regression")
+        .map(|e| {
+            let fp = fingerprint(&d.label, e);
+            perfdb_ingest::model::AlertRecord {
+                alert_id: alert_id(&fp),
+                fingerprint: fp,
+                label: d.label.clone(),
+                table: e.table.clone(),
+                variant: e.variant.clone(),
+                key: e.key_json.clone(),
+                key_text: e.key.clone(),
+                machine: e.machine.clone(),
+                last_good_commit: e.last_good_commit.clone(),
+                first_bad_commit: e.first_bad_commit.clone(),
+                metrics: serde_json::to_string(&e.metrics).expect("metrics serialise"),
+                // The primary metric's after / before: latency where it moved, else the first.
+                ratio: e
+                    .metrics
+                    .iter()
+                    .find(|m| m.metric == "latency")
+                    .unwrap_or(&e.metrics[0])
+                    .ratio,
+                p: e.metrics.iter().map(|m| m.p).fold(f64::INFINITY, f64::min),
+                runs: serde_json::to_string(&e.runs).expect("runs serialise"),
+                created_at_us: now,
+            }
+        })
+        .collect();
+    // Open alerts of this label, with their series and first bad commit.
+    let open = open_alerts(db, &d.label)?;
+    let mut resolved: Vec<String> = Vec::new();
+    for e in d.events.iter().filter(|e| e.kind == "improvement") {
+        for (id, series, first_bad) in &open {
+            let same = *series
+                == (
+                    e.table.clone(),
+                    e.variant.clone(),
+                    e.key_json.clone(),
+                    e.machine.clone(),
+                );
+            let later = d.commit_position(&e.first_bad_commit) > d.commit_position(first_bad);
+            if same && later && !resolved.contains(id) {
+                resolved.push(id.clone());
+            }
+        }
+    }
+    let change = |id: &str, status: &str, note: String| perfdb_ingest::model::StatusChange {
+        alert_id: id.to_string(),
+        status: status.to_string(),
+        at_us: now,
+        who: "perfdb detect".to_string(),
+        note,
+    };
+    let (stored, _) = wh
+        .commit_alerts(|known| {
+            let fresh: Vec<_> = records
+                .iter()
+                .filter(|r| !known.contains(&r.alert_id))
+                .cloned()
+                .collect();
+            let mut changes: Vec<_> = fresh
+                .iter()
+                .map(|r| {
+                    change(
+                        &r.alert_id,
+                        "active",
+                        format!("raised at {}", r.first_bad_commit),
+                    )
+                })
+                .collect();
+            changes.extend(resolved.iter().map(|id| {
+                change(
+                    id,
+                    "resolved",
+                    "a later change returned the series to its level".into(),
+                )
+            }));
+            (fresh, changes)
+        })
+        .map_err(|e| DetectError::Db(DbError::Warehouse(e)))?;
+    Ok(Raised {
+        new_alerts: stored.into_iter().map(|r| r.alert_id).collect(),
+        resolved,
+    })
+}
+
+/// (alert id, (table, variant, key, machine), first bad commit) of the label's alerts
+/// whose latest status is active or acknowledged.
+type OpenAlert = (String, (String, String, String, String), String);
+
+fn open_alerts(db: &Db, label: &str) -> Result<Vec<OpenAlert>, DetectError> {
+    let sql = format!(
+        "SELECT a.alert_id, a.table_name, a.variant, a.key, a.machine, a.first_bad_commit \
+         FROM alerts a JOIN (SELECT alert_id, arg_max(status, changed_at) AS status FROM alert_status GROUP BY alert_id) s \
+           ON a.alert_id = s.alert_id \
+         WHERE a.label = {} AND s.status IN ('active', 'acknowledged')",
+        sql_str(label)
+    );
+    let mut stmt = db.conn.prepare(&sql)?;
+    let rows = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                (r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?),
+                r.get(5)?,
+            ))
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(rows)
+}
+
+impl Detection {
+    /// Where a commit stands in the label's history (unknown commits last).
+    pub fn commit_position(&self, commit: &str) -> usize {
+        self.order
+            .iter()
+            .position(|c| c == commit)
+            .unwrap_or(usize::MAX)
+    }
 }

@@ -9,4 +9,5 @@ pub mod detect;
 pub mod render;
 pub mod stats;
 pub mod table;
+pub mod triage;
 pub mod vkpr;

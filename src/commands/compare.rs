@@ -123,22 +123,43 @@ pub fn demo(root: &Path) -> anyhow::Result<Exit> {
     Ok(exit_of(&report))
 }
 
-/// `perfdb detect`: change points over a label's history; exit 1 when one made a series
-/// worse.
+/// `perfdb detect`: change points over a label's history, regressions stored as alerts;
+/// exit 1 when a new alert was raised.
 pub fn detect(root: &Path, a: crate::cli::DetectArgs) -> anyhow::Result<Exit> {
     let db = Db::open(root)
         .with_context(|| format!("cannot open the warehouse at {}", root.display()))?;
     let d = perfdb_reports::detect::detect(&db, &a.label, a.since.as_deref())?;
+    let raised = perfdb_reports::detect::raise(&db, &Warehouse::new(root), &d)?;
     let text = match a.format {
-        crate::cli::DetectFormat::Table => perfdb_reports::detect::render_text(&d),
+        crate::cli::DetectFormat::Table => {
+            let mut t = perfdb_reports::detect::render_text(&d);
+            t.push_str(&format!(
+                "{} new alert(s) stored{}; {} resolved{}\n",
+                raised.new_alerts.len(),
+                if raised.new_alerts.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", raised.new_alerts.join(", "))
+                },
+                raised.resolved.len(),
+                if raised.resolved.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", raised.resolved.join(", "))
+                }
+            ));
+            t
+        }
         crate::cli::DetectFormat::Json => {
-            serde_json::to_string_pretty(&d).expect("detection serialises") + "\n"
+            let v = serde_json::json!({ "detection": d, "raised": raised });
+            serde_json::to_string_pretty(&v).expect("detection serialises") + "\n"
         }
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
-    Ok(if d.regressions() > 0 {
-        Exit::Regression
-    } else {
+    // A new alert is what a nightly job acts on; one already stored was acted on before.
+    Ok(if raised.new_alerts.is_empty() {
         Exit::Ok
+    } else {
+        Exit::Regression
     })
 }

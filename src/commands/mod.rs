@@ -1,5 +1,6 @@
 //! One module per subcommand; each returns the process exit code.
 
+mod alerts;
 mod compare;
 mod ingest;
 mod query;
@@ -16,6 +17,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Sql(a) => query::sql(&wh, a),
         Command::Compare(a) => compare::run(&wh, a),
         Command::Detect(a) => compare::detect(&wh, a),
+        Command::Alerts(a) => alerts::run(&wh, a),
         Command::Compact(a) => ingest::compact(&wh, std::time::Duration::from_secs(a.grace)),
         Command::Serve(a) => serve::run(&wh, a),
         Command::Demo => compare::demo(&wh),

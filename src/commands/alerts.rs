@@ -1,0 +1,71 @@
+//! `perfdb alerts`: list, show and triage the alerts `perfdb detect` stored.
+
+use crate::cli::{AlertsAction, AlertsArgs, AlertsFormat};
+use crate::Exit;
+use anyhow::Context;
+use perfdb_reports::db::Db;
+use perfdb_reports::triage::{self, Action, AlertView};
+use std::io::Write;
+use std::path::Path;
+
+fn render(alerts: &[AlertView], format: AlertsFormat, one: bool) -> String {
+    match format {
+        AlertsFormat::Table if one => {
+            let a = &alerts[0];
+            let mut s = triage::render_table(alerts);
+            for m in a.metric_detail.as_array().into_iter().flatten() {
+                s.push_str(&format!(
+                    "  {} ({}): {} -> {}, ratio {:.3}, p {:.1e}\n",
+                    m["metric"].as_str().unwrap_or(""),
+                    m["unit"].as_str().unwrap_or(""),
+                    m["before_median"],
+                    m["after_median"],
+                    m["ratio"].as_f64().unwrap_or(f64::NAN),
+                    m["p"].as_f64().unwrap_or(f64::NAN)
+                ));
+            }
+            for h in &a.history {
+                s.push_str(&format!("  status {} by {}: {}\n", h.status, h.who, h.note));
+            }
+            s
+        }
+        AlertsFormat::Table => triage::render_table(alerts),
+        AlertsFormat::Markdown => triage::render_markdown(alerts),
+        AlertsFormat::Json if one => {
+            serde_json::to_string_pretty(&alerts[0]).expect("alert serialises") + "\n"
+        }
+        AlertsFormat::Json => {
+            serde_json::to_string_pretty(alerts).expect("alerts serialise") + "\n"
+        }
+    }
+}
+
+pub fn run(root: &Path, a: AlertsArgs) -> anyhow::Result<Exit> {
+    let who = a
+        .who
+        .or_else(|| std::env::var("USER").ok())
+        .unwrap_or_else(|| "unknown".into());
+    let open = || {
+        Db::open(root).with_context(|| format!("cannot open the warehouse at {}", root.display()))
+    };
+    let (alerts, one) = match a.action.unwrap_or(AlertsAction::List { status: None }) {
+        AlertsAction::List { status } => (triage::list(&open()?, status.as_deref())?, false),
+        AlertsAction::Show { id } => (vec![triage::find(&open()?, &id)?], true),
+        AlertsAction::Ack { id, note } => (
+            vec![triage::act(root, &id, Action::Acknowledge, &who, &note)?],
+            true,
+        ),
+        AlertsAction::Dismiss { id, note } => (
+            vec![triage::act(root, &id, Action::Dismiss, &who, &note)?],
+            true,
+        ),
+        AlertsAction::Reopen { id, note } => (
+            vec![triage::act(root, &id, Action::Reopen, &who, &note)?],
+            true,
+        ),
+    };
+    std::io::stdout()
+        .lock()
+        .write_all(render(&alerts, a.format, one).as_bytes())?;
+    Ok(Exit::Ok)
+}
