@@ -84,6 +84,10 @@ pub struct IngestArgs {
     /// Extra metadata, repeatable: --tag gpu=0 --tag host=ci-3
     #[arg(long = "tag", value_name = "KEY=VALUE")]
     pub tags: Vec<String>,
+    /// Machine class of these runs, e.g. mi300x (stored as the tag machine=NAME): history,
+    /// detect and compare never mix machine classes [default: the tag, else `default`]
+    #[arg(long, value_name = "NAME")]
+    pub machine: Option<String>,
     /// Input format: auto, aiter-table, perf-lines, ts-probe, ts-export
     #[arg(long, default_value = "auto")]
     pub format: String,
@@ -270,6 +274,10 @@ pub struct CompareArgs {
     /// Under Welch, also report the exact U test's p per row (costly with many trials)
     #[arg(long)]
     pub mann_whitney_p: bool,
+    /// Pool the runs of the base label's last N commits (by commit time) as the base
+    /// distribution: history as the baseline, e.g. `--baseline-window 5 main head@X`
+    #[arg(long, value_name = "N")]
+    pub baseline_window: Option<usize>,
 }
 
 #[derive(Debug, Args)]

@@ -227,3 +227,93 @@ fn a_fixed_regression_resolves_its_alert() {
     .unwrap();
     assert_eq!(resolved.len(), 6);
 }
+
+#[test]
+fn history_is_a_baseline_and_machines_are_classes() {
+    let wh = Wh::new();
+    for c in 1..=12 {
+        let dir = sample(&format!("h200-gemm/history/c{c:02}"));
+        let (commit, time) = (format!("c{c:02}"), format!("2026-07-01T{c:02}:00:00Z"));
+        wh.ok(&[
+            "ingest",
+            dir.to_str().unwrap(),
+            "--label",
+            "main",
+            "--commit",
+            &commit,
+            "--commit-time",
+            &time,
+            "--machine",
+            "h200",
+        ]);
+    }
+    let dir = sample("h200-gemm/history/c13");
+    wh.ok(&[
+        "ingest",
+        dir.to_str().unwrap(),
+        "--label",
+        "head",
+        "--commit",
+        "c13",
+        "--machine",
+        "h200",
+    ]);
+    // The last five commits of main, pooled, against the head commit.
+    let (code, v) = compare_json(
+        &wh,
+        &[
+            "main",
+            "head@c13",
+            "--baseline-window",
+            "5",
+            "--control",
+            "torch",
+        ],
+    );
+    assert_eq!(code, 1, "{}", v["reason"]);
+    assert_eq!(
+        v["base"]["commits"],
+        serde_json::json!(["c08", "c09", "c10", "c11", "c12"])
+    );
+    assert_eq!(v["base"]["matched_by"], "label@last-5");
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("6 kernel/shape row(s) regressed"),
+        "{}",
+        v["reason"]
+    );
+    // A head on another machine class is not compared with this history.
+    let other = sample("h200-gemm/history/c14");
+    wh.ok(&[
+        "ingest",
+        other.to_str().unwrap(),
+        "--label",
+        "elsewhere",
+        "--commit",
+        "c14",
+        "--machine",
+        "mi300x",
+    ]);
+    let (code, v) = compare_json(&wh, &["main", "elsewhere", "--baseline-window", "5"]);
+    assert_eq!(code, 3, "{}", v["reason"]);
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .contains("machine base h200, head mi300x"),
+        "{}",
+        v["reason"]
+    );
+    // --machine and a disagreeing tag are refused.
+    let out = wh.run(&[
+        "ingest",
+        dir.to_str().unwrap(),
+        "--machine",
+        "a",
+        "--tag",
+        "machine=b",
+    ]);
+    assert_eq!(code_of(&out), 2);
+}

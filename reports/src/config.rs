@@ -87,6 +87,7 @@ pub struct Requested {
     pub strict_numerics: bool,
     pub allow_unchecked: bool,
     pub mann_whitney_p: bool,
+    pub baseline_window: Option<usize>,
 }
 
 fn fraction(name: &str, v: f64) -> Result<f64, String> {
@@ -133,6 +134,7 @@ impl Config {
             strict_numerics: r.strict_numerics,
             allow_unchecked: r.allow_unchecked,
             mann_whitney_p: r.mann_whitney_p,
+            baseline_window: r.baseline_window,
         })
     }
 

@@ -36,6 +36,7 @@ pub fn options(a: &CompareArgs) -> anyhow::Result<Options> {
         strict_numerics: a.strict_numerics,
         allow_unchecked: a.allow_unchecked,
         mann_whitney_p: a.mann_whitney_p,
+        baseline_window: a.baseline_window,
     };
     // Errors name the option as the config does (`control_tol`); here it is a flag.
     cfg.resolve(&requested)

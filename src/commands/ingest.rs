@@ -36,7 +36,17 @@ pub fn run(root: &Path, a: IngestArgs) -> anyhow::Result<Exit> {
             ),
         },
         arch: a.arch,
-        tags: super::parse_pairs(&a.tags, "--tag")?,
+        tags: {
+            let mut tags = super::parse_pairs(&a.tags, "--tag")?;
+            if let Some(m) = a.machine.as_deref() {
+                if tags.iter().any(|(k, v)| k == "machine" && v != m) {
+                    anyhow::bail!("--machine {m} and --tag machine=... disagree; give one");
+                }
+                tags.retain(|(k, _)| k != "machine");
+                tags.push(("machine".to_string(), m.to_string()));
+            }
+            tags
+        },
     };
     let wh = Warehouse::new(root);
     let stdin = a.paths.iter().any(|p| p.as_os_str() == "-");

@@ -307,7 +307,14 @@ pub(super) fn overall(
             f.run_id, f.source_path, f.detail
         ));
     }
-    let regressed = regressed_rows(rows);
+    // On other hardware a slower row is not evidence of a regression (a failed run or a
+    // new numerics failure still is): without --allow-mixed-hardware, nothing is judged.
+    let mixed = !ev.mixed_hardware.is_empty() && !opt.allow_mixed_hardware;
+    let regressed = if mixed {
+        Vec::new()
+    } else {
+        regressed_rows(rows)
+    };
     if !regressed.is_empty() {
         let metric_rows: usize = regressed.iter().map(|(_, m)| m.len()).sum();
         failures.push(format!(
@@ -358,7 +365,7 @@ pub(super) fn overall(
             f.run_id, f.source_path, f.detail
         ));
     }
-    if !ev.mixed_hardware.is_empty() && !opt.allow_mixed_hardware {
+    if mixed {
         gaps.push(format!(
             "the sides ran on different hardware ({}); --allow-mixed-hardware to compare anyway",
             ev.mixed_hardware.join("; ")
@@ -589,6 +596,12 @@ mod tests {
         }
         let (v, _) = verdict_of(&[], |_| {});
         assert_eq!(v, Overall::Inconclusive, "nothing matched");
+        // On other hardware a slower row proves nothing.
+        let slower = [row("512", "latency", Verdict::Regression)];
+        let (v, reason) = verdict_of(&slower, |e| {
+            e.mixed_hardware = vec!["arch base gfx942, head gfx950".into()]
+        });
+        assert_eq!(v, Overall::Inconclusive, "{reason}");
     }
 
     #[test]

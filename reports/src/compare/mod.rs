@@ -26,7 +26,10 @@ use summarise::summarize;
 /// Compare two sides of the warehouse.
 pub fn compare(db: &Db, base: &str, head: &str, opt: &Options) -> Result<Report, CompareError> {
     let mut t = std::time::Instant::now();
-    let base_side = select::select_side(db, base, "base")?;
+    let base_side = match opt.baseline_window {
+        Some(n) => select::select_window(db, base, n)?,
+        None => select::select_side(db, base, "base")?,
+    };
     let head_side = select::select_side(db, head, "head")?;
     select::check_disjoint(&base_side, &head_side)?;
     trace("select runs", &mut t);

@@ -163,6 +163,25 @@ fn nonempty(spec: &str, by: &str, rows: Vec<RunRow>) -> Result<SideInfo, Compare
     }
 }
 
+/// The base as history: the runs of `label`'s last `n` commits (by commit time, then
+/// ingest), pooled as one distribution (`compare --baseline-window N`).
+pub fn select_window(db: &Db, label: &str, n: usize) -> Result<SideInfo, CompareError> {
+    let label = label.split('@').next().unwrap_or(label).trim();
+    if label.is_empty() || n == 0 {
+        return Err(CompareError::EmptySelector("base"));
+    }
+    let l = sql_str(label);
+    let rows = query(
+        db,
+        &format!(
+            "label = {l} AND coalesce(\"commit\", '') IN (SELECT c FROM (SELECT coalesce(\"commit\", '') AS c, \
+             max(commit_time) AS t, min(ingested_at) AS i FROM runs WHERE label = {l} GROUP BY c \
+             ORDER BY t DESC NULLS LAST, i DESC LIMIT {n}))"
+        ),
+    )?;
+    nonempty(label, &format!("label@last-{n}"), rows)
+}
+
 /// Resolve a selector outside a comparison (charts): see [`select_side`].
 pub fn select_runs(db: &Db, spec: &str) -> Result<SideInfo, CompareError> {
     select_side(db, spec, "runs")

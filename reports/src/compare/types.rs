@@ -53,6 +53,8 @@ pub struct Options {
     /// Under Welch, also report the exact U test's p (`p_mann_whitney`): costly with
     /// many trials, so only when asked.
     pub mann_whitney_p: bool,
+    /// Base is the last N commits of the base label, pooled (history as the baseline).
+    pub baseline_window: Option<usize>,
 }
 
 impl Options {
@@ -80,6 +82,9 @@ impl Options {
         ];
         if !self.control.is_empty() {
             q.push(format!("control={}", url_encode(&self.control.join(","))));
+        }
+        if let Some(n) = self.baseline_window {
+            q.push(format!("baseline_window={n}"));
         }
         if !self.filters.is_empty() {
             let w: Vec<String> = self
@@ -137,6 +142,7 @@ impl Default for Options {
             strict_numerics: false,
             allow_unchecked: false,
             mann_whitney_p: false,
+            baseline_window: None,
         }
     }
 }

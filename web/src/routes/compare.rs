@@ -35,6 +35,7 @@ pub struct CompareQuery {
     pub strict_numerics: Option<String>,
     pub allow_unchecked: Option<String>,
     pub mann_whitney_p: Option<String>,
+    pub baseline_window: Option<String>,
 }
 
 fn given(v: &Option<String>) -> Option<&str> {
@@ -111,6 +112,15 @@ fn options(state: &AppState, q: &CompareQuery) -> Result<Options, AppError> {
         strict_numerics: flag(&q.strict_numerics),
         allow_unchecked: flag(&q.allow_unchecked),
         mann_whitney_p: flag(&q.mann_whitney_p),
+        baseline_window: given(&q.baseline_window)
+            .map(|t| {
+                t.parse::<usize>().map_err(|_| {
+                    AppError::bad_request(format!(
+                        "baseline_window '{t}' is not a whole number of commits"
+                    ))
+                })
+            })
+            .transpose()?,
     };
     state
         .config
