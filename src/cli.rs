@@ -113,6 +113,8 @@ pub struct DetectArgs {
 pub enum DetectFormat {
     Table,
     Json,
+    /// A pull-request comment body: the new alerts, then every change found
+    Markdown,
 }
 
 #[derive(Debug, Args)]

@@ -106,6 +106,12 @@ fn detect_finds_the_three_changed_shapes_at_c13_in_each_format() {
         assert!(a["metrics"].as_array().unwrap().len() >= 2, "{a}");
         assert!(a["ratio"].as_f64().unwrap() > 1.3, "{a}");
     }
+    let md = wh.ok(&["detect", "--label", "main", "--format", "markdown"]);
+    assert!(
+        md.starts_with("## perfdb detect: 0 new alert(s) on `main`"),
+        "{md}"
+    );
+    assert!(md.contains("| regression | gemm_a16w16 triton | M=512 N=4096 K=4096 dtype=torch.bfloat16 | default | c13 | c12 | latency +198.7%, throughput -66.5% |"), "{md}");
     // Nothing is a regression from c14 on.
     let (code, v) = detect_json(&wh, &["--since", "c14"]);
     assert_eq!(code, 0);

@@ -348,6 +348,54 @@ fn list_values(v: duckdb::types::Value) -> Vec<f64> {
     }
 }
 
+/// A pull-request comment body: what this run raised, then every change it found.
+pub fn render_markdown(d: &Detection, raised: &Raised) -> String {
+    let mut s = format!(
+        "## perfdb detect: {} new alert(s) on `{}`\n\n{} series over {} commit(s); {} regression(s), {} other change(s){}.\n\n",
+        raised.new_alerts.len(),
+        d.label,
+        d.series,
+        d.commits,
+        d.regressions(),
+        d.events.len() - d.regressions(),
+        if raised.resolved.is_empty() {
+            String::new()
+        } else {
+            format!("; {} alert(s) resolved", raised.resolved.len())
+        }
+    );
+    if d.events.is_empty() {
+        s.push_str("No change point.\n");
+        return s;
+    }
+    s.push_str("| | kind | kernel | shape | machine | first bad | last good | moved |\n|---|---|---|---|---|---|---|---|\n");
+    for e in &d.events {
+        let id = alert_id(&fingerprint(&d.label, e));
+        let new = if raised.new_alerts.contains(&id) {
+            "**new**"
+        } else {
+            ""
+        };
+        let moved: Vec<String> = e
+            .metrics
+            .iter()
+            .map(|m| format!("{} {:+.1}%", m.metric, (m.ratio - 1.0) * 100.0))
+            .collect();
+        s.push_str(&format!(
+            "| {new} | {} | {} {} | {} | {} | {} | {} | {} |\n",
+            e.kind,
+            e.table,
+            e.variant,
+            e.key,
+            e.machine,
+            e.first_bad_commit,
+            e.last_good_commit,
+            moved.join(", ")
+        ));
+    }
+    s
+}
+
 /// The terminal text of a detection.
 pub fn render_text(d: &Detection) -> String {
     let mut s = format!(

@@ -151,6 +151,7 @@ pub fn detect(root: &Path, a: crate::cli::DetectArgs) -> anyhow::Result<Exit> {
             ));
             t
         }
+        crate::cli::DetectFormat::Markdown => perfdb_reports::detect::render_markdown(&d, &raised),
         crate::cli::DetectFormat::Json => {
             let v = serde_json::json!({ "detection": d, "raised": raised });
             serde_json::to_string_pretty(&v).expect("detection serialises") + "\n"
