@@ -331,3 +331,48 @@ async fn a_saved_comparison_replays_exactly() {
         "the link keeps --control: {page}"
     );
 }
+
+#[tokio::test]
+async fn detected_alerts_are_listed_with_their_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("wh");
+    for c in 1..=20 {
+        let commit = format!("c{c:02}");
+        ingest(
+            &root,
+            &format!("h200-gemm/history/{commit}"),
+            "main",
+            Some(&commit),
+        );
+    }
+    let db = perfdb_reports::db::Db::open(&root).unwrap();
+    let d = perfdb_reports::detect::detect(&db, "main", None).unwrap();
+    let wh = Warehouse::new(&root);
+    let raised = perfdb_reports::detect::raise(&db, &wh, &d).unwrap();
+    assert_eq!(raised.new_alerts.len(), 6);
+    let (status, body) = get(&root, "/api/alerts/detected?status=active").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let v: Vec<serde_json::Value> = serde_json::from_str(&body).unwrap();
+    assert_eq!(v.len(), 6);
+    let (status, body) = get(&root, "/api/alerts/detected?status=resolved").await;
+    assert_eq!((status, body.as_str()), (StatusCode::OK, "[]"));
+    let (status, body) = get(&root, "/alerts?status=bogus").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body.contains("status 'bogus'"), "{body}");
+    let (_, page) = get(&root, "/alerts").await;
+    assert!(page.contains("id=\"detected\""), "{page}");
+    // Each alert links to its series' history, where the change point is marked.
+    let href = page
+        .split("href=\"")
+        .find(|h| h.starts_with("/history?table=gemm_a16w16&amp;variant=triton"))
+        .and_then(|h| h.split('"').next())
+        .unwrap()
+        .replace("&amp;", "&");
+    let (status, hist) = get(&root, &href.replace("/history?", "/api/history?")).await;
+    assert_eq!(status, StatusCode::OK, "{hist}");
+    let h: serde_json::Value = serde_json::from_str(&hist).unwrap();
+    let cps = h["change_points"].as_array().unwrap();
+    assert_eq!(cps.len(), 1);
+    let at = cps[0].as_u64().unwrap() as usize;
+    assert_eq!(h["points"][at]["point"], "c13");
+}

@@ -1,11 +1,15 @@
-//! `/alerts`: regressions found by comparisons saved with `perfdb compare --save`.
+//! `/alerts`: the alerts `perfdb detect` stored (with their status, a filter by status
+//! and a link to each one's history chart), and the comparisons saved with
+//! `perfdb compare --save`.
 
 use crate::page::{esc, layout};
 use crate::{blocking, AppError, AppState};
-use axum::extract::State;
+use axum::extract::{Query, State};
 use axum::response::Html;
 use axum::Json;
 use perfdb_reports::alerts::{list, Alert};
+use perfdb_reports::compare::url_encode;
+use perfdb_reports::triage::{self, AlertView};
 
 pub async fn api(State(s): State<AppState>) -> Result<Json<Vec<Alert>>, AppError> {
     blocking(move || Ok(list(&s.root)))
@@ -14,14 +18,111 @@ pub async fn api(State(s): State<AppState>) -> Result<Json<Vec<Alert>>, AppError
         .map_err(AppError::json)
 }
 
-pub async fn page(State(s): State<AppState>) -> Result<Html<String>, AppError> {
-    let alerts = blocking(move || Ok(list(&s.root))).await?;
+#[derive(Debug, serde::Deserialize, Default)]
+pub struct AlertsQuery {
+    /// Only detected alerts in this status.
+    pub status: Option<String>,
+}
+
+const STATUSES: [&str; 4] = ["active", "acknowledged", "dismissed", "resolved"];
+
+fn status_of(q: &AlertsQuery) -> Result<Option<String>, AppError> {
+    match q.status.as_deref().filter(|s| !s.is_empty()) {
+        None => Ok(None),
+        Some(s) if STATUSES.contains(&s) => Ok(Some(s.to_string())),
+        Some(s) => Err(AppError::bad_request(format!(
+            "status '{s}': one of {}",
+            STATUSES.join(", ")
+        ))),
+    }
+}
+
+fn detected(s: &AppState, status: Option<&str>) -> Result<Vec<AlertView>, AppError> {
+    let db = s.db()?;
+    triage::list(&db, status).map_err(|e| AppError::internal(e.to_string()))
+}
+
+/// `/api/alerts/detected?status=`: the stored alerts as `perfdb alerts list --format json`.
+pub async fn detected_api(
+    State(s): State<AppState>,
+    Query(q): Query<AlertsQuery>,
+) -> Result<Json<Vec<AlertView>>, AppError> {
+    let status = status_of(&q).map_err(AppError::json)?;
+    blocking(move || detected(&s, status.as_deref()))
+        .await
+        .map(Json)
+        .map_err(AppError::json)
+}
+
+/// The detected alerts as a table, each linked to its series' history chart.
+fn detected_section(alerts: &[AlertView], status: Option<&str>) -> String {
+    let filters: Vec<String> = std::iter::once(("all", status.is_none()))
+        .chain(STATUSES.iter().map(|s| (*s, status == Some(*s))))
+        .map(|(s, on)| {
+            let href = if s == "all" {
+                "/alerts".to_string()
+            } else {
+                format!("/alerts?status={s}")
+            };
+            if on {
+                format!("<b>{s}</b>")
+            } else {
+                format!("<a href=\"{href}\">{s}</a>")
+            }
+        })
+        .collect();
+    let mut body = format!(
+        "<h2>Detected</h2><p id=\"filters\">status: {}</p>",
+        filters.join(" · ")
+    );
     if alerts.is_empty() {
-        return Ok(Html(layout(
-            "Alerts",
+        body.push_str(
+            "<p>No alerts. <code>perfdb detect --label main</code> stores the regressions it finds over a label's history.</p>",
+        );
+        return body;
+    }
+    body.push_str("<table id=\"detected\"><tr><th>id</th><th>status</th><th>kernel</th><th>shape</th><th>machine</th><th>first bad</th><th>change</th><th>metrics</th></tr>");
+    for a in alerts {
+        let metric = a.metrics.first().map(String::as_str).unwrap_or("latency");
+        let key_json = perfdb_ingest::model::key_of(&a.key).0;
+        let history = format!(
+            "/history?table={}&variant={}&metric={}&label={}&key={}",
+            url_encode(&a.table),
+            url_encode(&a.variant),
+            url_encode(metric),
+            url_encode(&a.label),
+            url_encode(&key_json)
+        );
+        body.push_str(&format!(
+            "<tr class=\"{}\"><td><code>{}</code></td><td>{}</td><td>{} {}</td><td><a href=\"{}\">{}</a></td><td>{}</td><td>{} (last good {})</td><td class=\"num\">{:+.1}%</td><td>{}</td></tr>",
+            if a.status == "active" { "regression" } else { "" },
+            esc(&a.id), esc(&a.status), esc(&a.table), esc(&a.variant),
+            esc(&history), esc(&a.key_text), esc(&a.machine),
+            esc(&a.first_bad_commit), esc(&a.last_good_commit),
+            (a.ratio - 1.0) * 100.0, esc(&a.metrics.join(", "))
+        ));
+    }
+    body.push_str("</table>");
+    body
+}
+
+pub async fn page(
+    State(s): State<AppState>,
+    Query(q): Query<AlertsQuery>,
+) -> Result<Html<String>, AppError> {
+    let status = status_of(&q)?;
+    let s2 = s.clone();
+    let st = status.clone();
+    let stored = blocking(move || detected(&s2, st.as_deref())).await?;
+    let alerts = blocking(move || Ok(list(&s.root))).await?;
+    let mut page = detected_section(&stored, status.as_deref());
+    page.push_str("<h2>Saved comparisons</h2>");
+    if alerts.is_empty() {
+        page.push_str(
             "<p>No saved comparisons yet. Save one with <code>perfdb compare BASE HEAD --control torch --save</code>; \
              its regressions are listed here.</p>",
-        )));
+        );
+        return Ok(Html(layout("Alerts", &page)));
     }
     let mut body = String::from(
         "<table><tr><th>saved</th><th>base → head</th><th>verdict</th><th>regressions</th></tr>",
@@ -53,5 +154,6 @@ pub async fn page(State(s): State<AppState>) -> Result<Html<String>, AppError> {
         ));
     }
     body.push_str("</table>");
-    Ok(Html(layout("Alerts", &body)))
+    page.push_str(&body);
+    Ok(Html(layout("Alerts", &page)))
 }
