@@ -105,6 +105,13 @@ pub struct DetectArgs {
     /// Report only changes whose first bad commit is this commit (prefix) or later
     #[arg(long, value_name = "COMMIT")]
     pub since: Option<String>,
+    /// POST each active alert not yet delivered there as JSON (repeatable; http:// only;
+    /// also `notify = [...]` under [compare] in perfdb.toml)
+    #[arg(long, value_name = "URL")]
+    pub notify: Vec<String>,
+    /// Config file [default: ./perfdb.toml when present]
+    #[arg(long)]
+    pub config: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "table")]
     pub format: DetectFormat,
 }

@@ -323,3 +323,104 @@ fn history_is_a_baseline_and_machines_are_classes() {
     ]);
     assert_eq!(code_of(&out), 2);
 }
+
+/// A loopback HTTP receiver answering with `statuses` in turn (then 200), recording the
+/// JSON bodies it accepted. Stops with the test process.
+fn receiver(statuses: Vec<u16>) -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = got.clone();
+    std::thread::spawn(move || {
+        let mut answers = statuses.into_iter();
+        for stream in listener.incoming() {
+            let mut stream = stream.unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut len = 0;
+            loop {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap();
+                }
+                if line == "\r\n" || line.is_empty() {
+                    break;
+                }
+            }
+            let mut body = vec![0u8; len];
+            reader.read_exact(&mut body).unwrap();
+            let status = answers.next().unwrap_or(200);
+            if status == 200 {
+                seen.lock()
+                    .unwrap()
+                    .push(serde_json::from_slice(&body).unwrap());
+            }
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+        }
+    });
+    (url, got)
+}
+
+#[test]
+fn new_alerts_are_delivered_once_with_retries() {
+    let wh = Wh::new();
+    history(&wh, &(1..=20).collect::<Vec<_>>());
+    // The receiver fails twice, then accepts: the first alert gets through on retry.
+    let (url, got) = receiver(vec![500, 500]);
+    let out = wh.run(&["detect", "--label", "main", "--notify", &url]);
+    assert_eq!(code_of(&out), 1, "{}", stderr(&out));
+    {
+        let got = got.lock().unwrap();
+        assert_eq!(got.len(), 6, "each alert once");
+        let mut ids: Vec<&str> = got.iter().map(|v| v["id"].as_str().unwrap()).collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), 6);
+        assert!(
+            got[0]["text"].as_str().unwrap().starts_with("perfdb: "),
+            "{}",
+            got[0]
+        );
+        assert_eq!(got[0]["status"], "active");
+    }
+    assert_eq!(wh.count("SELECT count(*) FROM alert_delivery"), 6);
+    assert_eq!(
+        wh.count("SELECT count(*) FROM alert_delivery WHERE attempts = 3"),
+        1,
+        "the first one took three attempts"
+    );
+    // Re-running sends nothing already delivered.
+    let out = wh.run(&["detect", "--label", "main", "--notify", &url]);
+    assert_eq!(code_of(&out), 0, "{}", stderr(&out));
+    assert_eq!(got.lock().unwrap().len(), 6);
+    // A receiver that never accepts: an error (exit 2), nothing recorded, retried later.
+    let (down, none) = receiver(vec![503; 64]);
+    let wh2 = Wh::new();
+    history(&wh2, &(1..=20).collect::<Vec<_>>());
+    let out = wh2.run(&["detect", "--label", "main", "--notify", &down]);
+    assert_eq!(code_of(&out), 2);
+    assert!(
+        stderr(&out).contains("HTTP 503 after 4 attempts"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(none.lock().unwrap().is_empty());
+    assert_eq!(wh2.count("SELECT count(*) FROM alert_delivery"), 0);
+    let (up, later) = receiver(vec![]);
+    wh2.run(&["detect", "--label", "main", "--notify", &up]);
+    assert_eq!(later.lock().unwrap().len(), 6, "nothing lost");
+    // Only http:// targets.
+    let out = wh2.run(&[
+        "detect",
+        "--label",
+        "main",
+        "--notify",
+        "https://hooks.example/x",
+    ]);
+    assert_eq!(code_of(&out), 2);
+    assert!(stderr(&out).contains("only http://"), "{}", stderr(&out));
+}

@@ -481,6 +481,17 @@ pub struct AlertRecord {
     pub created_at_us: i64,
 }
 
+/// An alert delivered to a notification target (the `alert_delivery` table,
+/// append-only): a delivered alert is never sent to that target again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Delivery {
+    pub alert_id: String,
+    pub target: String,
+    pub delivered_at_us: i64,
+    pub http_status: i32,
+    pub attempts: i32,
+}
+
 /// One change of an alert's status (the `alert_status` table, append-only): the
 /// current status is the latest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

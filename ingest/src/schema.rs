@@ -245,6 +245,45 @@ pub mod alerts {
     pub const AT: &str = "changed_at";
     pub const WHO: &str = "who";
     pub const NOTE: &str = "note";
+    pub const TARGET: &str = "target";
+    pub const DELIVERED_AT: &str = "delivered_at";
+    pub const HTTP_STATUS: &str = "http_status";
+    pub const ATTEMPTS: &str = "attempts";
+}
+
+pub static ALERT_DELIVERY_SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
+    use alerts::*;
+    Arc::new(Schema::new(vec![
+        utf8(ALERT_ID, false),
+        utf8(TARGET, false),
+        utc_us(DELIVERED_AT),
+        Field::new(HTTP_STATUS, DataType::Int32, false),
+        Field::new(ATTEMPTS, DataType::Int32, false),
+    ]))
+});
+
+pub fn alert_delivery_batch(rows: &[crate::model::Delivery]) -> RecordBatch {
+    let mut id = StringBuilder::new();
+    let mut target = StringBuilder::new();
+    let mut at = TimestampMicrosecondBuilder::with_capacity(rows.len()).with_timezone("UTC");
+    let mut status = Int32Builder::with_capacity(rows.len());
+    let mut attempts = Int32Builder::with_capacity(rows.len());
+    for r in rows {
+        id.append_value(&r.alert_id);
+        target.append_value(&r.target);
+        at.append_value(r.delivered_at_us);
+        status.append_value(r.http_status);
+        attempts.append_value(r.attempts);
+    }
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(id.finish()),
+        Arc::new(target.finish()),
+        Arc::new(at.finish()),
+        Arc::new(status.finish()),
+        Arc::new(attempts.finish()),
+    ];
+    RecordBatch::try_new(ALERT_DELIVERY_SCHEMA.clone(), cols)
+        .expect("alert delivery batch matches ALERT_DELIVERY_SCHEMA")
 }
 
 fn utc_us(name: &str) -> Field {

@@ -40,6 +40,7 @@ pub const MEASUREMENTS_DIR: &str = "measurements";
 /// not partitioned). `alerts/` itself holds comparisons saved with `compare --save`.
 pub const ALERT_RECORDS_DIR: &str = "alert_records";
 pub const ALERT_STATUS_DIR: &str = "alert_status";
+pub const ALERT_DELIVERY_DIR: &str = "alert_delivery";
 pub const MANIFEST: &str = "_manifest.json";
 const TMP_DIR: &str = "_tmp";
 const LOCK: &str = ".lock";
@@ -131,6 +132,9 @@ pub struct Manifest {
     /// Relative paths of the committed alert status change files.
     #[serde(default)]
     pub alert_status: Vec<String>,
+    /// Relative paths of the committed alert delivery files.
+    #[serde(default)]
+    pub alert_delivery: Vec<String>,
 }
 
 /// A replaced file and when it was replaced (microseconds since the Unix epoch).
@@ -323,11 +327,29 @@ impl Warehouse {
         Ok((abs(&m.runs), abs(&m.measurements)))
     }
 
-    /// Absolute paths of the committed alert record and status files.
-    pub fn committed_alert_files(&self) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+    /// Absolute paths of the committed alert record, status and delivery files.
+    pub fn committed_alert_files(&self) -> Result<(Vec<PathBuf>, Vec<PathBuf>, Vec<PathBuf>)> {
         let m = self.manifest()?;
         let abs = |v: &[String]| v.iter().map(|p| self.root.join(p)).collect();
-        Ok((abs(&m.alerts), abs(&m.alert_status)))
+        Ok((abs(&m.alerts), abs(&m.alert_status), abs(&m.alert_delivery)))
+    }
+
+    /// Commit one delivery record (right after the receiver acknowledged it, so a
+    /// process killed later never sends it again).
+    pub fn commit_delivery(&self, d: &crate::model::Delivery) -> Result<()> {
+        let _guard = self.lock()?;
+        let mut manifest = self.manifest()?;
+        let rel = format!(
+            "{ALERT_DELIVERY_DIR}/part-{:x}-{:x}.parquet",
+            now_us(),
+            std::process::id()
+        );
+        self.write_parquet(
+            &rel,
+            &[schema::alert_delivery_batch(std::slice::from_ref(d))],
+        )?;
+        manifest.alert_delivery.push(rel);
+        self.write_manifest(&manifest)
     }
 
     /// Commit new alerts and status changes in one transaction (same protocol as runs:
@@ -522,6 +544,7 @@ impl Warehouse {
             .chain(manifest.retired.iter().map(|r| &r.path))
             .chain(&manifest.alerts)
             .chain(&manifest.alert_status)
+            .chain(&manifest.alert_delivery)
             .cloned()
             .collect();
         let orphans: Vec<PathBuf> = [RUNS_DIR, MEASUREMENTS_DIR]

@@ -29,6 +29,9 @@ pub struct Config {
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct CompareConfig {
+    /// Where `perfdb detect` delivers new alerts (besides `--notify`).
+    #[serde(default)]
+    pub notify: Vec<String>,
     pub threshold: Option<f64>,
     pub alpha: Option<f64>,
     pub control_tol: Option<f64>,

@@ -105,7 +105,12 @@ impl Db {
         let conn = Connection::open_in_memory()?;
         conn.execute_batch(&view_sql("runs", &runs, &RUNS_SCHEMA))?;
         conn.execute_batch(&view_sql("measurements", &ms, &MEASUREMENTS_SCHEMA))?;
-        let (alerts, status) = wh.committed_alert_files()?;
+        let (alerts, status, delivery) = wh.committed_alert_files()?;
+        conn.execute_batch(&flat_view_sql(
+            "alert_delivery",
+            &delivery,
+            &schema::ALERT_DELIVERY_SCHEMA,
+        ))?;
         conn.execute_batch(&flat_view_sql("alerts", &alerts, &schema::ALERTS_SCHEMA))?;
         conn.execute_batch(&flat_view_sql(
             "alert_status",

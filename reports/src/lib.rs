@@ -6,6 +6,7 @@ pub mod compare;
 pub mod config;
 pub mod db;
 pub mod detect;
+pub mod notify;
 pub mod render;
 pub mod stats;
 pub mod table;

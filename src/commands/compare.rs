@@ -131,6 +131,23 @@ pub fn detect(root: &Path, a: crate::cli::DetectArgs) -> anyhow::Result<Exit> {
         .with_context(|| format!("cannot open the warehouse at {}", root.display()))?;
     let d = perfdb_reports::detect::detect(&db, &a.label, a.since.as_deref())?;
     let raised = perfdb_reports::detect::raise(&db, &Warehouse::new(root), &d)?;
+    let cfg = Config::load_or_default(a.config.as_deref())?;
+    let targets: Vec<String> = a
+        .notify
+        .iter()
+        .chain(&cfg.compare.notify)
+        .cloned()
+        .collect();
+    let delivered = if targets.is_empty() {
+        None
+    } else {
+        Some(perfdb_reports::notify::deliver(root, &a.label, &targets)?)
+    };
+    if let Some(dl) = &delivered {
+        for (id, target, why) in &dl.failed {
+            eprintln!("error: alert {id} not delivered to {target}: {why} (tried again next run)");
+        }
+    }
     let text = match a.format {
         crate::cli::DetectFormat::Table => {
             let mut t = perfdb_reports::detect::render_text(&d);
@@ -153,11 +170,14 @@ pub fn detect(root: &Path, a: crate::cli::DetectArgs) -> anyhow::Result<Exit> {
         }
         crate::cli::DetectFormat::Markdown => perfdb_reports::detect::render_markdown(&d, &raised),
         crate::cli::DetectFormat::Json => {
-            let v = serde_json::json!({ "detection": d, "raised": raised });
+            let v = serde_json::json!({ "detection": d, "raised": raised, "delivered": delivered });
             serde_json::to_string_pretty(&v).expect("detection serialises") + "\n"
         }
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
+    if delivered.as_ref().is_some_and(|dl| !dl.failed.is_empty()) {
+        return Ok(Exit::Error);
+    }
     // A new alert is what a nightly job acts on; one already stored was acted on before.
     Ok(if raised.new_alerts.is_empty() {
         Exit::Ok
