@@ -424,3 +424,75 @@ fn new_alerts_are_delivered_once_with_retries() {
     assert_eq!(code_of(&out), 2);
     assert!(stderr(&out).contains("only http://"), "{}", stderr(&out));
 }
+
+/// Three trials of one `[perf]` row at `us` (a little noise), as commit `c` of `main`.
+fn perf_commit(wh: &Wh, c: usize, us: f64) {
+    let dir = wh.dir.path().join(format!("perf/c{c:02}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    for t in 0..3 {
+        let v = us * (1.0 + 0.002 * t as f64);
+        std::fs::write(
+            dir.join(format!("t{t}.log")),
+            format!("[perf] dim: (64,) dtype: bf16, torch avg: 5.00 us, ck avg: {v:.3} us\n"),
+        )
+        .unwrap();
+    }
+    let (commit, time) = (format!("c{c:02}"), format!("2026-07-01T{c:02}:00:00Z"));
+    wh.ok(&[
+        "ingest",
+        dir.to_str().unwrap(),
+        "--label",
+        "main",
+        "--commit",
+        &commit,
+        "--commit-time",
+        &time,
+    ]);
+}
+
+#[test]
+fn a_second_step_supersedes_the_first_alert_and_thresholds_come_from_config() {
+    let wh = Wh::new();
+    for c in 1..=12 {
+        perf_commit(&wh, c, if c <= 6 { 10.0 } else { 15.0 });
+    }
+    wh.run(&["detect", "--label", "main"]);
+    for c in 13..=18 {
+        perf_commit(&wh, c, 25.0);
+    }
+    let out = wh.run(&["detect", "--label", "main"]);
+    assert_eq!(code_of(&out), 1, "{}", stdout(&out));
+    let all: Vec<Value> = serde_json::from_str(&wh.ok(&["alerts", "--format", "json"])).unwrap();
+    let status_at = |commit: &str| {
+        all.iter()
+            .find(|a| a["first_bad_commit"] == commit)
+            .map(|a| a["status"].as_str().unwrap().to_string())
+    };
+    assert_eq!(status_at("c07").as_deref(), Some("silenced"));
+    assert_eq!(status_at("c13").as_deref(), Some("active"));
+    let ci = &all[0]["metric_detail"][0]["before_ci"];
+    assert!(
+        ci[0].is_number() && ci[1].is_number(),
+        "medians come with intervals: {ci}"
+    );
+
+    // A per-variant minimum step from perfdb.toml keeps this kernel quiet.
+    let quiet = Wh::new();
+    for c in 1..=12 {
+        perf_commit(&quiet, c, if c <= 6 { 10.0 } else { 15.0 });
+    }
+    let cfg = quiet.dir.path().join("perfdb.toml");
+    std::fs::write(
+        &cfg,
+        "[detect]\n[[detect.override]]\nvariant = \"ck\"\nmin_step = 0.6\n",
+    )
+    .unwrap();
+    let out = quiet.run(&[
+        "detect",
+        "--label",
+        "main",
+        "--config",
+        cfg.to_str().unwrap(),
+    ]);
+    assert_eq!(code_of(&out), 0, "{}", stdout(&out));
+}

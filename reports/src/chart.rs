@@ -524,6 +524,7 @@ pub fn history_data(
     key: &str,
     metric: &str,
     label: Option<&str>,
+    params: &stats::changepoint::Params,
 ) -> Result<HistoryData, ChartError> {
     check_table_metric(db, table, metric)?;
     let label_pred = label
@@ -577,7 +578,10 @@ pub fn history_data(
             .unwrap_or_else(|| key_display(&key_from_json(key))),
         metric: metric.into(),
         unit,
-        change_points: stats::changepoint::change_points(&series),
+        change_points: stats::changepoint::detect_with(&series, params)
+            .iter()
+            .map(|c| c.index)
+            .collect(),
         points,
     })
 }

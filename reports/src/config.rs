@@ -24,6 +24,57 @@ pub const DEFAULT_CONFIG: &str = "perfdb.toml";
 pub struct Config {
     #[serde(default)]
     pub compare: CompareConfig,
+    #[serde(default)]
+    pub detect: DetectConfig,
+}
+
+/// `[detect]`: the change-point detector's thresholds, with per table/variant minimum
+/// steps (first match wins), e.g. a noisy kernel that should move 10% before it alerts:
+///
+/// ```toml
+/// [detect]
+/// p = 0.001
+/// min_step = 0.05
+/// [[detect.override]]
+/// variant = "triton_add"
+/// min_step = 0.10
+/// ```
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DetectConfig {
+    pub p: Option<f64>,
+    pub min_step: Option<f64>,
+    #[serde(default, rename = "override")]
+    pub overrides: Vec<DetectOverride>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DetectOverride {
+    pub table: Option<String>,
+    pub variant: Option<String>,
+    pub min_step: f64,
+}
+
+impl DetectConfig {
+    /// The detector's thresholds for one series.
+    pub fn for_series(&self, table: &str, variant: &str) -> crate::stats::changepoint::Params {
+        let d = crate::stats::changepoint::Params::default();
+        let min_step = self
+            .overrides
+            .iter()
+            .find(|o| {
+                o.table.as_deref().is_none_or(|t| t == table)
+                    && o.variant.as_deref().is_none_or(|v| v == variant)
+            })
+            .map(|o| o.min_step)
+            .or(self.min_step)
+            .unwrap_or(d.min_step);
+        crate::stats::changepoint::Params {
+            p: self.p.unwrap_or(d.p),
+            min_step,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]

@@ -33,6 +33,9 @@ pub struct MetricMove {
     pub direction: Direction,
     pub before_median: f64,
     pub after_median: f64,
+    /// Distribution-free 95% intervals of those medians (null ends: too few trials).
+    pub before_ci: (Option<f64>, Option<f64>),
+    pub after_ci: (Option<f64>, Option<f64>),
     /// after / before of the medians.
     pub ratio: f64,
     pub p: f64,
@@ -145,7 +148,12 @@ type SeriesId = (String, String, String, String, String, String);
 
 /// Detect change points over every series of `label`; with `since`, report only those
 /// whose first bad commit is that commit (a prefix) or later.
-pub fn detect(db: &Db, label: &str, since: Option<&str>) -> Result<Detection, DetectError> {
+pub fn detect(
+    db: &Db,
+    label: &str,
+    since: Option<&str>,
+    params: &crate::config::DetectConfig,
+) -> Result<Detection, DetectError> {
     let runs = runs_of(db, label)?;
     if runs.is_empty() {
         return Err(DetectError::NoRuns(label.to_string()));
@@ -229,7 +237,8 @@ pub fn detect(db: &Db, label: &str, since: Option<&str>) -> Result<Detection, De
         let mut ordered: Vec<(&String, &Point)> = points.iter().collect();
         ordered.sort_by_key(|(c, p)| (p.commit_time, p.ingested_at, (*c).clone()));
         let trials: Vec<Vec<f64>> = ordered.iter().map(|(_, p)| p.trials.clone()).collect();
-        for cp in changepoint::detect(&trials) {
+        let cps = changepoint::detect_with(&trials, &params.for_series(table, variant));
+        for (n, cp) in cps.iter().enumerate() {
             let first_bad = ordered[cp.index].0.clone();
             if let Some(at) = since_at {
                 let pos = order_of_commits.iter().position(|c| *c == first_bad);
@@ -237,14 +246,23 @@ pub fn detect(db: &Db, label: &str, since: Option<&str>) -> Result<Detection, De
                     continue;
                 }
             }
-            let before: Vec<f64> = trials[..cp.index].iter().flatten().copied().collect();
-            let after: Vec<f64> = trials[cp.index..].iter().flatten().copied().collect();
+            // The segments either side: from the previous change point to the next one.
+            let lo = if n == 0 { 0 } else { cps[n - 1].index };
+            let hi = cps.get(n + 1).map_or(trials.len(), |c| c.index);
+            let before: Vec<f64> = trials[lo..cp.index].iter().flatten().copied().collect();
+            let after: Vec<f64> = trials[cp.index..hi].iter().flatten().copied().collect();
+            let ci = |v: &[f64]| {
+                let (a, b) = stats::median_ci(v);
+                (a.is_finite().then_some(a), b.is_finite().then_some(b))
+            };
             let mv = MetricMove {
                 metric: metric.clone(),
                 unit: unit.clone(),
                 direction: *dir,
                 before_median: stats::median(&before),
                 after_median: stats::median(&after),
+                before_ci: ci(&before),
+                after_ci: ci(&after),
                 ratio: cp.ratio,
                 p: cp.p,
             };
@@ -552,6 +570,27 @@ pub fn raise(
                     )
                 })
                 .collect();
+            // A new step on a series supersedes its older open alert.
+            for r in &fresh {
+                let series = (
+                    r.table.clone(),
+                    r.variant.clone(),
+                    r.key.clone(),
+                    r.machine.clone(),
+                );
+                for (id, s, first_bad) in &open {
+                    if *s == series
+                        && d.commit_position(first_bad) < d.commit_position(&r.first_bad_commit)
+                        && !resolved.contains(id)
+                    {
+                        changes.push(change(
+                            id,
+                            "silenced",
+                            format!("superseded by {}", r.alert_id),
+                        ));
+                    }
+                }
+            }
             changes.extend(resolved.iter().map(|id| {
                 change(
                     id,

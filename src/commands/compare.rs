@@ -129,9 +129,9 @@ pub fn demo(root: &Path) -> anyhow::Result<Exit> {
 pub fn detect(root: &Path, a: crate::cli::DetectArgs) -> anyhow::Result<Exit> {
     let db = Db::open(root)
         .with_context(|| format!("cannot open the warehouse at {}", root.display()))?;
-    let d = perfdb_reports::detect::detect(&db, &a.label, a.since.as_deref())?;
-    let raised = perfdb_reports::detect::raise(&db, &Warehouse::new(root), &d)?;
     let cfg = Config::load_or_default(a.config.as_deref())?;
+    let d = perfdb_reports::detect::detect(&db, &a.label, a.since.as_deref(), &cfg.detect)?;
+    let raised = perfdb_reports::detect::raise(&db, &Warehouse::new(root), &d)?;
     let targets: Vec<String> = a
         .notify
         .iter()

@@ -346,7 +346,7 @@ async fn detected_alerts_are_listed_with_their_history() {
         );
     }
     let db = perfdb_reports::db::Db::open(&root).unwrap();
-    let d = perfdb_reports::detect::detect(&db, "main", None).unwrap();
+    let d = perfdb_reports::detect::detect(&db, "main", None, &Default::default()).unwrap();
     let wh = Warehouse::new(&root);
     let raised = perfdb_reports::detect::raise(&db, &wh, &d).unwrap();
     assert_eq!(raised.new_alerts.len(), 6);

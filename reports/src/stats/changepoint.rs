@@ -28,6 +28,22 @@ pub const MIN_STEP: f64 = 0.05;
 /// Fewest commits on each side of a change point.
 pub const MIN_SEGMENT: usize = 2;
 
+/// The detector's thresholds (the defaults above, or `perfdb.toml`'s `[detect]`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Params {
+    pub p: f64,
+    pub min_step: f64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            p: P_STRICT,
+            min_step: MIN_STEP,
+        }
+    }
+}
+
 /// A change point: the index of the first commit of the new level, the p of the test of
 /// the segment before against the segment after, and after / before of their medians.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -45,6 +61,11 @@ pub fn change_points(series: &[Vec<f64>]) -> Vec<usize> {
 /// Change points with their evidence (see the module docs). Values that are not
 /// positive and finite are left out; a commit with none left cannot start a level.
 pub fn detect(series: &[Vec<f64>]) -> Vec<ChangePoint> {
+    detect_with(series, &Params::default())
+}
+
+/// [`detect`] with other thresholds.
+pub fn detect_with(series: &[Vec<f64>], params: &Params) -> Vec<ChangePoint> {
     let logs: Vec<Vec<f64>> = series
         .iter()
         .map(|t| {
@@ -59,9 +80,9 @@ pub fn detect(series: &[Vec<f64>]) -> Vec<ChangePoint> {
         .map(|t| if t.is_empty() { f64::NAN } else { median(t) })
         .collect();
     let mut candidates = Vec::new();
-    split(&logs, &meds, 0, logs.len(), &mut candidates);
+    split(&logs, &meds, 0, logs.len(), params, &mut candidates);
     candidates.sort_unstable();
-    merge(&logs, candidates)
+    merge(&logs, candidates, params)
 }
 
 /// Welch's p and the step (after / before of the medians) of `logs[lo..s]` vs `logs[s..hi]`.
@@ -99,7 +120,14 @@ fn q_hat(x: &[f64], y: &[f64]) -> f64 {
     m * n / (m + n) * e
 }
 
-fn split(logs: &[Vec<f64>], meds: &[f64], lo: usize, hi: usize, out: &mut Vec<usize>) {
+fn split(
+    logs: &[Vec<f64>],
+    meds: &[f64],
+    lo: usize,
+    hi: usize,
+    params: &Params,
+    out: &mut Vec<usize>,
+) {
     if hi - lo < 2 * MIN_SEGMENT {
         return;
     }
@@ -121,14 +149,14 @@ fn split(logs: &[Vec<f64>], meds: &[f64], lo: usize, hi: usize, out: &mut Vec<us
     let Some((p, ratio)) = test(logs, lo, s, hi) else {
         return;
     };
-    if p < SPLIT_FACTOR * P_STRICT && (ratio - 1.0).abs() > MIN_STEP {
+    if p < SPLIT_FACTOR * params.p && (ratio - 1.0).abs() > params.min_step {
         out.push(s);
-        split(logs, meds, lo, s, out);
-        split(logs, meds, s, hi, out);
+        split(logs, meds, lo, s, params, out);
+        split(logs, meds, s, hi, params, out);
     }
 }
 
-fn merge(logs: &[Vec<f64>], mut cands: Vec<usize>) -> Vec<ChangePoint> {
+fn merge(logs: &[Vec<f64>], mut cands: Vec<usize>, params: &Params) -> Vec<ChangePoint> {
     loop {
         let tested: Vec<Option<(f64, f64)>> = (0..cands.len())
             .map(|i| {
@@ -141,7 +169,7 @@ fn merge(logs: &[Vec<f64>], mut cands: Vec<usize>) -> Vec<ChangePoint> {
             .iter()
             .enumerate()
             .filter(|(_, t)| match t {
-                Some((p, ratio)) => *p >= P_STRICT || (ratio - 1.0).abs() <= MIN_STEP,
+                Some((p, ratio)) => *p >= params.p || (ratio - 1.0).abs() <= params.min_step,
                 None => true,
             })
             .max_by(|a, b| {

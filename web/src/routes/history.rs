@@ -71,7 +71,17 @@ fn resolve(state: &AppState, q: &HistoryQuery) -> Result<Option<Resolved>, AppEr
         }
     });
     let key = pick(&given_key, &keys, "key")?;
-    let data = history_data(&db, &table, &variant, &key, &metric, q.label.as_deref())?;
+    // The detector `perfdb detect` runs, with the same perfdb.toml thresholds.
+    let params = state.config.detect.for_series(&table, &variant);
+    let data = history_data(
+        &db,
+        &table,
+        &variant,
+        &key,
+        &metric,
+        q.label.as_deref(),
+        &params,
+    )?;
     let labels = key_labels(&db, &table, &metric)?;
     Ok(Some(Resolved {
         tables,
