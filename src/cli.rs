@@ -298,4 +298,8 @@ pub struct ServeArgs {
     /// as for `compare` [default: ./perfdb.toml when present]
     #[arg(long)]
     pub config: Option<std::path::PathBuf>,
+    /// Accept triage (acknowledge, dismiss, reopen) from the alerts page; the page is
+    /// read-only otherwise
+    #[arg(long)]
+    pub allow_triage: bool,
 }

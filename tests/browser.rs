@@ -1,8 +1,9 @@
 //! End to end in a real headless Chromium: `perfdb serve` on the sample data, the chart
-//! page loaded by the browser, its SVG checked, a screenshot saved.
+//! page loaded by the browser, its SVG checked, a screenshot saved; and an alert
+//! acknowledged from the alerts page by clicking its button (through `chromedriver`).
 //!
-//! Needs Debian's `chromium` (`.ci/run` installs it). Without it the test fails under CI
-//! (CI=true) and is reported as skipped elsewhere.
+//! Needs Debian's `chromium` and `chromium-driver` (`.ci/run` installs them). Without
+//! them the tests fail under CI (CI=true) and are reported as skipped elsewhere.
 
 mod common;
 use common::*;
@@ -41,9 +42,14 @@ impl Drop for Server {
 
 /// Start `perfdb serve` on a free loopback port; returns the server and its base URL.
 fn serve(wh: &Wh) -> (Server, String) {
+    serve_with(wh, &[])
+}
+
+fn serve_with(wh: &Wh, extra: &[&str]) -> (Server, String) {
     let mut child = wh
         .cmd()
         .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(extra)
         .stderr(Stdio::piped())
         .spawn()
         .expect("start perfdb serve");
@@ -129,4 +135,172 @@ fn chart_page_in_headless_chromium() {
         "screenshot is not a PNG of a page"
     );
     eprintln!("screenshot saved to {}", shot.display());
+}
+
+/// One WebDriver call (HTTP/1.1, JSON) to chromedriver on loopback.
+fn webdriver(port: u16, method: &str, path: &str, body: &serde_json::Value) -> serde_json::Value {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("chromedriver");
+    let json = body.to_string();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{json}",
+        json.len()
+    )
+    .unwrap();
+    // chromedriver keeps the connection open: read the headers, then Content-Length bytes.
+    let mut reader = std::io::BufReader::new(s);
+    let mut len = 0usize;
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        if std::io::BufRead::read_line(&mut reader, &mut line).unwrap() == 0 {
+            break;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            len = v.trim().parse().unwrap_or(0);
+        }
+        head.push_str(&line);
+        if line == "\r\n" {
+            break;
+        }
+    }
+    let mut buf = vec![0u8; len];
+    reader.read_exact(&mut buf).unwrap();
+    let resp = format!("{head}{}", String::from_utf8_lossy(&buf));
+    let body = String::from_utf8_lossy(&buf).into_owned();
+    let start = body.find('{').unwrap_or(0);
+    let end = body.rfind('}').map(|e| e + 1).unwrap_or(body.len());
+    serde_json::from_str(&body[start..end]).unwrap_or_else(|e| panic!("{e}: {resp}"))
+}
+
+#[test]
+fn an_alert_is_acknowledged_from_the_page_in_chromium() {
+    let (Some(bin), Some(driver)) = (chromium(), which("chromedriver")) else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "chromium and chromedriver are required under CI (.ci/run installs them)"
+        );
+        eprintln!("SKIPPED: chromium or chromedriver not installed (apt-get install chromium chromium-driver)");
+        return;
+    };
+    let wh = Wh::new();
+    for c in 1..=20 {
+        let dir = sample(&format!("h200-gemm/history/c{c:02}"));
+        let (commit, time) = (format!("c{c:02}"), format!("2026-07-01T{c:02}:00:00Z"));
+        wh.ok(&[
+            "ingest",
+            dir.to_str().unwrap(),
+            "--label",
+            "main",
+            "--commit",
+            &commit,
+            "--commit-time",
+            &time,
+        ]);
+    }
+    wh.run(&["detect", "--label", "main"]);
+    let alerts: Vec<serde_json::Value> =
+        serde_json::from_str(&wh.ok(&["alerts", "--format", "json"])).unwrap();
+    let id = alerts[0]["id"].as_str().unwrap().to_string();
+    let (_server, url) = serve_with(&wh, &["--allow-triage"]);
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let _driver = Server(
+        Command::new(&driver)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start chromedriver"),
+    );
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let profile = wh.dir.path().join("chromium-profile-triage");
+    let mut args: Vec<String> = CHROMIUM_FLAGS.iter().map(|f| f.to_string()).collect();
+    args.push(format!("--user-data-dir={}", profile.display()));
+    let session = webdriver(
+        port,
+        "POST",
+        "/session",
+        &serde_json::json!({"capabilities": {"alwaysMatch": {"goog:chromeOptions": {
+            "binary": which(&bin).unwrap(), "args": args
+        }}}}),
+    );
+    let sid = session["value"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no session: {session}"))
+        .to_string();
+    let go = |path: &str| {
+        webdriver(
+            port,
+            "POST",
+            &format!("/session/{sid}/url"),
+            &serde_json::json!({"url": format!("{url}{path}")}),
+        );
+    };
+    go("/alerts");
+    let found = webdriver(
+        port,
+        "POST",
+        &format!("/session/{sid}/element"),
+        &serde_json::json!({"using": "css selector", "value": format!("button#ack-{id}")}),
+    );
+    let element = found["value"]
+        .as_object()
+        .and_then(|o| o.values().next())
+        .and_then(|v| v.as_str())
+        .unwrap_or_else(|| panic!("no ack button: {found}"))
+        .to_string();
+    webdriver(
+        port,
+        "POST",
+        &format!("/session/{sid}/element/{element}/click"),
+        &serde_json::json!({}),
+    );
+    // The form posts and the server redirects back to /alerts, now acknowledged.
+    let mut source = String::new();
+    for _ in 0..50 {
+        let v = webdriver(
+            port,
+            "GET",
+            &format!("/session/{sid}/source"),
+            &serde_json::json!({}),
+        );
+        source = v["value"].as_str().unwrap_or("").to_string();
+        if source.contains(&format!("reopen-{id}")) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    webdriver(
+        port,
+        "DELETE",
+        &format!("/session/{sid}"),
+        &serde_json::json!({}),
+    );
+    assert!(
+        source.contains(&format!("reopen-{id}")),
+        "not acknowledged: {source}"
+    );
+    let shown: serde_json::Value =
+        serde_json::from_str(&wh.ok(&["alerts", "show", &id, "--format", "json"])).unwrap();
+    assert_eq!(shown["status"], "acknowledged");
+    assert_eq!(shown["history"][1]["who"], "web");
+}
+
+/// The full path of a program on PATH.
+fn which(program: &str) -> Option<String> {
+    std::env::var_os("PATH")?
+        .to_str()?
+        .split(':')
+        .map(|d| std::path::Path::new(d).join(program))
+        .find(|p| p.is_file())
+        .map(|p| p.display().to_string())
 }

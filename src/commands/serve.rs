@@ -14,10 +14,19 @@ pub fn run(root: &Path, a: ServeArgs) -> anyhow::Result<Exit> {
             .with_context(|| format!("cannot listen on {}", a.addr))?;
         let addr = listener.local_addr()?;
         eprintln!(
-            "perfdb serving {} (read-only) on http://{addr}/",
-            root.display()
+            "perfdb serving {} ({}) on http://{addr}/",
+            root.display(),
+            if a.allow_triage {
+                "read-only but for alert triage"
+            } else {
+                "read-only"
+            }
         );
-        let app = perfdb_web::app(perfdb_web::AppState::new(root).with_config(config));
+        let mut state = perfdb_web::AppState::new(root).with_config(config);
+        if a.allow_triage {
+            state = state.with_triage();
+        }
+        let app = perfdb_web::app(state);
         axum::serve(listener, app)
             .with_graceful_shutdown(async {
                 let _ = tokio::signal::ctrl_c().await;

@@ -21,6 +21,9 @@ pub struct AppState {
     /// `perfdb.toml` as `perfdb serve` found it: comparisons resolve their options
     /// through it exactly as `perfdb compare` does.
     pub config: Arc<perfdb_reports::config::Config>,
+    /// With `perfdb serve --allow-triage`: the token every triage form carries (random
+    /// per server start), so another site cannot post one. `None`: read-only.
+    pub triage_token: Option<Arc<String>>,
     /// One DuckDB database over the committed state; reopened when the manifest changes.
     open: Arc<std::sync::Mutex<Option<(Signature, perfdb_reports::db::Db)>>>,
 }
@@ -30,8 +33,28 @@ impl AppState {
         AppState {
             root: Arc::new(root.to_path_buf()),
             config: Default::default(),
+            triage_token: None,
             open: Default::default(),
         }
+    }
+
+    /// The same state, accepting triage actions (acknowledge, dismiss, reopen) from the
+    /// alerts page.
+    pub fn with_triage(mut self) -> Self {
+        let mut seed = [0u8; 16];
+        if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
+            let _ = std::io::Read::read_exact(&mut f, &mut seed);
+        }
+        let stamp = format!(
+            "{:?}{:?}{}",
+            seed,
+            std::time::SystemTime::now(),
+            std::process::id()
+        );
+        self.triage_token = Some(Arc::new(perfdb_ingest::warehouse::sha256_hex(
+            stamp.as_bytes(),
+        )));
+        self
     }
 
     /// The same state, comparing with `config`'s defaults and overrides.
@@ -69,6 +92,10 @@ pub fn app(state: AppState) -> Router {
         .route("/api/history", get(routes::history::api))
         .route("/compare", get(routes::compare::page))
         .route("/api/alerts/detected", get(routes::alerts::detected_api))
+        .route(
+            "/alerts/{id}/triage",
+            axum::routing::post(routes::alerts::triage),
+        )
         .route("/api/compare", get(routes::compare::api))
         .route("/alerts", get(routes::alerts::page))
         .route("/api/alerts", get(routes::alerts::api))
@@ -95,6 +122,13 @@ impl AppError {
     pub fn internal(message: impl Into<String>) -> Self {
         AppError {
             status: StatusCode::INTERNAL_SERVER_ERROR,
+            message: message.into(),
+            json: false,
+        }
+    }
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        AppError {
+            status: StatusCode::FORBIDDEN,
             message: message.into(),
             json: false,
         }

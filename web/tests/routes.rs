@@ -376,3 +376,79 @@ async fn detected_alerts_are_listed_with_their_history() {
     let at = cps[0].as_u64().unwrap() as usize;
     assert_eq!(h["points"][at]["point"], "c13");
 }
+
+async fn post_form(state: AppState, uri: &str, body: &str, site: &str) -> (StatusCode, String) {
+    let res = app(state)
+        .oneshot(
+            Request::builder()
+                .method("POST")
+                .uri(uri)
+                .header("content-type", "application/x-www-form-urlencoded")
+                .header("sec-fetch-site", site)
+                .body(Body::from(body.to_string()))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let status = res.status();
+    let body = to_bytes(res.into_body(), 1 << 20).await.unwrap();
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+#[tokio::test]
+async fn triage_from_the_page_only_when_allowed_and_same_site() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("wh");
+    for c in 1..=20 {
+        let commit = format!("c{c:02}");
+        ingest(
+            &root,
+            &format!("h200-gemm/history/{commit}"),
+            "main",
+            Some(&commit),
+        );
+    }
+    let db = perfdb_reports::db::Db::open(&root).unwrap();
+    let d = perfdb_reports::detect::detect(&db, "main", None, &Default::default()).unwrap();
+    let raised = perfdb_reports::detect::raise(&db, &Warehouse::new(&root), &d).unwrap();
+    let id = &raised.new_alerts[0];
+    let uri = format!("/alerts/{id}/triage");
+    // Read-only by default, and the page says how to triage.
+    let (status, _) = post_form(AppState::new(&root), &uri, "action=ack", "same-origin").await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (_, page) = get(&root, "/alerts").await;
+    assert!(page.contains("--allow-triage") && !page.contains("<form method=\"post\""));
+    // Allowed: the page carries the forms and their token.
+    let state = AppState::new(&root).with_triage();
+    let (_, page) = get_with(state.clone(), "/alerts").await;
+    let token = page
+        .split("name=\"token\" value=\"")
+        .nth(1)
+        .and_then(|t| t.split('"').next())
+        .unwrap()
+        .to_string();
+    // Another site, or a wrong token: refused, nothing changed.
+    let (status, _) = post_form(
+        state.clone(),
+        &uri,
+        &format!("action=ack&token={token}"),
+        "cross-site",
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, _) = post_form(state.clone(), &uri, "action=ack&token=guess", "same-origin").await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, _) = post_form(
+        state.clone(),
+        &uri,
+        &format!("action=ack&note=on+it&token={token}"),
+        "same-origin",
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    let (_, api) = get(&root, "/api/alerts/detected?status=acknowledged").await;
+    let v: Vec<serde_json::Value> = serde_json::from_str(&api).unwrap();
+    assert_eq!(v.len(), 1);
+    assert_eq!(v[0]["history"][1]["who"], "web");
+    assert_eq!(v[0]["history"][1]["note"], "on it");
+}

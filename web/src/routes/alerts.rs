@@ -54,8 +54,33 @@ pub async fn detected_api(
         .map_err(AppError::json)
 }
 
+/// The triage form of one alert (with `serve --allow-triage`): the actions its status
+/// allows, a note, and the server's token.
+fn triage_form(a: &AlertView, token: &str) -> String {
+    let actions: &[(&str, &str)] = match a.status.as_str() {
+        "active" => &[("ack", "acknowledge"), ("dismiss", "dismiss")],
+        "acknowledged" => &[("dismiss", "dismiss"), ("reopen", "reopen")],
+        _ => &[("reopen", "reopen")],
+    };
+    let buttons: String = actions
+        .iter()
+        .map(|(v, label)| {
+            format!(
+                "<button name=\"action\" value=\"{v}\" id=\"{v}-{}\">{label}</button>",
+                esc(&a.id)
+            )
+        })
+        .collect();
+    format!(
+        "<form method=\"post\" action=\"/alerts/{}/triage\"><input type=\"hidden\" name=\"token\" value=\"{}\">\
+         <input name=\"note\" placeholder=\"note\" size=\"16\">{buttons}</form>",
+        esc(&a.id),
+        esc(token)
+    )
+}
+
 /// The detected alerts as a table, each linked to its series' history chart.
-fn detected_section(alerts: &[AlertView], status: Option<&str>) -> String {
+fn detected_section(alerts: &[AlertView], status: Option<&str>, token: Option<&str>) -> String {
     let filters: Vec<String> = std::iter::once(("all", status.is_none()))
         .chain(STATUSES.iter().map(|s| (*s, status == Some(*s))))
         .map(|(s, on)| {
@@ -81,7 +106,10 @@ fn detected_section(alerts: &[AlertView], status: Option<&str>) -> String {
         );
         return body;
     }
-    body.push_str("<table id=\"detected\"><tr><th>id</th><th>status</th><th>kernel</th><th>shape</th><th>machine</th><th>first bad</th><th>change</th><th>metrics</th></tr>");
+    body.push_str(&format!(
+        "<table id=\"detected\"><tr><th>id</th><th>status</th><th>kernel</th><th>shape</th><th>machine</th><th>first bad</th><th>change</th><th>metrics</th>{}</tr>",
+        if token.is_some() { "<th>triage</th>" } else { "" }
+    ));
     for a in alerts {
         let metric = a.metrics.first().map(String::as_str).unwrap_or("latency");
         let key_json = perfdb_ingest::model::key_of(&a.key).0;
@@ -101,9 +129,67 @@ fn detected_section(alerts: &[AlertView], status: Option<&str>) -> String {
             esc(&a.first_bad_commit), esc(&a.last_good_commit),
             (a.ratio - 1.0) * 100.0, esc(&a.metrics.join(", "))
         ));
+        if let Some(t) = token {
+            // Replace the row's closing tag with the form cell.
+            body.truncate(body.len() - "</tr>".len());
+            body.push_str(&format!("<td>{}</td></tr>", triage_form(a, t)));
+        }
     }
     body.push_str("</table>");
+    if token.is_none() {
+        body.push_str("<p class=\"muted\">Read-only: triage with <code>perfdb alerts ack|dismiss|reopen</code>, or start <code>perfdb serve --allow-triage</code>.</p>");
+    }
     body
+}
+
+#[derive(Debug, serde::Deserialize)]
+pub struct TriageForm {
+    pub action: String,
+    #[serde(default)]
+    pub note: String,
+    #[serde(default)]
+    pub token: String,
+}
+
+/// `POST /alerts/{id}/triage` (only with `serve --allow-triage`): the form's token must be
+/// the server's, and a browser must say the request came from this site.
+pub async fn triage(
+    State(s): State<AppState>,
+    axum::extract::Path(id): axum::extract::Path<String>,
+    headers: axum::http::HeaderMap,
+    axum::Form(f): axum::Form<TriageForm>,
+) -> Result<axum::response::Redirect, AppError> {
+    let Some(token) = s.triage_token.clone() else {
+        return Err(AppError::forbidden(
+            "this server is read-only: start it with `perfdb serve --allow-triage`",
+        ));
+    };
+    let site = headers
+        .get("sec-fetch-site")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("same-origin");
+    if !matches!(site, "same-origin" | "none") || f.token != *token {
+        return Err(AppError::forbidden(
+            "triage forms are accepted from this site's alerts page only",
+        ));
+    }
+    let action = match f.action.as_str() {
+        "ack" => triage::Action::Acknowledge,
+        "dismiss" => triage::Action::Dismiss,
+        "reopen" => triage::Action::Reopen,
+        other => {
+            return Err(AppError::bad_request(format!(
+                "action '{other}': ack, dismiss or reopen"
+            )))
+        }
+    };
+    let root = s.root.clone();
+    blocking(move || {
+        triage::act(&root, &id, action, "web", &f.note)
+            .map_err(|e| AppError::bad_request(e.to_string()))
+    })
+    .await?;
+    Ok(axum::response::Redirect::to("/alerts"))
 }
 
 pub async fn page(
@@ -115,7 +201,12 @@ pub async fn page(
     let st = status.clone();
     let stored = blocking(move || detected(&s2, st.as_deref())).await?;
     let alerts = blocking(move || Ok(list(&s.root))).await?;
-    let mut page = detected_section(&stored, status.as_deref());
+    let token = s.triage_token.clone();
+    let mut page = detected_section(
+        &stored,
+        status.as_deref(),
+        token.as_deref().map(String::as_str),
+    );
     page.push_str("<h2>Saved comparisons</h2>");
     if alerts.is_empty() {
         page.push_str(
