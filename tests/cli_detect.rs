@@ -496,3 +496,76 @@ fn a_second_step_supersedes_the_first_alert_and_thresholds_come_from_config() {
     ]);
     assert_eq!(code_of(&out), 0, "{}", stdout(&out));
 }
+
+#[test]
+fn a_detect_killed_mid_delivery_resends_nothing_acknowledged() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+    let wh = Wh::new();
+    history(&wh, &(1..=20).collect::<Vec<_>>());
+    wh.run(&["detect", "--label", "main"]);
+    // Acknowledges the first three at once, holds the fourth request unanswered (the
+    // process is killed while it waits), then acknowledges everything.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let seen = Arc::new(AtomicUsize::new(0));
+    let acked: Arc<Mutex<Vec<String>>> = Arc::default();
+    let (s2, a2) = (seen.clone(), acked.clone());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let (seen, acked) = (s2.clone(), a2.clone());
+            std::thread::spawn(move || {
+                let mut stream = stream.unwrap();
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut len = 0;
+                loop {
+                    let mut line = String::new();
+                    reader.read_line(&mut line).unwrap();
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        len = v.trim().parse().unwrap();
+                    }
+                    if line == "\r\n" || line.is_empty() {
+                        break;
+                    }
+                }
+                let mut body = vec![0u8; len];
+                reader.read_exact(&mut body).unwrap();
+                let v: Value = serde_json::from_slice(&body).unwrap();
+                if seen.fetch_add(1, Ordering::SeqCst) == 3 {
+                    // Never answered: the client is gone by then.
+                    std::thread::sleep(std::time::Duration::from_secs(30));
+                    return;
+                }
+                let _ = write!(stream, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+                acked
+                    .lock()
+                    .unwrap()
+                    .push(v["id"].as_str().unwrap().to_string());
+            });
+        }
+    });
+    let mut child = wh
+        .cmd()
+        .args(["detect", "--label", "main", "--notify", &url])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    while seen.load(Ordering::SeqCst) < 4 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(acked.lock().unwrap().len(), 3);
+    assert_eq!(wh.count("SELECT count(*) FROM alert_delivery"), 3);
+    // The next run sends the other three; none of the acknowledged ones again.
+    let out = wh.run(&["detect", "--label", "main", "--notify", &url]);
+    assert_eq!(code_of(&out), 0, "{}", stderr(&out));
+    let mut ids = acked.lock().unwrap().clone();
+    assert_eq!(ids.len(), 6, "{ids:?}");
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 6, "an acknowledged alert was sent twice");
+}
