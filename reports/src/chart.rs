@@ -23,6 +23,8 @@ pub enum ChartError {
     UnknownMetric(String, String, String),
     #[error("no values for this selection")]
     Empty,
+    #[error("unknown {0}")]
+    Unknown(String),
 }
 
 impl From<duckdb::Error> for ChartError {
@@ -462,7 +464,15 @@ pub struct HistoryData {
     pub points: Vec<HistoryPoint>,
     /// Indices of points where a new level starts (change points).
     pub change_points: Vec<usize>,
+    /// The machine class shown (arch and `machine` tag): a history never mixes classes.
+    pub machine: String,
+    /// Every machine class the series was measured on.
+    pub machines: Vec<String>,
 }
+
+/// SQL for a run's machine class, as `perfdb detect` names it: `arch/machine-tag`, or the
+/// tag alone without an arch; the tag is `default` when the run has none.
+pub const MACHINE_CLASS_SQL: &str = "concat_ws('/', nullif(r.arch, ''), coalesce(nullif(regexp_extract(r.tags, '\"machine\":\"([^\"]*)\"', 1), ''), 'default'))";
 
 /// Variants and keys of a table, for pickers.
 pub fn series_of(
@@ -524,6 +534,7 @@ pub fn history_data(
     key: &str,
     metric: &str,
     label: Option<&str>,
+    machine: Option<&str>,
     params: &stats::changepoint::Params,
 ) -> Result<HistoryData, ChartError> {
     check_table_metric(db, table, metric)?;
@@ -531,6 +542,35 @@ pub fn history_data(
         .filter(|l| !l.is_empty())
         .map(|l| format!(" AND m.label = {}", sql_str(l)))
         .unwrap_or_default();
+    // The series' machine classes, most runs first: the one asked for, else the first.
+    let classes_sql = format!(
+        "SELECT {MACHINE_CLASS_SQL} AS class, count(DISTINCT r.run_id) AS n \
+         FROM measurements m JOIN runs r ON m.run_id = r.run_id \
+         WHERE m.table_name = {} AND m.variant = {} AND m.key = {} AND m.metric = {}{label_pred} \
+         GROUP BY class ORDER BY n DESC, class",
+        sql_str(table),
+        sql_str(variant),
+        sql_str(key),
+        sql_str(metric)
+    );
+    let mut stmt = db.conn.prepare(&classes_sql)?;
+    let machines: Vec<String> = stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    let machine = match machine.filter(|m| !m.is_empty()) {
+        Some(m) if machines.iter().any(|c| c == m) => m.to_string(),
+        Some(m) => {
+            return Err(ChartError::Unknown(format!(
+                "machine '{m}'; known: {}",
+                machines.join(", ")
+            )))
+        }
+        None => machines.first().cloned().unwrap_or_default(),
+    };
+    let label_pred = format!(
+        "{label_pred} AND {MACHINE_CLASS_SQL} = {}",
+        sql_str(&machine)
+    );
     let sql = format!(
         "SELECT coalesce(r.\"commit\", r.label) AS point, min(r.ingested_at) AS first, list(m.value ORDER BY r.trial), any_value(m.unit), \
                 min(r.commit_time) AS committed \
@@ -582,6 +622,8 @@ pub fn history_data(
             .iter()
             .map(|c| c.index)
             .collect(),
+        machine,
+        machines,
         points,
     })
 }

@@ -452,3 +452,52 @@ async fn triage_from_the_page_only_when_allowed_and_same_site() {
     assert_eq!(v[0]["history"][1]["who"], "web");
     assert_eq!(v[0]["history"][1]["note"], "on it");
 }
+
+#[tokio::test]
+async fn history_never_mixes_machine_classes() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("wh");
+    // The same commits on two machines; the second one's runs tagged machine=mi300x.
+    for c in 1..=4 {
+        let commit = format!("c{c:02}");
+        ingest(
+            &root,
+            &format!("h200-gemm/history/{commit}"),
+            "main",
+            Some(&commit),
+        );
+        let files = perfdb_ingest::expand_inputs(&[sample(&format!("h200-gemm/history/{commit}"))])
+            .unwrap();
+        let meta = RunMeta {
+            label: "main".into(),
+            commit: Some(commit.clone()),
+            tags: vec![("machine".into(), "mi300x".into())],
+            ..Default::default()
+        };
+        perfdb_ingest::ingest_files(&Warehouse::new(&root), &files, None, &meta, &|_| {}).unwrap();
+    }
+    let key = r#"{"K":"4096","M":"512","N":"4096","dtype":"torch.bfloat16"}"#;
+    let uri = |machine: &str| {
+        format!(
+            "/api/history?table=gemm_a16w16&variant=triton&metric=latency&label=main&key={}{machine}",
+            urlencode(key)
+        )
+    };
+    let (_, body) = get(&root, &uri("")).await;
+    let h: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let machines = h["machines"].as_array().unwrap();
+    assert_eq!(machines.len(), 2, "{body}");
+    // One class's trials only: 3 a commit, not 6.
+    assert_eq!(
+        h["points"][0]["values"].as_array().unwrap().len(),
+        3,
+        "{body}"
+    );
+    let (_, body) = get(&root, &uri("&machine=mi300x")).await;
+    let h: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(h["machine"], "mi300x");
+    assert_eq!(h["points"][0]["values"].as_array().unwrap().len(), 3);
+    let (status, body) = get(&root, &uri("&machine=nope")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body.contains("unknown machine 'nope'"), "{body}");
+}

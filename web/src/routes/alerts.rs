@@ -114,11 +114,12 @@ fn detected_section(alerts: &[AlertView], status: Option<&str>, token: Option<&s
         let metric = a.metrics.first().map(String::as_str).unwrap_or("latency");
         let key_json = perfdb_ingest::model::key_of(&a.key).0;
         let history = format!(
-            "/history?table={}&variant={}&metric={}&label={}&key={}",
+            "/history?table={}&variant={}&metric={}&label={}&machine={}&key={}",
             url_encode(&a.table),
             url_encode(&a.variant),
             url_encode(metric),
             url_encode(&a.label),
+            url_encode(&a.machine),
             url_encode(&key_json)
         );
         body.push_str(&format!(

@@ -19,6 +19,9 @@ pub struct HistoryQuery {
     pub metric: Option<String>,
     /// Only runs with this label (e.g. the branch whose commits make the history).
     pub label: Option<String>,
+    /// The machine class (arch and `machine` tag) whose history to show [default: the
+    /// one with the most runs]: a history never mixes machine classes.
+    pub machine: Option<String>,
 }
 
 struct Resolved {
@@ -80,6 +83,7 @@ fn resolve(state: &AppState, q: &HistoryQuery) -> Result<Option<Resolved>, AppEr
         &key,
         &metric,
         q.label.as_deref(),
+        q.machine.as_deref(),
         &params,
     )?;
     let labels = key_labels(&db, &table, &metric)?;
@@ -127,10 +131,11 @@ pub async fn page(
         esc(&label)
     );
     let form = format!(
-        "<form method=\"get\">{}{}{}<label>shape <select name=\"key\" onchange=\"this.form.submit()\">{key_options}</select></label>{}</form>",
+        "<form method=\"get\">{}{}{}<label>shape <select name=\"key\" onchange=\"this.form.submit()\">{key_options}</select></label>{}{}</form>",
         select("table", &r.tables, &d.table),
         select("metric", &r.metrics, &d.metric),
         select("variant", &r.variants, &d.variant),
+        select("machine", &d.machines, &d.machine),
         label_input,
     );
     let steps = if d.change_points.is_empty() {
