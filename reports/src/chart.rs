@@ -527,16 +527,31 @@ pub fn key_labels(
 
 /// One series over commits (ordered by commit time, then first ingest time), all trials
 /// per commit.
+/// Which series a history shows: (table, variant, canonical key, metric), optionally
+/// only one label's runs, on one machine class.
+pub struct Series<'a> {
+    pub table: &'a str,
+    pub variant: &'a str,
+    pub key: &'a str,
+    pub metric: &'a str,
+    pub label: Option<&'a str>,
+    /// Machine class; default the one with the most runs.
+    pub machine: Option<&'a str>,
+}
+
 pub fn history_data(
     db: &Db,
-    table: &str,
-    variant: &str,
-    key: &str,
-    metric: &str,
-    label: Option<&str>,
-    machine: Option<&str>,
+    s: &Series,
     params: &stats::changepoint::Params,
 ) -> Result<HistoryData, ChartError> {
+    let Series {
+        table,
+        variant,
+        key,
+        metric,
+        label,
+        machine,
+    } = *s;
     check_table_metric(db, table, metric)?;
     let label_pred = label
         .filter(|l| !l.is_empty())

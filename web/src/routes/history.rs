@@ -76,16 +76,15 @@ fn resolve(state: &AppState, q: &HistoryQuery) -> Result<Option<Resolved>, AppEr
     let key = pick(&given_key, &keys, "key")?;
     // The detector `perfdb detect` runs, with the same perfdb.toml thresholds.
     let params = state.config.detect.for_series(&table, &variant);
-    let data = history_data(
-        &db,
-        &table,
-        &variant,
-        &key,
-        &metric,
-        q.label.as_deref(),
-        q.machine.as_deref(),
-        &params,
-    )?;
+    let series = perfdb_reports::chart::Series {
+        table: &table,
+        variant: &variant,
+        key: &key,
+        metric: &metric,
+        label: q.label.as_deref(),
+        machine: q.machine.as_deref(),
+    };
+    let data = history_data(&db, &series, &params)?;
     let labels = key_labels(&db, &table, &metric)?;
     Ok(Some(Resolved {
         tables,
