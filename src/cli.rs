@@ -78,6 +78,9 @@ pub struct IngestArgs {
     /// for `LABEL@latest` [default: now]
     #[arg(long, value_name = "RFC3339")]
     pub commit_time: Option<String>,
+    /// Read the commit time of --commit from this git checkout (`git show -s --format=%cI`)
+    #[arg(long, value_name = "DIR", conflicts_with = "commit_time")]
+    pub git_dir: Option<PathBuf>,
     /// GPU architecture, e.g. gfx942 (a probe log's own arch is used otherwise)
     #[arg(long)]
     pub arch: Option<String>,

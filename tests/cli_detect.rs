@@ -569,3 +569,59 @@ fn a_detect_killed_mid_delivery_resends_nothing_acknowledged() {
     ids.dedup();
     assert_eq!(ids.len(), 6, "an acknowledged alert was sent twice");
 }
+
+#[test]
+fn git_dir_gives_the_commit_time() {
+    let wh = Wh::new();
+    let repo = wh.dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&repo)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "a")
+            .env("GIT_AUTHOR_EMAIL", "a@example.com")
+            .env("GIT_COMMITTER_NAME", "a")
+            .env("GIT_COMMITTER_EMAIL", "a@example.com")
+            .env("GIT_COMMITTER_DATE", "2026-07-01T09:30:00+00:00")
+            .output()
+            .expect("git");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    git(&["init", "-q"]);
+    git(&["commit", "-q", "--allow-empty", "-m", "x"]);
+    let sha = git(&["rev-parse", "HEAD"]);
+    let f = sample("h200-gemm/history/c01/trial1.aiter.log");
+    wh.ok(&[
+        "ingest",
+        f.to_str().unwrap(),
+        "--label",
+        "main",
+        "--commit",
+        &sha,
+        "--git-dir",
+        repo.to_str().unwrap(),
+    ]);
+    let rows = wh.sql("SELECT epoch_us(commit_time) // 1000000 AS t FROM runs");
+    assert_eq!(rows[0]["t"], 1782898200);
+    let out = wh.run(&[
+        "ingest",
+        f.to_str().unwrap(),
+        "--commit",
+        "nope",
+        "--git-dir",
+        repo.to_str().unwrap(),
+    ]);
+    assert_eq!(code_of(&out), 2);
+    assert!(
+        stderr(&out).contains("git cannot show commit nope"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -19,10 +19,15 @@ pub fn run(root: &Path, a: IngestArgs) -> anyhow::Result<Exit> {
         f => Some(f.parse().map_err(anyhow::Error::msg)?),
     };
     let label = Label::new(a.label.as_deref().unwrap_or(DEFAULT_LABEL))?;
+    let commit_time = match (&a.commit_time, &a.git_dir) {
+        (Some(t), _) => Some(t.clone()),
+        (None, Some(dir)) => Some(git_commit_time(dir, a.commit.as_deref())?),
+        (None, None) => None,
+    };
     let meta = RunMeta {
         label: label.as_str().to_string(),
         commit: a.commit,
-        commit_time_us: match a.commit_time.as_deref() {
+        commit_time_us: match commit_time.as_deref() {
             None => None,
             Some(t) => Some(
                 chrono::DateTime::parse_from_rfc3339(t)
@@ -166,6 +171,27 @@ fn report(root: &Path, label: &Label, reports: &[FileReport]) -> anyhow::Result<
         return Ok(Exit::Error);
     }
     Ok(Exit::Ok)
+}
+
+/// The committer time of `commit` in the git checkout `dir`, RFC 3339.
+fn git_commit_time(dir: &Path, commit: Option<&str>) -> anyhow::Result<String> {
+    let Some(commit) = commit else {
+        anyhow::bail!("--git-dir reads the time of --commit: give --commit too");
+    };
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["show", "-s", "--format=%cI", commit])
+        .output()
+        .with_context(|| format!("cannot run git for --git-dir {}", dir.display()))?;
+    if !out.status.success() {
+        anyhow::bail!(
+            "--git-dir {}: git cannot show commit {commit}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 pub fn compact(root: &Path, grace: std::time::Duration) -> anyhow::Result<Exit> {
