@@ -547,17 +547,23 @@ impl Warehouse {
             .chain(&manifest.alert_delivery)
             .cloned()
             .collect();
-        let orphans: Vec<PathBuf> = [RUNS_DIR, MEASUREMENTS_DIR]
-            .iter()
-            .flat_map(|d| walk_files(&self.root.join(d)))
-            .filter(|f| {
-                let rel = f
-                    .strip_prefix(&self.root)
-                    .map(|p| p.to_string_lossy().replace('\\', "/"))
-                    .unwrap_or_default();
-                rel.ends_with(".parquet") && !listed.contains(&rel)
-            })
-            .collect();
+        let orphans: Vec<PathBuf> = [
+            RUNS_DIR,
+            MEASUREMENTS_DIR,
+            ALERT_RECORDS_DIR,
+            ALERT_STATUS_DIR,
+            ALERT_DELIVERY_DIR,
+        ]
+        .iter()
+        .flat_map(|d| walk_files(&self.root.join(d)))
+        .filter(|f| {
+            let rel = f
+                .strip_prefix(&self.root)
+                .map(|p| p.to_string_lossy().replace('\\', "/"))
+                .unwrap_or_default();
+            rel.ends_with(".parquet") && !listed.contains(&rel)
+        })
+        .collect();
         let now = now_us();
         let batch_id = format!("{:x}-{:x}-c", now, std::process::id());
         // Retired long enough ago that no reader can still hold a manifest listing them.
@@ -596,6 +602,25 @@ impl Warehouse {
             }
             report.files_after += new_list.len();
             *list = new_list;
+        }
+        // The alert tables are small and unpartitioned: one file each.
+        for (dir, list) in [
+            (ALERT_RECORDS_DIR, &mut manifest.alerts),
+            (ALERT_STATUS_DIR, &mut manifest.alert_status),
+            (ALERT_DELIVERY_DIR, &mut manifest.alert_delivery),
+        ] {
+            report.files_before += list.len();
+            if list.len() > 1 {
+                let mut batches = Vec::new();
+                for rel in list.iter() {
+                    batches.extend(read_columns(&self.root.join(rel), &[])?);
+                }
+                let rel = format!("{dir}/part-{batch_id}.parquet");
+                self.write_parquet(&rel, &batches)?;
+                replaced.append(list);
+                list.push(rel);
+            }
+            report.files_after += list.len();
         }
         report.files_retired = replaced.len();
         manifest.retired.extend(
