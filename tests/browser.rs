@@ -185,20 +185,7 @@ fn an_alert_is_acknowledged_from_the_page_in_chromium() {
         return;
     };
     let wh = Wh::new();
-    for c in 1..=20 {
-        let dir = sample(&format!("h200-gemm/history/c{c:02}"));
-        let (commit, time) = (format!("c{c:02}"), format!("2026-07-01T{c:02}:00:00Z"));
-        wh.ok(&[
-            "ingest",
-            dir.to_str().unwrap(),
-            "--label",
-            "main",
-            "--commit",
-            &commit,
-            "--commit-time",
-            &time,
-        ]);
-    }
+    ingest_history(&wh, &(1..=20).collect::<Vec<_>>());
     wh.run(&["detect", "--label", "main"]);
     let alerts: Vec<serde_json::Value> =
         serde_json::from_str(&wh.ok(&["alerts", "--format", "json"])).unwrap();

@@ -5,23 +5,8 @@ mod common;
 use common::*;
 use serde_json::Value;
 
-/// Ingest the history under `main`, commits in the given order, each with its commit time.
 fn history(wh: &Wh, order: &[usize]) {
-    for &c in order {
-        let dir = sample(&format!("h200-gemm/history/c{c:02}"));
-        let time = format!("2026-07-01T{c:02}:00:00Z");
-        let commit = format!("c{c:02}");
-        wh.ok(&[
-            "ingest",
-            dir.to_str().unwrap(),
-            "--label",
-            "main",
-            "--commit",
-            &commit,
-            "--commit-time",
-            &time,
-        ]);
-    }
+    ingest_history(wh, order);
 }
 
 fn detect_json(wh: &Wh, extra: &[&str]) -> (i32, Value) {
@@ -335,7 +320,7 @@ fn history_is_a_baseline_and_machines_are_classes() {
 /// A loopback HTTP receiver answering with `statuses` in turn (then 200), recording the
 /// JSON bodies it accepted. Stops with the test process.
 fn receiver(statuses: Vec<u16>) -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>) {
-    use std::io::{BufRead, BufReader, Read, Write};
+    use std::io::Write;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/hook", listener.local_addr().unwrap());
     let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
@@ -344,25 +329,10 @@ fn receiver(statuses: Vec<u16>) -> (String, std::sync::Arc<std::sync::Mutex<Vec<
         let mut answers = statuses.into_iter();
         for stream in listener.incoming() {
             let mut stream = stream.unwrap();
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut len = 0;
-            loop {
-                let mut line = String::new();
-                reader.read_line(&mut line).unwrap();
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap();
-                }
-                if line == "\r\n" || line.is_empty() {
-                    break;
-                }
-            }
-            let mut body = vec![0u8; len];
-            reader.read_exact(&mut body).unwrap();
+            let body = read_json_request(&stream);
             let status = answers.next().unwrap_or(200);
             if status == 200 {
-                seen.lock()
-                    .unwrap()
-                    .push(serde_json::from_slice(&body).unwrap());
+                seen.lock().unwrap().push(body);
             }
             let _ = write!(
                 stream,
@@ -507,7 +477,7 @@ fn a_second_step_supersedes_the_first_alert_and_thresholds_come_from_config() {
 
 #[test]
 fn a_detect_killed_mid_delivery_resends_nothing_acknowledged() {
-    use std::io::{BufRead, BufReader, Read, Write};
+    use std::io::Write;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex};
     let wh = Wh::new();
@@ -525,21 +495,7 @@ fn a_detect_killed_mid_delivery_resends_nothing_acknowledged() {
             let (seen, acked) = (s2.clone(), a2.clone());
             std::thread::spawn(move || {
                 let mut stream = stream.unwrap();
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut len = 0;
-                loop {
-                    let mut line = String::new();
-                    reader.read_line(&mut line).unwrap();
-                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                        len = v.trim().parse().unwrap();
-                    }
-                    if line == "\r\n" || line.is_empty() {
-                        break;
-                    }
-                }
-                let mut body = vec![0u8; len];
-                reader.read_exact(&mut body).unwrap();
-                let v: Value = serde_json::from_slice(&body).unwrap();
+                let v = read_json_request(&stream);
                 if seen.fetch_add(1, Ordering::SeqCst) == 3 {
                     // Never answered: the client is gone by then.
                     std::thread::sleep(std::time::Duration::from_secs(30));

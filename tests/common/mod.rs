@@ -93,3 +93,42 @@ pub fn compare_json(wh: &Wh, args: &[&str]) -> (i32, serde_json::Value) {
         .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&out), stderr(&out)));
     (code(&out), v)
 }
+
+/// Ingest the 20-commit H200 history under `main`, commits in `order`, each with its
+/// commit time (`2026-07-01T<cc>:00:00Z`).
+pub fn ingest_history(wh: &Wh, order: &[usize]) {
+    for &c in order {
+        let dir = sample(&format!("h200-gemm/history/c{c:02}"));
+        let (commit, time) = (format!("c{c:02}"), format!("2026-07-01T{c:02}:00:00Z"));
+        wh.ok(&[
+            "ingest",
+            dir.to_str().unwrap(),
+            "--label",
+            "main",
+            "--commit",
+            &commit,
+            "--commit-time",
+            &time,
+        ]);
+    }
+}
+
+/// Read one HTTP request from `stream`: its JSON body.
+pub fn read_json_request(stream: &std::net::TcpStream) -> serde_json::Value {
+    use std::io::{BufRead, BufReader, Read};
+    let mut reader = BufReader::new(stream);
+    let mut len = 0;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            len = v.trim().parse().unwrap();
+        }
+        if line == "\r\n" || line.is_empty() {
+            break;
+        }
+    }
+    let mut body = vec![0u8; len];
+    reader.read_exact(&mut body).unwrap();
+    serde_json::from_slice(&body).unwrap()
+}

@@ -332,9 +332,8 @@ async fn a_saved_comparison_replays_exactly() {
     );
 }
 
-#[tokio::test]
-async fn detected_alerts_are_listed_with_their_history() {
-    let dir = tempfile::tempdir().unwrap();
+/// The 20-commit H200 history under `main`, with the alerts `detect` raises on it.
+fn history_with_alerts(dir: &tempfile::TempDir) -> (PathBuf, perfdb_reports::detect::Raised) {
     let root = dir.path().join("wh");
     for c in 1..=20 {
         let commit = format!("c{c:02}");
@@ -347,8 +346,14 @@ async fn detected_alerts_are_listed_with_their_history() {
     }
     let db = perfdb_reports::db::Db::open(&root).unwrap();
     let d = perfdb_reports::detect::detect(&db, "main", None, &Default::default()).unwrap();
-    let wh = Warehouse::new(&root);
-    let raised = perfdb_reports::detect::raise(&db, &wh, &d).unwrap();
+    let raised = perfdb_reports::detect::raise(&db, &Warehouse::new(&root), &d).unwrap();
+    (root, raised)
+}
+
+#[tokio::test]
+async fn detected_alerts_are_listed_with_their_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let (root, raised) = history_with_alerts(&dir);
     assert_eq!(raised.new_alerts.len(), 6);
     let (status, body) = get(&root, "/api/alerts/detected?status=active").await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -398,19 +403,7 @@ async fn post_form(state: AppState, uri: &str, body: &str, site: &str) -> (Statu
 #[tokio::test]
 async fn triage_from_the_page_only_when_allowed_and_same_site() {
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("wh");
-    for c in 1..=20 {
-        let commit = format!("c{c:02}");
-        ingest(
-            &root,
-            &format!("h200-gemm/history/{commit}"),
-            "main",
-            Some(&commit),
-        );
-    }
-    let db = perfdb_reports::db::Db::open(&root).unwrap();
-    let d = perfdb_reports::detect::detect(&db, "main", None, &Default::default()).unwrap();
-    let raised = perfdb_reports::detect::raise(&db, &Warehouse::new(&root), &d).unwrap();
+    let (root, raised) = history_with_alerts(&dir);
     let id = &raised.new_alerts[0];
     let uri = format!("/alerts/{id}/triage");
     // Read-only by default, and the page says how to triage.
