@@ -174,15 +174,21 @@ pub struct ChartData {
     pub constant: String,
     pub variants: Vec<String>,
     pub points: Vec<ShapePoint>,
+    /// The machine class shown: a chart never pools machine classes.
+    pub machine: String,
+    /// Every machine class among the selected runs.
+    pub machines: Vec<String>,
 }
 
 /// Values of `metric` in `table` per shape and variant, over the runs `runs` selects
-/// (a label, commit prefix or run id prefix; default: the label of the newest run).
+/// (a label, commit prefix or run id prefix; default: the label of the newest run) on
+/// one machine class (`machine`; default: the one with the most runs).
 pub fn chart_data(
     db: &Db,
     table: &str,
     metric: &str,
     runs: Option<&str>,
+    machine: Option<&str>,
 ) -> Result<ChartData, ChartError> {
     check_table_metric(db, table, metric)?;
     let spec = match runs {
@@ -201,16 +207,59 @@ pub fn chart_data(
         [spec.as_str()],
         |r| r.get(0),
     )?;
-    let (runs_pred, n_runs) = if label_runs > 0 {
-        (format!("label = {}", sql_str(&spec)), label_runs as usize)
+    let (mut runs_pred, mut n_runs, on_runs) = if label_runs > 0 {
+        (
+            format!("label = {}", sql_str(&spec)),
+            label_runs as usize,
+            format!("r.label = {}", sql_str(&spec)),
+        )
     } else {
         let side = select_runs(db, &spec)?;
         db.selection_table("chart_sel", &side.runs)?;
         (
             "run_id IN (SELECT run_id FROM chart_sel)".to_string(),
             side.runs.len(),
+            "r.run_id IN (SELECT run_id FROM chart_sel)".to_string(),
         )
     };
+    // One machine class: the one asked for, else the one with the most runs. The run
+    // filter is added only when the selection spans several (the common case stays a
+    // plain partition scan).
+    let classes_where = |extra: &str| -> Result<Vec<(String, i64)>, ChartError> {
+        let mut stmt = db.conn.prepare(&format!(
+            "SELECT {MACHINE_CLASS_SQL} AS class, count(*) AS n FROM runs r WHERE {on_runs}{extra} \
+             GROUP BY class ORDER BY n DESC, class"
+        ))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
+    };
+    // Cheap first (the runs alone); only when they span classes, count the runs that
+    // measured this table and metric.
+    let mut classes = classes_where("")?;
+    if classes.len() > 1 {
+        classes = classes_where(&format!(
+            " AND r.run_id IN (SELECT run_id FROM measurements WHERE {runs_pred} AND table_name = {} AND metric = {})",
+            sql_str(table),
+            sql_str(metric)
+        ))?;
+    }
+    let machines: Vec<String> = classes.iter().map(|(c, _)| c.clone()).collect();
+    let chosen = match machine.filter(|m| !m.is_empty()) {
+        Some(m) => classes.iter().find(|(c, _)| c == m).ok_or_else(|| {
+            ChartError::Unknown(format!("machine '{m}'; known: {}", machines.join(", ")))
+        })?,
+        None => classes.first().ok_or(ChartError::Empty)?,
+    };
+    let machine = chosen.0.clone();
+    if classes.len() > 1 {
+        runs_pred = format!(
+            "{runs_pred} AND run_id IN (SELECT r.run_id FROM runs r WHERE {on_runs} AND {MACHINE_CLASS_SQL} = {})",
+            sql_str(&machine)
+        );
+        n_runs = chosen.1 as usize;
+    }
     let sql = format!(
         "SELECT key, variant, any_value(unit), median(value), min(value), max(value), count(value), \
                 any_value(key_order) \
@@ -302,6 +351,8 @@ pub fn chart_data(
         unit: rows[0].2.clone(),
         runs: spec,
         n_runs,
+        machine,
+        machines,
         shape_labels: keys.iter().map(|k| short(k)).collect(),
         shapes: keys.iter().map(|k| key_display(k)).collect(),
         constant: if names.is_empty() {

@@ -493,4 +493,21 @@ async fn history_never_mixes_machine_classes() {
     let (status, body) = get(&root, &uri("&machine=nope")).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert!(body.contains("unknown machine 'nope'"), "{body}");
+    // The per-shape chart too: one class's runs, the classes offered.
+    let (_, body) = get(
+        &root,
+        "/api/chart?table=gemm_a16w16&metric=latency&runs=main",
+    )
+    .await;
+    let c: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(c["machines"].as_array().map(Vec::len), Some(2), "{body}");
+    assert_eq!(c["n_runs"], 12, "4 commits x 3 trials of one class: {body}");
+    let (_, body) = get(
+        &root,
+        "/api/chart?table=gemm_a16w16&metric=latency&runs=main&machine=mi300x",
+    )
+    .await;
+    let c: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(c["machine"], "mi300x");
+    assert_eq!(c["n_runs"], 12);
 }

@@ -15,6 +15,8 @@ pub struct ChartQuery {
     pub metric: Option<String>,
     /// A label, commit prefix or run id prefix.
     pub runs: Option<String>,
+    /// Machine class (arch and `machine` tag) [default: the one with the most runs].
+    pub machine: Option<String>,
 }
 
 /// Tables with their metrics, and the chart asked for.
@@ -48,7 +50,13 @@ fn resolve(state: &AppState, q: &ChartQuery) -> Result<Option<Resolved>, AppErro
                 .unwrap_or_default()
         }
     };
-    let data = chart_data(&db, &table, &metric, q.runs.as_deref())?;
+    let data = chart_data(
+        &db,
+        &table,
+        &metric,
+        q.runs.as_deref(),
+        q.machine.as_deref(),
+    )?;
     Ok(Some((cat, data)))
 }
 
@@ -85,8 +93,14 @@ pub async fn page(
         .find(|(t, _)| *t == data.table)
         .map(|(_, m)| m.clone())
         .unwrap_or_default();
+    // A chart shows one machine class; offer the others when there are some.
+    let machine = if data.machines.len() > 1 {
+        select("machine", &data.machines, &data.machine)
+    } else {
+        String::new()
+    };
     let form = format!(
-        "<form method=\"get\">{}{}<label>runs <input name=\"runs\" value=\"{}\" size=\"12\"></label><button>Show</button></form>",
+        "<form method=\"get\">{}{}{machine}<label>runs <input name=\"runs\" value=\"{}\" size=\"12\"></label><button>Show</button></form>",
         select("table", &tables, &data.table),
         select("metric", &metrics, &data.metric),
         esc(&data.runs)
