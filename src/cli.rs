@@ -6,9 +6,11 @@ use std::path::PathBuf;
 const EXIT_CODES: &str = "\
 Exit codes:
   0  ok (compare: no regression)
-  1  compare: regression, new numerics failure on head, or a failed head run
+  1  compare: regression, new numerics failure on head, or a failed head run;
+     detect: a new alert was raised
   2  usage or input error (ingest: any file failed; compare: empty or overlapping
-     sides, a label spanning commits, a --control matching nothing)
+     sides, a label spanning commits, a --control matching nothing; detect: an alert
+     could not be delivered)
   3  compare: inconclusive or unreliable (rows missing on head, nothing matched, too
      few trials, a failed base run, mixed hardware, numerics unchecked on head,
      control on one side only or moved)";
