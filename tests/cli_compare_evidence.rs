@@ -58,7 +58,7 @@ fn the_trial_is_the_run() {
     });
     wh.ingest(&b, "base");
     wh.ingest(&h, "head");
-    let (code, v) = compare_json(&wh, &["base", "head"]);
+    let (exit, v) = compare_json(&wh, &["base", "head"]);
     let ck = v["rows"]
         .as_array()
         .unwrap()
@@ -67,7 +67,7 @@ fn the_trial_is_the_run() {
         .unwrap();
     assert_eq!(ck["head"]["n"], 2);
     assert_eq!(ck["verdict"], "insufficient");
-    assert_eq!(code, 3, "{}", reason(&v));
+    assert_eq!(exit, 3, "{}", reason(&v));
     assert!(
         v["warnings"]
             .to_string()
@@ -89,8 +89,8 @@ fn missing_rows_are_not_a_pass() {
     });
     wh.ingest(&b, "base");
     wh.ingest(&h, "head");
-    let (code, v) = compare_json(&wh, &["base", "head", "--control", "torch"]);
-    assert_eq!(code, 3, "{}", reason(&v));
+    let (exit, v) = compare_json(&wh, &["base", "head", "--control", "torch"]);
+    assert_eq!(exit, 3, "{}", reason(&v));
     assert!(reason(&v).contains("missing on head"), "{}", reason(&v));
     let missing = v["only_in_base"].as_array().unwrap();
     assert_eq!(missing.len(), 2, "torch and ck of dim (2,)");
@@ -101,11 +101,11 @@ fn missing_rows_are_not_a_pass() {
         .iter()
         .all(|m| m["verdict"] == "new"));
     // Accepted explicitly, and still listed.
-    let (code, v) = compare_json(
+    let (exit, v) = compare_json(
         &wh,
         &["base", "head", "--control", "torch", "--allow-missing"],
     );
-    assert_eq!(code, 0, "{}", reason(&v));
+    assert_eq!(exit, 0, "{}", reason(&v));
     assert_eq!(v["only_in_base"].as_array().unwrap().len(), 2);
     let md = stdout(&wh.run(&[
         "compare",
@@ -146,13 +146,13 @@ fn failed_runs_are_not_a_pass() {
     .unwrap();
     wh.ingest(&probe("base"), "base");
     wh.ingest(&probe("head"), "head");
-    let (code, v) = compare_json(&wh, &["base", "head", "--allow-mixed-hardware"]);
-    assert_eq!(code, 1, "{}", reason(&v));
+    let (exit, v) = compare_json(&wh, &["base", "head", "--allow-mixed-hardware"]);
+    assert_eq!(exit, 1, "{}", reason(&v));
     assert!(reason(&v).contains("head run"), "{}", reason(&v));
     assert!(reason(&v).contains("benchmark_cli_rc=1"), "{}", reason(&v));
     // The same failure on base: the comparison has no healthy base, so inconclusive.
-    let (code, v) = compare_json(&wh, &["head", "base", "--allow-mixed-hardware"]);
-    assert_eq!(code, 3, "{}", reason(&v));
+    let (exit, v) = compare_json(&wh, &["head", "base", "--allow-mixed-hardware"]);
+    assert_eq!(exit, 3, "{}", reason(&v));
     assert!(reason(&v).contains("base run"), "{}", reason(&v));
 }
 
@@ -163,8 +163,8 @@ fn numerics_are_judged_against_base() {
     let (b, h) = same(&wh, "failed!");
     wh.ingest(&b, "base");
     wh.ingest(&h, "head");
-    let (code, v) = compare_json(&wh, &["base", "head", "--control", "torch"]);
-    assert_eq!(code, 0, "{}", reason(&v));
+    let (exit, v) = compare_json(&wh, &["base", "head", "--control", "torch"]);
+    assert_eq!(exit, 0, "{}", reason(&v));
     let ck = v["rows"]
         .as_array()
         .unwrap()
@@ -172,11 +172,11 @@ fn numerics_are_judged_against_base() {
         .find(|r| r["variant"] == "ck")
         .unwrap();
     assert_eq!(ck["numerics"], "pre_existing");
-    let (code, _) = compare_json(
+    let (exit, _) = compare_json(
         &wh,
         &["base", "head", "--control", "torch", "--strict-numerics"],
     );
-    assert_eq!(code, 1);
+    assert_eq!(exit, 1);
 
     // A check base made and head no longer makes is not a pass.
     let wh = Wh::new();
@@ -187,18 +187,18 @@ fn numerics_are_judged_against_base() {
     });
     wh.ingest(&b, "base");
     wh.ingest(&h, "head");
-    let (code, v) = compare_json(&wh, &["base", "head", "--control", "torch"]);
-    assert_eq!(code, 3, "{}", reason(&v));
+    let (exit, v) = compare_json(&wh, &["base", "head", "--control", "torch"]);
+    assert_eq!(exit, 3, "{}", reason(&v));
     assert!(
         reason(&v).contains("checked numerics on base but not on head"),
         "{}",
         reason(&v)
     );
-    let (code, _) = compare_json(
+    let (exit, _) = compare_json(
         &wh,
         &["base", "head", "--control", "torch", "--allow-unchecked"],
     );
-    assert_eq!(code, 0);
+    assert_eq!(exit, 0);
 }
 
 #[test]
@@ -217,8 +217,8 @@ fn the_control_is_named_not_guessed() {
     trials(&h, 3, |t| log(t, 12.0));
     wh.ingest(&b, "base");
     wh.ingest(&h, "head");
-    let (code, v) = compare_json(&wh, &["base", "head", "--control", "ck"]);
-    assert_eq!(code, 1, "{}", reason(&v));
+    let (exit, v) = compare_json(&wh, &["base", "head", "--control", "ck"]);
+    assert_eq!(exit, 1, "{}", reason(&v));
     assert_eq!(v["control"]["matched_variants"], serde_json::json!(["ck"]));
     // A glob takes both.
     let (_, v) = compare_json(&wh, &["base", "head", "--control", "ck*"]);
@@ -228,7 +228,7 @@ fn the_control_is_named_not_guessed() {
     );
     // A control that matches nothing is a usage error naming what is there.
     let out = wh.run(&["compare", "base", "head", "--control", "torch"]);
-    assert_eq!(code_of(&out), 2);
+    assert_eq!(code(&out), 2);
     assert!(
         stderr(&out).contains("variants present: ck, cktile"),
         "{}",
@@ -244,8 +244,8 @@ fn the_control_is_named_not_guessed() {
         )
     });
     wh.ingest(&r, "renamed");
-    let (code, v) = compare_json(&wh, &["base", "renamed", "--control", "ck"]);
-    assert_eq!(code, 3, "{}", reason(&v));
+    let (exit, v) = compare_json(&wh, &["base", "renamed", "--control", "ck"]);
+    assert_eq!(exit, 3, "{}", reason(&v));
     assert!(
         reason(&v).contains("control is on one side only"),
         "{}",
@@ -253,28 +253,12 @@ fn the_control_is_named_not_guessed() {
     );
 }
 
-fn code_of(o: &std::process::Output) -> i32 {
-    code(o)
-}
-
 #[test]
 fn sides_are_what_they_say() {
     let wh = Wh::new();
     let (b, h) = same(&wh, "");
-    let ingest = |dir: &Path, label: &str, commit: &str, time: &str| {
-        wh.ok(&[
-            "ingest",
-            dir.to_str().unwrap(),
-            "--label",
-            label,
-            "--commit",
-            commit,
-            "--commit-time",
-            time,
-        ])
-    };
-    ingest(&b, "main", "aaaa111", "2026-11-01T10:00:00Z");
-    ingest(&h, "main", "bbbb222", "2026-11-02T10:00:00Z");
+    ingest_commit(&wh, &b, "aaaa111", "2026-11-01T10:00:00Z", &[]);
+    ingest_commit(&wh, &h, "bbbb222", "2026-11-02T10:00:00Z", &[]);
     // An empty selector (an unset variable) and a side against itself are usage errors.
     for args in [
         ["", "main@latest"],
@@ -295,8 +279,8 @@ fn sides_are_what_they_say() {
         stderr(&out)
     );
     // LABEL@COMMIT and LABEL@latest select what they say.
-    let (code, v) = compare_json(&wh, &["main@aaaa", "main@latest", "--control", "torch"]);
-    assert_eq!(code, 0, "{}", reason(&v));
+    let (exit, v) = compare_json(&wh, &["main@aaaa", "main@latest", "--control", "torch"]);
+    assert_eq!(exit, 0, "{}", reason(&v));
     assert_eq!(v["base"]["commits"], serde_json::json!(["aaaa111"]));
     assert_eq!(v["head"]["commits"], serde_json::json!(["bbbb222"]));
     assert_eq!(v["head"]["matched_by"], "label@latest");
@@ -306,7 +290,7 @@ fn sides_are_what_they_say() {
     assert_eq!(v["base"]["runs"], serde_json::json!([id]));
     // A bad --commit-time says what to give.
     let out = wh.run(&["ingest", b.to_str().unwrap(), "--commit-time", "yesterday"]);
-    assert_eq!(code_of(&out), 2);
+    assert_eq!(code(&out), 2);
     assert!(stderr(&out).contains("RFC 3339"), "{}", stderr(&out));
 }
 
@@ -330,8 +314,8 @@ fn like_hardware_with_like() {
         "--arch",
         "gfx950",
     ]);
-    let (code, v) = compare_json(&wh, &["base", "head", "--control", "torch"]);
-    assert_eq!(code, 3, "{}", reason(&v));
+    let (exit, v) = compare_json(&wh, &["base", "head", "--control", "torch"]);
+    assert_eq!(exit, 3, "{}", reason(&v));
     assert!(
         reason(&v).contains("arch base gfx942, head gfx950"),
         "{}",
@@ -342,7 +326,7 @@ fn like_hardware_with_like() {
         table.contains("different hardware: arch base gfx942, head gfx950"),
         "{table}"
     );
-    let (code, _) = compare_json(
+    let (exit, _) = compare_json(
         &wh,
         &[
             "base",
@@ -352,7 +336,7 @@ fn like_hardware_with_like() {
             "--allow-mixed-hardware",
         ],
     );
-    assert_eq!(code, 0);
+    assert_eq!(exit, 0);
 }
 
 #[test]
@@ -361,8 +345,8 @@ fn counts_speak_of_kernels_and_shapes() {
     for side in ["base", "head"] {
         wh.ingest(&sample(&format!("h200-gemm/ab/aiter/{side}")), side);
     }
-    let (code, v) = compare_json(&wh, &["base", "head", "--control", "torch"]);
-    assert_eq!(code, 1);
+    let (exit, v) = compare_json(&wh, &["base", "head", "--control", "torch"]);
+    assert_eq!(exit, 1);
     assert_eq!(
         reason(&v),
         "3 kernel/shape row(s) regressed (6 metric row(s))"

@@ -49,8 +49,8 @@ fn regressions(v: &Value) -> Vec<(String, String, String)> {
 fn detect_finds_the_three_changed_shapes_at_c13_in_each_format() {
     let wh = Wh::new();
     history(&wh, &(1..=20).collect::<Vec<_>>());
-    let (code, v) = detect_json(&wh, &[]);
-    assert_eq!(code, 1);
+    let (exit, v) = detect_json(&wh, &[]);
+    assert_eq!(exit, 1);
     let want: Vec<(String, String, String)> = [
         ("gemm.mm", "triton_mm_a16w16", "256"),
         ("gemm.mm", "triton_mm_a16w16", "4096"),
@@ -78,8 +78,8 @@ fn detect_finds_the_three_changed_shapes_at_c13_in_each_format() {
         .collect();
     assert_eq!(metrics, ["latency", "throughput"]);
     // Stored as alerts: re-running raises nothing new (exit 0), the list is unchanged.
-    let (code, _) = detect_json(&wh, &[]);
-    assert_eq!(code, 0, "re-running raises nothing new");
+    let (exit, _) = detect_json(&wh, &[]);
+    assert_eq!(exit, 0, "re-running raises nothing new");
     let listed: Vec<Value> =
         serde_json::from_str(&wh.ok(&["alerts", "list", "--format", "json"])).unwrap();
     assert_eq!(listed.len(), 6);
@@ -98,16 +98,12 @@ fn detect_finds_the_three_changed_shapes_at_c13_in_each_format() {
     );
     assert!(md.contains("| regression | gemm_a16w16 triton | M=512 N=4096 K=4096 dtype=torch.bfloat16 | default | c13 | c12 | latency +198.7%, throughput -66.5% |"), "{md}");
     // Nothing is a regression from c14 on.
-    let (code, v) = detect_json(&wh, &["--since", "c14"]);
-    assert_eq!(code, 0);
+    let (exit, v) = detect_json(&wh, &["--since", "c14"]);
+    assert_eq!(exit, 0);
     assert!(regressions(&v).is_empty());
     let out = wh.run(&["detect", "--label", "main", "--since", "c99"]);
-    assert_eq!(code_of(&out), 2);
+    assert_eq!(code(&out), 2);
     assert!(stderr(&out).contains("no commit of label 'main' starts with it"));
-}
-
-fn code_of(o: &std::process::Output) -> i32 {
-    code(o)
 }
 
 #[test]
@@ -119,8 +115,8 @@ fn commit_time_orders_history_whatever_the_ingest_order() {
             13, 2, 20, 7, 1, 16, 9, 12, 4, 18, 3, 11, 15, 5, 19, 8, 14, 10, 6, 17,
         ],
     );
-    let (code, v) = detect_json(&wh, &[]);
-    assert_eq!(code, 1);
+    let (exit, v) = detect_json(&wh, &[]);
+    assert_eq!(exit, 1);
     assert_eq!(regressions(&v).len(), 6);
 }
 
@@ -140,7 +136,7 @@ fn triage_round_trip_survives_reingest_and_compaction() {
     assert_eq!(acked["history"][1]["who"], "ana");
     // Dismissing needs a reason; acknowledging twice is refused, saying why.
     let out = wh.run(&["alerts", "dismiss", short, "--note", ""]);
-    assert_eq!(code_of(&out), 2);
+    assert_eq!(code(&out), 2);
     assert!(stderr(&out).contains("needs a reason"), "{}", stderr(&out));
     let out = wh.run(&["alerts", "ack", short]);
     assert!(
@@ -167,7 +163,7 @@ fn triage_round_trip_survives_reingest_and_compaction() {
         "merged"
     );
     let out = wh.run(&["detect", "--label", "main"]);
-    assert_eq!(code_of(&out), 0, "{}", stdout(&out));
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
     let shown: Value =
         serde_json::from_str(&wh.ok(&["alerts", "show", short, "--format", "json"])).unwrap();
     assert_eq!(shown["status"], "dismissed");
@@ -199,18 +195,8 @@ fn a_fixed_regression_resolves_its_alert() {
     wh.run(&["detect", "--label", "main"]);
     for c in 1..=8 {
         let dir = sample(&format!("h200-gemm/history/c{c:02}"));
-        let commit = format!("fix{c:02}");
         let time = format!("2026-07-02T{c:02}:00:00Z");
-        wh.ok(&[
-            "ingest",
-            dir.to_str().unwrap(),
-            "--label",
-            "main",
-            "--commit",
-            &commit,
-            "--commit-time",
-            &time,
-        ]);
+        ingest_commit(&wh, &dir, &format!("fix{c:02}"), &time, &[]);
     }
     let out = wh.run(&["detect", "--label", "main", "--format", "json"]);
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
@@ -233,18 +219,7 @@ fn history_is_a_baseline_and_machines_are_classes() {
     for c in 1..=12 {
         let dir = sample(&format!("h200-gemm/history/c{c:02}"));
         let (commit, time) = (format!("c{c:02}"), format!("2026-07-01T{c:02}:00:00Z"));
-        wh.ok(&[
-            "ingest",
-            dir.to_str().unwrap(),
-            "--label",
-            "main",
-            "--commit",
-            &commit,
-            "--commit-time",
-            &time,
-            "--machine",
-            "h200",
-        ]);
+        ingest_commit(&wh, &dir, &commit, &time, &["--machine", "h200"]);
     }
     let dir = sample("h200-gemm/history/c13");
     wh.ok(&[
@@ -258,7 +233,7 @@ fn history_is_a_baseline_and_machines_are_classes() {
         "h200",
     ]);
     // The last five commits of main, pooled, against the head commit.
-    let (code, v) = compare_json(
+    let (exit, v) = compare_json(
         &wh,
         &[
             "main",
@@ -269,7 +244,7 @@ fn history_is_a_baseline_and_machines_are_classes() {
             "torch",
         ],
     );
-    assert_eq!(code, 1, "{}", v["reason"]);
+    assert_eq!(exit, 1, "{}", v["reason"]);
     assert_eq!(
         v["base"]["commits"],
         serde_json::json!(["c08", "c09", "c10", "c11", "c12"])
@@ -295,8 +270,8 @@ fn history_is_a_baseline_and_machines_are_classes() {
         "--machine",
         "mi300x",
     ]);
-    let (code, v) = compare_json(&wh, &["main", "elsewhere", "--baseline-window", "5"]);
-    assert_eq!(code, 3, "{}", v["reason"]);
+    let (exit, v) = compare_json(&wh, &["main", "elsewhere", "--baseline-window", "5"]);
+    assert_eq!(exit, 3, "{}", v["reason"]);
     assert!(
         v["reason"]
             .as_str()
@@ -314,7 +289,7 @@ fn history_is_a_baseline_and_machines_are_classes() {
         "--tag",
         "machine=b",
     ]);
-    assert_eq!(code_of(&out), 2);
+    assert_eq!(code(&out), 2);
 }
 
 /// A loopback HTTP receiver answering with `statuses` in turn (then 200), recording the
@@ -350,7 +325,7 @@ fn new_alerts_are_delivered_once_with_retries() {
     // The receiver fails twice, then accepts: the first alert gets through on retry.
     let (url, got) = receiver(vec![500, 500]);
     let out = wh.run(&["detect", "--label", "main", "--notify", &url]);
-    assert_eq!(code_of(&out), 1, "{}", stderr(&out));
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
     {
         let got = got.lock().unwrap();
         assert_eq!(got.len(), 6, "each alert once");
@@ -373,14 +348,14 @@ fn new_alerts_are_delivered_once_with_retries() {
     );
     // Re-running sends nothing already delivered.
     let out = wh.run(&["detect", "--label", "main", "--notify", &url]);
-    assert_eq!(code_of(&out), 0, "{}", stderr(&out));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(got.lock().unwrap().len(), 6);
     // A receiver that never accepts: an error (exit 2), nothing recorded, retried later.
     let (down, none) = receiver(vec![503; 64]);
     let wh2 = Wh::new();
     history(&wh2, &(1..=20).collect::<Vec<_>>());
     let out = wh2.run(&["detect", "--label", "main", "--notify", &down]);
-    assert_eq!(code_of(&out), 2);
+    assert_eq!(code(&out), 2);
     assert!(
         stderr(&out).contains("HTTP 503 after 4 attempts"),
         "{}",
@@ -399,7 +374,7 @@ fn new_alerts_are_delivered_once_with_retries() {
         "--notify",
         "https://hooks.example/x",
     ]);
-    assert_eq!(code_of(&out), 2);
+    assert_eq!(code(&out), 2);
     assert!(stderr(&out).contains("only http://"), "{}", stderr(&out));
 }
 
@@ -416,16 +391,7 @@ fn perf_commit(wh: &Wh, c: usize, us: f64) {
         .unwrap();
     }
     let (commit, time) = (format!("c{c:02}"), format!("2026-07-01T{c:02}:00:00Z"));
-    wh.ok(&[
-        "ingest",
-        dir.to_str().unwrap(),
-        "--label",
-        "main",
-        "--commit",
-        &commit,
-        "--commit-time",
-        &time,
-    ]);
+    ingest_commit(wh, &dir, &commit, &time, &[]);
 }
 
 #[test]
@@ -439,7 +405,7 @@ fn a_second_step_supersedes_the_first_alert_and_thresholds_come_from_config() {
         perf_commit(&wh, c, 25.0);
     }
     let out = wh.run(&["detect", "--label", "main"]);
-    assert_eq!(code_of(&out), 1, "{}", stdout(&out));
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
     let all: Vec<Value> = serde_json::from_str(&wh.ok(&["alerts", "--format", "json"])).unwrap();
     let status_at = |commit: &str| {
         all.iter()
@@ -472,7 +438,7 @@ fn a_second_step_supersedes_the_first_alert_and_thresholds_come_from_config() {
         "--config",
         cfg.to_str().unwrap(),
     ]);
-    assert_eq!(code_of(&out), 0, "{}", stdout(&out));
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
 }
 
 #[test]
@@ -526,7 +492,7 @@ fn a_detect_killed_mid_delivery_resends_nothing_acknowledged() {
     assert_eq!(wh.count("SELECT count(*) FROM alert_delivery"), 3);
     // The next run sends the other three; none of the acknowledged ones again.
     let out = wh.run(&["detect", "--label", "main", "--notify", &url]);
-    assert_eq!(code_of(&out), 0, "{}", stderr(&out));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
     let mut ids = acked.lock().unwrap().clone();
     assert_eq!(ids.len(), 6, "{ids:?}");
     ids.sort();
@@ -582,7 +548,7 @@ fn git_dir_gives_the_commit_time() {
         "--git-dir",
         repo.to_str().unwrap(),
     ]);
-    assert_eq!(code_of(&out), 2);
+    assert_eq!(code(&out), 2);
     assert!(
         stderr(&out).contains("git cannot show commit nope"),
         "{}",

@@ -2,7 +2,7 @@
 //! and variant, one series over commits (with change points), and compare ratios.
 
 use crate::compare::{select_runs, CompareError, Report, Verdict};
-use crate::db::{sql_str, Db, DbError};
+use crate::db::{list_f64, sql_str, Db, DbError, MACHINE_CLASS_SQL};
 use crate::stats;
 use perfdb_ingest::model::{key_display, key_from_json};
 use plotters::prelude::*;
@@ -521,10 +521,6 @@ pub struct HistoryData {
     pub machines: Vec<String>,
 }
 
-/// SQL for a run's machine class, as `perfdb detect` names it: `arch/machine-tag`, or the
-/// tag alone without an arch; the tag is `default` when the run has none.
-pub const MACHINE_CLASS_SQL: &str = "concat_ws('/', nullif(r.arch, ''), coalesce(nullif(regexp_extract(r.tags, '\"machine\":\"([^\"]*)\"', 1), ''), 'default'))";
-
 /// Variants and keys of a table, for pickers.
 pub fn series_of(
     db: &Db,
@@ -656,16 +652,7 @@ pub fn history_data(
     let points: Vec<HistoryPoint> = rows
         .into_iter()
         .map(|(point, list, _)| {
-            let values: Vec<f64> = match list {
-                duckdb::types::Value::List(items) => items
-                    .into_iter()
-                    .filter_map(|v| match v {
-                        duckdb::types::Value::Double(x) => Some(x),
-                        _ => None,
-                    })
-                    .collect(),
-                _ => Vec::new(),
-            };
+            let values = list_f64(list);
             HistoryPoint {
                 point,
                 median: stats::median(&values),

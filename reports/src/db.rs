@@ -27,6 +27,28 @@ pub struct Db {
     pub catalog: std::sync::Arc<std::sync::OnceLock<Catalog>>,
 }
 
+/// SQL for a run's `machine` tag (from `r.tags`, the JSON perfdb writes), `''` without one.
+pub const MACHINE_TAG_SQL: &str =
+    "coalesce(regexp_extract(r.tags, '\"machine\":\"([^\"]*)\"', 1), '')";
+
+/// SQL for a run's machine class: `arch/tag`, or the tag alone without an arch; the tag
+/// is `default` when the run has none. History, detect and charts never mix classes.
+pub const MACHINE_CLASS_SQL: &str = "concat_ws('/', nullif(r.arch, ''), coalesce(nullif(regexp_extract(r.tags, '\"machine\":\"([^\"]*)\"', 1), ''), 'default'))";
+
+/// The doubles of a DuckDB LIST value (other items skipped).
+pub fn list_f64(v: duckdb::types::Value) -> Vec<f64> {
+    match v {
+        duckdb::types::Value::List(items) => items
+            .into_iter()
+            .filter_map(|x| match x {
+                duckdb::types::Value::Double(d) => Some(d),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// A SQL string literal.
 pub fn sql_str(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))

@@ -7,7 +7,7 @@
 //! a series worse (direction-aware) is a regression; the metrics of one kernel and shape
 //! that move at the same commit (`us` and `TFLOPS`) are one event.
 
-use crate::db::{sql_str, Db, DbError};
+use crate::db::{list_f64, sql_str, Db, DbError, MACHINE_CLASS_SQL};
 use crate::stats::{self, changepoint};
 use perfdb_ingest::model::{key_display, key_from_json, Direction};
 use serde::Serialize;
@@ -93,46 +93,25 @@ struct RunPoint {
 fn runs_of(db: &Db, label: &str) -> Result<HashMap<String, RunPoint>, DetectError> {
     let sql = format!(
         "SELECT run_id, coalesce(\"commit\", run_id), epoch_us(coalesce(commit_time, ingested_at)), \
-                epoch_us(ingested_at), coalesce(arch, ''), tags \
-         FROM runs WHERE label = {}",
+                epoch_us(ingested_at), {MACHINE_CLASS_SQL} \
+         FROM runs r WHERE label = {}",
         sql_str(label)
     );
     let mut stmt = db.conn.prepare(&sql)?;
-    let rows: Vec<(String, String, i64, i64, String, String)> = stmt
+    let rows = stmt
         .query_map([], |r| {
             Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
+                r.get::<_, String>(0)?,
+                RunPoint {
+                    commit: r.get(1)?,
+                    commit_time: r.get(2)?,
+                    ingested_at: r.get(3)?,
+                    machine: r.get(4)?,
+                },
             ))
         })?
         .collect::<Result<_, _>>()?;
-    Ok(rows
-        .into_iter()
-        .map(|(id, commit, commit_time, ingested_at, arch, tags)| {
-            let tag = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&tags)
-                .ok()
-                .and_then(|m| m.get("machine").and_then(|v| v.as_str()).map(String::from))
-                .unwrap_or_else(|| "default".into());
-            let machine = if arch.is_empty() {
-                tag
-            } else {
-                format!("{arch}/{tag}")
-            };
-            (
-                id,
-                RunPoint {
-                    commit,
-                    commit_time,
-                    ingested_at,
-                    machine,
-                },
-            )
-        })
-        .collect())
+    Ok(rows)
 }
 
 /// One commit of a series: when it was made and first ingested, and its trials.
@@ -199,7 +178,7 @@ pub fn detect(
             continue;
         };
         // A run's repeats of a row are one trial: their median.
-        let mut vals = list_values(values);
+        let mut vals = list_f64(values);
         if vals.is_empty() {
             continue;
         }
@@ -351,19 +330,6 @@ fn commit_order(runs: &HashMap<String, RunPoint>) -> Vec<String> {
     let mut v: Vec<(&str, (i64, i64))> = first.into_iter().collect();
     v.sort_by_key(|(c, t)| (*t, c.to_string()));
     v.into_iter().map(|(c, _)| c.to_string()).collect()
-}
-
-fn list_values(v: duckdb::types::Value) -> Vec<f64> {
-    match v {
-        duckdb::types::Value::List(items) => items
-            .into_iter()
-            .filter_map(|x| match x {
-                duckdb::types::Value::Double(d) => Some(d),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
 }
 
 /// A pull-request comment body: what this run raised, then every change it found.

@@ -94,22 +94,29 @@ pub fn compare_json(wh: &Wh, args: &[&str]) -> (i32, serde_json::Value) {
     (code(&out), v)
 }
 
-/// Ingest the 20-commit H200 history under `main`, commits in `order`, each with its
-/// commit time (`2026-07-01T<cc>:00:00Z`).
+/// Ingest `dir` under `main` as `commit`, made at `time` (RFC 3339), plus `extra` args.
+pub fn ingest_commit(wh: &Wh, dir: &Path, commit: &str, time: &str, extra: &[&str]) {
+    let mut args = vec![
+        "ingest",
+        dir.to_str().unwrap(),
+        "--label",
+        "main",
+        "--commit",
+        commit,
+        "--commit-time",
+        time,
+    ];
+    args.extend_from_slice(extra);
+    wh.ok(&args);
+}
+
+/// Ingest the 20-commit H200 history under `main`, commits in `order`, commit `cNN` made
+/// at `2026-07-01TNN:00:00Z`.
 pub fn ingest_history(wh: &Wh, order: &[usize]) {
     for &c in order {
         let dir = sample(&format!("h200-gemm/history/c{c:02}"));
-        let (commit, time) = (format!("c{c:02}"), format!("2026-07-01T{c:02}:00:00Z"));
-        wh.ok(&[
-            "ingest",
-            dir.to_str().unwrap(),
-            "--label",
-            "main",
-            "--commit",
-            &commit,
-            "--commit-time",
-            &time,
-        ]);
+        let time = format!("2026-07-01T{c:02}:00:00Z");
+        ingest_commit(wh, &dir, &format!("c{c:02}"), &time, &[]);
     }
 }
 

@@ -171,7 +171,7 @@ async fn history_shows_the_step_at_commit_13() {
     let key = r#"{"M":"512","N":"4096","K":"4096","dtype":"torch.bfloat16"}"#;
     let uri = format!(
         "/api/history?table=gemm_a16w16&variant=triton&metric=latency&key={}",
-        urlencode(key)
+        perfdb_reports::compare::url_encode(key)
     );
     let (status, body) = get(&root, &uri).await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -193,7 +193,7 @@ async fn history_shows_the_step_at_commit_13() {
         &root,
         &format!(
             "/api/history?table=gemm_a16w16&variant=torch&metric=latency&key={}",
-            urlencode(key)
+            perfdb_reports::compare::url_encode(key)
         ),
     )
     .await;
@@ -226,15 +226,6 @@ async fn alerts_list_saved_regressions() {
         page.contains("triton M=512 N=4096 K=4096 dtype=torch.bfloat16 latency: +197"),
         "{page}"
     );
-}
-
-fn urlencode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 async fn get_with(state: AppState, uri: &str) -> (StatusCode, String) {
@@ -473,7 +464,7 @@ async fn history_never_mixes_machine_classes() {
     let uri = |machine: &str| {
         format!(
             "/api/history?table=gemm_a16w16&variant=triton&metric=latency&label=main&key={}{machine}",
-            urlencode(key)
+            perfdb_reports::compare::url_encode(key)
         )
     };
     let (_, body) = get(&root, &uri("")).await;

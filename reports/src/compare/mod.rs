@@ -172,7 +172,6 @@ fn build_report(
             row.p = None;
             row.reason = m.row_reason();
         }
-        let _ = (&base_side, &head_side);
         rows.push(row);
     }
 
@@ -261,7 +260,6 @@ fn build_report(
         opt,
     };
     let (verdict, reason) = overall(&rows, &control, &evidence);
-    let _ = (&mut b, &mut h);
     Ok(Report {
         verdict,
         reason,

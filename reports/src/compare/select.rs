@@ -9,7 +9,7 @@
 //!   when nothing else matches.
 
 use super::{CompareError, FailedRun, SideInfo};
-use crate::db::{sql_str, Db};
+use crate::db::{sql_str, Db, MACHINE_TAG_SQL};
 
 /// One run as the selection sees it.
 struct RunRow {
@@ -20,15 +20,18 @@ struct RunRow {
     detail: String,
     arch: String,
     image_digest: String,
-    tags: String,
     source_path: String,
+    /// The `machine` tag, `""` without one.
+    machine: String,
 }
 
 const RUN_COLUMNS: &str = "run_id, label, coalesce(\"commit\", ''), coalesce(verdict, ''), \
-     coalesce(verdict_detail, ''), coalesce(arch, ''), coalesce(image_digest, ''), tags, source_path";
+     coalesce(verdict_detail, ''), coalesce(arch, ''), coalesce(image_digest, ''), source_path";
 
 fn query(db: &Db, cond: &str) -> Result<Vec<RunRow>, CompareError> {
-    let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE {cond} ORDER BY label, trial");
+    let sql = format!(
+        "SELECT {RUN_COLUMNS}, {MACHINE_TAG_SQL} FROM runs r WHERE {cond} ORDER BY label, trial"
+    );
     let mut stmt = db.conn.prepare(&sql)?;
     let rows = stmt
         .query_map([], |r| {
@@ -40,8 +43,8 @@ fn query(db: &Db, cond: &str) -> Result<Vec<RunRow>, CompareError> {
                 detail: r.get(4)?,
                 arch: r.get(5)?,
                 image_digest: r.get(6)?,
-                tags: r.get(7)?,
-                source_path: r.get(8)?,
+                source_path: r.get(7)?,
+                machine: r.get(8)?,
             })
         })?
         .collect::<Result<_, _>>()?;
@@ -59,34 +62,16 @@ fn distinct(rows: &[RunRow], f: impl Fn(&RunRow) -> &str) -> Vec<String> {
     v
 }
 
-/// The `machine` tag of a run's tags JSON.
-fn machine_of(tags: &str) -> String {
-    serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(tags)
-        .ok()
-        .and_then(|m| m.get("machine").and_then(|v| v.as_str()).map(String::from))
-        .unwrap_or_default()
-}
-
 fn side(spec: &str, by: &str, rows: Vec<RunRow>) -> SideInfo {
     let mut labels: Vec<String> = rows.iter().map(|r| r.label.clone()).collect();
     labels.dedup();
-    let machines: Vec<String> = {
-        let mut m: Vec<String> = rows
-            .iter()
-            .map(|r| machine_of(&r.tags))
-            .filter(|s| !s.is_empty())
-            .collect();
-        m.sort();
-        m.dedup();
-        m
-    };
     SideInfo {
         selector: spec.to_string(),
         matched_by: by.to_string(),
         commits: distinct(&rows, |r| &r.commit),
         archs: distinct(&rows, |r| &r.arch),
         image_digests: distinct(&rows, |r| &r.image_digest),
-        machines,
+        machines: distinct(&rows, |r| &r.machine),
         failed_runs: rows
             .iter()
             .filter(|r| r.verdict == "fail")
