@@ -83,16 +83,21 @@ fn build_report(
     for (k, v) in std::mem::take(&mut b.orders) {
         orders.entry(k).or_insert(v);
     }
+    // A key re-made from the columns both sides share has no order of its own: any row
+    // of its table with the fuller key gives it (one per table, found once).
+    let mut table_orders: std::collections::HashMap<&str, &str> = Default::default();
+    for ((t, _), order) in &orders {
+        table_orders.entry(t.as_str()).or_insert(order.as_str());
+    }
     let display_key = |table: &str, key_json: &str| -> Vec<(String, String)> {
         let key = key_from_json(key_json);
-        match orders.get(&(table.to_string(), key_json.to_string())) {
+        let order = orders
+            .get(&(table.to_string(), key_json.to_string()))
+            .map(String::as_str)
+            .or_else(|| table_orders.get(table).copied());
+        match order {
             Some(order) => model::in_source_order(key, order),
-            // A key re-made from the columns both sides share: any row of the table
-            // with the fuller key gives the order.
-            None => match orders.iter().find(|((t, _), _)| t == table) {
-                Some((_, order)) => model::in_source_order(key, order),
-                None => key,
-            },
+            None => key,
         }
     };
 
