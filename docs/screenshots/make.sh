@@ -17,6 +17,7 @@ for c in sample-data/h200-gemm/history/c*; do
   "$P" --warehouse "$WH" ingest "$c"/*.aiter.log --label history --commit "$n" --commit-time "$t" >/dev/null
 done
 "$P" --warehouse "$WH" compare base head --control torch --save >/dev/null 2>&1 || true
+"$P" --warehouse "$WH" detect --label history >/dev/null || true
 PORT=18090
 "$P" --warehouse "$WH" serve --addr "127.0.0.1:$PORT" 2>/dev/null & PID=$!
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$PORT/api/runs" >/dev/null 2>&1 && break; sleep 0.1; done

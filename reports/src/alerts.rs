@@ -92,6 +92,10 @@ pub fn list(root: &Path) -> Vec<Alert> {
                             serde_json::json!({
                                 "table": r["table"], "variant": r["variant"], "key": r["key"], "key_text": r["key_text"],
                                 "metric": r["metric"], "unit": r["unit"], "change": r["change"],
+                                "change_text": crate::render::change_words(
+                                    r["ratio"].as_f64(),
+                                    perfdb_ingest::model::Direction::parse(r["direction"].as_str().unwrap_or("")),
+                                ),
                                 "q": r["q"], "head_numerics": r["head_numerics"],
                             })
                         })

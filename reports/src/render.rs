@@ -40,10 +40,15 @@ fn pct(change: Option<f64>) -> String {
 /// A row's change in its metric's own terms, with the direction-aware factor:
 /// TFLOPS 535 -> 176 is `-67.1% (3.04x slower)`, latency 10 -> 12 us `+20.0% (1.20x slower)`.
 pub fn change_text(r: &Row) -> String {
-    let Some(ratio) = r.ratio.filter(|x| x.is_finite() && *x > 0.0) else {
+    change_words(r.ratio, r.direction)
+}
+
+/// head / base `ratio` of a metric that is better in `direction`, as [`change_text`] reads it.
+pub fn change_words(ratio: Option<f64>, direction: perfdb_ingest::model::Direction) -> String {
+    let Some(ratio) = ratio.filter(|x| x.is_finite() && *x > 0.0) else {
         return "-".into();
     };
-    let worse = match r.direction {
+    let worse = match direction {
         perfdb_ingest::model::Direction::Higher => 1.0 / ratio,
         _ => ratio,
     };

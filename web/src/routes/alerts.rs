@@ -231,10 +231,10 @@ pub async fn page(
                     r["variant"].as_str().unwrap_or(""),
                     key,
                     r["metric"].as_str().unwrap_or(""),
-                    r["change"]
-                        .as_f64()
-                        .map(|c| format!("{:+.1}%", c * 100.0))
-                        .unwrap_or_else(|| "numerics failure".into())
+                    match r["change_text"].as_str() {
+                        Some(t) if t != "-" => t.to_string(),
+                        _ => "numerics failure".into(),
+                    }
                 )
             })
             .collect();
