@@ -1,0 +1,224 @@
+//! Chart data from the warehouse, and SVG charts drawn with plotters. One step per file:
+//! `shapes` (a metric per shape and variant for one run selection), `history` (one series
+//! over commits, with change points), `ratio` (a comparison's ratios), and here what they
+//! share: errors, the table/metric catalog, natural ordering and the SVG helpers.
+
+mod history;
+mod ratio;
+mod shapes;
+
+pub use history::{
+    history_data, history_svg, key_labels, series_of, HistoryData, HistoryPoint, Series,
+};
+pub use ratio::ratio_svg;
+pub use shapes::{chart_data, chart_svg, ChartData, ShapePoint};
+
+use crate::compare::CompareError;
+use crate::db::{Db, DbError};
+use plotters::prelude::*;
+use std::cmp::Ordering;
+use std::sync::Once;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ChartError {
+    #[error(transparent)]
+    Db(#[from] DbError),
+    #[error("{0}")]
+    Select(#[from] CompareError),
+    #[error("unknown table '{0}'; tables: {1}")]
+    UnknownTable(String, String),
+    #[error("unknown metric '{0}' for table '{1}'; metrics: {2}")]
+    UnknownMetric(String, String, String),
+    #[error("no values for this selection")]
+    Empty,
+    #[error("unknown {0}")]
+    Unknown(String),
+}
+
+impl From<duckdb::Error> for ChartError {
+    fn from(e: duckdb::Error) -> Self {
+        ChartError::Db(DbError::Query(e))
+    }
+}
+
+static FONT: Once = Once::new();
+
+/// Charts measure their text with an embedded font (DejaVu Sans, permissive licence).
+fn register_font() {
+    FONT.call_once(|| {
+        let bytes: &'static [u8] = include_bytes!("../../assets/DejaVuSans.ttf");
+        plotters::style::register_font("sans-serif", FontStyle::Normal, bytes)
+            .unwrap_or_else(|_| panic!("embedded font is valid"));
+    });
+}
+
+/// Tables and their primary (compared) metrics, for pickers.
+pub fn catalog(db: &Db) -> Result<Vec<(String, Vec<String>)>, ChartError> {
+    if let Some(c) = db.catalog.get() {
+        return Ok(c.clone());
+    }
+    let c = compute_catalog(db)?;
+    let _ = db.catalog.set(c.clone());
+    Ok(c)
+}
+
+fn compute_catalog(db: &Db) -> Result<Vec<(String, Vec<String>)>, ChartError> {
+    let mut stmt = db.conn.prepare(
+        "SELECT table_name, list(DISTINCT metric ORDER BY metric) FILTER (WHERE direction <> 'none') \
+         FROM measurements GROUP BY table_name ORDER BY table_name",
+    )?;
+    let rows = stmt
+        .query_map([], |r| {
+            let t: String = r.get(0)?;
+            let v: duckdb::types::Value = r.get(1)?;
+            Ok((t, v))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows
+        .into_iter()
+        .map(|(t, v)| {
+            let metrics = match v {
+                duckdb::types::Value::List(items) => items
+                    .into_iter()
+                    .filter_map(|i| match i {
+                        duckdb::types::Value::Text(s) => Some(s),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            (t, metrics)
+        })
+        .filter(|(_, m): &(String, Vec<String>)| !m.is_empty())
+        .collect())
+}
+
+fn check_table_metric(db: &Db, table: &str, metric: &str) -> Result<(), ChartError> {
+    let cat = catalog(db)?;
+    let Some((_, metrics)) = cat.iter().find(|(t, _)| t == table) else {
+        let names: Vec<&str> = cat.iter().map(|(t, _)| t.as_str()).collect();
+        return Err(ChartError::UnknownTable(table.into(), names.join(", ")));
+    };
+    if !metrics.iter().any(|m| m == metric) {
+        return Err(ChartError::UnknownMetric(
+            metric.into(),
+            table.into(),
+            metrics.join(", "),
+        ));
+    }
+    Ok(())
+}
+
+/// Compare two strings with digit runs compared as numbers: `M=16` < `M=128`.
+pub fn natural_cmp(a: &str, b: &str) -> Ordering {
+    let (mut a, mut b) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (a.first(), b.first()) {
+            (None, None) => return Ordering::Equal,
+            (None, _) => return Ordering::Less,
+            (_, None) => return Ordering::Greater,
+            (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
+                let la = a.iter().take_while(|c| c.is_ascii_digit()).count();
+                let lb = b.iter().take_while(|c| c.is_ascii_digit()).count();
+                let na: u128 = std::str::from_utf8(&a[..la])
+                    .ok()
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or(0);
+                let nb: u128 = std::str::from_utf8(&b[..lb])
+                    .ok()
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or(0);
+                match na.cmp(&nb) {
+                    Ordering::Equal => {
+                        a = &a[la..];
+                        b = &b[lb..];
+                    }
+                    o => return o,
+                }
+            }
+            (Some(x), Some(y)) => match x.cmp(y) {
+                Ordering::Equal => {
+                    a = &a[1..];
+                    b = &b[1..];
+                }
+                o => return o,
+            },
+        }
+    }
+}
+
+/// Natural order of keys: cell by cell, numbers as numbers.
+fn key_cmp(a: &[(String, String)], b: &[(String, String)]) -> Ordering {
+    for (x, y) in a.iter().zip(b) {
+        match natural_cmp(&x.1, &y.1) {
+            Ordering::Equal => continue,
+            o => return o,
+        }
+    }
+    a.len().cmp(&b.len())
+}
+
+const PALETTE: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+];
+
+fn log_range(lo: f64, hi: f64) -> (f64, f64) {
+    let lo = if lo > 0.0 { lo } else { hi.max(1e-9) * 1e-3 };
+    (lo / 1.5, hi * 1.5)
+}
+
+/// Escape text for embedding in SVG/HTML.
+pub fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Add `<title>` hover details: plotters draws circles in series order, so the n-th
+/// `<circle` gets the n-th title.
+fn add_titles(svg: String, titles: &[String]) -> String {
+    let mut out = String::with_capacity(svg.len() + titles.len() * 64);
+    let mut rest = svg.as_str();
+    let mut i = 0;
+    while let Some(p) = rest.find("<circle") {
+        let end = rest[p..].find("/>").map(|e| p + e).unwrap_or(rest.len());
+        out.push_str(&rest[..end]);
+        match titles.get(i) {
+            Some(t) => {
+                out.push_str("><title>");
+                out.push_str(&esc(t));
+                out.push_str("</title></circle>");
+            }
+            None => out.push_str("/>"),
+        }
+        rest = &rest[(end + 2).min(rest.len())..];
+        i += 1;
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn natural_order_of_shapes() {
+        let mut v = vec!["M=512", "M=16", "M=4096", "M=1", "M=128"];
+        v.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(v, ["M=1", "M=16", "M=128", "M=512", "M=4096"]);
+    }
+
+    #[test]
+    fn titles_attach_to_circles() {
+        let svg = "<svg><circle cx=\"1\"/><circle cx=\"2\"/></svg>".to_string();
+        let out = add_titles(svg, &["a<b".into(), "c".into()]);
+        assert_eq!(out, "<svg><circle cx=\"1\"><title>a&lt;b</title></circle><circle cx=\"2\"><title>c</title></circle></svg>");
+    }
+}

@@ -1,0 +1,310 @@
+//! A metric per shape and variant over one run selection, on one machine class.
+
+use super::{
+    add_titles, check_table_metric, key_cmp, log_range, register_font, ChartError, PALETTE,
+};
+use crate::compare::select_runs;
+use crate::db::{sql_str, Db, MACHINE_CLASS_SQL};
+use perfdb_ingest::model::{key_display, key_from_json};
+use plotters::prelude::*;
+use plotters::style::FontTransform;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ShapePoint {
+    pub shape: usize,
+    pub variant: String,
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub n: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ChartData {
+    pub table: String,
+    pub metric: String,
+    pub unit: String,
+    pub runs: String,
+    pub n_runs: usize,
+    /// Short labels: only the key cells that vary between shapes.
+    pub shape_labels: Vec<String>,
+    pub shapes: Vec<String>,
+    /// Key cells shared by every shape (shown once in the subtitle).
+    pub constant: String,
+    pub variants: Vec<String>,
+    pub points: Vec<ShapePoint>,
+    /// The machine class shown: a chart never pools machine classes.
+    pub machine: String,
+    /// Every machine class among the selected runs.
+    pub machines: Vec<String>,
+}
+
+/// Values of `metric` in `table` per shape and variant, over the runs `runs` selects
+/// (a label, commit prefix or run id prefix; default: the label of the newest run) on
+/// one machine class (`machine`; default: the one with the most runs).
+pub fn chart_data(
+    db: &Db,
+    table: &str,
+    metric: &str,
+    runs: Option<&str>,
+    machine: Option<&str>,
+) -> Result<ChartData, ChartError> {
+    check_table_metric(db, table, metric)?;
+    let spec = match runs {
+        Some(r) if !r.is_empty() => r.to_string(),
+        _ => db.conn.query_row(
+            "SELECT label FROM runs r WHERE EXISTS (SELECT 1 FROM measurements m WHERE m.run_id = r.run_id AND m.table_name = ?) ORDER BY ingested_at DESC, trial DESC LIMIT 1",
+            [table],
+            |r| r.get::<_, String>(0),
+        )?,
+    };
+    // A label selects whole Hive partitions: no run list to join against. This is
+    // `select_runs`' first rule (label before commit and run id), counted instead of
+    // listed: a chart over 10,000 runs does not need their ids.
+    let label_runs: i64 = db.conn.query_row(
+        "SELECT count(*) FROM runs WHERE label = ?",
+        [spec.as_str()],
+        |r| r.get(0),
+    )?;
+    let (mut runs_pred, mut n_runs, on_runs) = if label_runs > 0 {
+        (
+            format!("label = {}", sql_str(&spec)),
+            label_runs as usize,
+            format!("r.label = {}", sql_str(&spec)),
+        )
+    } else {
+        let side = select_runs(db, &spec)?;
+        db.selection_table("chart_sel", &side.runs)?;
+        (
+            "run_id IN (SELECT run_id FROM chart_sel)".to_string(),
+            side.runs.len(),
+            "r.run_id IN (SELECT run_id FROM chart_sel)".to_string(),
+        )
+    };
+    // One machine class: the one asked for, else the one with the most runs. The run
+    // filter is added only when the selection spans several (the common case stays a
+    // plain partition scan).
+    let classes_where = |extra: &str| -> Result<Vec<(String, i64)>, ChartError> {
+        let mut stmt = db.conn.prepare(&format!(
+            "SELECT {MACHINE_CLASS_SQL} AS class, count(*) AS n FROM runs r WHERE {on_runs}{extra} \
+             GROUP BY class ORDER BY n DESC, class"
+        ))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
+    };
+    // Cheap first (the runs alone); only when they span classes, count the runs that
+    // measured this table and metric.
+    let mut classes = classes_where("")?;
+    if classes.len() > 1 {
+        classes = classes_where(&format!(
+            " AND r.run_id IN (SELECT run_id FROM measurements WHERE {runs_pred} AND table_name = {} AND metric = {})",
+            sql_str(table),
+            sql_str(metric)
+        ))?;
+    }
+    let machines: Vec<String> = classes.iter().map(|(c, _)| c.clone()).collect();
+    let chosen = match machine.filter(|m| !m.is_empty()) {
+        Some(m) => classes.iter().find(|(c, _)| c == m).ok_or_else(|| {
+            ChartError::Unknown(format!("machine '{m}'; known: {}", machines.join(", ")))
+        })?,
+        None => classes.first().ok_or(ChartError::Empty)?,
+    };
+    let machine = chosen.0.clone();
+    if classes.len() > 1 {
+        runs_pred = format!(
+            "{runs_pred} AND run_id IN (SELECT r.run_id FROM runs r WHERE {on_runs} AND {MACHINE_CLASS_SQL} = {})",
+            sql_str(&machine)
+        );
+        n_runs = chosen.1 as usize;
+    }
+    let sql = format!(
+        "SELECT key, variant, any_value(unit), median(value), min(value), max(value), count(value), \
+                any_value(key_order) \
+         FROM measurements WHERE table_name = {} AND metric = {} AND value IS NOT NULL \
+         AND {runs_pred} GROUP BY key, variant",
+        sql_str(table),
+        sql_str(metric)
+    );
+    let mut stmt = db.conn.prepare(&sql)?;
+    type Agg = (String, String, String, f64, f64, f64, i64, Option<String>);
+    let rows: Vec<Agg> = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+                r.get(7)?,
+            ))
+        })?
+        .collect::<Result<_, _>>()?;
+    // Keys are stored in canonical order; shapes read in the order the log printed them.
+    let shown = |k: &str, order: &Option<String>| {
+        perfdb_ingest::model::in_source_order(key_from_json(k), order.as_deref().unwrap_or("[]"))
+    };
+    if rows.is_empty() {
+        return Err(ChartError::Empty);
+    }
+    let mut keys: Vec<Vec<(String, String)>> = Vec::new();
+    for (k, .., order) in &rows {
+        let kk = shown(k, order);
+        if !keys.contains(&kk) {
+            keys.push(kk);
+        }
+    }
+    keys.sort_by(|a, b| key_cmp(a, b));
+    let mut variants: Vec<String> = rows.iter().map(|r| r.1.clone()).collect();
+    variants.sort();
+    variants.dedup();
+    let varying: Vec<bool> = (0..keys[0].len())
+        .map(|i| keys.iter().any(|k| k.get(i) != keys[0].get(i)))
+        .collect();
+    let short = |k: &[(String, String)]| -> String {
+        let parts: Vec<&str> = k
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| varying.get(*i).copied().unwrap_or(true))
+            .map(|(_, (_, v))| v.as_str())
+            .collect();
+        if parts.is_empty() {
+            "(all)".into()
+        } else {
+            parts.join("×")
+        }
+    };
+    let constant = keys[0]
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !varying.get(*i).copied().unwrap_or(true))
+        .map(|(_, (k, v))| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let names: Vec<&str> = keys[0]
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| varying.get(*i).copied().unwrap_or(true))
+        .map(|(_, (k, _))| k.as_str())
+        .collect();
+    let points = rows
+        .iter()
+        .map(|(k, v, _, med, lo, hi, n, order)| {
+            let kk = shown(k, order);
+            ShapePoint {
+                shape: keys.iter().position(|x| *x == kk).expect("collected"),
+                variant: v.clone(),
+                median: *med,
+                min: *lo,
+                max: *hi,
+                n: *n as usize,
+            }
+        })
+        .collect();
+    Ok(ChartData {
+        table: table.into(),
+        metric: metric.into(),
+        unit: rows[0].2.clone(),
+        runs: spec,
+        n_runs,
+        machine,
+        machines,
+        shape_labels: keys.iter().map(|k| short(k)).collect(),
+        shapes: keys.iter().map(|k| key_display(k)).collect(),
+        constant: if names.is_empty() {
+            constant
+        } else {
+            format!("shape = {}; {constant}", names.join("×"))
+        },
+        variants,
+        points,
+    })
+}
+
+/// Per shape and variant: the median over trials as a point, min-max as a bar.
+pub fn chart_svg(d: &ChartData) -> String {
+    register_font();
+    let n = d.shape_labels.len();
+    let (lo, hi) = log_range(
+        d.points.iter().map(|p| p.min).fold(f64::MAX, f64::min),
+        d.points.iter().map(|p| p.max).fold(f64::MIN, f64::max),
+    );
+    let mut svg = String::new();
+    let mut titles = Vec::new();
+    {
+        let width = (160 + 70 * n as u32).clamp(640, 1400);
+        let root = SVGBackend::with_string(&mut svg, (width, 520)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let caption = format!(
+            "{} — {} ({}) per shape, runs '{}' (n={})",
+            d.table, d.metric, d.unit, d.runs, d.n_runs
+        );
+        let mut chart = ChartBuilder::on(&root)
+            .caption(caption, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(110)
+            .y_label_area_size(80)
+            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), (lo..hi).log_scale())
+            .expect("chart coordinates");
+        let _ = chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(0)
+            .y_desc(format!("{} ({}), log scale", d.metric, d.unit))
+            .x_desc(d.constant.clone())
+            .axis_desc_style(("sans-serif", 14))
+            .draw();
+        let nv = d.variants.len().max(1) as f64;
+        for (vi, v) in d.variants.iter().enumerate() {
+            let color = PALETTE[vi % PALETTE.len()];
+            let off = (vi as f64 - (nv - 1.0) / 2.0) * (0.5 / nv);
+            let pts: Vec<&ShapePoint> = d.points.iter().filter(|p| &p.variant == v).collect();
+            let _ = chart.draw_series(pts.iter().map(|p| {
+                let x = p.shape as f64 + off;
+                PathElement::new(vec![(x, p.min), (x, p.max)], color.stroke_width(2))
+            }));
+            for p in &pts {
+                titles.push(format!(
+                    "{} {}: median {} {} (min {}, max {}, {} trial(s))",
+                    v,
+                    d.shapes[p.shape],
+                    crate::render::num(p.median),
+                    d.unit,
+                    crate::render::num(p.min),
+                    crate::render::num(p.max),
+                    p.n
+                ));
+            }
+            let _ = chart
+                .draw_series(
+                    pts.iter()
+                        .map(|p| Circle::new((p.shape as f64 + off, p.median), 4, color.filled())),
+                )
+                .map(|s| {
+                    s.label(v.clone())
+                        .legend(move |(x, y)| Circle::new((x + 10, y), 4, color.filled()))
+                });
+        }
+        let _ = chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 14))
+            .draw();
+        let style = ("sans-serif", 12)
+            .into_font()
+            .transform(FontTransform::Rotate90)
+            .color(&BLACK);
+        for (i, label) in d.shape_labels.iter().enumerate() {
+            let (px, py) = chart.backend_coord(&(i as f64, lo));
+            let _ = root.draw(&Text::new(label.clone(), (px - 6, py + 8), style.clone()));
+        }
+        let _ = root.present();
+    }
+    add_titles(svg, &titles)
+}
