@@ -435,9 +435,12 @@ fn one_file_per_command_and_partition_then_compact() {
     let before = wh.count("SELECT count(*) FROM measurements");
     let out = wh.ok(&["compact"]);
     assert!(
-        out.contains("8 file(s) -> 2, 1 orphan file(s) of interrupted commands deleted; 8 replaced file(s) kept for readers"),
+        out.contains("8 file(s) -> 2, 1 orphan file(s) of interrupted commands deleted; 12 replaced file(s) kept for readers"),
         "{out}"
     );
+    // The four ingests' summaries are replaced by one rebuilt from the merged file.
+    assert!(out.ends_with("; 1 summary file(s) written\n"), "{out}");
+    assert_eq!(parquet_files("summaries/label=hist"), 5);
     // The replaced files stay on disk (a reader may hold the old manifest), unlisted.
     assert_eq!(parquet_files("measurements/label=hist"), 5);
     assert_eq!(wh.count("SELECT count(*) FROM measurements"), before);
@@ -445,8 +448,9 @@ fn one_file_per_command_and_partition_then_compact() {
     assert_eq!(wh.count("SELECT max(trial) FROM runs"), 123);
     // A later compaction deletes those retired longer ago than its grace period.
     let out = wh.ok(&["compact", "--grace", "0"]);
-    assert!(out.contains("8 retired more than 0s ago deleted"), "{out}");
+    assert!(out.contains("12 retired more than 0s ago deleted"), "{out}");
     assert_eq!(parquet_files("measurements/label=hist"), 1);
+    assert_eq!(parquet_files("summaries/label=hist"), 1);
     assert_eq!(wh.count("SELECT count(*) FROM measurements"), before);
 }
 

@@ -7,6 +7,7 @@
 pub mod formats;
 pub mod model;
 pub mod schema;
+pub mod summary;
 pub mod text;
 pub mod units;
 pub mod warehouse;

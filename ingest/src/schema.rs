@@ -225,6 +225,25 @@ pub fn measurements_batch(rows: &[(&str, &[Measurement])]) -> RecordBatch {
         .expect("measurements batch matches MEASUREMENTS_SCHEMA")
 }
 
+/// Column names of the per-run summaries (`crate::summary`), partitioned by label like
+/// the measurements they summarise.
+pub mod summaries {
+    pub const TABLE: &str = "table_name";
+    pub const METRIC: &str = "metric";
+    pub const VARIANT: &str = "variant";
+    pub const KEY: &str = "key";
+    pub const RUN_ID: &str = "run_id";
+    pub const KEY_ORDER: &str = "key_order";
+    pub const UNIT: &str = "unit";
+    pub const DIRECTION: &str = "direction";
+    pub const N: &str = "n";
+    pub const MEDIAN: &str = "median";
+    pub const MIN: &str = "min";
+    pub const MAX: &str = "max";
+    pub const LOG_MEAN: &str = "log_mean";
+    pub const LOG_VAR: &str = "log_var";
+}
+
 pub mod alerts {
     pub const ALERT_ID: &str = "alert_id";
     pub const FINGERPRINT: &str = "fingerprint";

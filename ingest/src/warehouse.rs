@@ -4,6 +4,7 @@
 //! <root>/_manifest.json                          the committed file list (commit point)
 //! <root>/runs/label=<label>/part-<batch>.parquet
 //! <root>/measurements/label=<label>/part-<batch>.parquet
+//! <root>/summaries/label=<label>/part-<batch>.parquet   per-run summaries of that batch
 //! <root>/_tmp/                                   files being written
 //! <root>/.lock                                   writers hold an exclusive lock on it
 //! ```
@@ -20,6 +21,7 @@
 
 use crate::model::{Measurement, Parsed, Run, RunMeta, Warning};
 use crate::schema::{self, measurements_batch, runs_batch};
+use crate::summary;
 use arrow::array::{Array, Int32Array, RecordBatch, StringArray};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::{ArrowWriter, ProjectionMask};
@@ -36,6 +38,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 pub const RUNS_DIR: &str = "runs";
 pub const MEASUREMENTS_DIR: &str = "measurements";
+/// Per-run summaries (`crate::summary`): `summaries/label=L/part-B.parquet` summarises
+/// exactly `measurements/label=L/part-B.parquet`.
+pub const SUMMARIES_DIR: &str = "summaries";
 /// The alerts `perfdb detect` raised, and their status changes (append-only, small,
 /// not partitioned). `alerts/` itself holds comparisons saved with `compare --save`.
 pub const ALERT_RECORDS_DIR: &str = "alert_records";
@@ -117,6 +122,10 @@ pub const DEFAULT_LABEL: &str = "unlabeled";
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Manifest {
     pub format_version: u32,
+    /// Counts the commits of this warehouse: every write of the manifest adds one, so
+    /// caches key on it (the web app's ETags).
+    #[serde(default)]
+    pub version: u64,
     /// Relative paths of the committed runs files.
     pub runs: Vec<String>,
     /// Relative paths of the committed measurements files.
@@ -135,6 +144,18 @@ pub struct Manifest {
     /// Relative paths of the committed alert delivery files.
     #[serde(default)]
     pub alert_delivery: Vec<String>,
+    /// Relative paths of the committed summary files, one per measurements file (none
+    /// for files written before summaries existed; `perfdb compact` adds them).
+    #[serde(default)]
+    pub summaries: Vec<String>,
+}
+
+/// The summary file that summarises measurements file `rel`.
+pub fn summary_of(rel: &str) -> String {
+    match rel.strip_prefix(MEASUREMENTS_DIR) {
+        Some(rest) => format!("{SUMMARIES_DIR}{rest}"),
+        None => rel.to_string(),
+    }
 }
 
 /// A replaced file and when it was replaced (microseconds since the Unix epoch).
@@ -320,6 +341,23 @@ impl Warehouse {
         Some((m.len(), m.modified().ok()?))
     }
 
+    /// Absolute paths of the committed summary files, and of the committed measurements
+    /// files that have none (written before summaries existed, until `compact`).
+    pub fn committed_summaries(&self) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+        let m = self.manifest()?;
+        let listed: HashSet<&String> = m.summaries.iter().collect();
+        let bare = m
+            .measurements
+            .iter()
+            .filter(|rel| !listed.contains(&summary_of(rel)))
+            .map(|p| self.root.join(p))
+            .collect();
+        Ok((
+            m.summaries.iter().map(|p| self.root.join(p)).collect(),
+            bare,
+        ))
+    }
+
     /// Absolute paths of the committed files of `runs` and `measurements`.
     pub fn committed_files(&self) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
         let m = self.manifest()?;
@@ -399,10 +437,12 @@ impl Warehouse {
     }
 
     fn write_manifest(&self, m: &Manifest) -> Result<()> {
+        let mut m = m.clone();
+        m.version += 1;
         let tmp_dir = self.root.join(TMP_DIR);
         fs::create_dir_all(&tmp_dir).map_err(io(&tmp_dir))?;
         let tmp = tmp_dir.join(format!("manifest-{}-{}.json", std::process::id(), now_us()));
-        let body = serde_json::to_vec_pretty(m).expect("manifest serialises");
+        let body = serde_json::to_vec_pretty(&m).expect("manifest serialises");
         let mut f = File::create(&tmp).map_err(io(&tmp))?;
         f.write_all(&body).map_err(io(&tmp))?;
         f.sync_all().map_err(io(&tmp))?;
@@ -414,13 +454,25 @@ impl Warehouse {
 
     /// Write `batches` into one Parquet file at `rel` (relative to root), atomically.
     fn write_parquet(&self, rel: &str, batches: &[RecordBatch]) -> Result<()> {
+        self.write_parquet_grouped(rel, batches, None)
+    }
+
+    /// `write_parquet` with row groups of at most `row_group` rows.
+    fn write_parquet_grouped(
+        &self,
+        rel: &str,
+        batches: &[RecordBatch],
+        row_group: Option<usize>,
+    ) -> Result<()> {
         let tmp_dir = self.root.join(TMP_DIR);
         fs::create_dir_all(&tmp_dir).map_err(io(&tmp_dir))?;
         let tmp = tmp_dir.join(rel.replace('/', "__") + ".tmp");
         let f = File::create(&tmp).map_err(io(&tmp))?;
-        let props = WriterProperties::builder()
-            .set_compression(Compression::SNAPPY)
-            .build();
+        let mut props = WriterProperties::builder().set_compression(Compression::SNAPPY);
+        if let Some(n) = row_group {
+            props = props.set_max_row_group_row_count(Some(n));
+        }
+        let props = props.build();
         let schema = batches[0].schema();
         let mut w = ArrowWriter::try_new(f, schema, Some(props)).map_err(pq(&tmp))?;
         for b in batches {
@@ -519,9 +571,16 @@ impl Warehouse {
                 .collect();
             let m_rel = format!("{MEASUREMENTS_DIR}/label={label}/part-{batch_id}.parquet");
             let r_rel = format!("{RUNS_DIR}/label={label}/part-{batch_id}.parquet");
+            let s_rel = summary_of(&m_rel);
             self.write_parquet(&m_rel, &[measurements_batch(&ms)])?;
+            self.write_parquet_grouped(
+                &s_rel,
+                &[summary::from_measurements(&ms)],
+                Some(summary::ROW_GROUP),
+            )?;
             self.write_parquet(&r_rel, &[runs_batch(&runs)])?;
             manifest.measurements.push(m_rel);
+            manifest.summaries.push(s_rel);
             manifest.runs.push(r_rel);
         }
         self.write_manifest(&manifest)?;
@@ -545,11 +604,13 @@ impl Warehouse {
             .chain(&manifest.alerts)
             .chain(&manifest.alert_status)
             .chain(&manifest.alert_delivery)
+            .chain(&manifest.summaries)
             .cloned()
             .collect();
         let orphans: Vec<PathBuf> = [
             RUNS_DIR,
             MEASUREMENTS_DIR,
+            SUMMARIES_DIR,
             ALERT_RECORDS_DIR,
             ALERT_STATUS_DIR,
             ALERT_DELIVERY_DIR,
@@ -603,6 +664,32 @@ impl Warehouse {
             report.files_after += new_list.len();
             *list = new_list;
         }
+        // Summaries: one per measurements file, rebuilt from the measurements where these
+        // were merged or have none (written before summaries existed).
+        let summaries: HashSet<String> = manifest.summaries.iter().cloned().collect();
+        let mut new_summaries = Vec::new();
+        for rel in &manifest.measurements {
+            let s_rel = summary_of(rel);
+            if !summaries.contains(&s_rel) {
+                let batches = read_columns(&self.root.join(rel), &[])?;
+                self.write_parquet_grouped(
+                    &s_rel,
+                    &[summary::from_batches(&batches)],
+                    Some(summary::ROW_GROUP),
+                )?;
+                report.summaries_written += 1;
+            }
+            new_summaries.push(s_rel);
+        }
+        let kept: HashSet<&String> = new_summaries.iter().collect();
+        replaced.extend(
+            manifest
+                .summaries
+                .iter()
+                .filter(|s| !kept.contains(s))
+                .cloned(),
+        );
+        manifest.summaries = new_summaries;
         // The alert tables are small and unpartitioned: one file each.
         for (dir, list) in [
             (ALERT_RECORDS_DIR, &mut manifest.alerts),
@@ -628,7 +715,7 @@ impl Warehouse {
                 .into_iter()
                 .map(|path| Retired { path, at_us: now }),
         );
-        if report.files_retired > 0 || !expired.is_empty() {
+        if report.files_retired > 0 || report.summaries_written > 0 || !expired.is_empty() {
             self.write_manifest(&manifest)?;
         }
         // The manifest no longer lists the expired files; delete them and the orphans.
@@ -639,6 +726,17 @@ impl Warehouse {
                 _ => {}
             }
         }
+        // A file this compaction wrote again under an orphan's name (a summary rebuilt
+        // over one a manifest no longer listed) is listed now: not an orphan.
+        let now_listed: HashSet<PathBuf> = manifest
+            .summaries
+            .iter()
+            .map(|rel| self.root.join(rel))
+            .collect();
+        let orphans: Vec<&PathBuf> = orphans
+            .iter()
+            .filter(|f| !now_listed.contains(*f))
+            .collect();
         for f in &orphans {
             fs::remove_file(f).map_err(io(f))?;
         }
@@ -658,6 +756,8 @@ impl Warehouse {
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct CompactReport {
     pub files_before: usize,
+    /// Summary files written for measurements that had none (merged, or older).
+    pub summaries_written: usize,
     pub files_after: usize,
     /// Orphans: files of interrupted commands that no manifest listed.
     pub files_deleted: usize,

@@ -1,8 +1,10 @@
-//! DuckDB over the warehouse: an in-memory database with two views, `runs` and
-//! `measurements`, over exactly the Parquet files the manifest commits.
+//! DuckDB over the warehouse: an in-memory database with views `runs`, `measurements`,
+//! `summaries` (per run and series) and the alert tables, over exactly the Parquet files
+//! the manifest commits.
 
 use duckdb::Connection;
 use perfdb_ingest::schema::{self, MEASUREMENTS_SCHEMA, RUNS_SCHEMA};
+use perfdb_ingest::summary::SUMMARIES_SCHEMA;
 use perfdb_ingest::warehouse::{Warehouse, WarehouseError};
 use std::path::{Path, PathBuf};
 
@@ -101,6 +103,45 @@ fn view_sql(name: &str, files: &[PathBuf], schema: &arrow::datatypes::Schema) ->
     format!("CREATE OR REPLACE VIEW {name} AS {body}")
 }
 
+/// The `summaries` view: the summary files, and for measurements files without one the
+/// same numbers computed from their raw values (`perfdb_ingest::summary` defines them).
+fn summaries_view_sql(sums: &[PathBuf], bare: &[PathBuf]) -> String {
+    let mut parts = Vec::new();
+    let names: Vec<String> = SUMMARIES_SCHEMA
+        .fields()
+        .iter()
+        .map(|f| format!("\"{}\"", f.name()))
+        .collect();
+    let cols = format!("{}, {}", names.join(", "), schema::LABEL);
+    if !sums.is_empty() {
+        parts.push(format!(
+            "SELECT {cols} FROM read_parquet({}, hive_partitioning = true, hive_types = {{'{}': VARCHAR}})",
+            file_list(sums),
+            schema::LABEL
+        ));
+    }
+    if !bare.is_empty() {
+        parts.push(format!(
+            "SELECT table_name, metric, variant, key, run_id, coalesce(any_value(key_order), '[]') AS key_order, \
+                    any_value(unit) AS unit, any_value(direction) AS direction, count(*) AS n, \
+                    median(value) AS median, min(value) AS min, max(value) AS max, \
+                    CASE WHEN min(value) > 0 THEN avg(ln(greatest(value, 1e-300))) END AS log_mean, \
+                    CASE WHEN min(value) > 0 AND count(*) > 1 THEN var_samp(ln(greatest(value, 1e-300))) END AS log_var, \
+                    {label} \
+             FROM read_parquet({}, hive_partitioning = true, hive_types = {{'{label}': VARCHAR}}, union_by_name = true) \
+             WHERE isfinite(value) GROUP BY table_name, metric, variant, key, run_id, {label}",
+            file_list(bare),
+            label = schema::LABEL
+        ));
+    }
+    let body = if parts.is_empty() {
+        empty_view(&SUMMARIES_SCHEMA)
+    } else {
+        parts.join(" UNION ALL ")
+    };
+    format!("CREATE OR REPLACE VIEW summaries AS {body}")
+}
+
 /// A view over unpartitioned files (the alert tables), empty with the schema when none.
 fn flat_view_sql(name: &str, files: &[PathBuf], schema: &arrow::datatypes::Schema) -> String {
     let body = if files.is_empty() {
@@ -127,6 +168,8 @@ impl Db {
         let conn = Connection::open_in_memory()?;
         conn.execute_batch(&view_sql("runs", &runs, &RUNS_SCHEMA))?;
         conn.execute_batch(&view_sql("measurements", &ms, &MEASUREMENTS_SCHEMA))?;
+        let (sums, bare) = wh.committed_summaries()?;
+        conn.execute_batch(&summaries_view_sql(&sums, &bare))?;
         let (alerts, status, delivery) = wh.committed_alert_files()?;
         conn.execute_batch(&flat_view_sql(
             "alert_delivery",

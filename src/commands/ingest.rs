@@ -201,7 +201,7 @@ pub fn compact(root: &Path, grace: std::time::Duration) -> anyhow::Result<Exit> 
         .with_context(|| format!("cannot compact {}", root.display()))?;
     println!(
         "compacted {}: {} file(s) -> {}, {} orphan file(s) of interrupted commands deleted; \
-         {} replaced file(s) kept for readers ({} in all), {} retired more than {}s ago deleted",
+         {} replaced file(s) kept for readers ({} in all), {} retired more than {}s ago deleted{}",
         root.display(),
         r.files_before,
         r.files_after,
@@ -209,7 +209,11 @@ pub fn compact(root: &Path, grace: std::time::Duration) -> anyhow::Result<Exit> 
         r.files_retired,
         r.files_still_retired,
         r.retired_deleted,
-        grace.as_secs()
+        grace.as_secs(),
+        match r.summaries_written {
+            0 => String::new(),
+            n => format!("; {n} summary file(s) written"),
+        }
     );
     Ok(Exit::Ok)
 }

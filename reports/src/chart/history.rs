@@ -1,6 +1,9 @@
 //! One series (table, variant, key, metric) over commits, with its change points.
 
-use super::{add_titles, check_table_metric, natural_cmp, register_font, ChartError, PALETTE};
+use super::{
+    add_titles, check_table_metric, draw_dots, natural_cmp, register_font, run_refs, thin,
+    ChartError, Trial, PALETTE,
+};
 use crate::db::{list_f64, sql_str, Db, MACHINE_CLASS_SQL};
 use crate::stats;
 use perfdb_ingest::model::{key_display, key_from_json};
@@ -15,7 +18,10 @@ pub struct HistoryPoint {
     pub median: f64,
     pub min: f64,
     pub max: f64,
+    /// Each trial's median for the series, by trial number (change points use these).
     pub values: Vec<f64>,
+    /// The trials as dots (thinned to `MAX_DOTS`, lowest and highest kept).
+    pub trials: Vec<Trial>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -28,6 +34,9 @@ pub struct HistoryData {
     pub points: Vec<HistoryPoint>,
     /// Indices of points where a new level starts (change points).
     pub change_points: Vec<usize>,
+    /// Points of the whole series, before `points` was thinned to `MAX_POINTS` (change
+    /// points and their neighbours kept).
+    pub n_points: usize,
     /// The machine class shown (arch and `machine` tag): a history never mixes classes.
     pub machine: String,
     /// Every machine class the series was measured on.
@@ -43,7 +52,7 @@ pub fn series_of(
     check_table_metric(db, table, metric)?;
     let q = |col: &str| -> Result<Vec<String>, ChartError> {
         let sql = format!(
-            "SELECT DISTINCT {col} FROM measurements WHERE table_name = {} AND metric = {}",
+            "SELECT DISTINCT {col} FROM summaries WHERE table_name = {} AND metric = {}",
             sql_str(table),
             sql_str(metric)
         );
@@ -65,7 +74,7 @@ pub fn key_labels(
     metric: &str,
 ) -> Result<std::collections::HashMap<String, String>, ChartError> {
     let sql = format!(
-        "SELECT key, any_value(key_order) FROM measurements WHERE table_name = {} AND metric = {} GROUP BY key",
+        "SELECT key, any_value(key_order) FROM summaries WHERE table_name = {} AND metric = {} GROUP BY key",
         sql_str(table),
         sql_str(metric)
     );
@@ -115,13 +124,13 @@ pub fn history_data(
     check_table_metric(db, table, metric)?;
     let label_pred = label
         .filter(|l| !l.is_empty())
-        .map(|l| format!(" AND m.label = {}", sql_str(l)))
+        .map(|l| format!(" AND s.label = {}", sql_str(l)))
         .unwrap_or_default();
     // The series' machine classes, most runs first: the one asked for, else the first.
     let classes_sql = format!(
         "SELECT {MACHINE_CLASS_SQL} AS class, count(DISTINCT r.run_id) AS n \
-         FROM measurements m JOIN runs r ON m.run_id = r.run_id \
-         WHERE m.table_name = {} AND m.variant = {} AND m.key = {} AND m.metric = {}{label_pred} \
+         FROM summaries s JOIN runs r ON s.run_id = r.run_id \
+         WHERE s.table_name = {} AND s.variant = {} AND s.key = {} AND s.metric = {}{label_pred} \
          GROUP BY class ORDER BY n DESC, class",
         sql_str(table),
         sql_str(variant),
@@ -147,35 +156,56 @@ pub fn history_data(
         sql_str(&machine)
     );
     let sql = format!(
-        "SELECT coalesce(r.\"commit\", r.label) AS point, min(r.ingested_at) AS first, list(m.value ORDER BY r.trial), any_value(m.unit), \
-                min(r.commit_time) AS committed \
-         FROM measurements m JOIN runs r ON m.run_id = r.run_id \
-         WHERE m.table_name = {} AND m.variant = {} AND m.key = {} AND m.metric = {} AND m.value IS NOT NULL{label_pred} \
+        "SELECT coalesce(r.\"commit\", r.label) AS point, min(r.ingested_at) AS first, list(s.median ORDER BY r.trial), any_value(s.unit), \
+                min(r.commit_time) AS committed, list(s.run_id ORDER BY r.trial) \
+         FROM summaries s JOIN runs r ON s.run_id = r.run_id \
+         WHERE s.table_name = {} AND s.variant = {} AND s.key = {} AND s.metric = {}{label_pred} \
          GROUP BY point ORDER BY committed, first, point",
         sql_str(table), sql_str(variant), sql_str(key), sql_str(metric)
     );
     let mut stmt = db.conn.prepare(&sql)?;
-    let rows: Vec<(String, duckdb::types::Value, String)> = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(2)?, r.get(3)?)))?
+    type Row = (String, duckdb::types::Value, String, duckdb::types::Value);
+    let rows: Vec<Row> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(2)?, r.get(3)?, r.get(5)?)))?
         .collect::<Result<_, _>>()?;
     if rows.is_empty() {
         return Err(ChartError::Empty);
     }
     let unit = rows[0].2.clone();
+    let refs = run_refs(
+        db,
+        &format!(
+            "r.run_id IN (SELECT s.run_id FROM summaries s JOIN runs r ON s.run_id = r.run_id \
+             WHERE s.table_name = {} AND s.variant = {} AND s.key = {} AND s.metric = {}{label_pred})",
+            sql_str(table),
+            sql_str(variant),
+            sql_str(key),
+            sql_str(metric)
+        ),
+    )?;
     let points: Vec<HistoryPoint> = rows
         .into_iter()
-        .map(|(point, list, _)| {
+        .map(|(point, list, _, ids)| {
             let values = list_f64(list);
+            let mut trials = Trial::zip(values.clone(), ids, &refs);
+            trials.sort_by(|a, b| a.value.total_cmp(&b.value));
             HistoryPoint {
                 point,
                 median: stats::median(&values),
                 min: values.iter().copied().fold(f64::MAX, f64::min),
                 max: values.iter().copied().fold(f64::MIN, f64::max),
                 values,
+                trials: thin(trials),
             }
         })
         .collect();
     let series: Vec<Vec<f64>> = points.iter().map(|p| p.values.clone()).collect();
+    let change_points: Vec<usize> = stats::changepoint::detect_with(&series, params)
+        .iter()
+        .map(|c| c.index)
+        .collect();
+    let n_points = points.len();
+    let (points, change_points) = thin_points(points, &change_points);
     Ok(HistoryData {
         table: table.into(),
         variant: variant.into(),
@@ -184,14 +214,42 @@ pub fn history_data(
             .unwrap_or_else(|| key_display(&key_from_json(key))),
         metric: metric.into(),
         unit,
-        change_points: stats::changepoint::detect_with(&series, params)
-            .iter()
-            .map(|c| c.index)
-            .collect(),
+        change_points,
+        n_points,
         machine,
         machines,
         points,
     })
+}
+
+/// At most this many points in a history chart; longer series are thinned.
+pub const MAX_POINTS: usize = 300;
+
+/// Thin `points` to `MAX_POINTS`: evenly spaced, plus every change point and the point
+/// before it (so each level shift shows as drawn). Returns the kept points and the
+/// change points' indices among them.
+fn thin_points(points: Vec<HistoryPoint>, cps: &[usize]) -> (Vec<HistoryPoint>, Vec<usize>) {
+    let n = points.len();
+    if n <= MAX_POINTS {
+        return (points, cps.to_vec());
+    }
+    let mut keep: std::collections::BTreeSet<usize> = cps
+        .iter()
+        .flat_map(|&c| [c.saturating_sub(1), c])
+        .chain([0, n - 1])
+        .collect();
+    let room = MAX_POINTS.saturating_sub(keep.len()).max(2);
+    keep.extend((0..room).map(|i| i * (n - 1) / (room - 1)));
+    let kept: Vec<usize> = keep.into_iter().collect();
+    let new_cps = cps
+        .iter()
+        .filter_map(|c| kept.iter().position(|k| k == c))
+        .collect();
+    let mut points: Vec<Option<HistoryPoint>> = points.into_iter().map(Some).collect();
+    (
+        kept.iter().filter_map(|&i| points[i].take()).collect(),
+        new_cps,
+    )
 }
 
 pub fn history_svg(h: &HistoryData) -> String {
@@ -240,6 +298,19 @@ pub fn history_svg(h: &HistoryData) -> String {
                 color.stroke_width(2),
             )
         }));
+        for (i, p) in h.points.iter().enumerate() {
+            let what = format!("{} {}", p.point, h.variant);
+            draw_dots(
+                &mut chart,
+                &mut titles,
+                i as f64,
+                &p.trials,
+                color,
+                &what,
+                &h.unit,
+                &h.machine,
+            );
+        }
         let _ = chart.draw_series(LineSeries::new(
             h.points
                 .iter()

@@ -13,10 +13,14 @@ pub use history::{
 pub use ratio::ratio_svg;
 pub use shapes::{chart_data, chart_svg, ChartData, ShapePoint};
 
+use plotters::coord::CoordTranslate;
+
 use crate::compare::CompareError;
 use crate::db::{Db, DbError};
 use plotters::prelude::*;
+use serde::Serialize;
 use std::cmp::Ordering;
+use std::collections::HashMap;
 use std::sync::Once;
 
 #[derive(Debug, thiserror::Error)]
@@ -156,6 +160,134 @@ fn key_cmp(a: &[(String, String)], b: &[(String, String)]) -> Ordering {
         }
     }
     a.len().cmp(&b.len())
+}
+
+/// One trial of a chart point, drawn as a dot: the run's median for the series (its
+/// only value, usually) and which run it is.
+#[derive(Debug, Clone, Serialize)]
+pub struct Trial {
+    pub value: f64,
+    pub run_id: String,
+    pub label: String,
+    pub trial: i32,
+    pub commit: Option<String>,
+}
+
+/// A run as a dot's hover names it.
+#[derive(Debug, Clone)]
+pub(crate) struct RunRef {
+    label: String,
+    trial: i32,
+    commit: Option<String>,
+}
+
+impl Trial {
+    /// Trials from parallel lists of values and run ids (as DuckDB's `list` returns
+    /// them), named through `refs`.
+    pub(crate) fn zip(
+        values: Vec<f64>,
+        ids: duckdb::types::Value,
+        refs: &HashMap<String, RunRef>,
+    ) -> Vec<Trial> {
+        let ids = match ids {
+            duckdb::types::Value::List(items) => items,
+            _ => Vec::new(),
+        };
+        values
+            .into_iter()
+            .zip(ids)
+            .map(|(value, id)| {
+                let run_id = match id {
+                    duckdb::types::Value::Text(s) => s,
+                    _ => String::new(),
+                };
+                let r = refs.get(&run_id);
+                Trial {
+                    value,
+                    label: r.map(|r| r.label.clone()).unwrap_or_default(),
+                    trial: r.map(|r| r.trial).unwrap_or(0),
+                    commit: r.and_then(|r| r.commit.clone()),
+                    run_id,
+                }
+            })
+            .collect()
+    }
+}
+
+/// Label, trial and commit of the runs `r` matching `runs_where` (SQL over `runs r`).
+pub(crate) fn run_refs(db: &Db, runs_where: &str) -> Result<HashMap<String, RunRef>, ChartError> {
+    let mut stmt = db.conn.prepare(&format!(
+        "SELECT r.run_id, r.label, r.trial, r.\"commit\" FROM runs r WHERE {runs_where}"
+    ))?;
+    let rows = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                RunRef {
+                    label: r.get(1)?,
+                    trial: r.get(2)?,
+                    commit: r.get(3)?,
+                },
+            ))
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(rows)
+}
+
+/// At most this many trial dots per point; more are thinned evenly.
+pub const MAX_DOTS: usize = 48;
+
+/// Every `k`-th of `sorted` (ascending by value) so at most `MAX_DOTS` remain, the
+/// lowest and highest always among them.
+pub(crate) fn thin<T>(sorted: Vec<T>) -> Vec<T> {
+    let n = sorted.len();
+    if n <= MAX_DOTS {
+        return sorted;
+    }
+    let keep: std::collections::HashSet<usize> = (0..MAX_DOTS)
+        .map(|i| i * (n - 1) / (MAX_DOTS - 1))
+        .collect();
+    sorted
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| keep.contains(i))
+        .map(|(_, t)| t)
+        .collect()
+}
+
+/// Draw `trials` as small hollow dots spread around `x`, each titled with its run.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn draw_dots<CT>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, CT>,
+    titles: &mut Vec<String>,
+    x: f64,
+    trials: &[Trial],
+    color: RGBColor,
+    what: &str,
+    unit: &str,
+    machine: &str,
+) where
+    CT: CoordTranslate<From = (f64, f64)>,
+{
+    let n = trials.len().max(2) as f64;
+    for t in trials {
+        let commit = t
+            .commit
+            .as_deref()
+            .map(|c| format!(", commit {}", &c[..c.len().min(12)]))
+            .unwrap_or_default();
+        titles.push(format!(
+            "{what}: {} {unit} — trial {} of {}{commit}, on {machine} (run {})",
+            crate::render::num(t.value),
+            t.trial,
+            t.label,
+            &t.run_id[..t.run_id.len().min(12)]
+        ));
+    }
+    let _ = chart.draw_series(trials.iter().enumerate().map(|(i, t)| {
+        let dx = (i as f64 / (n - 1.0) - 0.5) * 0.16;
+        Circle::new((x + dx, t.value), 2, color.mix(0.55).stroke_width(1))
+    }));
 }
 
 const PALETTE: [RGBColor; 6] = [

@@ -1,15 +1,18 @@
 //! A metric per shape and variant over one run selection, on one machine class.
 
 use super::{
-    add_titles, check_table_metric, key_cmp, log_range, register_font, ChartError, PALETTE,
+    add_titles, check_table_metric, draw_dots, key_cmp, log_range, register_font, run_refs, thin,
+    ChartError, Trial, PALETTE,
 };
 use crate::compare::select_runs;
-use crate::db::{sql_str, Db, MACHINE_CLASS_SQL};
+use crate::db::{list_f64, sql_str, Db, MACHINE_CLASS_SQL};
 use perfdb_ingest::model::{key_display, key_from_json};
 use plotters::prelude::*;
 use plotters::style::FontTransform;
 use serde::Serialize;
 
+/// One shape and variant: the median of the trials' medians, their range, and the
+/// trials themselves (thinned to `MAX_DOTS`, lowest and highest kept).
 #[derive(Debug, Clone, Serialize)]
 pub struct ShapePoint {
     pub shape: usize,
@@ -17,7 +20,9 @@ pub struct ShapePoint {
     pub median: f64,
     pub min: f64,
     pub max: f64,
+    /// Trials (runs) that measured it.
     pub n: usize,
+    pub trials: Vec<Trial>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -54,7 +59,7 @@ pub fn chart_data(
     let spec = match runs {
         Some(r) if !r.is_empty() => r.to_string(),
         _ => db.conn.query_row(
-            "SELECT label FROM runs r WHERE EXISTS (SELECT 1 FROM measurements m WHERE m.run_id = r.run_id AND m.table_name = ?) ORDER BY ingested_at DESC, trial DESC LIMIT 1",
+            "SELECT label FROM runs r WHERE EXISTS (SELECT 1 FROM summaries s WHERE s.run_id = r.run_id AND s.table_name = ?) ORDER BY ingested_at DESC, trial DESC LIMIT 1",
             [table],
             |r| r.get::<_, String>(0),
         )?,
@@ -100,7 +105,7 @@ pub fn chart_data(
     let mut classes = classes_where("")?;
     if classes.len() > 1 {
         classes = classes_where(&format!(
-            " AND r.run_id IN (SELECT run_id FROM measurements WHERE {runs_pred} AND table_name = {} AND metric = {})",
+            " AND r.run_id IN (SELECT run_id FROM summaries WHERE {runs_pred} AND table_name = {} AND metric = {})",
             sql_str(table),
             sql_str(metric)
         ))?;
@@ -120,30 +125,42 @@ pub fn chart_data(
         );
         n_runs = chosen.1 as usize;
     }
+    // Per-run summaries: each trial counts once, whatever it measured repeatedly.
     let sql = format!(
-        "SELECT key, variant, any_value(unit), median(value), min(value), max(value), count(value), \
-                any_value(key_order) \
-         FROM measurements WHERE table_name = {} AND metric = {} AND value IS NOT NULL \
+        "SELECT key, variant, any_value(unit), median(median), min(min), max(max), count(*), \
+                any_value(key_order), list(median ORDER BY median), list(run_id ORDER BY median) \
+         FROM summaries WHERE table_name = {} AND metric = {} \
          AND {runs_pred} GROUP BY key, variant",
         sql_str(table),
         sql_str(metric)
     );
     let mut stmt = db.conn.prepare(&sql)?;
     type Agg = (String, String, String, f64, f64, f64, i64, Option<String>);
+    let mut dots: Vec<(Vec<f64>, duckdb::types::Value)> = Vec::new();
     let rows: Vec<Agg> = stmt
         .query_map([], |r| {
             Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
-                r.get(7)?,
+                (
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                    r.get(7)?,
+                ),
+                (list_f64(r.get(8)?), r.get(9)?),
             ))
         })?
+        .map(|x| {
+            x.map(|(agg, d)| {
+                dots.push(d);
+                agg
+            })
+        })
         .collect::<Result<_, _>>()?;
+    let refs = run_refs(db, &on_runs)?;
     // Keys are stored in canonical order; shapes read in the order the log printed them.
     let shown = |k: &str, order: &Option<String>| {
         perfdb_ingest::model::in_source_order(key_from_json(k), order.as_deref().unwrap_or("[]"))
@@ -193,7 +210,8 @@ pub fn chart_data(
         .collect();
     let points = rows
         .iter()
-        .map(|(k, v, _, med, lo, hi, n, order)| {
+        .zip(dots)
+        .map(|((k, v, _, med, lo, hi, n, order), (values, ids))| {
             let kk = shown(k, order);
             ShapePoint {
                 shape: keys.iter().position(|x| *x == kk).expect("collected"),
@@ -202,6 +220,7 @@ pub fn chart_data(
                 min: *lo,
                 max: *hi,
                 n: *n as usize,
+                trials: thin(Trial::zip(values, ids, &refs)),
             }
         })
         .collect();
@@ -267,6 +286,19 @@ pub fn chart_svg(d: &ChartData) -> String {
                 let x = p.shape as f64 + off;
                 PathElement::new(vec![(x, p.min), (x, p.max)], color.stroke_width(2))
             }));
+            for p in &pts {
+                let what = format!("{v} {}", d.shapes[p.shape]);
+                draw_dots(
+                    &mut chart,
+                    &mut titles,
+                    p.shape as f64 + off,
+                    &p.trials,
+                    color,
+                    &what,
+                    &d.unit,
+                    &d.machine,
+                );
+            }
             for p in &pts {
                 titles.push(format!(
                     "{} {}: median {} {} (min {}, max {}, {} trial(s))",
