@@ -336,9 +336,15 @@ impl Warehouse {
 
     /// Identifies the committed state cheaply (manifest size and modification time), so
     /// a long-running reader knows when to look again. `None` for an empty warehouse.
-    pub fn state_signature(&self) -> Option<(u64, SystemTime)> {
+    /// With the file's inode: every commit renames a new file into place, so two
+    /// commits within one clock tick and of equal size still differ.
+    pub fn state_signature(&self) -> Option<(u64, SystemTime, u64)> {
         let m = fs::metadata(self.root.join(MANIFEST)).ok()?;
-        Some((m.len(), m.modified().ok()?))
+        #[cfg(unix)]
+        let ino = std::os::unix::fs::MetadataExt::ino(&m);
+        #[cfg(not(unix))]
+        let ino = 0;
+        Some((m.len(), m.modified().ok()?, ino))
     }
 
     /// Absolute paths of the committed summary files, and of the committed measurements

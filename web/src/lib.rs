@@ -1,7 +1,9 @@
 //! perfdb-web: the web app over the warehouse. `app(state)` builds the router; one file
 //! per route under `routes/`; one error type that renders as a page or JSON.
 
+pub mod cache;
 mod page;
+pub mod paging;
 mod routes;
 
 use axum::http::StatusCode;
@@ -13,7 +15,39 @@ use std::sync::Arc;
 
 pub use page::esc;
 
-type Signature = Option<(u64, std::time::SystemTime)>;
+type Signature = Option<(u64, std::time::SystemTime, u64)>;
+
+/// How much work the server takes on at once, and for how long.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Requests doing warehouse work at once (each may use every core in DuckDB).
+    pub workers: usize,
+    /// How long a request waits for a worker before `503 Retry-After`.
+    pub queue_wait: std::time::Duration,
+    /// How long one request's work may take before it is interrupted (`503`).
+    pub timeout: std::time::Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            workers: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(2)
+                .max(2),
+            queue_wait: std::time::Duration::from_secs(5),
+            timeout: std::time::Duration::from_secs(30),
+        }
+    }
+}
+
+thread_local! {
+    /// While a request's work runs on this thread: where `AppState::db` leaves each
+    /// connection's interrupt handle, so a timed-out request can stop its query.
+    static INTERRUPTS: std::cell::RefCell<Option<Interrupts>> = const { std::cell::RefCell::new(None) };
+}
+
+type Interrupts = Arc<std::sync::Mutex<Vec<Arc<duckdb::InterruptHandle>>>>;
 
 #[derive(Clone)]
 pub struct AppState {
@@ -26,6 +60,12 @@ pub struct AppState {
     pub triage_token: Option<Arc<String>>,
     /// One DuckDB database over the committed state; reopened when the manifest changes.
     open: Arc<std::sync::Mutex<Option<(Signature, perfdb_reports::db::Db)>>>,
+    /// Responses of this warehouse version (see `cache`).
+    pub cache: Arc<cache::Cache>,
+    /// The warehouse version last seen, by manifest signature.
+    seen: Arc<std::sync::Mutex<(Signature, u64)>>,
+    pub limits: Limits,
+    work: Arc<tokio::sync::Semaphore>,
 }
 
 impl AppState {
@@ -35,7 +75,44 @@ impl AppState {
             config: Default::default(),
             triage_token: None,
             open: Default::default(),
+            cache: Default::default(),
+            seen: Default::default(),
+            limits: Limits::default(),
+            work: Arc::new(tokio::sync::Semaphore::new(Limits::default().workers)),
         }
+    }
+
+    /// The same state with other limits on concurrent work.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.work = Arc::new(tokio::sync::Semaphore::new(limits.workers.max(1)));
+        self.limits = limits;
+        self
+    }
+
+    /// The committed state's version: the manifest's commit counter mixed with its
+    /// signature (inode, size, time) and the time of the saved-comparisons folder, so
+    /// any commit or save, by any perfdb, changes it. The manifest is read only when the
+    /// signature moved.
+    pub fn version(&self) -> u64 {
+        let wh = perfdb_ingest::warehouse::Warehouse::new(self.root.as_path());
+        // Saved comparisons live beside the manifest (`alerts/`): their folder's times
+        // count too.
+        let saved = std::fs::metadata(self.root.join(perfdb_reports::alerts::ALERTS_DIR))
+            .and_then(|m| m.modified())
+            .ok();
+        let sig = wh
+            .state_signature()
+            .map(|(len, t, ino)| (len, saved.map_or(t, |s| s.max(t)), ino));
+        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        if seen.0 != sig || sig.is_none() {
+            let counter = wh.manifest().map(|m| m.version).unwrap_or(0);
+            let mix = format!("{sig:?}/{counter}");
+            let v = mix.bytes().fold(0xcbf29ce484222325u64, |h, b| {
+                (h ^ b as u64).wrapping_mul(0x100000001b3)
+            });
+            *seen = (sig, v);
+        }
+        seen.1
     }
 
     /// The same state, accepting triage actions (acknowledge, dismiss, reopen) from the
@@ -68,20 +145,29 @@ impl AppState {
         let internal = |e: perfdb_reports::db::DbError| AppError::internal(e.to_string());
         let sig = perfdb_ingest::warehouse::Warehouse::new(self.root.as_path()).state_signature();
         let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        match open.as_ref() {
-            Some((s, db)) if *s == sig => db.try_clone().map_err(internal),
+        let conn = match open.as_ref() {
+            Some((s, db)) if *s == sig => db.try_clone().map_err(internal)?,
             _ => {
                 let db = perfdb_reports::db::Db::open(&self.root).map_err(internal)?;
                 let conn = db.try_clone().map_err(internal)?;
                 *open = Some((sig, db));
-                Ok(conn)
+                conn
             }
-        }
+        };
+        INTERRUPTS.with(|i| {
+            if let Some(list) = i.borrow().as_ref() {
+                list.lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(conn.conn.interrupt_handle());
+            }
+        });
+        Ok(conn)
     }
 }
 
 /// The router: HTML pages and their JSON twins under `/api`.
 pub fn app(state: AppState) -> Router {
+    let cached = axum::middleware::from_fn_with_state(state.clone(), cache::layer);
     Router::new()
         .route("/", get(routes::runs::page))
         .route("/api/runs", get(routes::runs::api))
@@ -100,6 +186,7 @@ pub fn app(state: AppState) -> Router {
         .route("/alerts", get(routes::alerts::page))
         .route("/api/alerts", get(routes::alerts::api))
         .fallback(|| async { AppError::not_found() })
+        .layer(cached)
         .with_state(state)
 }
 
@@ -109,6 +196,8 @@ pub struct AppError {
     pub status: StatusCode,
     pub message: String,
     pub json: bool,
+    /// Seconds for `Retry-After` (with `503`).
+    pub retry_after: Option<u32>,
 }
 
 impl AppError {
@@ -117,6 +206,7 @@ impl AppError {
             status: StatusCode::BAD_REQUEST,
             message: message.into(),
             json: false,
+            retry_after: None,
         }
     }
     pub fn internal(message: impl Into<String>) -> Self {
@@ -124,6 +214,7 @@ impl AppError {
             status: StatusCode::INTERNAL_SERVER_ERROR,
             message: message.into(),
             json: false,
+            retry_after: None,
         }
     }
     pub fn forbidden(message: impl Into<String>) -> Self {
@@ -131,6 +222,7 @@ impl AppError {
             status: StatusCode::FORBIDDEN,
             message: message.into(),
             json: false,
+            retry_after: None,
         }
     }
     fn not_found() -> Self {
@@ -138,6 +230,16 @@ impl AppError {
             status: StatusCode::NOT_FOUND,
             message: "no such page".into(),
             json: false,
+            retry_after: None,
+        }
+    }
+    /// The server is saturated or the work took too long: try again in `secs`.
+    pub fn unavailable(message: impl Into<String>, secs: u32) -> Self {
+        AppError {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            message: message.into(),
+            json: false,
+            retry_after: Some(secs),
         }
     }
     pub fn json(mut self) -> Self {
@@ -168,6 +270,17 @@ impl From<perfdb_reports::compare::CompareError> for AppError {
 
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
+        let mut r = self.render();
+        if let Some(secs) = self.retry_after {
+            r.headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, secs.into());
+        }
+        r
+    }
+}
+
+impl AppError {
+    fn render(&self) -> Response {
         if self.json {
             (
                 self.status,
@@ -187,11 +300,51 @@ impl IntoResponse for AppError {
     }
 }
 
-/// Run blocking warehouse work off the async executor.
+/// Run blocking warehouse work off the async executor, bounded by `state.limits`: at
+/// most `workers` at once; a request that waits longer than `queue_wait` for a worker,
+/// or whose work runs past `timeout` (its queries interrupted), gets `503` with
+/// `Retry-After` instead of a socket that hangs.
 pub(crate) async fn blocking<T: Send + 'static>(
+    state: AppState,
     f: impl FnOnce() -> Result<T, AppError> + Send + 'static,
 ) -> Result<T, AppError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| AppError::internal(e.to_string()))?
+    let limits = state.limits;
+    let permit =
+        match tokio::time::timeout(limits.queue_wait, state.work.clone().acquire_owned()).await {
+            Ok(Ok(p)) => p,
+            _ => {
+                return Err(AppError::unavailable(
+                    format!(
+                        "the server is busy ({} requests at work, more waiting): try again shortly",
+                        limits.workers
+                    ),
+                    1,
+                ))
+            }
+        };
+    let handles: Interrupts = Default::default();
+    let mine = handles.clone();
+    let task = tokio::task::spawn_blocking(move || {
+        // The permit is held until the work really ends, timed out or not.
+        let _permit = permit;
+        INTERRUPTS.with(|i| *i.borrow_mut() = Some(mine));
+        let r = f();
+        INTERRUPTS.with(|i| *i.borrow_mut() = None);
+        r
+    });
+    match tokio::time::timeout(limits.timeout, task).await {
+        Ok(joined) => joined.map_err(|e| AppError::internal(e.to_string()))?,
+        Err(_) => {
+            for h in handles.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+                h.interrupt();
+            }
+            Err(AppError::unavailable(
+                format!(
+                    "this request took longer than {} s and was stopped: try again shortly, or narrow it",
+                    limits.timeout.as_secs()
+                ),
+                5,
+            ))
+        }
+    }
 }

@@ -26,6 +26,15 @@ fn ingest(root: &Path, dir: &str, label: &str, commit: Option<&str>) {
     assert!(r.iter().all(|f| f.result.is_ok()));
 }
 
+/// The items of a paged JSON list.
+fn items(body: &str) -> Vec<serde_json::Value> {
+    let v: serde_json::Value = serde_json::from_str(body).unwrap();
+    v["items"]
+        .as_array()
+        .cloned()
+        .unwrap_or_else(|| panic!("not a page: {body}"))
+}
+
 async fn get(root: &Path, uri: &str) -> (StatusCode, String) {
     get_with(AppState::new(root), uri).await
 }
@@ -47,7 +56,12 @@ async fn an_empty_warehouse_says_how_to_ingest() {
         assert!(body.contains("perfdb ingest"), "{uri}: {body}");
     }
     let (status, body) = get(&root, "/api/runs").await;
-    assert_eq!((status, body.as_str()), (StatusCode::OK, "[]"));
+    assert_eq!(status, StatusCode::OK);
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (v["total"].as_u64(), v["items"].as_array().map(Vec::len)),
+        (Some(0), Some(0))
+    );
 }
 
 #[tokio::test]
@@ -56,7 +70,7 @@ async fn runs_page_and_api() {
     let root = ab(&dir);
     let (status, body) = get(&root, "/api/runs").await;
     assert_eq!(status, StatusCode::OK);
-    let runs: Vec<serde_json::Value> = serde_json::from_str(&body).unwrap();
+    let runs = items(&body);
     assert_eq!(runs.len(), 10);
     assert!(runs
         .iter()
@@ -215,7 +229,7 @@ async fn alerts_list_saved_regressions() {
     let report = perfdb_reports::compare::compare(&db, "base", "head", &opt).unwrap();
     perfdb_reports::alerts::save(&root, &report).unwrap();
     let (_, api) = get(&root, "/api/alerts").await;
-    let v: Vec<serde_json::Value> = serde_json::from_str(&api).unwrap();
+    let v = items(&api);
     assert_eq!(v.len(), 1);
     assert_eq!(v[0]["verdict"], "regression");
     assert_eq!(v[0]["regressions"].as_array().unwrap().len(), 6);
@@ -306,7 +320,7 @@ async fn a_saved_comparison_replays_exactly() {
     let saved = perfdb_reports::compare::compare(&db, "base", "head", &opt).unwrap();
     perfdb_reports::alerts::save(&root, &saved).unwrap();
     let (_, api) = get(&root, "/api/alerts").await;
-    let alerts: Vec<serde_json::Value> = serde_json::from_str(&api).unwrap();
+    let alerts = items(&api);
     let replay = alerts[0]["replay"].as_str().unwrap();
     // Served without that config: the link carries every option, overrides included.
     let (status, body) = get(&root, &format!("/api/compare?{replay}")).await;
@@ -348,10 +362,17 @@ async fn detected_alerts_are_listed_with_their_history() {
     assert_eq!(raised.new_alerts.len(), 6);
     let (status, body) = get(&root, "/api/alerts/detected?status=active").await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let v: Vec<serde_json::Value> = serde_json::from_str(&body).unwrap();
-    assert_eq!(v.len(), 6);
+    assert_eq!(items(&body).len(), 6);
     let (status, body) = get(&root, "/api/alerts/detected?status=resolved").await;
-    assert_eq!((status, body.as_str()), (StatusCode::OK, "[]"));
+    assert_eq!((status, items(&body).len()), (StatusCode::OK, 0));
+    // A page at a time, with the next page's query.
+    let (_, body) = get(&root, "/api/alerts/detected?status=active&limit=4").await;
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((v["total"].as_u64(), items(&body).len()), (Some(6), 4));
+    let next = v["next"].as_str().unwrap();
+    assert_eq!(next, "/api/alerts/detected?status=active&offset=4&limit=4");
+    let (_, body) = get(&root, next).await;
+    assert_eq!(items(&body).len(), 2);
     let (status, body) = get(&root, "/alerts?status=bogus").await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(body.contains("status 'bogus'"), "{body}");
@@ -431,7 +452,7 @@ async fn triage_from_the_page_only_when_allowed_and_same_site() {
     .await;
     assert_eq!(status, StatusCode::SEE_OTHER);
     let (_, api) = get(&root, "/api/alerts/detected?status=acknowledged").await;
-    let v: Vec<serde_json::Value> = serde_json::from_str(&api).unwrap();
+    let v = items(&api);
     assert_eq!(v.len(), 1);
     assert_eq!(v[0]["history"][1]["who"], "web");
     assert_eq!(v[0]["history"][1]["note"], "on it");

@@ -10,7 +10,7 @@ mod shapes;
 pub use history::{
     history_data, history_svg, key_labels, series_of, HistoryData, HistoryPoint, Series,
 };
-pub use ratio::ratio_svg;
+pub use ratio::{ratio_svg, trials_strip};
 pub use shapes::{chart_data, chart_svg, ChartData, ShapePoint};
 
 use plotters::coord::CoordTranslate;
@@ -69,7 +69,7 @@ pub fn catalog(db: &Db) -> Result<Vec<(String, Vec<String>)>, ChartError> {
 fn compute_catalog(db: &Db) -> Result<Vec<(String, Vec<String>)>, ChartError> {
     let mut stmt = db.conn.prepare(
         "SELECT table_name, list(DISTINCT metric ORDER BY metric) FILTER (WHERE direction <> 'none') \
-         FROM measurements GROUP BY table_name ORDER BY table_name",
+         FROM summaries GROUP BY table_name ORDER BY table_name",
     )?;
     let rows = stmt
         .query_map([], |r| {

@@ -1,6 +1,6 @@
 //! A comparison's rows as direction-normalised ratios with their intervals.
 
-use super::{add_titles, register_font};
+use super::{add_titles, esc, register_font};
 use crate::compare::{Report, Verdict};
 use plotters::prelude::*;
 
@@ -98,4 +98,59 @@ pub fn ratio_svg(report: &Report) -> String {
         let _ = root.present();
     }
     add_titles(svg, &titles)
+}
+
+/// One compared row's trials, base above head on a shared scale, as a small inline SVG:
+/// each trial a dot (hover: side, trial and value), each side's median a tick.
+pub fn trials_strip(row: &crate::compare::Row) -> String {
+    const W: f64 = 180.0;
+    const PAD: f64 = 6.0;
+    let side = |s: &crate::compare::SideStats| -> Vec<f64> {
+        s.values.iter().flatten().copied().collect()
+    };
+    let (b, h) = (side(&row.base), side(&row.head));
+    if b.is_empty() && h.is_empty() {
+        return String::new();
+    }
+    let lo = b.iter().chain(&h).copied().fold(f64::MAX, f64::min);
+    let hi = b.iter().chain(&h).copied().fold(f64::MIN, f64::max);
+    let span = if hi > lo { hi - lo } else { hi.abs().max(1.0) };
+    let x = |v: f64| PAD + (v - lo) / span * (W - 2.0 * PAD);
+    let head_color = match row.verdict {
+        Verdict::Regression if !row.control => "#b91c1c",
+        Verdict::Improvement if !row.control => "#15803d",
+        _ => "#1f77b4",
+    };
+    let mut out = format!(
+        "<svg class=\"trials\" width=\"{W}\" height=\"30\" viewBox=\"0 0 {W} 30\" role=\"img\" \
+         aria-label=\"base and head trials\"><line x1=\"{PAD}\" y1=\"15\" x2=\"{}\" y2=\"15\" stroke=\"#e5e7eb\"/>",
+        W - PAD
+    );
+    for (name, values, y, color, median) in [
+        ("base", &b, 8.0, "#6b7280", row.base.median),
+        ("head", &h, 22.0, head_color, row.head.median),
+    ] {
+        if let Some(m) = median {
+            out.push_str(&format!(
+                "<line x1=\"{x:.1}\" y1=\"{}\" x2=\"{x:.1}\" y2=\"{}\" stroke=\"{color}\" stroke-width=\"2\"><title>{name} median {} {}</title></line>",
+                y - 6.0,
+                y + 6.0,
+                crate::render::num(m),
+                esc(&row.unit),
+                x = x(m)
+            ));
+        }
+        for (i, v) in values.iter().enumerate() {
+            out.push_str(&format!(
+                "<circle cx=\"{:.1}\" cy=\"{y}\" r=\"3\" fill=\"none\" stroke=\"{color}\"><title>{name} trial {} of {}: {} {}</title></circle>",
+                x(*v),
+                i + 1,
+                values.len(),
+                crate::render::num(*v),
+                esc(&row.unit)
+            ));
+        }
+    }
+    out.push_str("</svg>");
+    out
 }

@@ -102,7 +102,7 @@ fn build_report(
     };
 
     let one_sided = |id: &RowId, verdict: &'static str| OneSided {
-        verdict,
+        verdict: verdict.into(),
         table: id.0.clone(),
         variant: id.1.clone(),
         key: display_key(&id.0, &id.2),

@@ -179,7 +179,7 @@ impl From<duckdb::Error> for CompareError {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct SideInfo {
     pub selector: String,
     /// How the selector matched: `label`, `label@commit`, `label@latest`, `commit` or `run_id`.
@@ -197,14 +197,14 @@ pub struct SideInfo {
     pub machines: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct FailedRun {
     pub run_id: String,
     pub source_path: String,
     pub detail: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct SideStats {
     pub n: usize,
     pub values: Vec<Option<f64>>,
@@ -214,7 +214,7 @@ pub struct SideStats {
     pub median_ci: (Option<f64>, Option<f64>),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Regression,
@@ -252,11 +252,11 @@ impl Verdict {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Row {
     pub table: String,
     pub variant: String,
-    #[serde(serialize_with = "ser_key")]
+    #[serde(serialize_with = "ser_key", deserialize_with = "de_key")]
     pub key: Vec<(String, String)>,
     /// The key as text in source order (`M=512 N=4096 K=4096`): JSON objects lose order.
     pub key_text: String,
@@ -287,7 +287,7 @@ pub struct Row {
 }
 
 /// Head's numerics judged against base (docs/STATS.md, "Numerics").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NumericsStatus {
     /// Nothing new: both pass, or neither side checked.
@@ -321,6 +321,20 @@ impl Row {
     }
 }
 
+/// A key read back from its JSON object (saved reports); cells in the object's order.
+fn de_key<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<(String, String)>, D::Error> {
+    let m: serde_json::Map<String, serde_json::Value> = serde::Deserialize::deserialize(d)?;
+    Ok(m.into_iter()
+        .map(|(k, v)| {
+            let v = match v {
+                serde_json::Value::String(s) => s,
+                other => other.to_string(),
+            };
+            (k, v)
+        })
+        .collect())
+}
+
 fn ser_key<S: serde::Serializer>(key: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
     use serde::ser::SerializeMap;
     let mut m = s.serialize_map(Some(key.len()))?;
@@ -330,7 +344,7 @@ fn ser_key<S: serde::Serializer>(key: &[(String, String)], s: S) -> Result<S::Ok
     m.end()
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct ControlMetric {
     pub metric: String,
     /// Geometric mean of the control's direction-normalised ratios (> 1 = slower).
@@ -339,7 +353,7 @@ pub struct ControlMetric {
     pub passed: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct ControlStatus {
     pub variant: Vec<String>,
     pub matched_variants: Vec<String>,
@@ -347,7 +361,7 @@ pub struct ControlStatus {
     pub metrics: Vec<ControlMetric>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Summary {
     /// Geometric mean over compared and trusted (decided) non-control rows of the direction-normalised ratio
     /// (> 1 = slower), benchstat's definition.
@@ -359,7 +373,7 @@ pub struct Summary {
     pub rows: usize,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Overall {
     Ok,
@@ -379,25 +393,25 @@ impl Overall {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct OneSided {
     /// `missing` (measured on base, not on head) or `new` (only on head).
-    pub verdict: &'static str,
+    pub verdict: std::borrow::Cow<'static, str>,
     pub table: String,
     pub variant: String,
-    #[serde(serialize_with = "ser_key")]
+    #[serde(serialize_with = "ser_key", deserialize_with = "de_key")]
     pub key: Vec<(String, String)>,
     pub metric: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct KeyBasis {
     pub table: String,
     pub key_columns: Vec<String>,
     pub derived_columns_excluded: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Report {
     pub verdict: Overall,
     pub reason: String,

@@ -3,6 +3,7 @@
 //! `perfdb compare --save`.
 
 use crate::page::{esc, layout};
+use crate::paging::{Page, PageQuery, Paged};
 use crate::{blocking, AppError, AppState};
 use axum::extract::{Query, State};
 use axum::response::Html;
@@ -11,10 +12,15 @@ use perfdb_reports::alerts::{list, Alert};
 use perfdb_reports::compare::url_encode;
 use perfdb_reports::triage::{self, AlertView};
 
-pub async fn api(State(s): State<AppState>) -> Result<Json<Vec<Alert>>, AppError> {
-    blocking(move || Ok(list(&s.root)))
+/// `/api/alerts`: the saved comparisons, newest first, a page at a time.
+pub async fn api(
+    State(s): State<AppState>,
+    Query(q): Query<PageQuery>,
+) -> Result<Json<Paged<Alert>>, AppError> {
+    let page = q.page().map_err(AppError::json)?;
+    blocking(s.clone(), move || Ok(list(&s.root)))
         .await
-        .map(Json)
+        .map(|all| Json(page.of(all, "/api/alerts", "")))
         .map_err(AppError::json)
 }
 
@@ -22,6 +28,8 @@ pub async fn api(State(s): State<AppState>) -> Result<Json<Vec<Alert>>, AppError
 pub struct AlertsQuery {
     /// Only detected alerts in this status.
     pub status: Option<String>,
+    pub limit: Option<String>,
+    pub offset: Option<String>,
 }
 
 const STATUSES: [&str; 4] = ["active", "acknowledged", "dismissed", "resolved"];
@@ -42,15 +50,21 @@ fn detected(s: &AppState, status: Option<&str>) -> Result<Vec<AlertView>, AppErr
     triage::list(&db, status).map_err(|e| AppError::internal(e.to_string()))
 }
 
-/// `/api/alerts/detected?status=`: the stored alerts as `perfdb alerts list --format json`.
+/// `/api/alerts/detected?status=`: the stored alerts as `perfdb alerts list --format
+/// json`, a page at a time.
 pub async fn detected_api(
     State(s): State<AppState>,
     Query(q): Query<AlertsQuery>,
-) -> Result<Json<Vec<AlertView>>, AppError> {
+) -> Result<Json<Paged<AlertView>>, AppError> {
     let status = status_of(&q).map_err(AppError::json)?;
-    blocking(move || detected(&s, status.as_deref()))
+    let page = Page::parse(q.limit.as_deref(), q.offset.as_deref()).map_err(AppError::json)?;
+    let filter = status
+        .as_deref()
+        .map(|s| format!("status={s}"))
+        .unwrap_or_default();
+    blocking(s.clone(), move || detected(&s, status.as_deref()))
         .await
-        .map(Json)
+        .map(|all| Json(page.of(all, "/api/alerts/detected", &filter)))
         .map_err(AppError::json)
 }
 
@@ -185,7 +199,7 @@ pub async fn triage(
         }
     };
     let root = s.root.clone();
-    blocking(move || {
+    blocking(s.clone(), move || {
         triage::act(&root, &id, action, "web", &f.note)
             .map_err(|e| AppError::bad_request(e.to_string()))
     })
@@ -198,17 +212,28 @@ pub async fn page(
     Query(q): Query<AlertsQuery>,
 ) -> Result<Html<String>, AppError> {
     let status = status_of(&q)?;
+    let paging = Page::parse(q.limit.as_deref(), q.offset.as_deref())?;
     let s2 = s.clone();
     let st = status.clone();
-    let stored = blocking(move || detected(&s2, st.as_deref())).await?;
-    let alerts = blocking(move || Ok(list(&s.root))).await?;
+    let filter = status
+        .as_deref()
+        .map(|s| format!("status={s}"))
+        .unwrap_or_default();
+    let stored = blocking(s2.clone(), move || detected(&s2, st.as_deref()))
+        .await
+        .map(|all| paging.of(all, "/alerts", &filter))?;
     let token = s.triage_token.clone();
+    let alerts = blocking(s.clone(), move || Ok(list(&s.root)))
+        .await
+        .map(|all| paging.of(all, "/alerts", &filter))?;
     let mut page = detected_section(
-        &stored,
+        &stored.items,
         status.as_deref(),
         token.as_deref().map(String::as_str),
     );
+    page.push_str(&stored.nav("/alerts", &filter));
     page.push_str("<h2>Saved comparisons</h2>");
+    let (saved_nav, alerts) = (alerts.nav("/alerts", &filter), alerts.items);
     if alerts.is_empty() {
         page.push_str(
             "<p>No saved comparisons yet. Save one with <code>perfdb compare BASE HEAD --control torch --save</code>; \
@@ -239,13 +264,14 @@ pub async fn page(
             })
             .collect();
         body.push_str(&format!(
-            "<tr><td class=\"muted\">{}</td><td><a href=\"/compare?{replay}\">{b} → {h}</a></td><td class=\"{}\">{}: {}</td><td>{}</td></tr>",
+            "<tr><td class=\"muted\">{}</td><td><a href=\"/compare?saved={file}\">{b} → {h}</a> <a class=\"muted\" href=\"/compare?{replay}\">(run again)</a></td><td class=\"{}\">{}: {}</td><td>{}</td></tr>",
             esc(&a.file), if a.verdict == "regression" { "regression" } else { "" }, esc(&a.verdict), esc(&a.reason),
             if regs.is_empty() { "—".into() } else { regs.iter().map(|r| esc(r)).collect::<Vec<_>>().join("<br>") },
-            b = esc(&a.base), h = esc(&a.head), replay = esc(&a.replay)
+            b = esc(&a.base), h = esc(&a.head), replay = esc(&a.replay), file = esc(&url_encode(&a.file))
         ));
     }
     body.push_str("</table>");
     page.push_str(&body);
+    page.push_str(&saved_nav);
     Ok(Html(layout("Alerts", &page)))
 }

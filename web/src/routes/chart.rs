@@ -64,7 +64,7 @@ pub async fn api(
     State(s): State<AppState>,
     Query(q): Query<ChartQuery>,
 ) -> Result<Json<Option<ChartData>>, AppError> {
-    blocking(move || resolve(&s, &q))
+    blocking(s.clone(), move || resolve(&s, &q))
         .await
         .map(|r| Json(r.map(|x| x.1)))
         .map_err(AppError::json)
@@ -74,7 +74,7 @@ pub async fn svg(
     State(s): State<AppState>,
     Query(q): Query<ChartQuery>,
 ) -> Result<impl IntoResponse, AppError> {
-    let r = blocking(move || resolve(&s, &q)).await?;
+    let r = blocking(s.clone(), move || resolve(&s, &q)).await?;
     let (_, data) = r.ok_or_else(|| AppError::bad_request("the warehouse has no runs yet"))?;
     Ok(([(header::CONTENT_TYPE, "image/svg+xml")], chart_svg(&data)))
 }
@@ -84,7 +84,7 @@ pub async fn page(
     Query(q): Query<ChartQuery>,
 ) -> Result<Html<String>, AppError> {
     let root = s.root.clone();
-    let Some((cat, data)) = blocking(move || resolve(&s, &q)).await? else {
+    let Some((cat, data)) = blocking(s.clone(), move || resolve(&s, &q)).await? else {
         return Ok(Html(layout("Chart", &empty_warehouse(&root))));
     };
     let tables: Vec<String> = cat.iter().map(|(t, _)| t.clone()).collect();

@@ -14,6 +14,9 @@ use serde::Deserialize;
 /// `perfdb.toml` (`Config::resolve`), so the page and CI decide alike.
 #[derive(Debug, Deserialize, Default, Clone)]
 pub struct CompareQuery {
+    /// A comparison saved with `perfdb compare --save` (its file name under `alerts/`):
+    /// shown as it was decided, from its stored result.
+    pub saved: Option<String>,
     pub base: Option<String>,
     pub head: Option<String>,
     /// Comma-separated control variants.
@@ -128,7 +131,35 @@ fn options(state: &AppState, q: &CompareQuery) -> Result<Options, AppError> {
         .map_err(AppError::bad_request)
 }
 
+/// The stored result of a saved comparison: a file name `perfdb compare --save` wrote
+/// (nothing with a path in it).
+fn saved(state: &AppState, name: &str) -> Result<Report, AppError> {
+    let listed = perfdb_reports::alerts::list(&state.root)
+        .into_iter()
+        .any(|a| a.file == name);
+    if !listed || name.contains(['/', '\\']) {
+        return Err(AppError::bad_request(format!(
+            "no saved comparison '{name}': see the alerts page for the saved ones"
+        )));
+    }
+    let path = state
+        .root
+        .join(perfdb_reports::alerts::ALERTS_DIR)
+        .join(name);
+    let bytes =
+        std::fs::read(&path).map_err(|e| AppError::internal(format!("{}: {e}", path.display())))?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        AppError::internal(format!(
+            "{}: not a comparison perfdb can read ({e}); run it again from its link",
+            path.display()
+        ))
+    })
+}
+
 fn run(state: &AppState, q: &CompareQuery) -> Result<Option<Report>, AppError> {
+    if let Some(name) = given(&q.saved) {
+        return saved(state, name).map(Some);
+    }
     let (Some(base), Some(head)) = (
         q.base.as_deref().filter(|s| !s.is_empty()),
         q.head.as_deref().filter(|s| !s.is_empty()),
@@ -144,7 +175,7 @@ pub async fn api(
     State(s): State<AppState>,
     Query(q): Query<CompareQuery>,
 ) -> Result<Json<Report>, AppError> {
-    let r = blocking(move || run(&s, &q))
+    let r = blocking(s.clone(), move || run(&s, &q))
         .await
         .map_err(AppError::json)?;
     r.map(Json).ok_or_else(|| {
@@ -158,7 +189,7 @@ pub async fn page(
 ) -> Result<Html<String>, AppError> {
     let root = s.root.clone();
     let s2 = s.clone();
-    let labels: Vec<String> = blocking(move || {
+    let labels: Vec<String> = blocking(s2.clone(), move || {
         let db = s2.db()?;
         let mut stmt = db
             .conn
@@ -175,17 +206,18 @@ pub async fn page(
         return Ok(Html(layout("Compare", &empty_warehouse(&root))));
     }
     let qq = q.clone();
-    let report = blocking(move || run(&s, &qq)).await?;
+    let report = blocking(s.clone(), move || run(&s, &qq)).await?;
     let form = format!(
         "<form method=\"get\"><label>base <input name=\"base\" value=\"{}\" size=\"10\"></label>\
          <label>head <input name=\"head\" value=\"{}\" size=\"10\"></label>\
          <label>control <input name=\"control\" value=\"{}\" size=\"10\"></label>\
          <label>threshold <input name=\"threshold\" value=\"{}\" size=\"5\"></label><button>Compare</button></form>\
          <p class=\"muted\">labels: {}</p>",
-        esc(q.base.as_deref().unwrap_or("")),
-        esc(q.head.as_deref().unwrap_or("")),
-        esc(q.control.as_deref().unwrap_or("")),
-        esc(q.threshold.as_deref().unwrap_or("0.05")),
+        // A saved comparison fills the form with what it compared.
+        esc(given(&q.base).or(report.as_ref().map(|r| r.base.selector.as_str())).unwrap_or("")),
+        esc(given(&q.head).or(report.as_ref().map(|r| r.head.selector.as_str())).unwrap_or("")),
+        esc(&given(&q.control).map(String::from).or(report.as_ref().map(|r| r.options.control.join(","))).unwrap_or_default()),
+        esc(&given(&q.threshold).map(String::from).or(report.as_ref().map(|r| r.options.threshold.to_string())).unwrap_or_else(|| "0.05".into())),
         esc(&labels.join(", "))
     );
     let Some(r) = report else {
@@ -199,8 +231,22 @@ pub async fn page(
         Overall::Regression => "regression",
         _ => "muted",
     };
+    let saved_note = match given(&q.saved) {
+        Some(name) => format!(
+            "<p id=\"saved\" class=\"muted\">Saved comparison <code>{}</code>, shown as it was decided. \
+             <a href=\"/compare?{}\">Run it again on the warehouse as it is now</a>.</p>",
+            esc(name),
+            esc(&format!(
+                "base={}&head={}&{}",
+                perfdb_reports::compare::url_encode(&r.base.selector),
+                perfdb_reports::compare::url_encode(&r.head.selector),
+                r.options.to_query()
+            ))
+        ),
+        None => String::new(),
+    };
     let mut body = format!(
-        "{form}<p class=\"verdict {class}\" id=\"verdict\">{:?}: {}</p>",
+        "{form}{saved_note}<p class=\"verdict {class}\" id=\"verdict\">{:?}: {}</p>",
         r.verdict,
         esc(&r.reason)
     );
@@ -234,15 +280,15 @@ pub async fn page(
         "<figure id=\"chart\">{}</figure>",
         perfdb_reports::chart::ratio_svg(&r)
     ));
-    body.push_str("<table id=\"rows\"><tr><th>verdict</th><th>table</th><th>variant</th><th>key</th><th>metric</th><th>base</th><th>head</th><th>change</th><th>q</th><th>reason</th></tr>");
+    body.push_str("<table id=\"rows\"><tr><th>verdict</th><th>table</th><th>variant</th><th>key</th><th>metric</th><th>base</th><th>head</th><th>trials (base ● above, head ● below)</th><th>change</th><th>q</th><th>reason</th></tr>");
     for row in &r.rows {
         // The same texts as the terminal and markdown reports.
         let v = RowView::of(row, &r);
         body.push_str(&format!(
-            "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+            "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
             if v.bad { "regression" } else { "" },
             esc(&v.verdict), esc(&v.table), esc(&v.variant), esc(&v.key), esc(&v.metric),
-            esc(&v.base), esc(&v.head), esc(&v.change), esc(&v.q), esc(&v.reason)
+            esc(&v.base), esc(&v.head), perfdb_reports::chart::trials_strip(row), esc(&v.change), esc(&v.q), esc(&v.reason)
         ));
     }
     body.push_str("</table>");

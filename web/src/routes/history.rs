@@ -100,7 +100,7 @@ pub async fn api(
     State(s): State<AppState>,
     Query(q): Query<HistoryQuery>,
 ) -> Result<Json<Option<HistoryData>>, AppError> {
-    blocking(move || resolve(&s, &q))
+    blocking(s.clone(), move || resolve(&s, &q))
         .await
         .map(|r| Json(r.map(|x| x.data)))
         .map_err(AppError::json)
@@ -112,7 +112,7 @@ pub async fn page(
 ) -> Result<Html<String>, AppError> {
     let label = q.label.clone().unwrap_or_default();
     let root = s.root.clone();
-    let Some(r) = blocking(move || resolve(&s, &q)).await? else {
+    let Some(r) = blocking(s.clone(), move || resolve(&s, &q)).await? else {
         return Ok(Html(layout("History", &empty_warehouse(&root))));
     };
     let d = &r.data;

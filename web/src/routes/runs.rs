@@ -1,8 +1,9 @@
-//! `/` and `/api/runs`: every run.
+//! `/` and `/api/runs`: every run, newest first, a page at a time.
 
 use crate::page::{empty_warehouse, esc, layout};
+use crate::paging::{Page, PageQuery, Paged};
 use crate::{blocking, AppError, AppState};
-use axum::extract::State;
+use axum::extract::{Query, State};
 use axum::response::Html;
 use axum::Json;
 use serde::Serialize;
@@ -22,15 +23,24 @@ pub struct RunRow {
     pub source_path: String,
 }
 
-pub fn load(state: &AppState) -> Result<Vec<RunRow>, AppError> {
+/// Labels with their run counts, for the page's links.
+pub struct Listing {
+    pub runs: Paged<RunRow>,
+    pub labels: Vec<(String, i64)>,
+}
+
+pub fn load(state: &AppState, page: Page) -> Result<Listing, AppError> {
     let db = state.db()?;
+    let internal = |e: duckdb::Error| AppError::internal(e.to_string());
     let mut stmt = db
         .conn
-        .prepare(
+        .prepare(&format!(
             "SELECT run_id, label, trial, format, \"commit\", arch, strftime(ingested_at, '%Y-%m-%d %H:%M:%S'), \
-             n_measurements, n_tables, verdict, source_path FROM runs ORDER BY ingested_at DESC, label, trial DESC",
-        )
-        .map_err(|e| AppError::internal(e.to_string()))?;
+             n_measurements, n_tables, verdict, source_path FROM runs ORDER BY ingested_at DESC, label, trial DESC \
+             LIMIT {} OFFSET {}",
+            page.limit, page.offset
+        ))
+        .map_err(internal)?;
     let rows = stmt
         .query_map([], |r| {
             Ok(RunRow {
@@ -48,36 +58,61 @@ pub fn load(state: &AppState) -> Result<Vec<RunRow>, AppError> {
             })
         })
         .and_then(|it| it.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| AppError::internal(e.to_string()))?;
-    Ok(rows)
+        .map_err(internal)?;
+    let mut stmt = db
+        .conn
+        .prepare("SELECT label, count(*) FROM runs GROUP BY label ORDER BY label")
+        .map_err(internal)?;
+    let labels: Vec<(String, i64)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+        .map_err(internal)?;
+    let total = labels.iter().map(|(_, n)| *n as usize).sum();
+    Ok(Listing {
+        runs: page.wrap(rows, total, "/api/runs", ""),
+        labels,
+    })
 }
 
-pub async fn api(State(s): State<AppState>) -> Result<Json<Vec<RunRow>>, AppError> {
-    blocking(move || load(&s))
+pub async fn api(
+    State(s): State<AppState>,
+    Query(q): Query<PageQuery>,
+) -> Result<Json<Paged<RunRow>>, AppError> {
+    let page = q.page().map_err(AppError::json)?;
+    blocking(s.clone(), move || load(&s, page))
         .await
-        .map(Json)
+        .map(|l| Json(l.runs))
         .map_err(AppError::json)
 }
 
-pub async fn page(State(s): State<AppState>) -> Result<Html<String>, AppError> {
+/// Label links shown at most; the rest are counted.
+const LABEL_LINKS: usize = 60;
+
+pub async fn page(
+    State(s): State<AppState>,
+    Query(q): Query<PageQuery>,
+) -> Result<Html<String>, AppError> {
     let root = s.root.clone();
-    let rows = blocking(move || load(&s)).await?;
-    if rows.is_empty() {
+    let page = q.page()?;
+    let Listing { runs, labels } = blocking(s.clone(), move || load(&s, page)).await?;
+    if runs.total == 0 {
         return Ok(Html(layout("Runs", &empty_warehouse(&root))));
     }
-    let mut labels: Vec<&str> = rows.iter().map(|r| r.label.as_str()).collect();
-    labels.sort();
-    labels.dedup();
+    let rows = &runs.items;
     let mut body = format!(
-        "<p>{} run(s) in {} label(s). Compare two labels: ",
-        rows.len(),
+        "<p>{} run(s) in {} label(s). Chart a label: ",
+        runs.total,
         labels.len()
     );
-    for l in &labels {
+    let labels: Vec<&str> = labels.iter().map(|(l, _)| l.as_str()).collect();
+    for l in labels.iter().take(LABEL_LINKS) {
         body.push_str(&format!(
             "<a href=\"/chart?runs={l}\">chart {l}</a> · ",
             l = esc(l)
         ));
+    }
+    if labels.len() > LABEL_LINKS {
+        body.push_str(&format!("… and {} more · ", labels.len() - LABEL_LINKS));
     }
     if labels.len() >= 2 {
         body.push_str(&format!(
@@ -89,7 +124,7 @@ pub async fn page(State(s): State<AppState>) -> Result<Html<String>, AppError> {
         ));
     }
     body.push_str("</p><table><tr><th>run</th><th>label</th><th>trial</th><th>commit</th><th>arch</th><th>format</th><th>ingested (UTC)</th><th>values</th><th>tables</th><th>verdict</th><th>source</th></tr>");
-    for r in &rows {
+    for r in rows {
         body.push_str(&format!(
             "<tr><td><code>{}</code></td><td><a href=\"/chart?runs={l}\">{l}</a></td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"muted\">{}</td></tr>",
             esc(&r.run_id), r.trial,
@@ -99,5 +134,6 @@ pub async fn page(State(s): State<AppState>) -> Result<Html<String>, AppError> {
         ));
     }
     body.push_str("</table>");
+    body.push_str(&runs.nav("/", ""));
     Ok(Html(layout("Runs", &body)))
 }

@@ -1,0 +1,218 @@
+//! Responses cached by (route, normalised query, warehouse version).
+//!
+//! Every page and API answer is a function of the committed warehouse and the request's
+//! query, so a `GET` is answered once per warehouse version: later identical requests
+//! get the stored bytes, and a client that sends the `ETag` back gets `304 Not
+//! Modified`. A commit (ingest, compaction, alert, triage) bumps the manifest's version,
+//! which changes every key: nothing expires by a timer, and nothing stale is served.
+//!
+//! Identical requests that arrive while the first is still being computed wait for it
+//! instead of computing it again (one flight per key), so the first page after an
+//! ingest costs one query however many dashboards ask at once. Only `200` answers are
+//! kept; an error is handed to the requests that waited on it, then forgotten.
+
+use crate::AppState;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use tokio::sync::OnceCell;
+
+/// Bytes of response bodies kept; the oldest entries go first beyond it.
+pub const CAPACITY_BYTES: usize = 64 << 20;
+/// A body larger than this is served but not kept.
+const MAX_BODY: usize = 16 << 20;
+
+#[derive(Clone)]
+struct Stored {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Bytes,
+    etag: Option<HeaderValue>,
+}
+
+type Slot = Arc<OnceCell<Stored>>;
+
+#[derive(Default)]
+pub struct Cache {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    slots: HashMap<String, Slot>,
+    /// Keys in insertion order, with their body sizes, for eviction.
+    order: VecDeque<(String, usize)>,
+    bytes: usize,
+    /// The warehouse version the entries belong to; a new one drops them all.
+    version: u64,
+}
+
+impl Cache {
+    /// The slot for `key` at `version` (a fresh one when absent).
+    fn slot(&self, version: u64, key: &str) -> Slot {
+        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        if g.version != version {
+            *g = Inner {
+                version,
+                ..Default::default()
+            };
+        }
+        g.slots.entry(key.to_string()).or_default().clone()
+    }
+
+    /// After the slot's flight: keep a good answer (and account for it), forget others.
+    fn settle(&self, version: u64, key: &str, stored: &Stored) {
+        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        if g.version != version {
+            return;
+        }
+        if stored.status != StatusCode::OK || stored.body.len() > MAX_BODY {
+            g.slots.remove(key);
+            return;
+        }
+        if g.order.iter().any(|(k, _)| k == key) {
+            return;
+        }
+        g.order.push_back((key.to_string(), stored.body.len()));
+        g.bytes += stored.body.len();
+        while g.bytes > CAPACITY_BYTES {
+            let Some((old, n)) = g.order.pop_front() else {
+                break;
+            };
+            g.slots.remove(&old);
+            g.bytes -= n;
+        }
+    }
+
+    /// Entries kept now (for tests and the server's own stats).
+    pub fn len(&self) -> usize {
+        self.inner
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .order
+            .len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The query string with its pairs sorted: `?b=1&a=2` and `?a=2&b=1` are one entry.
+fn normalised(query: Option<&str>) -> String {
+    let mut pairs: Vec<&str> = query
+        .unwrap_or("")
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .collect();
+    pairs.sort_unstable();
+    pairs.join("&")
+}
+
+fn fnv64(s: &str) -> u64 {
+    s.bytes().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100000001b3)
+    })
+}
+
+/// Does `If-None-Match` name `etag` (or `*`)?
+fn matches(headers: &HeaderMap, etag: &HeaderValue) -> bool {
+    headers
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .any(|t| t == "*" || t.trim_start_matches("W/") == etag.to_str().unwrap_or(""))
+}
+
+fn respond(stored: &Stored, request_headers: &HeaderMap) -> Response {
+    if let Some(etag) = &stored.etag {
+        if matches(request_headers, etag) {
+            let mut r = StatusCode::NOT_MODIFIED.into_response();
+            r.headers_mut().insert(header::ETAG, etag.clone());
+            r.headers_mut()
+                .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+            return r;
+        }
+    }
+    let mut r = Response::new(Body::from(stored.body.clone()));
+    *r.status_mut() = stored.status;
+    *r.headers_mut() = stored.headers.clone();
+    r
+}
+
+/// The middleware: answer `GET`s from the cache, computing each at most once per
+/// warehouse version.
+pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    if req.method() != Method::GET {
+        return next.run(req).await;
+    }
+    let version = state.version();
+    let key = format!("{}?{}", req.uri().path(), normalised(req.uri().query()));
+    let headers = req.headers().clone();
+    let slot = state.cache.slot(version, &key);
+    let mut computed = false;
+    let stored = slot
+        .get_or_init(|| async {
+            computed = true;
+            let resp = next.run(req).await;
+            let (mut parts, body) = resp.into_parts();
+            let body = axum::body::to_bytes(body, usize::MAX)
+                .await
+                .unwrap_or_default();
+            let etag = (parts.status == StatusCode::OK).then(|| {
+                let tag = format!("\"v{version}-{:016x}\"", fnv64(&key));
+                HeaderValue::from_str(&tag).expect("ascii etag")
+            });
+            if let Some(e) = &etag {
+                parts.headers.insert(header::ETAG, e.clone());
+                parts
+                    .headers
+                    .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+            }
+            Stored {
+                status: parts.status,
+                headers: parts.headers,
+                body,
+                etag,
+            }
+        })
+        .await
+        .clone();
+    if computed {
+        state.cache.settle(version, &key, &stored);
+    }
+    respond(&stored, &headers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_order_does_not_matter() {
+        assert_eq!(normalised(Some("b=1&a=2")), normalised(Some("a=2&b=1")));
+        assert_eq!(normalised(None), "");
+    }
+
+    #[test]
+    fn if_none_match_lists_and_weak_tags() {
+        let tag = HeaderValue::from_static("\"v3-00ff\"");
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::IF_NONE_MATCH,
+            HeaderValue::from_static("\"x\", W/\"v3-00ff\""),
+        );
+        assert!(matches(&h, &tag));
+        h.insert(
+            header::IF_NONE_MATCH,
+            HeaderValue::from_static("\"v2-00ff\""),
+        );
+        assert!(!matches(&h, &tag));
+    }
+}
