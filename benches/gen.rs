@@ -91,8 +91,19 @@ pub fn write_logs(dir: &Path, logs: &[String]) -> Vec<PathBuf> {
 pub const ROWS_PER_RUN: usize = 100;
 
 pub fn synthetic_run(label: &str, i: usize, slow: f64) -> (RunMeta, Parsed, Vec<u8>) {
-    let mut ms = Vec::with_capacity(ROWS_PER_RUN);
-    for r in 0..ROWS_PER_RUN {
+    synthetic_run_rows(label, i, slow, ROWS_PER_RUN)
+}
+
+/// A run of `rows` measurements (`rows / 2` shapes, variants torch and triton) of
+/// table `gemm`, metric `latency`; row 7 is `slow` times slower.
+pub fn synthetic_run_rows(
+    label: &str,
+    i: usize,
+    slow: f64,
+    rows: usize,
+) -> (RunMeta, Parsed, Vec<u8>) {
+    let mut ms = Vec::with_capacity(rows);
+    for r in 0..rows {
         let variant = if r % 2 == 0 { "torch" } else { "triton" };
         let base = 10.0 + (r / 2) as f64;
         let noise = 1.0 + ((i * 31 + r * 17) % 13) as f64 / 1000.0;
@@ -158,5 +169,42 @@ pub fn build_warehouse(dir: &std::path::Path, rows: usize) -> Warehouse {
         .collect();
     wh.commit(sides).unwrap();
     wh.compact(perfdb_ingest::warehouse::DEFAULT_GRACE).unwrap();
+    wh
+}
+
+/// Rows per run of the team-scale warehouse (`build_history`).
+pub const HISTORY_ROWS_PER_RUN: usize = 1000;
+
+/// A team-scale warehouse: about `rows` measurement rows as CI would leave them, one
+/// ingest per commit on label `main` (`c0000`, `c0001`, ... with increasing commit
+/// times, `runs_per_commit` trials each, 1,000 rows a run), row 7 20% slower from the
+/// middle commit on; plus labels `base` and `head` (5 trials each, head's row 7 1.5x).
+pub fn build_history(dir: &std::path::Path, rows: usize, runs_per_commit: usize) -> Warehouse {
+    let wh = Warehouse::new(dir);
+    let runs = (rows / HISTORY_ROWS_PER_RUN).max(1);
+    let commits = runs.div_ceil(runs_per_commit);
+    for c in 0..commits {
+        let slow = if c >= commits / 2 { 1.2 } else { 1.0 };
+        let n = runs_per_commit.min(runs - c * runs_per_commit);
+        let prepared: Vec<_> = (0..n)
+            .map(|t| {
+                let (mut meta, parsed, mut bytes) =
+                    synthetic_run_rows("main", c * runs_per_commit + t, slow, HISTORY_ROWS_PER_RUN);
+                meta.commit = Some(format!("c{c:04}"));
+                meta.commit_time_us = Some(1_700_000_000_000_000 + c as i64 * 3_600_000_000);
+                bytes.extend_from_slice(format!("-c{c}").as_bytes());
+                prepare("gen", &bytes, "aiter-table", parsed, &meta)
+            })
+            .collect();
+        wh.commit(prepared).unwrap();
+    }
+    let sides: Vec<_> = (0..10)
+        .map(|k| {
+            let (label, slow) = if k < 5 { ("base", 1.0) } else { ("head", 1.5) };
+            let (meta, parsed, bytes) = synthetic_run_rows(label, k, slow, HISTORY_ROWS_PER_RUN);
+            prepare("gen", &bytes, "aiter-table", parsed, &meta)
+        })
+        .collect();
+    wh.commit(sides).unwrap();
     wh
 }

@@ -1,6 +1,10 @@
-//! Build a synthetic warehouse for load tests: `cargo run --release --example
-//! gen_warehouse -- DIR ROWS` (100 measurements a run, table `gemm`, variants torch and
-//! triton, labels `history`, `base`, `head`).
+//! Build a synthetic warehouse for load tests.
+//!
+//! `gen_warehouse DIR ROWS`: ROWS background rows under label `history` (100 a run) plus
+//! labels `base` and `head`, compacted.
+//! `gen_warehouse DIR ROWS --commits RUNS_PER_COMMIT`: a team-scale history instead, as
+//! CI leaves it: label `main`, one ingest per commit, 1,000 rows a run (see
+//! `benches/gen.rs`, `build_history`).
 
 #[path = "../benches/gen.rs"]
 mod gen;
@@ -11,11 +15,22 @@ fn main() {
         args.get(1),
         args.get(2).and_then(|r| r.parse::<usize>().ok()),
     ) else {
-        eprintln!("usage: gen_warehouse DIR ROWS");
+        eprintln!("usage: gen_warehouse DIR ROWS [--commits RUNS_PER_COMMIT]");
         std::process::exit(2);
     };
+    let per_commit = match (args.get(3).map(String::as_str), args.get(4)) {
+        (Some("--commits"), Some(n)) => n.parse::<usize>().ok(),
+        _ => None,
+    };
     let t = std::time::Instant::now();
-    gen::build_warehouse(std::path::Path::new(dir), rows);
+    match per_commit {
+        Some(n) => {
+            gen::build_history(std::path::Path::new(dir), rows, n);
+        }
+        None => {
+            gen::build_warehouse(std::path::Path::new(dir), rows);
+        }
+    }
     eprintln!(
         "built {dir} with {rows} background rows in {:.1} s",
         t.elapsed().as_secs_f64()

@@ -21,12 +21,27 @@ pub enum DbError {
 /// Tables and their compared metrics (see `chart::catalog`).
 pub type Catalog = Vec<(String, Vec<String>)>;
 
+/// One series the warehouse holds: (table, metric, variant, canonical key), with the
+/// key's printed cell order and whether the metric is compared (has a direction).
+#[derive(Debug, Clone)]
+pub struct SeriesEntry {
+    pub table: String,
+    pub metric: String,
+    pub variant: String,
+    pub key: String,
+    pub key_order: Option<String>,
+    pub compared: bool,
+}
+
 /// A connection with the `runs` and `measurements` views defined.
 pub struct Db {
     pub conn: Connection,
     pub n_files: usize,
     /// Computed once per opened warehouse state, shared by clones.
     pub catalog: std::sync::Arc<std::sync::OnceLock<Catalog>>,
+    /// Every series, computed once per opened warehouse state (one pass over the
+    /// summaries), shared by clones: catalogs and pickers read it.
+    pub series: std::sync::Arc<std::sync::OnceLock<std::sync::Arc<Vec<SeriesEntry>>>>,
 }
 
 /// SQL for a run's `machine` tag (from `r.tags`, the JSON perfdb writes), `''` without one.
@@ -166,6 +181,9 @@ impl Db {
         let wh = Warehouse::new(root);
         let (runs, ms) = wh.committed_files()?;
         let conn = Connection::open_in_memory()?;
+        // Warehouse files never change once committed (new names per commit): their
+        // footers can be kept between queries.
+        conn.execute_batch("SET parquet_metadata_cache = true")?;
         conn.execute_batch(&view_sql("runs", &runs, &RUNS_SCHEMA))?;
         conn.execute_batch(&view_sql("measurements", &ms, &MEASUREMENTS_SCHEMA))?;
         let (sums, bare) = wh.committed_summaries()?;
@@ -186,6 +204,7 @@ impl Db {
             conn,
             n_files: runs.len() + ms.len(),
             catalog: Default::default(),
+            series: Default::default(),
         })
     }
 
@@ -195,7 +214,34 @@ impl Db {
             conn: self.conn.try_clone()?,
             n_files: self.n_files,
             catalog: self.catalog.clone(),
+            series: self.series.clone(),
         })
+    }
+
+    /// Every series of the warehouse (see `SeriesEntry`), from the summaries.
+    pub fn series(&self) -> Result<std::sync::Arc<Vec<SeriesEntry>>, DbError> {
+        if let Some(s) = self.series.get() {
+            return Ok(s.clone());
+        }
+        let mut stmt = self.conn.prepare(
+            "SELECT table_name, metric, variant, key, any_value(key_order), bool_or(direction <> 'none') \
+             FROM summaries GROUP BY table_name, metric, variant, key",
+        )?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(SeriesEntry {
+                    table: r.get(0)?,
+                    metric: r.get(1)?,
+                    variant: r.get(2)?,
+                    key: r.get(3)?,
+                    key_order: r.get(4)?,
+                    compared: r.get(5)?,
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        let rows = std::sync::Arc::new(rows);
+        let _ = self.series.set(rows.clone());
+        Ok(rows)
     }
 
     /// (Re)create the temporary table `name(run_id)` holding `runs`, to join against.

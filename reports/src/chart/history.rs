@@ -1,10 +1,10 @@
 //! One series (table, variant, key, metric) over commits, with its change points.
 
 use super::{
-    add_titles, check_table_metric, draw_dots, natural_cmp, register_font, run_refs, thin,
-    ChartError, Trial, PALETTE,
+    add_titles, check_table_metric, draw_dots, natural_cmp, register_font, thin, ChartError, Trial,
+    PALETTE,
 };
-use crate::db::{list_f64, sql_str, Db, MACHINE_CLASS_SQL};
+use crate::db::{sql_str, Db, MACHINE_CLASS_SQL};
 use crate::stats;
 use perfdb_ingest::model::{key_display, key_from_json};
 use plotters::prelude::*;
@@ -50,20 +50,18 @@ pub fn series_of(
     metric: &str,
 ) -> Result<(Vec<String>, Vec<String>), ChartError> {
     check_table_metric(db, table, metric)?;
-    let q = |col: &str| -> Result<Vec<String>, ChartError> {
-        let sql = format!(
-            "SELECT DISTINCT {col} FROM summaries WHERE table_name = {} AND metric = {}",
-            sql_str(table),
-            sql_str(metric)
-        );
-        let mut stmt = db.conn.prepare(&sql)?;
-        let mut v: Vec<String> = stmt
-            .query_map([], |r| r.get(0))?
-            .collect::<Result<_, _>>()?;
+    let series = db.series()?;
+    let of = |f: fn(&crate::db::SeriesEntry) -> &String| -> Vec<String> {
+        let mut v: Vec<String> = series
+            .iter()
+            .filter(|s| s.table == table && s.metric == metric)
+            .map(|s| f(s).clone())
+            .collect();
         v.sort_by(|a, b| natural_cmp(a, b));
-        Ok(v)
+        v.dedup();
+        v
     };
-    Ok((q("variant")?, q("key")?))
+    Ok((of(|s| &s.variant), of(|s| &s.key)))
 }
 
 /// How each key of a table's metric reads: `name=value` in the order the log printed
@@ -73,23 +71,16 @@ pub fn key_labels(
     table: &str,
     metric: &str,
 ) -> Result<std::collections::HashMap<String, String>, ChartError> {
-    let sql = format!(
-        "SELECT key, any_value(key_order) FROM summaries WHERE table_name = {} AND metric = {} GROUP BY key",
-        sql_str(table),
-        sql_str(metric)
-    );
-    let mut stmt = db.conn.prepare(&sql)?;
-    let rows: Vec<(String, Option<String>)> = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<Result<_, _>>()?;
-    Ok(rows
-        .into_iter()
-        .map(|(k, order)| {
+    Ok(db
+        .series()?
+        .iter()
+        .filter(|s| s.table == table && s.metric == metric)
+        .map(|s| {
             let shown = key_display(&perfdb_ingest::model::in_source_order(
-                key_from_json(&k),
-                order.as_deref().unwrap_or("[]"),
+                key_from_json(&s.key),
+                s.key_order.as_deref().unwrap_or("[]"),
             ));
-            (k, shown)
+            (s.key.clone(), shown)
         })
         .collect())
 }
@@ -126,21 +117,55 @@ pub fn history_data(
         .filter(|l| !l.is_empty())
         .map(|l| format!(" AND s.label = {}", sql_str(l)))
         .unwrap_or_default();
-    // The series' machine classes, most runs first: the one asked for, else the first.
-    let classes_sql = format!(
-        "SELECT {MACHINE_CLASS_SQL} AS class, count(DISTINCT r.run_id) AS n \
+    // One pass over the series' summaries: each run's median with what names it.
+    let sql = format!(
+        "SELECT {MACHINE_CLASS_SQL} AS class, coalesce(r.\"commit\", r.label) AS point, \
+                epoch_us(r.ingested_at), epoch_us(r.commit_time), r.trial, r.label, r.\"commit\", \
+                r.run_id, s.median, s.unit \
          FROM summaries s JOIN runs r ON s.run_id = r.run_id \
-         WHERE s.table_name = {} AND s.variant = {} AND s.key = {} AND s.metric = {}{label_pred} \
-         GROUP BY class ORDER BY n DESC, class",
+         WHERE s.table_name = {} AND s.variant = {} AND s.key = {} AND s.metric = {}{label_pred}",
         sql_str(table),
         sql_str(variant),
         sql_str(key),
         sql_str(metric)
     );
-    let mut stmt = db.conn.prepare(&classes_sql)?;
-    let machines: Vec<String> = stmt
-        .query_map([], |r| r.get(0))?
+    struct RunPoint {
+        class: String,
+        point: String,
+        ingested: i64,
+        committed: Option<i64>,
+        trial: Trial,
+        unit: String,
+    }
+    let mut stmt = db.conn.prepare(&sql)?;
+    let runs: Vec<RunPoint> = stmt
+        .query_map([], |r| {
+            Ok(RunPoint {
+                class: r.get(0)?,
+                point: r.get(1)?,
+                ingested: r.get(2)?,
+                committed: r.get(3)?,
+                trial: Trial {
+                    trial: r.get(4)?,
+                    label: r.get(5)?,
+                    commit: r.get(6)?,
+                    run_id: r.get(7)?,
+                    value: r.get(8)?,
+                },
+                unit: r.get(9)?,
+            })
+        })?
         .collect::<Result<_, _>>()?;
+    // The series' machine classes, most runs first: the one asked for, else the first.
+    let mut classes: Vec<(String, usize)> = Vec::new();
+    for r in &runs {
+        match classes.iter_mut().find(|(c, _)| *c == r.class) {
+            Some((_, n)) => *n += 1,
+            None => classes.push((r.class.clone(), 1)),
+        }
+    }
+    classes.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let machines: Vec<String> = classes.into_iter().map(|(c, _)| c).collect();
     let machine = match machine.filter(|m| !m.is_empty()) {
         Some(m) if machines.iter().any(|c| c == m) => m.to_string(),
         Some(m) => {
@@ -151,43 +176,30 @@ pub fn history_data(
         }
         None => machines.first().cloned().unwrap_or_default(),
     };
-    let label_pred = format!(
-        "{label_pred} AND {MACHINE_CLASS_SQL} = {}",
-        sql_str(&machine)
-    );
-    let sql = format!(
-        "SELECT coalesce(r.\"commit\", r.label) AS point, min(r.ingested_at) AS first, list(s.median ORDER BY r.trial), any_value(s.unit), \
-                min(r.commit_time) AS committed, list(s.run_id ORDER BY r.trial) \
-         FROM summaries s JOIN runs r ON s.run_id = r.run_id \
-         WHERE s.table_name = {} AND s.variant = {} AND s.key = {} AND s.metric = {}{label_pred} \
-         GROUP BY point ORDER BY committed, first, point",
-        sql_str(table), sql_str(variant), sql_str(key), sql_str(metric)
-    );
-    let mut stmt = db.conn.prepare(&sql)?;
-    type Row = (String, duckdb::types::Value, String, duckdb::types::Value);
-    let rows: Vec<Row> = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(2)?, r.get(3)?, r.get(5)?)))?
-        .collect::<Result<_, _>>()?;
-    if rows.is_empty() {
+    // Points by commit (or label), ordered by commit time, then first ingest, then name.
+    let mut by_point: std::collections::HashMap<String, Vec<RunPoint>> = Default::default();
+    for r in runs.into_iter().filter(|r| r.class == machine) {
+        by_point.entry(r.point.clone()).or_default().push(r);
+    }
+    if by_point.is_empty() {
         return Err(ChartError::Empty);
     }
-    let unit = rows[0].2.clone();
-    let refs = run_refs(
-        db,
-        &format!(
-            "r.run_id IN (SELECT s.run_id FROM summaries s JOIN runs r ON s.run_id = r.run_id \
-             WHERE s.table_name = {} AND s.variant = {} AND s.key = {} AND s.metric = {}{label_pred})",
-            sql_str(table),
-            sql_str(variant),
-            sql_str(key),
-            sql_str(metric)
-        ),
-    )?;
-    let points: Vec<HistoryPoint> = rows
+    let mut groups: Vec<Vec<RunPoint>> = by_point.into_values().collect();
+    let order = |g: &[RunPoint]| {
+        let committed = g.iter().filter_map(|r| r.committed).min();
+        let first = g.iter().map(|r| r.ingested).min().unwrap_or(0);
+        (committed.is_none(), committed, first, g[0].point.clone())
+    };
+    groups.sort_by_cached_key(|g| order(g));
+    let unit = groups[0][0].unit.clone();
+    let per_point = super::dots_per_point(groups.len().min(MAX_POINTS));
+    let points: Vec<HistoryPoint> = groups
         .into_iter()
-        .map(|(point, list, _, ids)| {
-            let values = list_f64(list);
-            let mut trials = Trial::zip(values.clone(), ids, &refs);
+        .map(|mut g| {
+            g.sort_by_key(|r| r.trial.trial);
+            let values: Vec<f64> = g.iter().map(|r| r.trial.value).collect();
+            let point = g[0].point.clone();
+            let mut trials: Vec<Trial> = g.into_iter().map(|r| r.trial).collect();
             trials.sort_by(|a, b| a.value.total_cmp(&b.value));
             HistoryPoint {
                 point,
@@ -195,7 +207,7 @@ pub fn history_data(
                 min: values.iter().copied().fold(f64::MAX, f64::min),
                 max: values.iter().copied().fold(f64::MIN, f64::max),
                 values,
-                trials: thin(trials),
+                trials: thin(trials, per_point),
             }
         })
         .collect();

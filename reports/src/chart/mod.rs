@@ -67,33 +67,15 @@ pub fn catalog(db: &Db) -> Result<Vec<(String, Vec<String>)>, ChartError> {
 }
 
 fn compute_catalog(db: &Db) -> Result<Vec<(String, Vec<String>)>, ChartError> {
-    let mut stmt = db.conn.prepare(
-        "SELECT table_name, list(DISTINCT metric ORDER BY metric) FILTER (WHERE direction <> 'none') \
-         FROM summaries GROUP BY table_name ORDER BY table_name",
-    )?;
-    let rows = stmt
-        .query_map([], |r| {
-            let t: String = r.get(0)?;
-            let v: duckdb::types::Value = r.get(1)?;
-            Ok((t, v))
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(rows
+    let mut cat: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> =
+        Default::default();
+    let series = db.series()?;
+    for s in series.iter().filter(|s| s.compared) {
+        cat.entry(&s.table).or_default().insert(&s.metric);
+    }
+    Ok(cat
         .into_iter()
-        .map(|(t, v)| {
-            let metrics = match v {
-                duckdb::types::Value::List(items) => items
-                    .into_iter()
-                    .filter_map(|i| match i {
-                        duckdb::types::Value::Text(s) => Some(s),
-                        _ => None,
-                    })
-                    .collect(),
-                _ => Vec::new(),
-            };
-            (t, metrics)
-        })
-        .filter(|(_, m): &(String, Vec<String>)| !m.is_empty())
+        .map(|(t, m)| (t.to_string(), m.into_iter().map(String::from).collect()))
         .collect())
 }
 
@@ -236,17 +218,25 @@ pub(crate) fn run_refs(db: &Db, runs_where: &str) -> Result<HashMap<String, RunR
 
 /// At most this many trial dots per point; more are thinned evenly.
 pub const MAX_DOTS: usize = 48;
+/// At most about this many trial dots in one chart: a chart of many points shows fewer
+/// per point (never fewer than 3: lowest, middle, highest).
+pub const MAX_DOTS_PER_CHART: usize = 3000;
 
-/// Every `k`-th of `sorted` (ascending by value) so at most `MAX_DOTS` remain, the
+/// Dots per point for a chart of `points` points.
+pub(crate) fn dots_per_point(points: usize) -> usize {
+    (MAX_DOTS_PER_CHART / points.max(1)).clamp(3, MAX_DOTS)
+}
+
+/// Every `k`-th of `sorted` (ascending by value) so at most `cap` (>= 2) remain, the
 /// lowest and highest always among them.
-pub(crate) fn thin<T>(sorted: Vec<T>) -> Vec<T> {
+pub(crate) fn thin<T>(sorted: Vec<T>, cap: usize) -> Vec<T> {
     let n = sorted.len();
-    if n <= MAX_DOTS {
+    let cap = cap.max(2);
+    if n <= cap {
         return sorted;
     }
-    let keep: std::collections::HashSet<usize> = (0..MAX_DOTS)
-        .map(|i| i * (n - 1) / (MAX_DOTS - 1))
-        .collect();
+    let keep: std::collections::HashSet<usize> =
+        (0..cap).map(|i| i * (n - 1) / (cap - 1)).collect();
     sorted
         .into_iter()
         .enumerate()

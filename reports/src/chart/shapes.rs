@@ -1,8 +1,8 @@
 //! A metric per shape and variant over one run selection, on one machine class.
 
 use super::{
-    add_titles, check_table_metric, draw_dots, key_cmp, log_range, register_font, run_refs, thin,
-    ChartError, Trial, PALETTE,
+    add_titles, check_table_metric, dots_per_point, draw_dots, key_cmp, log_range, register_font,
+    run_refs, thin, ChartError, Trial, PALETTE,
 };
 use crate::compare::select_runs;
 use crate::db::{list_f64, sql_str, Db, MACHINE_CLASS_SQL};
@@ -208,6 +208,7 @@ pub fn chart_data(
         .filter(|(i, _)| varying.get(*i).copied().unwrap_or(true))
         .map(|(_, (k, _))| k.as_str())
         .collect();
+    let per_point = dots_per_point(rows.len());
     let points = rows
         .iter()
         .zip(dots)
@@ -220,7 +221,7 @@ pub fn chart_data(
                 min: *lo,
                 max: *hi,
                 n: *n as usize,
-                trials: thin(Trial::zip(values, ids, &refs)),
+                trials: thin(Trial::zip(values, ids, &refs), per_point),
             }
         })
         .collect();
