@@ -44,7 +44,7 @@ pub enum Command {
     Ingest(IngestArgs),
     /// List runs
     Runs(RunsArgs),
-    /// Run DuckDB SQL over the views `runs` and `measurements`
+    /// Run DuckDB SQL over the views `runs`, `measurements` and `summaries`
     Sql(SqlArgs),
     /// Compare two sets of runs and exit with a code CI can act on
     #[command(after_help = EXIT_CODES)]
@@ -59,6 +59,9 @@ pub enum Command {
     Compact(CompactArgs),
     /// Serve the web app over the warehouse (read-only)
     Serve(ServeArgs),
+    /// Write the web app's pages as a static site (HTML and SVG, relative links) for
+    /// GitHub Pages or any file server
+    ExportSite(ExportSiteArgs),
     /// Ingest the bundled H200 sample data and compare base with head
     #[command(after_help = EXIT_CODES)]
     Demo,
@@ -292,6 +295,19 @@ pub struct CompareArgs {
     /// distribution: history as the baseline, e.g. `--baseline-window 5 main head@X`
     #[arg(long, value_name = "N")]
     pub baseline_window: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportSiteArgs {
+    /// Folder to write (new, empty, or an earlier export, whose pages are replaced)
+    pub dir: std::path::PathBuf,
+    /// Config file for the comparisons shown, as for `serve` [default: ./perfdb.toml
+    /// when present]
+    #[arg(long)]
+    pub config: Option<std::path::PathBuf>,
+    /// Pages at most; links to pages beyond are left as text
+    #[arg(long, default_value_t = 5000)]
+    pub max_pages: usize,
 }
 
 #[derive(Debug, Args)]

@@ -194,39 +194,8 @@ fn an_alert_is_acknowledged_from_the_page_in_chromium() {
         serde_json::from_str(&wh.ok(&["alerts", "--format", "json"])).unwrap();
     let id = alerts[0]["id"].as_str().unwrap().to_string();
     let (_server, url) = serve_with(&wh, &["--allow-triage"]);
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
-    let _driver = Server(
-        Command::new(&driver)
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start chromedriver"),
-    );
-    for _ in 0..100 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
     let profile = wh.dir.path().join("chromium-profile-triage");
-    let mut args: Vec<String> = CHROMIUM_FLAGS.iter().map(|f| f.to_string()).collect();
-    args.push(format!("--user-data-dir={}", profile.display()));
-    let session = webdriver(
-        port,
-        "POST",
-        "/session",
-        &serde_json::json!({"capabilities": {"alwaysMatch": {"goog:chromeOptions": {
-            "binary": which(&bin).unwrap(), "args": args
-        }}}}),
-    );
-    let sid = session["value"]["sessionId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no session: {session}"))
-        .to_string();
+    let (_driver, port, sid) = session(&bin, &driver, &profile);
     let go = |path: &str| {
         webdriver(
             port,
@@ -283,6 +252,138 @@ fn an_alert_is_acknowledged_from_the_page_in_chromium() {
         serde_json::from_str(&wh.ok(&["alerts", "show", &id, "--format", "json"])).unwrap();
     assert_eq!(shown["status"], "acknowledged");
     assert_eq!(shown["history"][1]["who"], "web");
+}
+
+/// chromedriver on a free loopback port with a headless Chromium session: the driver
+/// (stopped on drop), its port and the session id.
+fn session(bin: &str, driver: &str, profile: &std::path::Path) -> (Server, u16, String) {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let server = Server(
+        Command::new(driver)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start chromedriver"),
+    );
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let mut args: Vec<String> = CHROMIUM_FLAGS.iter().map(|f| f.to_string()).collect();
+    args.push(format!("--user-data-dir={}", profile.display()));
+    let session = webdriver(
+        port,
+        "POST",
+        "/session",
+        &serde_json::json!({"capabilities": {"alwaysMatch": {"goog:chromeOptions": {
+            "binary": which(bin).unwrap(), "args": args
+        }}}}),
+    );
+    let sid = session["value"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no session: {session}"))
+        .to_string();
+    (server, port, sid)
+}
+
+#[test]
+fn the_exported_site_opens_from_disk_and_every_link_resolves() {
+    let (Some(bin), Some(driver)) = (chromium(), which("chromedriver")) else {
+        skip_or_fail("chromium and chromedriver");
+        return;
+    };
+    let wh = Wh::new();
+    ingest_history(&wh, &(1..=20).collect::<Vec<_>>());
+    wh.run(&["detect", "--label", "main"]);
+    wh.ingest(&sample("h200-gemm/ab/aiter/base"), "base");
+    wh.ingest(&sample("h200-gemm/ab/aiter/head"), "head");
+    wh.run(&["compare", "base", "head", "--control", "torch", "--save"]);
+    let site = wh.dir.path().join("site");
+    let out = wh.ok(&["export-site", site.to_str().unwrap()]);
+    assert!(out.starts_with("exported "), "{out}");
+    let files: std::collections::BTreeSet<String> = std::fs::read_dir(&site)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".html"))
+        .collect();
+    assert!(files.contains("index.html") && files.contains("alerts.html"));
+    assert!(files.iter().any(|f| f.starts_with("history-")));
+    assert!(files.iter().any(|f| f.starts_with("chart-")));
+
+    let profile = wh.dir.path().join("chromium-profile-site");
+    let (_driver, port, sid) = session(&bin, &driver, &profile);
+    let exec = |script: &str| {
+        webdriver(
+            port,
+            "POST",
+            &format!("/session/{sid}/execute/sync"),
+            &serde_json::json!({"script": script, "args": []}),
+        )["value"]
+            .clone()
+    };
+    let start = format!("file://{}/index.html", site.display());
+    let mut queue = std::collections::VecDeque::from([start.clone()]);
+    let mut visited = std::collections::BTreeSet::new();
+    let mut links = 0;
+    while let Some(url) = queue.pop_front() {
+        if !visited.insert(url.clone()) {
+            continue;
+        }
+        webdriver(
+            port,
+            "POST",
+            &format!("/session/{sid}/url"),
+            &serde_json::json!({ "url": url }),
+        );
+        // A page perfdb wrote: its layout, its export note, no error page of the browser.
+        let page = exec(
+            "return {title: document.title, main: !!document.querySelector('main #exported'), \
+             href: location.href, forms: document.forms.length, \
+             links: Array.from(document.querySelectorAll('a[href]')).map(a => a.href)}",
+        );
+        assert!(
+            page["main"] == true && page["title"].as_str().unwrap_or("").ends_with("· perfdb"),
+            "{url} did not open as an exported page: {page}"
+        );
+        assert_eq!(page["forms"], 0, "{url} kept a form");
+        for l in page["links"].as_array().unwrap() {
+            let l = l.as_str().unwrap().split('#').next().unwrap().to_string();
+            assert!(l.starts_with("file://"), "{url} links off the site: {l}");
+            links += 1;
+            if !visited.contains(&l) {
+                queue.push_back(l);
+            }
+        }
+    }
+    webdriver(
+        port,
+        "DELETE",
+        &format!("/session/{sid}"),
+        &serde_json::json!({}),
+    );
+    let reached: std::collections::BTreeSet<String> = visited
+        .iter()
+        .map(|u| u.rsplit('/').next().unwrap().to_string())
+        .collect();
+    // Every page is reachable from the index by following links, and every link opened.
+    let unreached: Vec<&String> = files.difference(&reached).collect();
+    assert!(unreached.is_empty(), "pages no link reaches: {unreached:?}");
+    assert!(
+        links > files.len(),
+        "{links} links over {} pages",
+        files.len()
+    );
+    eprintln!(
+        "followed {links} links over {} exported pages",
+        visited.len()
+    );
 }
 
 /// The full path of a program on PATH.

@@ -611,6 +611,34 @@ fn help_texts() {
     insta::assert_snapshot!("help", help(&["--help"]));
     insta::assert_snapshot!("help_ingest", help(&["ingest", "--help"]));
     insta::assert_snapshot!("help_compare", help(&["compare", "--help"]));
+    insta::assert_snapshot!("help_export_site", help(&["export-site", "--help"]));
+}
+
+#[test]
+fn export_site_writes_pages_and_never_over_a_folder_of_other_files() {
+    let wh = Wh::new();
+    wh.ingest(&sample("h200-gemm/ab/aiter/base"), "base");
+    wh.ingest(&sample("h200-gemm/ab/aiter/head"), "head");
+    let site = wh.dir.path().join("site");
+    let out = wh.ok(&["export-site", site.to_str().unwrap()]);
+    assert!(out.starts_with("exported "), "{out}");
+    let index = std::fs::read_to_string(site.join("index.html")).unwrap();
+    assert!(index.contains("href=\"contents.html\""), "{index}");
+    assert!(!index.contains("href=\"/"), "absolute links left: {index}");
+    // Again into its own export: the pages are replaced.
+    wh.ok(&["export-site", site.to_str().unwrap()]);
+    // Never into a folder of other files.
+    let other = wh.dir.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("notes.txt"), "mine").unwrap();
+    let out = wh.run(&["export-site", other.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("not empty and not a perfdb export"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::read_dir(&other).unwrap().count(), 1);
 }
 
 /// Every committed run has exactly its measurements, and no run appears twice.

@@ -20,6 +20,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Alerts(a) => alerts::run(&wh, a),
         Command::Compact(a) => ingest::compact(&wh, std::time::Duration::from_secs(a.grace)),
         Command::Serve(a) => serve::run(&wh, a),
+        Command::ExportSite(a) => serve::export_site(&wh, a),
         Command::Demo => compare::demo(&wh),
     }
 }

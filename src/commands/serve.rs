@@ -1,6 +1,6 @@
-//! `perfdb serve`.
+//! `perfdb serve` and `perfdb export-site`.
 
-use crate::cli::ServeArgs;
+use crate::cli::{ExportSiteArgs, ServeArgs};
 use crate::Exit;
 use anyhow::Context;
 use std::path::Path;
@@ -34,4 +34,30 @@ pub fn run(root: &Path, a: ServeArgs) -> anyhow::Result<Exit> {
             .await?;
         Ok(Exit::Ok)
     })
+}
+
+pub fn export_site(root: &Path, a: ExportSiteArgs) -> anyhow::Result<Exit> {
+    let config = perfdb_reports::config::Config::load_or_default(a.config.as_deref())?;
+    let state = perfdb_web::AppState::new(root).with_config(config);
+    let rt = tokio::runtime::Runtime::new()?;
+    let r = rt
+        .block_on(perfdb_web::export::export_site(&state, &a.dir, a.max_pages))
+        .with_context(|| format!("cannot export the site of {}", root.display()))?;
+    println!(
+        "exported {} page(s), {:.1} MB, to {}; open {}",
+        r.pages,
+        r.bytes as f64 / 1e6,
+        a.dir.display(),
+        a.dir.join("index.html").display()
+    );
+    if r.unlinked > 0 {
+        println!(
+            "{} link(s) to pages beyond --max-pages {} left as text",
+            r.unlinked, a.max_pages
+        );
+    }
+    for (url, status) in &r.errors {
+        eprintln!("warning: {url}: the app answered {status}; exported as it reads");
+    }
+    Ok(Exit::Ok)
 }

@@ -2,6 +2,7 @@
 //! per route under `routes/`; one error type that renders as a page or JSON.
 
 pub mod cache;
+pub mod export;
 mod page;
 pub mod paging;
 mod routes;
