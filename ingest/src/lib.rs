@@ -17,6 +17,15 @@ use model::RunMeta;
 use std::path::{Path, PathBuf};
 use warehouse::{Outcome, Prepared, Warehouse, WarehouseError};
 
+/// With `PERFDB_TRACE=1`, print how long the phase since `t` took (to stderr); `t`
+/// restarts for the next phase. Ingest and compare report their phases this way.
+pub fn trace(phase: &str, t: &mut std::time::Instant) {
+    if std::env::var_os("PERFDB_TRACE").is_some() {
+        eprintln!("trace: {phase}: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
+    }
+    *t = std::time::Instant::now();
+}
+
 /// Why one input file was not ingested.
 #[derive(Debug, thiserror::Error)]
 pub enum FileError {
@@ -146,6 +155,7 @@ pub fn ingest_files(
         .map(|n| n.get())
         .unwrap_or(1)
         .min(files.len().max(1));
+    let mut t = std::time::Instant::now();
     let done = std::sync::atomic::AtomicUsize::new(0);
     let chunk = files.len().div_ceil(threads).max(1);
     let mut results: Vec<Result<Prepared, FileError>> = Vec::with_capacity(files.len());
@@ -169,8 +179,11 @@ pub fn ingest_files(
             results.extend(h.join().expect("parser thread panicked"));
         }
     });
+    trace("read and parse", &mut t);
     let paths = files.iter().map(|f| f.display().to_string()).collect();
-    commit_prepared(wh, paths, results)
+    let r = commit_prepared(wh, paths, results);
+    trace("commit", &mut t);
+    r
 }
 
 /// Ingest one text read from elsewhere (standard input) under the source name `name`:

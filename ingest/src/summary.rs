@@ -10,13 +10,14 @@
 //! The same numbers can be computed from the raw rows in SQL (`reports::db` does, for
 //! labels written before summaries existed); a test holds the two to each other.
 
-use crate::model::Measurement;
 use crate::schema::{measurements as m, summaries::*};
+use crate::text::Fx;
 use arrow::array::{
     Array, ArrayRef, Float64Array, Float64Builder, Int64Builder, RecordBatch, StringArray,
-    StringBuilder,
+    UInt32Array,
 };
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
 /// Rows per Parquet row group of a summary file: small enough that one series' rows
@@ -44,163 +45,169 @@ pub static SUMMARIES_SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
     ]))
 });
 
-/// One raw value, borrowed from a parsed run or a measurements batch.
-#[derive(Clone, Copy)]
-struct Value<'a> {
-    table: &'a str,
-    metric: &'a str,
-    variant: &'a str,
-    key: &'a str,
-    run_id: &'a str,
-    key_order: &'a str,
-    unit: &'a str,
-    direction: &'a str,
-    value: f64,
-}
-
-impl Value<'_> {
-    fn series(&self) -> (&str, &str, &str, &str, &str) {
-        (self.table, self.metric, self.variant, self.key, self.run_id)
-    }
-}
-
-/// Summaries of freshly parsed runs: `(run_id, measurements)`.
-pub fn from_measurements(rows: &[(&str, &[Measurement])]) -> RecordBatch {
-    let mut values = Vec::new();
-    for (run_id, ms) in rows {
-        for x in *ms {
-            if let Some(v) = x.value.filter(|v| v.is_finite()) {
-                values.push(Value {
-                    table: x.table.as_str(),
-                    metric: x.metric.as_str(),
-                    variant: x.variant.as_str(),
-                    key: &x.key,
-                    run_id,
-                    key_order: x.key_order.as_str(),
-                    unit: x.unit.as_str(),
-                    direction: x.direction.as_str(),
-                    value: v,
-                });
-            }
+/// Summaries of stored measurements (compaction rebuilds them from the merged files).
+pub fn from_batches(batches: &[RecordBatch]) -> RecordBatch {
+    match batches {
+        [] => RecordBatch::new_empty(SUMMARIES_SCHEMA.clone()),
+        [one] => from_batch(one),
+        many => {
+            // Files written before a column existed lack it: align on names first.
+            let schema = crate::schema::MEASUREMENTS_SCHEMA.clone();
+            let aligned: Vec<RecordBatch> = many.iter().map(|b| align(b, &schema)).collect();
+            let all = arrow::compute::concat_batches(&schema, &aligned)
+                .expect("aligned batches share the schema");
+            from_batch(&all)
         }
     }
-    summarise(values)
 }
 
-/// Summaries of stored measurements (compaction rebuilds them from the merged files).
-/// Batches lacking a column the summary needs (`key_order` before it existed) read it
-/// as empty.
-pub fn from_batches(batches: &[RecordBatch]) -> RecordBatch {
-    let col = |b: &RecordBatch, name: &str| -> Option<StringArray> {
-        b.column_by_name(name)
-            .and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned())
-    };
-    let cols: Vec<_> = batches
+/// `b` with `schema`'s columns: its own where it has them, empty text where it lacks
+/// them (`key_order` and `note` before they existed).
+fn align(b: &RecordBatch, schema: &SchemaRef) -> RecordBatch {
+    let cols = schema
+        .fields()
         .iter()
-        .map(|b| {
-            (
-                [
-                    m::TABLE,
-                    m::METRIC,
-                    m::VARIANT,
-                    m::KEY,
-                    m::RUN_ID,
-                    m::KEY_ORDER,
-                    m::UNIT,
-                    m::DIRECTION,
-                ]
-                .map(|n| col(b, n)),
-                b.column_by_name(m::VALUE)
-                    .and_then(|c| c.as_any().downcast_ref::<Float64Array>().cloned()),
-            )
+        .map(|f| match b.column_by_name(f.name()) {
+            Some(c) if c.data_type() == f.data_type() => c.clone(),
+            _ => arrow::array::new_null_array(f.data_type(), b.num_rows()),
         })
         .collect();
-    let mut values = Vec::new();
-    for (strs, value) in &cols {
-        let Some(value) = value else { continue };
-        let at = |c: usize, i: usize| strs[c].as_ref().map(|a| a.value(i)).unwrap_or("");
-        for i in 0..value.len() {
-            if value.is_null(i) || !value.value(i).is_finite() {
-                continue;
-            }
-            values.push(Value {
-                table: at(0, i),
-                metric: at(1, i),
-                variant: at(2, i),
-                key: at(3, i),
-                run_id: at(4, i),
-                key_order: at(5, i),
-                unit: at(6, i),
-                direction: at(7, i),
-                value: value.value(i),
-            });
-        }
-    }
-    summarise(values)
+    RecordBatch::try_new_with_options(
+        Arc::new(Schema::new(
+            schema
+                .fields()
+                .iter()
+                .map(|f| f.as_ref().clone().with_nullable(true))
+                .collect::<Vec<_>>(),
+        )),
+        cols,
+        &Default::default(),
+    )
+    .and_then(|x| x.with_schema(schema.clone()))
+    .unwrap_or_else(|_| b.clone())
 }
 
-fn summarise(mut values: Vec<Value>) -> RecordBatch {
-    values.sort_unstable_by(|a, b| a.series().cmp(&b.series()));
-    let n = values.len();
-    let (mut table, mut metric, mut variant, mut key, mut run_id) = (
-        StringBuilder::with_capacity(n, n * 8),
-        StringBuilder::with_capacity(n, n * 8),
-        StringBuilder::with_capacity(n, n * 8),
-        StringBuilder::with_capacity(n, n * 48),
-        StringBuilder::with_capacity(n, n * 16),
+/// Summaries of one measurements batch (as `schema::measurements_batch` builds it or a
+/// file holds it). The text columns are taken from the first value of each run and
+/// series (arrow's `take`), only the statistics are computed.
+pub fn from_batch(b: &RecordBatch) -> RecordBatch {
+    let text = |name: &str| -> StringArray {
+        match b
+            .column_by_name(name)
+            .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+        {
+            Some(a) => a.clone(),
+            None => StringArray::from(vec![
+                if name == m::KEY_ORDER { "[]" } else { "" };
+                b.num_rows()
+            ]),
+        }
+    };
+    let (table, metric, variant, key, run_id) = (
+        text(m::TABLE),
+        text(m::METRIC),
+        text(m::VARIANT),
+        text(m::KEY),
+        text(m::RUN_ID),
     );
-    let (mut key_order, mut unit, mut direction) = (
-        StringBuilder::with_capacity(n, n * 24),
-        StringBuilder::with_capacity(n, n * 4),
-        StringBuilder::with_capacity(n, n * 5),
-    );
+    let values = b
+        .column_by_name(m::VALUE)
+        .and_then(|c| c.as_any().downcast_ref::<Float64Array>().cloned())
+        .unwrap_or_else(|| Float64Array::from(vec![None::<f64>; b.num_rows()]));
+    // A batch holds many runs of few series: group by series with a hash map, order the
+    // few series by name and each series' values by run, instead of sorting every value.
+    let mut run_rank: HashMap<&str, u32, Fx> = HashMap::default();
+    let finite: Vec<usize> = (0..b.num_rows())
+        .filter(|&i| values.is_valid(i) && values.value(i).is_finite())
+        .collect();
+    for &i in &finite {
+        run_rank.entry(run_id.value(i)).or_insert(0);
+    }
+    let mut run_ids: Vec<&str> = run_rank.keys().copied().collect();
+    run_ids.sort_unstable();
+    for (r, id) in run_ids.iter().enumerate() {
+        run_rank.insert(id, r as u32);
+    }
+    // (table, metric, variant, key) -> the series' position in `series`.
+    type SeriesName<'a> = (&'a str, &'a str, &'a str, &'a str);
+    let mut index: HashMap<SeriesName, usize, Fx> = HashMap::default();
+    let mut series: Vec<Vec<(u32, u32)>> = Vec::new();
+    for &i in &finite {
+        let next = series.len();
+        let s = *index
+            .entry((
+                table.value(i),
+                metric.value(i),
+                variant.value(i),
+                key.value(i),
+            ))
+            .or_insert(next);
+        if s == next {
+            series.push(Vec::new());
+        }
+        series[s].push((run_rank[run_id.value(i)], i as u32));
+    }
+    let mut order: Vec<(&SeriesName, &usize)> = index.iter().collect();
+    order.sort_unstable();
+    let n = (order.len() * run_ids.len()).min(finite.len());
+    let mut first = Vec::with_capacity(n);
     let mut count = Int64Builder::with_capacity(n);
     let [mut median, mut min, mut max, mut log_mean, mut log_var] =
         std::array::from_fn(|_| Float64Builder::with_capacity(n));
     let mut scratch: Vec<f64> = Vec::new();
-    for group in values.chunk_by(|a, b| a.series() == b.series()) {
-        let first = group[0];
-        table.append_value(first.table);
-        metric.append_value(first.metric);
-        variant.append_value(first.variant);
-        key.append_value(first.key);
-        run_id.append_value(first.run_id);
-        key_order.append_value(first.key_order);
-        unit.append_value(first.unit);
-        direction.append_value(first.direction);
-        scratch.clear();
-        scratch.extend(group.iter().map(|v| v.value));
-        scratch.sort_unstable_by(f64::total_cmp);
-        let k = scratch.len();
-        count.append_value(k as i64);
-        median.append_value(if k % 2 == 1 {
-            scratch[k / 2]
-        } else {
-            (scratch[k / 2 - 1] + scratch[k / 2]) / 2.0
-        });
-        min.append_value(scratch[0]);
-        max.append_value(scratch[k - 1]);
-        // Logs only of positive values: a series with a zero or negative value has none.
-        if scratch[0] > 0.0 {
-            let mean = scratch.iter().map(|v| v.ln()).sum::<f64>() / k as f64;
-            log_mean.append_value(mean);
-            log_var.append_option((k > 1).then(|| {
-                scratch.iter().map(|v| (v.ln() - mean).powi(2)).sum::<f64>() / (k - 1) as f64
-            }));
-        } else {
-            log_mean.append_null();
-            log_var.append_null();
+    for (_, &s) in order {
+        let list = &mut series[s];
+        // Values arrive run by run: usually already in order, and then this is one pass.
+        list.sort_by_key(|(run, _)| *run);
+        for group in list.chunk_by(|a, b| a.0 == b.0) {
+            first.push(group[0].1);
+            let k = group.len();
+            count.append_value(k as i64);
+            if k == 1 {
+                let v = values.value(group[0].1 as usize);
+                median.append_value(v);
+                min.append_value(v);
+                max.append_value(v);
+                log_mean.append_option((v > 0.0).then(|| v.ln()));
+                log_var.append_null();
+                continue;
+            }
+            scratch.clear();
+            scratch.extend(group.iter().map(|(_, i)| values.value(*i as usize)));
+            scratch.sort_unstable_by(f64::total_cmp);
+            median.append_value(if k % 2 == 1 {
+                scratch[k / 2]
+            } else {
+                (scratch[k / 2 - 1] + scratch[k / 2]) / 2.0
+            });
+            min.append_value(scratch[0]);
+            max.append_value(scratch[k - 1]);
+            // Logs only of positive values: a series with a zero or negative value has none.
+            if scratch[0] > 0.0 {
+                let mean = scratch.iter().map(|v| v.ln()).sum::<f64>() / k as f64;
+                log_mean.append_value(mean);
+                log_var.append_value(
+                    scratch.iter().map(|v| (v.ln() - mean).powi(2)).sum::<f64>() / (k - 1) as f64,
+                );
+            } else {
+                log_mean.append_null();
+                log_var.append_null();
+            }
         }
     }
+    let first = UInt32Array::from(first);
+    let take = |a: &StringArray| -> ArrayRef {
+        arrow::compute::take(a, &first, None).expect("indices are rows of the batch")
+    };
     let cols: Vec<ArrayRef> = vec![
-        Arc::new(table.finish()),
-        Arc::new(metric.finish()),
-        Arc::new(variant.finish()),
-        Arc::new(key.finish()),
-        Arc::new(run_id.finish()),
-        Arc::new(key_order.finish()),
-        Arc::new(unit.finish()),
-        Arc::new(direction.finish()),
+        take(&table),
+        take(&metric),
+        take(&variant),
+        take(&key),
+        take(&run_id),
+        take(&text(m::KEY_ORDER)),
+        take(&text(m::UNIT)),
+        take(&text(m::DIRECTION)),
         Arc::new(count.finish()),
         Arc::new(median.finish()),
         Arc::new(min.finish()),

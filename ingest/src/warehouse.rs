@@ -578,13 +578,27 @@ impl Warehouse {
             let m_rel = format!("{MEASUREMENTS_DIR}/label={label}/part-{batch_id}.parquet");
             let r_rel = format!("{RUNS_DIR}/label={label}/part-{batch_id}.parquet");
             let s_rel = summary_of(&m_rel);
-            self.write_parquet(&m_rel, &[measurements_batch(&ms)])?;
-            self.write_parquet_grouped(
-                &s_rel,
-                &[summary::from_measurements(&ms)],
-                Some(summary::ROW_GROUP),
-            )?;
+            // The measurements and their summaries are written side by side (two cores).
+            let mut t = std::time::Instant::now();
+            let batch = measurements_batch(&ms);
+            crate::trace("measurements batch", &mut t);
+            let (written, summarised) = std::thread::scope(|s| {
+                let summaries = s.spawn(|| {
+                    let mut t = std::time::Instant::now();
+                    let sums = summary::from_batch(&batch);
+                    crate::trace("summaries batch", &mut t);
+                    let r = self.write_parquet_grouped(&s_rel, &[sums], Some(summary::ROW_GROUP));
+                    crate::trace("summaries file", &mut t);
+                    r
+                });
+                let written = self.write_parquet(&m_rel, std::slice::from_ref(&batch));
+                (written, summaries.join().expect("summary thread panicked"))
+            });
+            written?;
+            summarised?;
+            crate::trace("measurements and summaries", &mut t);
             self.write_parquet(&r_rel, &[runs_batch(&runs)])?;
+            crate::trace("runs file", &mut t);
             manifest.measurements.push(m_rel);
             manifest.summaries.push(s_rel);
             manifest.runs.push(r_rel);

@@ -64,13 +64,17 @@ fn exit_of(report: &Report) -> Exit {
 }
 
 pub fn run(root: &Path, a: CompareArgs) -> anyhow::Result<Exit> {
+    let mut t = std::time::Instant::now();
     let opt = options(&a)?;
     let db = Db::open(root)
         .with_context(|| format!("cannot open the warehouse at {}", root.display()))?;
+    perfdb_ingest::trace("open the warehouse", &mut t);
     let report = compare(&db, &a.base, &a.head, &opt)?;
+    t = std::time::Instant::now();
     std::io::stdout()
         .lock()
         .write_all(render(&report, a.format).as_bytes())?;
+    perfdb_ingest::trace("render", &mut t);
     if a.save {
         let path = perfdb_reports::alerts::save(root, &report)?;
         eprintln!("saved the comparison to {}", path.display());

@@ -41,14 +41,7 @@ pub fn compare(db: &Db, base: &str, head: &str, opt: &Options) -> Result<Report,
     Ok(r)
 }
 
-/// With `PERFDB_TRACE=1`, print how long the phase since `t` took (to stderr); `t`
-/// restarts for the next phase.
-fn trace(phase: &str, t: &mut std::time::Instant) {
-    if std::env::var_os("PERFDB_TRACE").is_some() {
-        eprintln!("trace: {phase}: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
-    }
-    *t = std::time::Instant::now();
-}
+use perfdb_ingest::trace;
 
 fn build_report(
     base_side: SideInfo,
