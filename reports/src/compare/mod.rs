@@ -26,15 +26,27 @@ use summarise::summarize;
 /// Compare two sides of the warehouse.
 pub fn compare(db: &Db, base: &str, head: &str, opt: &Options) -> Result<Report, CompareError> {
     let mut t = std::time::Instant::now();
-    let base_side = match opt.baseline_window {
-        Some(n) => select::select_window(db, base, n)?,
-        None => select::select_side(db, base, "base")?,
-    };
-    let head_side = select::select_side(db, head, "head")?;
+    // Each side is selected, then loaded, on its own connection: two cores, two sides.
+    let head_db = db.try_clone()?;
+    let (base_side, head_side) = std::thread::scope(|s| {
+        let head = s.spawn(move || select::select_side(&head_db, head, "head"));
+        let base = match opt.baseline_window {
+            Some(n) => select::select_window(db, base, n),
+            None => select::select_side(db, base, "base"),
+        };
+        (base, head.join().expect("selecting thread panicked"))
+    });
+    let (base_side, head_side) = (base_side?, head_side?);
     select::check_disjoint(&base_side, &head_side)?;
     trace("select runs", &mut t);
-    let b = load_side(db, &base_side, &opt.filters)?;
-    let h = load_side(db, &head_side, &opt.filters)?;
+    let head_db = db.try_clone()?;
+    let (b, h) = std::thread::scope(|s| {
+        let (side, filters) = (&head_side, &opt.filters);
+        let head = s.spawn(move || load_side(&head_db, side, filters));
+        let base = load_side(db, &base_side, &opt.filters);
+        (base, head.join().expect("loading thread panicked"))
+    });
+    let (b, h) = (b?, h?);
     trace("load both sides", &mut t);
     let r = build_report(base_side, head_side, b, h, opt)?;
     trace("statistics (summary included)", &mut t);
