@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerate docs/screenshots/*.png from the bundled sample data: a warehouse with the
 # H200 A/B logs and the 20-commit history, one saved comparison, `perfdb serve` on
-# loopback and headless Chromium. Needs Debian's chromium.
+# loopback and headless Chromium; then the same warehouse exported with `perfdb
+# export-site` and opened from disk. Needs Debian's chromium.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfdb/target}"
@@ -23,13 +24,19 @@ PORT=18090
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$PORT/api/runs" >/dev/null 2>&1 && break; sleep 0.1; done
 KEY='%7B%22K%22%3A%224096%22%2C%22M%22%3A%22512%22%2C%22N%22%3A%224096%22%2C%22dtype%22%3A%22torch.bfloat16%22%7D'
 shot() {
+  local url="$2"; [[ "$url" == file://* ]] || url="http://127.0.0.1:$PORT$url"
   chromium --headless --no-sandbox --disable-gpu --disable-background-networking \
     --disable-component-update --disable-sync --hide-scrollbars --window-size=1400,1000 \
-    --screenshot="docs/screenshots/$1.png" "http://127.0.0.1:$PORT$2" 2>/dev/null
+    --screenshot="docs/screenshots/$1.png" "$url" 2>/dev/null
 }
 shot runs "/"
 shot chart "/chart?table=gemm_a16w16&metric=throughput&runs=base"
 shot history "/history?table=gemm_a16w16&variant=triton&metric=latency&label=history&key=$KEY"
 shot compare "/compare?base=base&head=head&control=torch"
 shot alerts "/alerts"
+SAVED="$(ls "$WH/alerts" | head -1)"
+shot compare-saved "/compare?saved=$SAVED"
+"$P" --warehouse "$WH" export-site "$TMP/site" >/dev/null
+shot site-contents "file://$TMP/site/contents.html"
+shot site-history "file://$TMP/site/$(grep -o 'history-[0-9a-f]*\.html' "$TMP/site/alerts.html" | head -1)"
 ls -l docs/screenshots/*.png

@@ -270,6 +270,30 @@ fn title_of(html: &str) -> String {
     unescape(t.trim_end_matches(" · perfdb"))
 }
 
+/// How the contents page names a page: its title, and the query choices the title does
+/// not show (a chart's runs, a history's metric and label, a page number).
+fn describe(url: &str, html: &str) -> String {
+    let title = title_of(html);
+    let query = url.split_once('?').map(|(_, q)| q).unwrap_or("");
+    let shown = |name: &str| {
+        matches!(
+            name,
+            "runs" | "machine" | "metric" | "label" | "status" | "offset" | "saved" | "control"
+        ) && !(name == "metric" && url.starts_with("/chart"))
+    };
+    let extras: Vec<String> = query
+        .split('&')
+        .filter_map(|p| p.split_once('='))
+        .filter(|(k, v)| shown(k) && !v.is_empty())
+        .map(|(k, v)| format!("{k} {}", perfdb_reports::compare::url_decode(v)))
+        .collect();
+    if extras.is_empty() {
+        title
+    } else {
+        format!("{title} ({})", extras.join(", "))
+    }
+}
+
 /// Every exported page by kind, linked by its title.
 fn contents(pages: &BTreeMap<String, String>) -> String {
     let kinds = [
@@ -284,7 +308,9 @@ fn contents(pages: &BTreeMap<String, String>) -> String {
         let mut items: Vec<(String, String)> = pages
             .iter()
             .filter(|(u, _)| u.split('?').next() == Some(route))
-            .map(|(u, html)| (title_of(html), file_name(u)))
+            // The bare chart and history pages (the nav's) repeat one listed with its query.
+            .filter(|(u, _)| !matches!(u.as_str(), "/chart" | "/history"))
+            .map(|(u, html)| (describe(u, html), file_name(u)))
             .collect();
         items.sort();
         if items.is_empty() {
@@ -354,5 +380,25 @@ mod tests {
         assert_eq!(h[0].2, "/chart?a=1&b=2");
         assert_eq!(h[1].2, "https://e.org");
         assert_eq!(drop_forms("a<form x>b</form>c<form>d</form>e"), "ace");
+    }
+
+    #[test]
+    fn contents_names_what_the_title_does_not() {
+        use perfdb_reports::compare::{url_decode, url_encode};
+        let key = "{\"M\":\"512\",\"dtype\":\"µ bf16\"}";
+        assert_eq!(url_decode(&url_encode(key)), key);
+        assert_eq!(url_decode("a+b%2"), "a b%2");
+        let html = "<title>gemm · latency · perfdb</title>";
+        assert_eq!(
+            describe("/chart?metric=latency&runs=base&table=gemm", html),
+            "gemm · latency (runs base)"
+        );
+        assert_eq!(
+            describe(
+                "/history?key=x&label=main&metric=latency",
+                "<title>History · gemm · perfdb</title>"
+            ),
+            "History · gemm (label main, metric latency)"
+        );
     }
 }

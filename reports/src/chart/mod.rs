@@ -276,7 +276,7 @@ pub(crate) fn draw_dots<CT>(
     }
     let _ = chart.draw_series(trials.iter().enumerate().map(|(i, t)| {
         let dx = (i as f64 / (n - 1.0) - 0.5) * 0.16;
-        Circle::new((x + dx, t.value), 2, color.mix(0.55).stroke_width(1))
+        Circle::new((x + dx, t.value), 3, color.mix(0.6).stroke_width(1))
     }));
 }
 

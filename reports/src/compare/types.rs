@@ -126,6 +126,34 @@ pub fn url_encode(s: &str) -> String {
     out
 }
 
+/// The inverse of `url_encode` (and `+` as a space, as forms send it); a `%` not
+/// followed by two hex digits stays as it is.
+pub fn url_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'%' => match (
+                b.get(i + 1).copied().and_then(hex),
+                b.get(i + 2).copied().and_then(hex),
+            ) {
+                (Some(h), Some(l)) => {
+                    out.push(h * 16 + l);
+                    i += 3;
+                    continue;
+                }
+                _ => out.push(b'%'),
+            },
+            b'+' => out.push(b' '),
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 impl Default for Options {
     fn default() -> Self {
         Options {
@@ -312,8 +340,14 @@ impl NumericsStatus {
 }
 
 impl Row {
+    /// The key as the log printed it (`key_text`; a saved report's `key` object has
+    /// lost that order).
     pub fn key_display(&self) -> String {
-        model::key_display(&self.key)
+        if self.key_text.is_empty() {
+            model::key_display(&self.key)
+        } else {
+            self.key_text.clone()
+        }
     }
     /// Head fails a check base did not fail.
     pub fn numerics_failed(&self) -> bool {

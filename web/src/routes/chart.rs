@@ -128,7 +128,7 @@ pub async fn page(
     }
     rows.push_str("</table>");
     let body = format!(
-        "{form}<figure id=\"chart\">{}</figure><p class=\"muted\">Points are medians over the selected runs' trials; bars span min to max. Hover a point for details.</p>{rows}",
+        "{form}<figure id=\"chart\">{}</figure><p class=\"muted\">Filled points are medians over the selected runs' trials (each trial counted once, by its own median); bars span min to max; hollow dots are the trials themselves. Hover a dot to see its run (trial, commit, machine).</p>{rows}",
         chart_svg(&data)
     );
     Ok(Html(layout(

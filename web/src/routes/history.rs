@@ -158,8 +158,17 @@ pub async fn page(
             .collect();
         format!("<ul>{}</ul>", items.join(""))
     };
+    let thinned = if d.n_points > d.points.len() {
+        format!(
+            " Showing {} of {} commits: evenly spaced, with every change point and the commit before it.",
+            d.points.len(),
+            d.n_points
+        )
+    } else {
+        String::new()
+    };
     let body = format!(
-        "{form}<figure id=\"chart\">{}</figure>{steps}",
+        "{form}<figure id=\"chart\">{}</figure><p class=\"muted\">Each commit: the median of its trials (filled), min to max (bar), the trials themselves (hollow dots; hover one for its run); red lines mark change points.{thinned}</p>{steps}",
         history_svg(d)
     );
     Ok(Html(layout(
