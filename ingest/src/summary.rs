@@ -45,46 +45,59 @@ pub static SUMMARIES_SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
     ]))
 });
 
-/// Summaries of stored measurements (compaction rebuilds them from the merged files).
+/// Summaries of stored measurements (compaction rebuilds them from the merged files; a
+/// run's values may span several of the reader's batches, so they are summarised as one).
 pub fn from_batches(batches: &[RecordBatch]) -> RecordBatch {
     match batches {
         [] => RecordBatch::new_empty(SUMMARIES_SCHEMA.clone()),
         [one] => from_batch(one),
         many => {
-            // Files written before a column existed lack it: align on names first.
-            let schema = crate::schema::MEASUREMENTS_SCHEMA.clone();
-            let aligned: Vec<RecordBatch> = many.iter().map(|b| align(b, &schema)).collect();
-            let all = arrow::compute::concat_batches(&schema, &aligned)
-                .expect("aligned batches share the schema");
+            let schema = Arc::new(Schema::new(
+                USED.iter()
+                    .map(|(name, dt)| Field::new(*name, dt.clone(), true))
+                    .collect::<Vec<_>>(),
+            ));
+            let parts: Vec<RecordBatch> = many.iter().map(|b| used(b, &schema)).collect();
+            let all = arrow::compute::concat_batches(&schema, &parts)
+                .expect("every part has the schema it was built for");
             from_batch(&all)
         }
     }
 }
 
-/// `b` with `schema`'s columns: its own where it has them, empty text where it lacks
-/// them (`key_order` and `note` before they existed).
-fn align(b: &RecordBatch, schema: &SchemaRef) -> RecordBatch {
-    let cols = schema
-        .fields()
+/// The measurement columns a summary reads.
+const USED: [(&str, DataType); 9] = [
+    (m::TABLE, DataType::Utf8),
+    (m::METRIC, DataType::Utf8),
+    (m::VARIANT, DataType::Utf8),
+    (m::KEY, DataType::Utf8),
+    (m::RUN_ID, DataType::Utf8),
+    (m::KEY_ORDER, DataType::Utf8),
+    (m::UNIT, DataType::Utf8),
+    (m::DIRECTION, DataType::Utf8),
+    (m::VALUE, DataType::Float64),
+];
+
+/// `b`'s columns in `USED`, as `schema` types them; a column a file written before it
+/// existed lacks reads as `"[]"` (`key_order`) or empty.
+fn used(b: &RecordBatch, schema: &SchemaRef) -> RecordBatch {
+    let n = b.num_rows();
+    let cols = USED
         .iter()
-        .map(|f| match b.column_by_name(f.name()) {
-            Some(c) if c.data_type() == f.data_type() => c.clone(),
-            _ => arrow::array::new_null_array(f.data_type(), b.num_rows()),
+        .map(|(name, dt)| match b.column_by_name(name) {
+            Some(c) => arrow::compute::cast(c, dt).expect("text and numbers cast to themselves"),
+            None if *dt == DataType::Utf8 => Arc::new(StringArray::from(vec![
+                if *name == m::KEY_ORDER {
+                    "[]"
+                } else {
+                    ""
+                };
+                n
+            ])) as ArrayRef,
+            None => arrow::array::new_null_array(dt, n),
         })
         .collect();
-    RecordBatch::try_new_with_options(
-        Arc::new(Schema::new(
-            schema
-                .fields()
-                .iter()
-                .map(|f| f.as_ref().clone().with_nullable(true))
-                .collect::<Vec<_>>(),
-        )),
-        cols,
-        &Default::default(),
-    )
-    .and_then(|x| x.with_schema(schema.clone()))
-    .unwrap_or_else(|_| b.clone())
+    RecordBatch::try_new(schema.clone(), cols).expect("columns built for the schema")
 }
 
 /// Summaries of one measurements batch (as `schema::measurements_batch` builds it or a
@@ -217,4 +230,101 @@ pub fn from_batch(b: &RecordBatch) -> RecordBatch {
     ];
     RecordBatch::try_new(SUMMARIES_SCHEMA.clone(), cols)
         .expect("summaries batch matches SUMMARIES_SCHEMA")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::Int64Array;
+
+    fn batch(cols: Vec<(&str, ArrayRef)>) -> RecordBatch {
+        RecordBatch::try_from_iter(cols).unwrap()
+    }
+    fn text(v: &[&str]) -> ArrayRef {
+        Arc::new(StringArray::from(v.to_vec()))
+    }
+
+    #[test]
+    fn a_run_split_over_batches_is_summarised_once_and_old_files_read() {
+        // Written before key_order existed, and a reader's batch boundary inside run r1.
+        let old = batch(vec![
+            ("run_id", text(&["r1", "r1"])),
+            ("table_name", text(&["t", "t"])),
+            ("variant", text(&["v", "v"])),
+            ("key", text(&["{\"M\":\"1\"}", "{\"M\":\"1\"}"])),
+            ("metric", text(&["latency", "latency"])),
+            ("unit", text(&["us", "us"])),
+            ("direction", text(&["lower", "lower"])),
+            ("value", Arc::new(Float64Array::from(vec![1.0, 3.0]))),
+        ]);
+        let new = batch(vec![
+            ("run_id", text(&["r1", "r2", "r2", "r2"])),
+            ("table_name", text(&["t", "t", "t", "t"])),
+            ("variant", text(&["v", "v", "v", "v"])),
+            (
+                "key",
+                text(&[
+                    "{\"M\":\"1\"}",
+                    "{\"M\":\"1\"}",
+                    "{\"M\":\"2\"}",
+                    "{\"M\":\"2\"}",
+                ]),
+            ),
+            (
+                "key_order",
+                text(&["[\"M\"]", "[\"M\"]", "[\"M\"]", "[\"M\"]"]),
+            ),
+            (
+                "metric",
+                text(&["latency", "latency", "latency", "latency"]),
+            ),
+            ("unit", text(&["us", "us", "us", "us"])),
+            ("direction", text(&["lower", "lower", "lower", "lower"])),
+            (
+                "value",
+                Arc::new(Float64Array::from(vec![
+                    Some(2.0),
+                    Some(4.0),
+                    Some(-1.0),
+                    None,
+                ])),
+            ),
+        ]);
+        let s = from_batches(&[old, new]);
+        assert_eq!(s.schema(), *SUMMARIES_SCHEMA);
+        let col = |n: &str| s.column_by_name(n).unwrap().clone();
+        let strs = |n: &str| {
+            let c = col(n);
+            let a = c.as_any().downcast_ref::<StringArray>().unwrap();
+            (0..a.len())
+                .map(|i| a.value(i).to_string())
+                .collect::<Vec<_>>()
+        };
+        let f64s = |n: &str| {
+            let c = col(n);
+            let a = c.as_any().downcast_ref::<Float64Array>().unwrap();
+            (0..a.len())
+                .map(|i| a.is_valid(i).then(|| a.value(i)))
+                .collect::<Vec<_>>()
+        };
+        // Sorted by series, then run: (M=1, r1), (M=1, r2), (M=2, r2).
+        assert_eq!(strs("run_id"), ["r1", "r2", "r2"]);
+        assert_eq!(strs("key_order"), ["[]", "[\"M\"]", "[\"M\"]"]);
+        let n = col("n");
+        let n = n.as_any().downcast_ref::<Int64Array>().unwrap();
+        assert_eq!(n.values().to_vec(), [3, 1, 1]);
+        assert_eq!(f64s("median"), [Some(2.0), Some(4.0), Some(-1.0)]);
+        assert_eq!(f64s("min"), [Some(1.0), Some(4.0), Some(-1.0)]);
+        assert_eq!(f64s("max"), [Some(3.0), Some(4.0), Some(-1.0)]);
+        let lm = f64s("log_mean");
+        assert!((lm[0].unwrap() - (6f64).ln() / 3.0).abs() < 1e-12);
+        assert_eq!(lm[1], Some(4f64.ln()));
+        assert_eq!(lm[2], None, "no log of a negative value");
+        let lv = f64s("log_var");
+        let logs = [0.0, 2f64.ln(), 3f64.ln()];
+        let mean = logs.iter().sum::<f64>() / 3.0;
+        let var = logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / 2.0;
+        assert!((lv[0].unwrap() - var).abs() < 1e-12);
+        assert_eq!((lv[1], lv[2]), (None, None), "one value has no variance");
+    }
 }

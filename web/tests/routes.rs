@@ -2,29 +2,14 @@
 
 use axum::body::{to_bytes, Body};
 use axum::http::{Request, StatusCode};
-use perfdb_ingest::model::RunMeta;
 use perfdb_ingest::warehouse::Warehouse;
 use perfdb_web::{app, AppState};
 use std::path::{Path, PathBuf};
 use tower::ServiceExt;
 
-fn sample(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../sample-data")
-        .join(rel)
-}
-
-fn ingest(root: &Path, dir: &str, label: &str, commit: Option<&str>) {
-    let files = perfdb_ingest::expand_inputs(&[sample(dir)]).unwrap();
-    let meta = RunMeta {
-        label: label.into(),
-        commit: commit.map(String::from),
-        ..Default::default()
-    };
-    let r =
-        perfdb_ingest::ingest_files(&Warehouse::new(root), &files, None, &meta, &|_| {}).unwrap();
-    assert!(r.iter().all(|f| f.result.is_ok()));
-}
+mod common;
+use common::{ingest, sample};
+use perfdb_ingest::model::RunMeta;
 
 /// The items of a paged JSON list.
 fn items(body: &str) -> Vec<serde_json::Value> {

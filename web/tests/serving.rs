@@ -3,30 +3,13 @@
 
 use axum::body::{to_bytes, Body};
 use axum::http::{header, Request, StatusCode};
-use perfdb_ingest::model::RunMeta;
-use perfdb_ingest::warehouse::Warehouse;
 use perfdb_web::{app, AppState, Limits};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 use tower::ServiceExt;
 
-fn sample(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../sample-data")
-        .join(rel)
-}
-
-fn ingest(root: &Path, dir: &str, label: &str, commit: Option<&str>) {
-    let files = perfdb_ingest::expand_inputs(&[sample(dir)]).unwrap();
-    let meta = RunMeta {
-        label: label.into(),
-        commit: commit.map(String::from),
-        ..Default::default()
-    };
-    let r =
-        perfdb_ingest::ingest_files(&Warehouse::new(root), &files, None, &meta, &|_| {}).unwrap();
-    assert!(r.iter().all(|f| f.result.is_ok()));
-}
+mod common;
+use common::ingest;
 
 fn ab(dir: &tempfile::TempDir) -> PathBuf {
     let root = dir.path().join("wh");

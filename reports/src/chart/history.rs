@@ -20,7 +20,7 @@ pub struct HistoryPoint {
     pub max: f64,
     /// Each trial's median for the series, by trial number (change points use these).
     pub values: Vec<f64>,
-    /// The trials as dots (thinned to `MAX_DOTS`, lowest and highest kept).
+    /// The trials as dots, ascending (thinned by `dots_per_point`, lowest and highest kept).
     pub trials: Vec<Trial>,
 }
 
@@ -85,8 +85,6 @@ pub fn key_labels(
         .collect())
 }
 
-/// One series over commits (ordered by commit time, then first ingest time), all trials
-/// per commit.
 /// Which series a history shows: (table, variant, canonical key, metric), optionally
 /// only one label's runs, on one machine class.
 pub struct Series<'a> {
@@ -99,6 +97,9 @@ pub struct Series<'a> {
     pub machine: Option<&'a str>,
 }
 
+/// One series over commits (ordered by commit time, then first ingest time), every
+/// trial of each commit (its median for the series), from the per-run summaries, with
+/// the change points over the whole series; thinned to `MAX_POINTS` for drawing.
 pub fn history_data(
     db: &Db,
     s: &Series,

@@ -12,7 +12,7 @@ use plotters::style::FontTransform;
 use serde::Serialize;
 
 /// One shape and variant: the median of the trials' medians, their range, and the
-/// trials themselves (thinned to `MAX_DOTS`, lowest and highest kept).
+/// trials themselves, ascending (thinned by `dots_per_point`, lowest and highest kept).
 #[derive(Debug, Clone, Serialize)]
 pub struct ShapePoint {
     pub shape: usize,
