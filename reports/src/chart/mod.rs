@@ -164,35 +164,16 @@ pub(crate) struct RunRef {
 }
 
 impl Trial {
-    /// Trials from parallel lists of values and run ids (as DuckDB's `list` returns
-    /// them), named through `refs`.
-    pub(crate) fn zip(
-        values: Vec<f64>,
-        ids: duckdb::types::Value,
-        refs: &HashMap<String, RunRef>,
-    ) -> Vec<Trial> {
-        let ids = match ids {
-            duckdb::types::Value::List(items) => items,
-            _ => Vec::new(),
-        };
-        values
-            .into_iter()
-            .zip(ids)
-            .map(|(value, id)| {
-                let run_id = match id {
-                    duckdb::types::Value::Text(s) => s,
-                    _ => String::new(),
-                };
-                let r = refs.get(&run_id);
-                Trial {
-                    value,
-                    label: r.map(|r| r.label.clone()).unwrap_or_default(),
-                    trial: r.map(|r| r.trial).unwrap_or(0),
-                    commit: r.and_then(|r| r.commit.clone()),
-                    run_id,
-                }
-            })
-            .collect()
+    /// The trial of run `run_id` (named through `refs`) with its `value`.
+    pub(crate) fn of(value: f64, run_id: String, refs: &HashMap<String, RunRef>) -> Trial {
+        let r = refs.get(&run_id);
+        Trial {
+            value,
+            label: r.map(|r| r.label.clone()).unwrap_or_default(),
+            trial: r.map(|r| r.trial).unwrap_or(0),
+            commit: r.and_then(|r| r.commit.clone()),
+            run_id,
+        }
     }
 }
 
@@ -227,20 +208,30 @@ pub(crate) fn dots_per_point(points: usize) -> usize {
     (MAX_DOTS_PER_CHART / points.max(1)).clamp(3, MAX_DOTS)
 }
 
-/// Every `k`-th of `sorted` (ascending by value) so at most `cap` (>= 2) remain, the
-/// lowest and highest always among them.
+/// Which of `n` trials sorted by value are drawn when at most about `cap` may be: the
+/// lowest, the highest, and the first of each of `cap` equal runs of ranks. One rule, in
+/// Rust (`thin`) and in SQL (`thin_sql`).
+pub(crate) fn keep_dot(i: usize, n: usize, cap: usize) -> bool {
+    let cap = cap.max(2);
+    n <= cap || i == 0 || i + 1 == n || (i * (cap - 1)) / (n - 1) != ((i - 1) * (cap - 1)) / (n - 1)
+}
+
+/// `keep_dot` as a SQL condition on rank column `i` (0-based) among `n`.
+pub(crate) fn thin_sql(i: &str, n: &str, cap: usize) -> String {
+    let c = cap.max(2) - 1;
+    format!(
+        "({n} <= {} OR {i} = 0 OR {i} = {n} - 1 OR ({i} * {c}) // ({n} - 1) <> (({i} - 1) * {c}) // ({n} - 1))",
+        c + 1
+    )
+}
+
+/// The trials of `sorted` (ascending by value) that `keep_dot` keeps.
 pub(crate) fn thin<T>(sorted: Vec<T>, cap: usize) -> Vec<T> {
     let n = sorted.len();
-    let cap = cap.max(2);
-    if n <= cap {
-        return sorted;
-    }
-    let keep: std::collections::HashSet<usize> =
-        (0..cap).map(|i| i * (n - 1) / (cap - 1)).collect();
     sorted
         .into_iter()
         .enumerate()
-        .filter(|(i, _)| keep.contains(i))
+        .filter(|(i, _)| keep_dot(*i, n, cap))
         .map(|(_, t)| t)
         .collect()
 }
@@ -335,6 +326,42 @@ mod tests {
         let mut v = vec!["M=512", "M=16", "M=4096", "M=1", "M=128"];
         v.sort_by(|a, b| natural_cmp(a, b));
         assert_eq!(v, ["M=1", "M=16", "M=128", "M=512", "M=4096"]);
+    }
+
+    #[test]
+    fn dots_are_thinned_evenly_keeping_the_ends() {
+        let kept: Vec<usize> = thin((0..1000).collect(), 48);
+        assert!(kept.len() <= 49 && kept.len() >= 47, "{}", kept.len());
+        assert_eq!((kept[0], *kept.last().unwrap()), (0, 999));
+        let gaps: Vec<usize> = kept.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(gaps.iter().all(|g| (1..=22).contains(g)), "{gaps:?}");
+        assert_eq!(thin((0..5).collect::<Vec<_>>(), 48), vec![0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn sql_thins_as_rust_does() {
+        let conn = duckdb::Connection::open_in_memory().unwrap();
+        for (n, cap) in [
+            (1000usize, 48usize),
+            (49, 48),
+            (7, 3),
+            (3, 3),
+            (2, 2),
+            (10_000, 3),
+        ] {
+            let sql = format!(
+                "SELECT i FROM (SELECT range AS i, {n} AS n FROM range({n})) WHERE {} ORDER BY i",
+                thin_sql("i", "n", cap)
+            );
+            let mut stmt = conn.prepare(&sql).unwrap();
+            let from_sql: Vec<i64> = stmt
+                .query_map([], |r| r.get(0))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            let from_rust: Vec<i64> = thin((0..n as i64).collect(), cap);
+            assert_eq!(from_sql, from_rust, "n={n} cap={cap}");
+        }
     }
 
     #[test]

@@ -2,10 +2,10 @@
 
 use super::{
     add_titles, check_table_metric, dots_per_point, draw_dots, key_cmp, log_range, register_font,
-    run_refs, thin, ChartError, Trial, PALETTE,
+    run_refs, thin_sql, ChartError, Trial, PALETTE,
 };
 use crate::compare::select_runs;
-use crate::db::{list_f64, sql_str, Db, MACHINE_CLASS_SQL};
+use crate::db::{sql_str, Db, MACHINE_CLASS_SQL};
 use perfdb_ingest::model::{key_display, key_from_json};
 use plotters::prelude::*;
 use plotters::style::FontTransform;
@@ -128,7 +128,7 @@ pub fn chart_data(
     // Per-run summaries: each trial counts once, whatever it measured repeatedly.
     let sql = format!(
         "SELECT key, variant, any_value(unit), median(median), min(min), max(max), count(*), \
-                any_value(key_order), list(median ORDER BY median), list(run_id ORDER BY median) \
+                any_value(key_order) \
          FROM summaries WHERE table_name = {} AND metric = {} \
          AND {runs_pred} GROUP BY key, variant",
         sql_str(table),
@@ -136,30 +136,27 @@ pub fn chart_data(
     );
     let mut stmt = db.conn.prepare(&sql)?;
     type Agg = (String, String, String, f64, f64, f64, i64, Option<String>);
-    let mut dots: Vec<(Vec<f64>, duckdb::types::Value)> = Vec::new();
     let rows: Vec<Agg> = stmt
         .query_map([], |r| {
             Ok((
-                (
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                    r.get(6)?,
-                    r.get(7)?,
-                ),
-                (list_f64(r.get(8)?), r.get(9)?),
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+                r.get(7)?,
             ))
         })?
-        .map(|x| {
-            x.map(|(agg, d)| {
-                dots.push(d);
-                agg
-            })
-        })
         .collect::<Result<_, _>>()?;
+    let filter = format!(
+        "table_name = {} AND metric = {} AND {runs_pred}",
+        sql_str(table),
+        sql_str(metric)
+    );
+    let most = rows.iter().map(|r| r.6 as usize).max().unwrap_or(0);
+    let mut dots = trial_dots(db, &filter, dots_per_point(rows.len()), most)?;
     let refs = run_refs(db, &on_runs)?;
     // Keys are stored in canonical order; shapes read in the order the log printed them.
     let shown = |k: &str, order: &Option<String>| {
@@ -208,11 +205,9 @@ pub fn chart_data(
         .filter(|(i, _)| varying.get(*i).copied().unwrap_or(true))
         .map(|(_, (k, _))| k.as_str())
         .collect();
-    let per_point = dots_per_point(rows.len());
     let points = rows
         .iter()
-        .zip(dots)
-        .map(|((k, v, _, med, lo, hi, n, order), (values, ids))| {
+        .map(|(k, v, _, med, lo, hi, n, order)| {
             let kk = shown(k, order);
             ShapePoint {
                 shape: keys.iter().position(|x| *x == kk).expect("collected"),
@@ -221,7 +216,12 @@ pub fn chart_data(
                 min: *lo,
                 max: *hi,
                 n: *n as usize,
-                trials: thin(Trial::zip(values, ids, &refs), per_point),
+                trials: dots
+                    .remove(&(k.clone(), v.clone()))
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(value, run_id)| Trial::of(value, run_id, &refs))
+                    .collect(),
             }
         })
         .collect();
@@ -340,4 +340,119 @@ pub fn chart_svg(d: &ChartData) -> String {
         let _ = root.present();
     }
     add_titles(svg, &titles)
+}
+
+/// Up to this many trials a point, the drawn ones are picked by rank (`thin_sql`); beyond
+/// it, by a hash of the run (sorting every trial of a 10,000-run label took seconds).
+const RANKED_UP_TO: usize = 1000;
+
+/// Per (key, variant): (value, run id) of the trials drawn, ascending by value.
+type Dots = std::collections::HashMap<(String, String), Vec<(f64, String)>>;
+
+/// The trials drawn for the summaries `filter` selects, about `cap` a point: the lowest,
+/// the highest, and either evenly spaced ranks or (points of more than `RANKED_UP_TO`
+/// trials; `most` is the largest) a sample by run id hash.
+fn trial_dots(db: &Db, filter: &str, cap: usize, most: usize) -> Result<Dots, ChartError> {
+    trial_dots_ranked_up_to(db, filter, cap, most, RANKED_UP_TO)
+}
+
+fn trial_dots_ranked_up_to(
+    db: &Db,
+    filter: &str,
+    cap: usize,
+    most: usize,
+    ranked_up_to: usize,
+) -> Result<Dots, ChartError> {
+    let sql = if most <= ranked_up_to {
+        format!(
+            "SELECT key, variant, median, run_id FROM ( \
+               SELECT key, variant, median, run_id, \
+                      row_number() OVER (PARTITION BY key, variant ORDER BY median, run_id) - 1 AS i, \
+                      count(*) OVER (PARTITION BY key, variant) AS n \
+               FROM summaries WHERE {filter}) \
+             WHERE {}",
+            thin_sql("i", "n", cap)
+        )
+    } else {
+        let every = most.div_ceil(cap.max(1)).max(1);
+        format!(
+            "SELECT key, variant, median, run_id FROM summaries WHERE {filter} AND hash(run_id) % {every} = 0 \
+             UNION ALL \
+             SELECT key, variant, min(median), arg_min(run_id, median) FROM summaries WHERE {filter} GROUP BY key, variant \
+             UNION ALL \
+             SELECT key, variant, max(median), arg_max(run_id, median) FROM summaries WHERE {filter} GROUP BY key, variant"
+        )
+    };
+    let mut stmt = db.conn.prepare(&sql)?;
+    let mut dots = Dots::default();
+    for row in stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))? {
+        let (k, v, value, run): (String, String, f64, String) = row?;
+        dots.entry((k, v)).or_default().push((value, run));
+    }
+    for d in dots.values_mut() {
+        d.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+        d.dedup_by(|a, b| a.1 == b.1);
+    }
+    Ok(dots)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use perfdb_ingest::model::{Direction, Measurement, Numerics, Parsed, RunMeta};
+    use perfdb_ingest::warehouse::{prepare, Warehouse};
+
+    /// 40 runs of one series, run `i` measuring `i`.
+    fn forty_runs(dir: &std::path::Path) -> Db {
+        let (key, key_order) = perfdb_ingest::model::key_of(&[("M".to_string(), "1".to_string())]);
+        let prepared = (0..40)
+            .map(|i| {
+                let m = Measurement {
+                    table: "t".into(),
+                    variant: "v".into(),
+                    key: key.clone(),
+                    key_order,
+                    metric: "latency".into(),
+                    unit: "us".into(),
+                    direction: Direction::Lower,
+                    value: Some(i as f64),
+                    raw: perfdb_ingest::model::Raw::new(&i.to_string()),
+                    column: "v us".into(),
+                    numerics: Numerics::NotChecked,
+                    line: 1,
+                    note: None,
+                };
+                let parsed = Parsed {
+                    measurements: vec![m],
+                    ..Default::default()
+                };
+                let meta = RunMeta {
+                    label: "l".into(),
+                    ..Default::default()
+                };
+                prepare("x", format!("run {i}").as_bytes(), "perf", parsed, &meta)
+            })
+            .collect();
+        Warehouse::new(dir).commit(prepared).unwrap();
+        Db::open(dir).unwrap()
+    }
+
+    #[test]
+    fn dots_by_rank_and_by_sample_keep_the_extremes() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = forty_runs(dir.path());
+        let filter = "table_name = 't' AND metric = 'latency'";
+        let key = |d: &Dots| d.values().next().unwrap().clone();
+        // By rank: the ends and evenly spaced ranks between.
+        let ranked = key(&trial_dots_ranked_up_to(&db, filter, 5, 40, 1000).unwrap());
+        let values: Vec<f64> = ranked.iter().map(|d| d.0).collect();
+        assert_eq!(values, [0.0, 10.0, 20.0, 30.0, 39.0]);
+        // By sample (as for a point of more trials than ranking is worth): the ends, some
+        // between, each trial once, ascending.
+        let sampled = key(&trial_dots_ranked_up_to(&db, filter, 5, 40, 10).unwrap());
+        let values: Vec<f64> = sampled.iter().map(|d| d.0).collect();
+        assert_eq!((values[0], *values.last().unwrap()), (0.0, 39.0));
+        assert!(values.windows(2).all(|w| w[0] < w[1]), "{values:?}");
+        assert!(values.len() >= 2 && values.len() <= 20, "{values:?}");
+    }
 }
