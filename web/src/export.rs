@@ -193,6 +193,8 @@ pub async fn export_site(
     prepare_dir(dir)?;
     let mut queue: VecDeque<String> = seeds(state)?.iter().map(|u| normalise(u)).collect();
     let mut seen: HashSet<String> = queue.iter().cloned().collect();
+    // Pass 1: fetch and write each page as the app sent it, keeping only its name for
+    // the contents (a site is hundreds of MB at team scale; one page is in memory at once).
     let mut pages: BTreeMap<String, String> = BTreeMap::new();
     let mut report = Exported::default();
     while let Some(url) = queue.pop_front() {
@@ -211,17 +213,21 @@ pub async fn export_site(
                 }
             }
         }
-        pages.insert(url, html);
+        let path = dir.join(file_name(&url));
+        std::fs::write(&path, &html).map_err(io(&path))?;
+        pages.insert(url.clone(), describe(&url, &html));
     }
+    // Pass 2: now that the pages exported are known, make their links relative.
     let stamp = format!(
         "<p class=\"muted\" id=\"exported\">A static copy of the perfdb web app over <code>{}</code>; \
          choices that need a query are in <code>perfdb serve</code>.</p>",
         crate::esc(&state.root.display().to_string())
     );
-    for (url, html) in &pages {
+    for url in pages.keys() {
+        let path = dir.join(file_name(url));
+        let html = drop_forms(&std::fs::read_to_string(&path).map_err(io(&path))?);
         let mut out = String::with_capacity(html.len());
         let mut last = 0;
-        let html = drop_forms(html);
         for (start, end, target) in hrefs(&html) {
             out.push_str(&html[last..start]);
             let local = target.starts_with('/').then(|| normalise(&target));
@@ -242,7 +248,6 @@ pub async fn export_site(
         let out = out
             .replacen("<main>", &format!("<main>{stamp}"), 1)
             .replacen("</nav>", CONTENTS_LINK, 1);
-        let path = dir.join(file_name(url));
         std::fs::write(&path, &out).map_err(io(&path))?;
         report.pages += 1;
         report.bytes += out.len() as u64;
@@ -294,7 +299,7 @@ fn describe(url: &str, html: &str) -> String {
     }
 }
 
-/// Every exported page by kind, linked by its title.
+/// Every exported page by kind (`pages`: URL -> how the contents names it).
 fn contents(pages: &BTreeMap<String, String>) -> String {
     let kinds = [
         ("/chart", "Charts"),
@@ -310,7 +315,7 @@ fn contents(pages: &BTreeMap<String, String>) -> String {
             .filter(|(u, _)| u.split('?').next() == Some(route))
             // The bare chart and history pages (the nav's) repeat one listed with its query.
             .filter(|(u, _)| !matches!(u.as_str(), "/chart" | "/history"))
-            .map(|(u, html)| (describe(u, html), file_name(u)))
+            .map(|(u, name)| (name.clone(), file_name(u)))
             .collect();
         items.sort();
         if items.is_empty() {
