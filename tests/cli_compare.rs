@@ -546,3 +546,88 @@ fn repeated_tables_pair_by_arguments_or_say_they_cannot() {
         v["warnings"]
     );
 }
+
+/// Triton perf_report trials made from the real H200 sample: each value times `factor`
+/// (1 +- 1%, by trial and row), printed as pandas did (6 decimals, right-aligned where
+/// the original ended); `slow` multiplies Triton's bandwidth at the largest size.
+fn triton_trial(trial: usize, slow: f64) -> String {
+    let text = std::fs::read_to_string(sample(
+        "formats/24_triton_perf_report_print_data_triton3.6.0_H200_verbatim.txt",
+    ))
+    .unwrap();
+    let mut out = String::new();
+    for (no, line) in text.lines().enumerate() {
+        let first = line.split_whitespace().next().unwrap_or("");
+        if first.is_empty() || !first.bytes().all(|b| b.is_ascii_digit()) {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
+        // Tokens with their end positions; values are the ones with 6 decimals.
+        let mut row = line.to_string();
+        let mut ends = Vec::new();
+        let b = line.as_bytes();
+        for j in 0..b.len() {
+            if b[j] != b' ' && (j + 1 == b.len() || b[j + 1] == b' ') {
+                ends.push(j + 1);
+            }
+        }
+        let big = line.contains("134217728.0");
+        for (c, &end) in ends.iter().enumerate().rev() {
+            let start = line[..end].rfind(' ').map(|s| s + 1).unwrap_or(0);
+            let tok = &line[start..end];
+            let Ok(v) = tok.parse::<f64>() else { continue };
+            if tok.split('.').nth(1).map(str::len) != Some(6) {
+                continue; // the index and the x values
+            }
+            let noise = 1.0 + (((trial * 7 + no * 3 + c) % 5) as f64 - 2.0) / 200.0;
+            let f = if big && c == 2 { slow } else { 1.0 };
+            let new = format!("{:.6}", v * noise * f);
+            let from = end - new.len().max(tok.len());
+            row.replace_range(from..end, &format!("{new:>w$}", w = end - from));
+        }
+        out.push_str(&row);
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn triton_perf_report_compares_like_any_format() {
+    let wh = Wh::new();
+    for (side, slow) in [("base", 1.0), ("head", 0.8)] {
+        let dir = wh.dir.path().join(side);
+        std::fs::create_dir_all(&dir).unwrap();
+        for t in 0..3 {
+            std::fs::write(
+                dir.join(format!("trial{t}.txt")),
+                triton_trial(t + if side == "head" { 3 } else { 0 }, slow),
+            )
+            .unwrap();
+        }
+        wh.ingest(&dir, side);
+    }
+    let formats = wh.sql("SELECT DISTINCT format FROM runs");
+    assert_eq!(formats[0]["format"], "triton-perf-report");
+    let (code, v) = compare_json(&wh, &["base", "head"]);
+    assert_eq!(code, 1, "{v}");
+    let bad: Vec<String> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["verdict"] == "regression")
+        .map(|r| {
+            format!(
+                "{} {} {} {}",
+                r["table"], r["variant"], r["key_text"], r["metric"]
+            )
+        })
+        .collect();
+    assert_eq!(
+        bad,
+        ["\"vector-add-performance\" \"Triton\" \"size=134217728\" \"bandwidth\""],
+        "{v}"
+    );
+    // The Broken line printed NaN everywhere: measured on neither side, not a row.
+    assert_eq!(v["not_measured"], 3);
+}

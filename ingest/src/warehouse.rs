@@ -256,11 +256,17 @@ pub fn prepare(
     meta: &RunMeta,
 ) -> Prepared {
     let sha = sha256_hex(bytes);
+    // Values per table, tables in order of appearance (a log may print thousands of
+    // tables: find each by its interned name, not by scanning the list).
     let mut tables: Vec<(String, usize)> = Vec::new();
+    let mut at: HashMap<crate::model::Name, usize> = HashMap::new();
     for m in &parsed.measurements {
-        match tables.iter_mut().find(|(t, _)| **t == *m.table) {
-            Some((_, n)) => *n += 1,
-            None => tables.push((m.table.to_string(), 1)),
+        match at.get(&m.table) {
+            Some(&i) => tables[i].1 += 1,
+            None => {
+                at.insert(m.table, tables.len());
+                tables.push((m.table.to_string(), 1));
+            }
         }
     }
     let p = parsed.provenance;

@@ -330,3 +330,88 @@ fn a_failed_check_of_a_variant_no_table_measures_fails_the_run() {
     );
     assert!(p.measurements.iter().all(|m| m.numerics != Numerics::Fail));
 }
+
+/// Triton `perf_report(..., print_data=True)` as real H200 output printed it (sample 24):
+/// every value, unit, direction and key read from the printed table.
+#[test]
+fn triton_perf_report_reads_every_line_of_every_plot() {
+    let rel = "formats/24_triton_perf_report_print_data_triton3.6.0_H200_verbatim.txt";
+    let (format, parsed) = formats::parse(&read(rel), None).unwrap();
+    assert_eq!(format, Format::TritonPerfReport);
+    assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
+    // 6 sizes x 2 lines, 3 shapes x 2 lines.
+    assert_eq!(parsed.measurements.len(), 18);
+    let find = |table: &str, variant: &str, key: &[(&str, &str)]| {
+        let want: Vec<(String, String)> = key
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        parsed
+            .measurements
+            .iter()
+            .find(|m| {
+                *m.table == *table && *m.variant == *variant && {
+                    let mut got = key_from_json(&m.key);
+                    let mut w = want.clone();
+                    got.sort();
+                    w.sort();
+                    got == w
+                }
+            })
+            .unwrap_or_else(|| panic!("no {table} {variant} {key:?}"))
+    };
+    // `0       4096.0      11.953308     11.377778`: GB/s stored as TB/s, the key an integer.
+    let m = find("vector-add-performance", "Triton", &[("size", "4096")]);
+    assert_eq!((&*m.metric, &*m.unit), ("bandwidth", "TB/s"));
+    assert_eq!(m.direction, perfdb_ingest::model::Direction::Higher);
+    assert!((m.value.unwrap() - 0.011953308).abs() < 1e-12);
+    assert_eq!(m.raw.as_str(), "11.953308 GB/s");
+    assert_eq!(&*m.column, "Triton (GB/s)");
+    assert_eq!(m.line, 4);
+    let m = find("vector-add-performance", "Torch", &[("size", "134217728")]);
+    assert!((m.value.unwrap() - 4.302034094).abs() < 1e-12);
+    // `0   256.0   256.0   256.0         5.331894              NaN`
+    let k = [("M", "256"), ("N", "256"), ("K", "256")];
+    let m = find("matmul-performance-fp16", "cuBLAS", &k);
+    assert_eq!(
+        (&*m.metric, &*m.unit, m.value),
+        ("throughput", "TFLOPS", Some(5.331894))
+    );
+    assert_eq!(&*m.key_order, "[\"M\",\"N\",\"K\"]");
+    let m = find("matmul-performance-fp16", "Broken", &k);
+    assert_eq!((m.value, m.raw.as_str()), (None, "NaN"));
+}
+
+/// Detection over every text fixture: Triton's perf_report is recognised in its sample
+/// and in no other file (it is tried before the aiter tables, so a false match would
+/// take their files).
+#[test]
+fn triton_perf_report_is_detected_in_its_sample_only() {
+    fn walk(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&sample(""), &mut files);
+    let mut seen = 0;
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        let name = f.display().to_string();
+        let found = formats::detect(&text).ok();
+        if name.contains("triton_perf_report") {
+            assert_eq!(found, Some(Format::TritonPerfReport), "{name}");
+            seen += 1;
+        } else {
+            assert_ne!(found, Some(Format::TritonPerfReport), "{name}");
+        }
+    }
+    assert_eq!(seen, 1);
+}

@@ -5,6 +5,7 @@ mod aiter;
 mod columns;
 mod perf;
 mod probe;
+mod triton;
 mod ts_export;
 
 pub use columns::{classify_header, ColumnRole, DEFAULT_VARIANT};
@@ -24,12 +25,15 @@ pub enum Format {
     TsProbe,
     /// TokenSpeed `kernel_bench.<token>.json` export.
     TsExport,
+    /// Triton `perf_report(...).run(print_data=True)` stdout.
+    TritonPerfReport,
 }
 
 impl Format {
-    pub const ALL: [Format; 4] = [
+    pub const ALL: [Format; 5] = [
         Format::TsExport,
         Format::TsProbe,
+        Format::TritonPerfReport,
         Format::AiterTable,
         Format::PerfLines,
     ];
@@ -39,6 +43,7 @@ impl Format {
             Format::PerfLines => "perf-lines",
             Format::TsProbe => "ts-probe",
             Format::TsExport => "ts-export",
+            Format::TritonPerfReport => "triton-perf-report",
         }
     }
     fn parser(self) -> &'static dyn Parser {
@@ -47,6 +52,7 @@ impl Format {
             Format::PerfLines => &perf::PerfLines,
             Format::TsProbe => &probe::TsProbe,
             Format::TsExport => &ts_export::TsExport,
+            Format::TritonPerfReport => &triton::TritonPerfReport,
         }
     }
 }
@@ -108,7 +114,8 @@ pub fn detect(text: &str) -> Result<Format, ParseError> {
             ParseError::at(
                 0,
                 "no recognizable benchmark data: found no `summary (markdown):` or pipe table, \
-                 no `[perf]` line, no `TS_KERNEL_METRIC` line and no kernel_bench JSON array",
+                 no `[perf]` line, no `TS_KERNEL_METRIC` line, no kernel_bench JSON array and no \
+                 Triton perf_report table",
             )
         })
 }
