@@ -208,3 +208,27 @@ pub fn build_history(dir: &std::path::Path, rows: usize, runs_per_commit: usize)
     wh.commit(sides).unwrap();
     wh
 }
+
+/// A Triton `perf_report(print_data=True)` log of `plots` benchmarks, 50 sizes each, two
+/// lines (as pandas `to_string()` prints them: left-aligned index, right-aligned values).
+pub fn triton_log(plots: usize, seed: u64) -> String {
+    let mut rng = SplitMix64::new(seed);
+    let mut out = String::new();
+    for p in 0..plots {
+        out.push_str(&format!(
+            "matmul-performance-{p}:\n        M       N       K  cuBLAS (TFLOPS)  Triton (TFLOPS)\n"
+        ));
+        for i in 0..50 {
+            let mut v = || 100.0 + (rng.next_u64() % 800_000) as f64 / 1000.0;
+            out.push_str(&format!(
+                "{i:<2} {:>7.1} {:>7.1} {:>7.1}  {:>15.6}  {:>15.6}\n",
+                (256 * (i + 1)) as f64,
+                4096.0,
+                4096.0,
+                v(),
+                v()
+            ));
+        }
+    }
+    out
+}

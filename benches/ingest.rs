@@ -52,6 +52,18 @@ fn bench(c: &mut Criterion) {
                 .len()
         })
     });
+    // Triton perf_report stdout (issue 11): one large log of 2,000 plots.
+    let triton = gen::triton_log(2000, 7);
+    g.throughput(Throughput::Bytes(triton.len() as u64));
+    g.bench_function("triton_perf_report_2000_plots", |b| {
+        b.iter(|| {
+            perfdb_ingest::formats::parse(&triton, None)
+                .unwrap()
+                .1
+                .measurements
+                .len()
+        })
+    });
     g.finish();
 
     let dir = tempfile::tempdir().unwrap();
