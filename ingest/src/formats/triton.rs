@@ -15,7 +15,7 @@
 //! `python/triton/testing.py` (`Mark._run`).
 
 use super::{Format, ParseError, Parser};
-use crate::model::{self, key_of, Direction, Measurement, Numerics, Parsed, Raw, Warning};
+use crate::model::{self, Direction, Measurement, Numerics, Parsed, Raw, Warning};
 
 pub struct TritonPerfReport;
 
@@ -75,9 +75,18 @@ impl Parser for TritonPerfReport {
             let end = (i + 2..lines.len())
                 .find(|&j| !is_row(lines[j]))
                 .unwrap_or(lines.len());
-            match table(plot, i + 2, lines[i + 1], &lines[i + 2..end]) {
-                Ok(ms) => parsed.measurements.extend(ms),
+            // Values go straight into the run's list; a bad table takes its own back out.
+            let before = parsed.measurements.len();
+            match table(
+                plot,
+                i + 2,
+                lines[i + 1],
+                &lines[i + 2..end],
+                &mut parsed.measurements,
+            ) {
+                Ok(()) => {}
                 Err(e) => {
+                    parsed.measurements.truncate(before);
                     parsed.warnings.push(Warning {
                         line: e.line,
                         reason: format!("{plot}: {} (table skipped)", e.reason),
@@ -100,37 +109,46 @@ impl Parser for TritonPerfReport {
     }
 }
 
-/// Split the header at the columns' right edges, which the data rows give: every value
-/// ends where its column does. `first_row` is the header's line number + 1.
-fn columns(header: &str, rows: &[&str], first_row: usize) -> Result<Vec<String>, ParseError> {
-    let ends = |row: &str| -> Vec<usize> {
-        let mut out = Vec::new();
-        let b = row.as_bytes();
-        for j in 0..b.len() {
-            if !b[j].is_ascii_whitespace() && (j + 1 == b.len() || b[j + 1].is_ascii_whitespace()) {
-                out.push(j + 1);
-            }
+/// Where each whitespace-separated token of `row` starts and ends (bytes), into `out`.
+fn spans(row: &str, out: &mut Vec<(usize, usize)>) {
+    out.clear();
+    let b = row.as_bytes();
+    let mut j = 0;
+    while j < b.len() {
+        if b[j].is_ascii_whitespace() {
+            j += 1;
+            continue;
         }
-        out
-    };
-    // pandas left-aligns the index (`9 ` then `10`): only the other columns' edges must
-    // agree from row to row.
-    let edges = ends(rows[0]);
-    let mut index_end = edges.first().copied().unwrap_or(0);
-    for (k, row) in rows.iter().enumerate().skip(1) {
-        let e = ends(row);
-        if e.get(1..) != edges.get(1..) {
-            return Err(ParseError::at(
-                first_row + k,
-                "row not aligned with the first row's columns",
-            ));
+        let start = j;
+        while j < b.len() && !b[j].is_ascii_whitespace() {
+            j += 1;
         }
-        index_end = index_end.max(e[0]);
+        out.push((start, j));
     }
-    // The index column has no header; the others' names sit left of their edges.
-    let mut out = Vec::new();
+}
+
+/// The header's column names and the columns' right edges (values are right-aligned under
+/// their header; pandas left-aligns the index, so its width may vary row to row:
+/// `9 ` then `10`). `first_row` is the line number of `rows[0]`.
+fn columns(
+    header: &str,
+    rows: &[&str],
+    first_row: usize,
+) -> Result<(Vec<String>, Vec<usize>), ParseError> {
+    let mut tokens = Vec::new();
+    spans(rows[0], &mut tokens);
+    let edges: Vec<usize> = tokens.iter().skip(1).map(|t| t.1).collect();
+    let index_end = rows
+        .iter()
+        .map(|r| {
+            let r = r.trim_start();
+            r.len() - r.trim_start_matches(|c: char| !c.is_whitespace()).len()
+        })
+        .max()
+        .unwrap_or(0);
+    let mut names = Vec::new();
     let mut start = index_end;
-    for &end in &edges[1..] {
+    for &end in &edges {
         let name = header
             .get(start.min(header.len())..end.min(header.len()))
             .unwrap_or("")
@@ -141,7 +159,7 @@ fn columns(header: &str, rows: &[&str], first_row: usize) -> Result<Vec<String>,
                 format!("no header above the column ending at byte {end}"),
             ));
         }
-        out.push(name.to_string());
+        names.push(name.to_string());
         start = end;
     }
     if header.trim_end().len() > edges.last().copied().unwrap_or(0) {
@@ -150,7 +168,7 @@ fn columns(header: &str, rows: &[&str], first_row: usize) -> Result<Vec<String>,
             "header wider than its rows: a header the rows do not line up under",
         ));
     }
-    Ok(out)
+    Ok((names, edges))
 }
 
 /// `Triton (GB/s)` -> (`Triton`, `GB/s`); an x column has no parenthesised ylabel.
@@ -161,7 +179,7 @@ fn line_and_ylabel(name: &str) -> Option<(&str, &str)> {
 }
 
 /// `512.0` -> `512`: pandas prints integral x values as floats.
-fn key_cell(cell: &str) -> String {
+fn key_cell(cell: &str) -> &str {
     match cell.strip_suffix(".0") {
         Some(int)
             if !int.is_empty()
@@ -170,19 +188,21 @@ fn key_cell(cell: &str) -> String {
                     .bytes()
                     .all(|b| b.is_ascii_digit()) =>
         {
-            int.to_string()
+            int
         }
-        _ => cell.to_string(),
+        _ => cell,
     }
 }
 
+/// The values of one plot's table, appended to `out`.
 fn table(
     plot: &str,
     first_row: usize,
     header: &str,
     rows: &[&str],
-) -> Result<Vec<Measurement>, ParseError> {
-    let cols = columns(header, rows, first_row + 1)?;
+    out: &mut Vec<Measurement>,
+) -> Result<(), ParseError> {
+    let (cols, edges) = columns(header, rows, first_row + 1)?;
     let lines: Vec<(usize, &str, &str)> = cols
         .iter()
         .enumerate()
@@ -236,26 +256,49 @@ fn table(
         .collect();
     let note: Option<model::Name> = Some("unclassified column".into());
     let table: model::Name = plot.into();
-    let mut out = Vec::with_capacity(rows.len() * line_columns.len());
-    let mut cells: Vec<&str> = Vec::with_capacity(cols.len() + 1);
+    // The key: x cells by name (canonical order), its printed order once per table.
+    let mut by_name: Vec<usize> = x.clone();
+    by_name.sort_by(|a, b| cols[*a].cmp(&cols[*b]));
+    let prefixes: Vec<String> = by_name
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| {
+            let mut p = String::from(if i == 0 { "{" } else { "," });
+            model::push_json_str(&mut p, &cols[c]);
+            p.push(':');
+            p
+        })
+        .collect();
+    let key_order = model::order_of(x.iter().map(|&c| cols[c].as_str()));
+    out.reserve(rows.len() * line_columns.len());
+    let mut tokens: Vec<(usize, usize)> = Vec::with_capacity(cols.len() + 1);
     for (k, row) in rows.iter().enumerate() {
         let no = first_row + 1 + k;
-        // The index, then one token per column (values have no spaces).
-        cells.clear();
-        cells.extend(row.split_whitespace().skip(1));
-        if cells.len() != cols.len() {
+        // One pass over the row: the index, then one token per column, each ending where
+        // its column does.
+        spans(row, &mut tokens);
+        if tokens.len() != cols.len() + 1 {
             return Err(ParseError::at(
                 no,
-                format!("{} cells under {} columns", cells.len(), cols.len()),
+                format!("{} cells under {} columns", tokens.len() - 1, cols.len()),
             ));
         }
-        let pairs: Vec<(String, String)> = x
-            .iter()
-            .map(|&c| (cols[c].clone(), key_cell(cells[c])))
-            .collect();
-        let (key, key_order) = key_of(&pairs);
+        if tokens[1..].iter().zip(&edges).any(|(t, e)| t.1 != *e) {
+            return Err(ParseError::at(
+                no,
+                "row not aligned with the first row's columns",
+            ));
+        }
+        let cell = |c: usize| &row[tokens[c + 1].0..tokens[c + 1].1];
+        let mut json = String::with_capacity(16 * by_name.len() + 2);
+        for (p, &c) in prefixes.iter().zip(&by_name) {
+            json.push_str(p);
+            model::push_json_str(&mut json, key_cell(cell(c)));
+        }
+        json.push('}');
+        let key: model::Key = json.into();
         for lc in &line_columns {
-            let cell = cells[lc.c];
+            let cell = cell(lc.c);
             let value = crate::text::parse_value(cell).map_err(|_| {
                 ParseError::at(
                     no,
@@ -290,7 +333,7 @@ fn table(
             });
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -305,9 +348,24 @@ mod tests {
             "9   2.0        10.000000",
             "10  3.0        10.000000",
         ];
-        assert_eq!(columns(header, &rows, 3).unwrap(), ["M", "Triton (TFLOPS)"]);
-        let bad = ["0   1.0        10.000000", "1   2.0       10.000000"];
-        let e = columns(header, &bad, 3).unwrap_err();
+        assert_eq!(
+            columns(header, &rows, 3).unwrap().0,
+            ["M", "Triton (TFLOPS)"]
+        );
+        let text = format!(
+            "{}\n",
+            [
+                "matmul:",
+                header,
+                "0   1.0        10.000000",
+                "9   2.0        10.000000",
+                "10  3.0        10.000000",
+            ]
+            .join("\n")
+        );
+        assert_eq!(TritonPerfReport.parse(&text).unwrap().measurements.len(), 3);
+        let bad = "matmul:\n      M  Triton (TFLOPS)\n0   1.0        10.000000\n1   2.0       10.000000\n";
+        let e = TritonPerfReport.parse(bad).unwrap_err();
         assert_eq!(
             (e.line, e.reason.as_str()),
             (4, "row not aligned with the first row's columns")
@@ -318,8 +376,9 @@ mod tests {
     fn columns_follow_the_rows_edges() {
         let header = "          size  Triton (GB/s)  Torch (GB/s)";
         let rows = ["0       4096.0      11.953308     11.377778"];
-        let cols = columns(header, &rows, 3).unwrap();
+        let (cols, edges) = columns(header, &rows, 3).unwrap();
         assert_eq!(cols, ["size", "Triton (GB/s)", "Torch (GB/s)"]);
+        assert_eq!(edges, [14, 29, 43]);
         assert_eq!(line_and_ylabel("Triton (GB/s)"), Some(("Triton", "GB/s")));
         assert_eq!(line_and_ylabel("size"), None);
         assert_eq!(key_cell("4096.0"), "4096");
