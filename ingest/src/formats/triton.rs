@@ -50,14 +50,28 @@ impl Parser for TritonPerfReport {
         Format::TritonPerfReport
     }
     fn sniff(&self, text: &str) -> bool {
-        let lines: Vec<&str> = text.lines().take(2000).collect();
-        lines.windows(3).any(|w| {
-            title(w[0]).is_some()
-                && is_header(w[1])
-                && is_row(w[2])
-                && w[2].split_whitespace().next() == Some("0")
-        })
+        // Tried before the aiter tables on every log: look only where a line ends in `:`
+        // (`\n` or `\r\n`).
+        let b = text.as_bytes();
+        for colon in memchr::memchr_iter(b':', b) {
+            let after = match b.get(colon + 1) {
+                Some(b'\n') => colon + 2,
+                Some(b'\r') if b.get(colon + 2) == Some(&b'\n') => colon + 3,
+                _ => continue,
+            };
+            let start = text[..colon].rfind('\n').map_or(0, |s| s + 1);
+            let mut next = text[after..].lines();
+            if let (Some(_), Some(header), Some(row)) =
+                (title(&text[start..=colon]), next.next(), next.next())
+            {
+                if is_header(header) && is_row(row) && row.split_whitespace().next() == Some("0") {
+                    return true;
+                }
+            }
+        }
+        false
     }
+
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         let lines: Vec<&str> = text.lines().collect();
         let mut parsed = Parsed::default();
