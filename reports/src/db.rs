@@ -18,9 +18,6 @@ pub enum DbError {
     Unexpected(String),
 }
 
-/// Tables and their compared metrics (see `chart::catalog`).
-pub type Catalog = Vec<(String, Vec<String>)>;
-
 /// One series the warehouse holds: (table, metric, variant, canonical key), with the
 /// key's printed cell order and whether the metric is compared (has a direction).
 #[derive(Debug, Clone)]
@@ -37,8 +34,6 @@ pub struct SeriesEntry {
 pub struct Db {
     pub conn: Connection,
     pub n_files: usize,
-    /// Computed once per opened warehouse state, shared by clones.
-    pub catalog: std::sync::Arc<std::sync::OnceLock<Catalog>>,
     /// Every series, computed once per opened warehouse state (one pass over the
     /// summaries), shared by clones: catalogs and pickers read it.
     pub series: std::sync::Arc<std::sync::OnceLock<std::sync::Arc<Vec<SeriesEntry>>>>,
@@ -203,7 +198,6 @@ impl Db {
         Ok(Db {
             conn,
             n_files: runs.len() + ms.len(),
-            catalog: Default::default(),
             series: Default::default(),
         })
     }
@@ -213,7 +207,6 @@ impl Db {
         Ok(Db {
             conn: self.conn.try_clone()?,
             n_files: self.n_files,
-            catalog: self.catalog.clone(),
             series: self.series.clone(),
         })
     }

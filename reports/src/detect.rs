@@ -156,19 +156,7 @@ pub fn detect(
         duckdb::types::Value,
     );
     let rows: Vec<Row> = stmt
-        .query_map([], |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
-                r.get(7)?,
-                r.get(8)?,
-            ))
-        })?
+        .query_map([], |r| r.try_into())?
         .collect::<Result<_, _>>()?;
     // series -> commit -> (commit time, first ingest, trials)
     type Points = BTreeMap<String, Point>;

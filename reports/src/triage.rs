@@ -88,24 +88,7 @@ pub fn list(db: &Db, status: Option<&str>) -> Result<Vec<AlertView>, TriageError
         i64,
     );
     let rows: Vec<Row> = stmt
-        .query_map([], |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
-                r.get(7)?,
-                r.get(8)?,
-                r.get(9)?,
-                r.get(10)?,
-                r.get(11)?,
-                r.get(12)?,
-                r.get(13)?,
-            ))
-        })?
+        .query_map([], |r| r.try_into())?
         .collect::<Result<_, _>>()?;
     let mut hist = db.conn.prepare(
         "SELECT alert_id, status, epoch_us(changed_at), who, note FROM alert_status ORDER BY changed_at, status",

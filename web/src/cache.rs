@@ -64,7 +64,8 @@ impl Cache {
         g.slots.entry(key.to_string()).or_default().clone()
     }
 
-    /// After the slot's flight: keep a good answer (and account for it), forget others.
+    /// After the slot's flight (once per slot: a key has one slot until it is evicted):
+    /// keep a good answer and account for it, forget others.
     fn settle(&self, version: u64, key: &str, stored: &Stored) {
         let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         if g.version != version {
@@ -72,9 +73,6 @@ impl Cache {
         }
         if stored.status != StatusCode::OK || stored.body.len() > MAX_BODY {
             g.slots.remove(key);
-            return;
-        }
-        if g.order.iter().any(|(k, _)| k == key) {
             return;
         }
         g.order.push_back((key.to_string(), stored.body.len()));

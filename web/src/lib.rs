@@ -71,6 +71,7 @@ pub struct AppState {
 
 impl AppState {
     pub fn new(root: &Path) -> Self {
+        let limits = Limits::default();
         AppState {
             root: Arc::new(root.to_path_buf()),
             config: Default::default(),
@@ -78,8 +79,8 @@ impl AppState {
             open: Default::default(),
             cache: Default::default(),
             seen: Default::default(),
-            limits: Limits::default(),
-            work: Arc::new(tokio::sync::Semaphore::new(Limits::default().workers)),
+            work: Arc::new(tokio::sync::Semaphore::new(limits.workers)),
+            limits,
         }
     }
 

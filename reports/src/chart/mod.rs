@@ -56,17 +56,9 @@ fn register_font() {
     });
 }
 
-/// Tables and their primary (compared) metrics, for pickers.
+/// Tables and their compared metrics, for pickers: from the series list the database
+/// keeps per warehouse state (`Db::series`).
 pub fn catalog(db: &Db) -> Result<Vec<(String, Vec<String>)>, ChartError> {
-    if let Some(c) = db.catalog.get() {
-        return Ok(c.clone());
-    }
-    let c = compute_catalog(db)?;
-    let _ = db.catalog.set(c.clone());
-    Ok(c)
-}
-
-fn compute_catalog(db: &Db) -> Result<Vec<(String, Vec<String>)>, ChartError> {
     let mut cat: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> =
         Default::default();
     let series = db.series()?;

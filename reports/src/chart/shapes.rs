@@ -137,18 +137,7 @@ pub fn chart_data(
     let mut stmt = db.conn.prepare(&sql)?;
     type Agg = (String, String, String, f64, f64, f64, i64, Option<String>);
     let rows: Vec<Agg> = stmt
-        .query_map([], |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
-                r.get(7)?,
-            ))
-        })?
+        .query_map([], |r| r.try_into())?
         .collect::<Result<_, _>>()?;
     let filter = format!(
         "table_name = {} AND metric = {} AND {runs_pred}",
