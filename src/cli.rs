@@ -20,9 +20,10 @@ Exit codes:
     name = "perfdb",
     version,
     about = "A benchmark-results warehouse for GPU kernel performance",
-    long_about = "perfdb ingests benchmark logs (aiter summary tables, [perf] lines, TokenSpeed \
-                  probe lines and kernel_bench JSON) into a Parquet warehouse, and compares runs \
-                  with a proper statistical test.",
+    long_about = "perfdb ingests benchmark output (aiter summary tables, [perf] lines, TokenSpeed \
+                  probe lines, Triton, torch.utils.benchmark, pytest-benchmark, google-benchmark, \
+                  ROCm bench CSVs, serving results... `perfdb formats` lists them) into a Parquet \
+                  warehouse, and compares runs with a proper statistical test.",
     after_help = EXIT_CODES
 )]
 pub struct Cli {
@@ -62,6 +63,18 @@ pub enum Command {
     /// Write the web app's pages as a static site (HTML and SVG, relative links) for
     /// GitHub Pages or any file server
     ExportSite(ExportSiteArgs),
+    /// Run a benchmark command and ingest what it prints as one run
+    ///
+    /// The command's output is shown as it runs (stdout and stderr unchanged), then read
+    /// like `ingest` reads a file; the command line, exit code and duration are stored as
+    /// the run's tags (`command`, `exit_code`, `duration_s`). A command that exits
+    /// non-zero is stored as a failed run, with whatever values it printed. Exits 0, 1
+    /// when the command failed, 2 when its output could not be ingested.
+    ///
+    /// Example: perfdb run --label head --commit $(git rev-parse HEAD) -- python bench.py
+    Run(RunArgs),
+    /// List the input formats `ingest` reads (auto-detected; `--format NAME` forces one)
+    Formats,
     /// Ingest the bundled H200 sample data and compare base with head
     #[command(after_help = EXIT_CODES)]
     Demo,
@@ -73,10 +86,22 @@ pub struct IngestArgs {
     /// one run from standard input (give it a --name)
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub options: IngestOptions,
+    /// Source name of the run read from standard input (`-`): it stands in for the file
+    /// path, so re-ingesting the same output under the same name adds nothing
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+}
+
+/// What `ingest` and `run` say about the runs they add.
+#[derive(Debug, Args)]
+pub struct IngestOptions {
     /// Label of these runs, e.g. base, head, a branch name
     #[arg(long)]
     pub label: Option<String>,
-    /// Commit the runs were measured at
+    /// Commit the runs were measured at [default: the commit the output names
+    /// (pytest-benchmark), else none]
     #[arg(long)]
     pub commit: Option<String>,
     /// When that commit was made, RFC 3339 (e.g. 2026-11-30T09:00:00Z); orders commits
@@ -93,16 +118,29 @@ pub struct IngestArgs {
     #[arg(long = "tag", value_name = "KEY=VALUE")]
     pub tags: Vec<String>,
     /// Machine class of these runs, e.g. mi300x (stored as the tag machine=NAME): history,
-    /// detect and compare never mix machine classes [default: the tag, else `default`]
+    /// detect and compare never mix machine classes [default: the tag, else what the
+    /// output names (pytest-benchmark's CPU), else `default`]
     #[arg(long, value_name = "NAME")]
     pub machine: Option<String>,
-    /// Input format: auto, aiter-table, perf-lines, ts-probe, ts-export
+    /// Input format: auto, or one of the names `perfdb formats` lists
     #[arg(long, default_value = "auto")]
     pub format: String,
-    /// Source name of the run read from standard input (`-`): it stands in for the file
-    /// path, so re-ingesting the same output under the same name adds nothing
+    /// Unit of values whose source prints none (Triton's save_path CSV), e.g. TFLOPS,
+    /// GB/s, ms
+    #[arg(long, value_name = "UNIT")]
+    pub unit: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub options: IngestOptions,
+    /// Source name of the run [default: the command line]
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
+    /// The benchmark command and its arguments, after `--`
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
 }
 
 #[derive(Debug, Args)]

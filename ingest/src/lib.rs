@@ -26,6 +26,9 @@ pub fn trace(phase: &str, t: &mut std::time::Instant) {
     *t = std::time::Instant::now();
 }
 
+/// The format recorded for a failed run whose output matched no format.
+pub const NO_FORMAT: &str = "none";
+
 /// Why one input file was not ingested.
 #[derive(Debug, thiserror::Error)]
 pub enum FileError {
@@ -57,10 +60,13 @@ pub struct FileReport {
 
 #[derive(Debug, Clone)]
 pub struct Ingested {
-    pub format: Format,
+    /// The format's name ([`NO_FORMAT`] for a failed run with no readable output).
+    pub format: String,
     pub run_id: String,
     /// `Some(trial)` when added, `None` when it was already in the warehouse.
     pub trial: Option<i32>,
+    /// Run id and trial of each further repetition the output held (google-benchmark).
+    pub repetitions: Vec<(String, Option<i32>)>,
     pub tables: Vec<(String, usize)>,
     pub rows: usize,
     /// Blocks skipped and columns not classified, each with its line.
@@ -133,13 +139,31 @@ pub fn prepare_bytes(
             offset,
         }
     })?;
-    let (format, parsed) =
-        formats::parse(text, format).map_err(|ParseError { line, reason }| FileError::Parse {
-            path: path.to_string(),
-            line,
-            reason,
-        })?;
-    Ok(warehouse::prepare(path, bytes, format.name(), parsed, meta))
+    let cx = formats::Context {
+        source: path,
+        unit: meta.unit.as_deref(),
+    };
+    let (format, parsed) = match formats::parse_in(text, format, &cx) {
+        Ok((format, parsed)) => (format.name(), parsed),
+        // A command `perfdb run` saw fail is a failed run even when it printed nothing
+        // readable: kept with its verdict, no values, and why its output was not read.
+        Err(ParseError { line, reason }) if meta.failed.is_some() => {
+            let mut parsed = model::Parsed::default();
+            parsed.warnings.push(model::Warning {
+                line,
+                reason: format!("output not read: {reason}"),
+            });
+            (NO_FORMAT, parsed)
+        }
+        Err(ParseError { line, reason }) => {
+            return Err(FileError::Parse {
+                path: path.to_string(),
+                line,
+                reason,
+            })
+        }
+    };
+    Ok(warehouse::prepare(path, bytes, format, parsed, meta))
 }
 
 /// Ingest `files` into `wh`: parse each (on all cores), then commit every file that
@@ -205,9 +229,11 @@ fn commit_prepared(
     paths: Vec<String>,
     results: Vec<Result<Prepared, FileError>>,
 ) -> Result<Vec<FileReport>, WarehouseError> {
-    // Failed files keep their error; parsed ones are committed together.
+    // Failed files keep their error; parsed ones are committed together, each file's
+    // repetitions right after it.
     let mut ok: Vec<Prepared> = Vec::new();
     let mut errors: Vec<Option<FileError>> = Vec::with_capacity(results.len());
+    let mut n_reps: Vec<usize> = Vec::new();
     for r in results {
         match r {
             Ok(p) => {
@@ -218,7 +244,7 @@ fn commit_prepared(
         }
     }
     type Summary = (
-        Format,
+        String,
         Vec<(String, usize)>,
         usize,
         Vec<model::Warning>,
@@ -227,7 +253,7 @@ fn commit_prepared(
     let summaries: Vec<Summary> = ok
         .iter_mut()
         .map(|p| {
-            let fmt: Format = p.run.format.parse().expect("format name round-trips");
+            let fmt = p.run.format.clone();
             let failed = (p.run.verdict.as_deref() == Some("fail"))
                 .then(|| p.run.verdict_detail.clone().unwrap_or_default());
             let warnings = std::mem::take(&mut p.warnings);
@@ -240,7 +266,19 @@ fn commit_prepared(
             )
         })
         .collect();
-    let mut outcomes = wh.commit(ok)?.into_iter().zip(summaries);
+    let mut all: Vec<Prepared> = Vec::with_capacity(ok.len());
+    for mut p in ok {
+        let reps = std::mem::take(&mut p.repetitions);
+        n_reps.push(reps.len());
+        all.push(p);
+        all.extend(reps);
+    }
+    let mut committed = wh.commit(all)?.into_iter();
+    let mut outcomes = n_reps.into_iter().zip(summaries).map(|(n, s)| {
+        let first = committed.next().expect("one outcome per run");
+        let reps: Vec<Outcome> = committed.by_ref().take(n).collect();
+        (first, reps, s)
+    });
     let reports = paths
         .into_iter()
         .zip(errors)
@@ -248,16 +286,14 @@ fn commit_prepared(
             let result = match err {
                 Some(e) => Err(e),
                 None => {
-                    let (outcome, (format, tables, rows, warnings, failed)) =
+                    let (outcome, reps, (format, tables, rows, warnings, failed)) =
                         outcomes.next().expect("one outcome per parsed file");
-                    let (run_id, trial) = match outcome {
-                        Outcome::Added { run_id, trial } => (run_id, Some(trial)),
-                        Outcome::AlreadyPresent { run_id } => (run_id, None),
-                    };
+                    let (run_id, trial) = outcome.run_and_trial();
                     Ok(Ingested {
                         format,
                         run_id,
                         trial,
+                        repetitions: reps.into_iter().map(Outcome::run_and_trial).collect(),
                         tables,
                         rows,
                         warnings,

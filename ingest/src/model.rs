@@ -393,6 +393,14 @@ pub struct Provenance {
     pub image_digest: Option<String>,
     pub token: Option<String>,
     pub arch: Option<String>,
+    /// The commit the output itself names (pytest-benchmark's `commit_info`): used when
+    /// `--commit` is not given.
+    pub commit: Option<String>,
+    /// The machine class the output itself names: used when `--machine` is not given.
+    pub machine: Option<String>,
+    /// More about the run the output says (`host`, `branch`): kept as tags unless the
+    /// command line gives the same tag.
+    pub tags: Vec<(String, String)>,
 }
 
 /// Something a parser skipped or could not classify: reported at ingest, the rest of
@@ -410,6 +418,9 @@ pub struct Parsed {
     pub measurements: Vec<Measurement>,
     pub provenance: Provenance,
     pub warnings: Vec<Warning>,
+    /// Further trials printed in the same output (google-benchmark's repetitions): each
+    /// becomes a run of its own, named `<source>#<n>` (n from 2), `measurements` being #1.
+    pub repetitions: Vec<Vec<Measurement>>,
 }
 
 /// Metadata the user gives at ingest time.
@@ -422,6 +433,11 @@ pub struct RunMeta {
     pub commit_time_us: Option<i64>,
     pub arch: Option<String>,
     pub tags: Vec<(String, String)>,
+    /// `--unit`: the unit of values whose source prints none (Triton's CSV).
+    pub unit: Option<String>,
+    /// Set by `perfdb run` when the command exited non-zero: the run is a failed run,
+    /// whatever its output says.
+    pub failed: Option<String>,
 }
 
 /// A run as stored.

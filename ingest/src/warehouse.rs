@@ -177,6 +177,9 @@ pub struct Prepared {
     pub tables: Vec<(String, usize)>,
     /// What the parser skipped or could not classify (the rest is ingested).
     pub warnings: Vec<Warning>,
+    /// The runs of the output's further trials ([`Parsed::repetitions`]), committed
+    /// with this one.
+    pub repetitions: Vec<Prepared>,
 }
 
 /// What happened to one prepared file at commit.
@@ -190,6 +193,16 @@ pub enum Outcome {
     AlreadyPresent {
         run_id: String,
     },
+}
+
+impl Outcome {
+    /// The run id, and its trial when it was added.
+    pub fn run_and_trial(self) -> (String, Option<i32>) {
+        match self {
+            Outcome::Added { run_id, trial } => (run_id, Some(trial)),
+            Outcome::AlreadyPresent { run_id } => (run_id, None),
+        }
+    }
 }
 
 pub struct Warehouse {
@@ -269,7 +282,48 @@ pub fn prepare(
             }
         }
     }
+    let repetitions: Vec<Prepared> = parsed
+        .repetitions
+        .into_iter()
+        .enumerate()
+        .map(|(i, measurements)| {
+            let rep = Parsed {
+                measurements,
+                provenance: parsed.provenance.clone(),
+                warnings: Vec::new(),
+                repetitions: Vec::new(),
+            };
+            prepare(
+                &format!("{source_path}#{}", i + 2),
+                bytes,
+                format,
+                rep,
+                meta,
+            )
+        })
+        .collect();
     let p = parsed.provenance;
+    // Tags: the command line's, then what the output says that the command line did not.
+    let mut tags = meta.tags.clone();
+    let mut from_output = p.tags;
+    if let Some(m) = p.machine {
+        from_output.push(("machine".to_string(), m));
+    }
+    for (k, v) in from_output {
+        if !tags.iter().any(|(t, _)| *t == k) {
+            tags.push((k, v));
+        }
+    }
+    let (verdict, verdict_detail) = match &meta.failed {
+        Some(why) => (
+            Some("fail".to_string()),
+            Some(match p.verdict_detail {
+                Some(d) => format!("{why}; {d}"),
+                None => why.clone(),
+            }),
+        ),
+        None => (p.verdict, p.verdict_detail),
+    };
     let run = Run {
         run_id: run_id(&sha, source_path, format, meta),
         ingested_at_us: 0,
@@ -277,13 +331,13 @@ pub fn prepare(
         source_sha256: sha,
         format: format.to_string(),
         label: meta.label.clone(),
-        commit: meta.commit.clone(),
+        commit: meta.commit.clone().or(p.commit),
         commit_time_us: meta.commit_time_us.unwrap_or(0),
         arch: meta.arch.clone().or(p.arch),
-        tags: meta.tags.clone(),
+        tags,
         trial: 0,
-        verdict: p.verdict,
-        verdict_detail: p.verdict_detail,
+        verdict,
+        verdict_detail,
         image_digest: p.image_digest,
         token: p.token,
         n_measurements: parsed.measurements.len() as i64,
@@ -294,6 +348,7 @@ pub fn prepare(
         measurements: parsed.measurements,
         tables,
         warnings: parsed.warnings,
+        repetitions,
     }
 }
 

@@ -382,11 +382,82 @@ fn triton_perf_report_reads_every_line_of_every_plot() {
     assert_eq!((m.value, m.raw.as_str()), (None, "NaN"));
 }
 
-/// Detection over every text fixture: Triton's perf_report is recognised in its sample
-/// and in no other file (it is tried before the aiter tables, so a false match would
-/// take their files).
+/// The format each fixture is in, by its path: `None` for files that are no benchmark
+/// output (READMEs, scripts, the seed tool's reports) or that must be rejected.
+fn expected_format(path: &str) -> Option<Format> {
+    let by_part: &[(&str, Format)] = &[
+        ("ab-torch-compare/", Format::TorchCompare),
+        ("ab-flydsl-bench/", Format::FlydslBench),
+        ("ab-rocm-bench-csv/", Format::RocmBenchCsv),
+        ("ab-aiter-tuned-csv/", Format::AiterTunedCsv),
+        ("ab-triton-csv/", Format::TritonCsv),
+        ("ab-serving/", Format::Serving),
+        ("ab-aorta-matrix/", Format::AortaMatrix),
+        ("ab-aorta-result/", Format::AortaResult),
+        ("formats/12_", Format::FlydslBench),
+        ("formats/13_", Format::FlydslBench),
+        ("formats/16_", Format::TsExport),
+        ("formats/17_", Format::TsExport),
+        ("formats/14_", Format::TsProbe),
+        ("formats/15_", Format::TsProbe),
+        ("formats/20_", Format::Serving),
+        ("formats/21_", Format::TsProbe),
+        ("formats/22_", Format::AortaResult),
+        ("formats/23_", Format::AortaMatrix),
+        ("formats/24_", Format::TritonPerfReport),
+        ("formats/25_", Format::TorchCompare),
+        ("formats/26_", Format::PytestBenchmark),
+        ("formats/27_", Format::GoogleBenchmark),
+        ("formats/28_", Format::RocmBenchCsv),
+        ("formats/29_", Format::AiterTunedCsv),
+        ("formats/30_", Format::Serving),
+        ("formats/31_", Format::TritonCsv),
+        ("formats/01_", Format::PerfLines),
+        ("formats/09_vkpr_perf_lines", Format::PerfLines),
+        ("/perf/", Format::PerfLines),
+        ("aa-ms-perf/", Format::PerfLines),
+        ("identical-trials/", Format::PerfLines),
+        ("perf-exponents/", Format::PerfLines),
+        ("/probe/", Format::TsProbe),
+        (".probe.log", Format::TsProbe),
+        ("probe-", Format::TsProbe),
+        ("/aiter/", Format::AiterTable),
+        (".aiter.log", Format::AiterTable),
+        ("formats/0", Format::AiterTable),
+        ("formats/19_", Format::AiterTable),
+        ("derived/aa-", Format::AiterTable),
+        ("fa3-variant/", Format::AiterTable),
+        ("repeated-tables/", Format::AiterTable),
+        ("stray-pipe.log", Format::AiterTable),
+        ("unattributed-fail.log", Format::AiterTable),
+    ];
+    let not_output = [".md", ".py", ".cc", "README", "PROVENANCE", "invalid/"];
+    let is_json_report = path.contains("formats/07_vkpr_compare")
+        || path.contains("formats/09_vkpr_compare")
+        || path.contains("formats/1")
+            && path.ends_with(".json")
+            && !path.contains("formats/16_")
+            && !path.contains("formats/17_");
+    if is_json_report
+        || (not_output.iter().any(|n| path.contains(n))
+            && !path.contains("formats/05_")
+            && !path.contains("formats/19_")
+            && !path.contains("formats/23_")
+            && !path.contains("ab-aorta-matrix/"))
+    {
+        return None;
+    }
+    by_part
+        .iter()
+        .find(|(part, _)| path.contains(part))
+        .map(|(_, f)| *f)
+}
+
+/// Detection over every fixture in `sample-data/`: each benchmark output is recognised
+/// as its own format, and no format claims a file of another (formats are tried in a
+/// fixed order, so one that matched too much would take the later ones' files).
 #[test]
-fn triton_perf_report_is_detected_in_its_sample_only() {
+fn detection_never_confuses_two_formats_on_any_fixture() {
     fn walk(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
         for e in std::fs::read_dir(dir).unwrap().flatten() {
             let p = e.path();
@@ -399,19 +470,45 @@ fn triton_perf_report_is_detected_in_its_sample_only() {
     }
     let mut files = Vec::new();
     walk(&sample(""), &mut files);
-    let mut seen = 0;
+    files.sort();
+    let mut seen = std::collections::BTreeMap::new();
     for f in files {
         let Ok(text) = std::fs::read_to_string(&f) else {
             continue;
         };
-        let name = f.display().to_string();
+        let name = f.display().to_string().replace('\\', "/");
         let found = formats::detect(&text).ok();
-        if name.contains("triton_perf_report") {
-            assert_eq!(found, Some(Format::TritonPerfReport), "{name}");
-            seen += 1;
-        } else {
-            assert_ne!(found, Some(Format::TritonPerfReport), "{name}");
+        match expected_format(&name) {
+            Some(want) => {
+                assert_eq!(found, Some(want), "{name}");
+                *seen.entry(want.name()).or_insert(0) += 1;
+            }
+            // Not benchmark output: whatever the text looks like, it is never taken for
+            // one of the structured formats.
+            None => assert!(
+                !matches!(
+                    found,
+                    Some(
+                        Format::TritonCsv
+                            | Format::TorchCompare
+                            | Format::PytestBenchmark
+                            | Format::GoogleBenchmark
+                            | Format::RocmBenchCsv
+                            | Format::AiterTunedCsv
+                            | Format::Serving
+                            | Format::AortaResult
+                            | Format::TritonPerfReport
+                    )
+                ),
+                "{name}: {found:?}"
+            ),
         }
     }
-    assert_eq!(seen, 1);
+    // Every format has fixtures.
+    for f in Format::ALL {
+        assert!(
+            seen.contains_key(f.name()),
+            "no fixture detected as {f}: {seen:?}"
+        );
+    }
 }

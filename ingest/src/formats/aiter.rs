@@ -828,6 +828,7 @@ impl State {
             measurements: self.out,
             provenance,
             warnings: self.warnings,
+            repetitions: Vec::new(),
         })
     }
 

@@ -2,9 +2,17 @@
 //! that tries each in a fixed order (most specific first).
 
 mod aiter;
+mod aorta;
 mod columns;
+mod csv;
+mod emit;
+mod flydsl;
+mod gbench;
 mod perf;
 mod probe;
+mod pytest_bench;
+mod serving;
+mod torch_compare;
 mod triton;
 mod ts_export;
 
@@ -27,12 +35,45 @@ pub enum Format {
     TsExport,
     /// Triton `perf_report(...).run(print_data=True)` stdout.
     TritonPerfReport,
+    /// Triton `perf_report(..., save_path=DIR)`'s `<plot_name>.csv`.
+    TritonCsv,
+    /// `torch.utils.benchmark.Compare` printouts.
+    TorchCompare,
+    /// pytest-benchmark `--benchmark-json` files.
+    PytestBenchmark,
+    /// google-benchmark `--benchmark_format=json` output.
+    GoogleBenchmark,
+    /// hipBLASLt-bench / hipblas-bench / rocblas-bench CSV output.
+    RocmBenchCsv,
+    /// aiter tuned-config CSVs (`*_tuned_gemm.csv`).
+    AiterTunedCsv,
+    /// FlyDSL CI bench tables and `=== Benchmark: current vs ... ===` lines.
+    FlydslBench,
+    /// Serving benchmark results: vLLM `bench serve` JSON, TokenSpeed's serve export,
+    /// SGLang `bench_serving` JSONL.
+    Serving,
+    /// aorta's per-trial `result.json`.
+    AortaResult,
+    /// aorta's triage `matrix.md`.
+    AortaMatrix,
 }
 
 impl Format {
-    pub const ALL: [Format; 5] = [
+    /// Every format, in the order detection tries them: structured files (JSON, CSV)
+    /// first, then the text formats with the most specific markers.
+    pub const ALL: [Format; 15] = [
         Format::TsExport,
+        Format::PytestBenchmark,
+        Format::GoogleBenchmark,
+        Format::Serving,
+        Format::AortaResult,
+        Format::RocmBenchCsv,
+        Format::AiterTunedCsv,
+        Format::TritonCsv,
         Format::TsProbe,
+        Format::TorchCompare,
+        Format::AortaMatrix,
+        Format::FlydslBench,
         Format::TritonPerfReport,
         Format::AiterTable,
         Format::PerfLines,
@@ -44,6 +85,37 @@ impl Format {
             Format::TsProbe => "ts-probe",
             Format::TsExport => "ts-export",
             Format::TritonPerfReport => "triton-perf-report",
+            Format::TritonCsv => "triton-csv",
+            Format::TorchCompare => "torch-compare",
+            Format::PytestBenchmark => "pytest-benchmark",
+            Format::GoogleBenchmark => "google-benchmark",
+            Format::RocmBenchCsv => "rocm-bench-csv",
+            Format::AiterTunedCsv => "aiter-tuned-csv",
+            Format::FlydslBench => "flydsl-bench",
+            Format::Serving => "serving",
+            Format::AortaResult => "aorta-result",
+            Format::AortaMatrix => "aorta-matrix",
+        }
+    }
+    /// One line on what the format is and how it maps onto rows: `perfdb formats`
+    /// prints it and the README's format table holds the same line (a test checks).
+    pub fn summary(self) -> &'static str {
+        match self {
+            Format::AiterTable => "aiter logs with `summary (markdown):` pipe tables (and the `to_string` fallback): title = table, `*_us`/`*_TFLOPS`/`*_TB/s` columns = variant and metric, the rest = key",
+            Format::PerfLines => "`[perf]` lines (checkAllclose-glued, `print()`ed, `[perf][tag]`, MoE `torch_avg:`, FlyDSL `us/call`)",
+            Format::TsProbe => "TokenSpeed probe stdout: `TS_KERNEL_METRIC` records, `TS_KERNEL_FAIL`/`RESULT` verdicts, `TS_BENCH_*` serving lines (metrics with units and directions)",
+            Format::TsExport => "TokenSpeed `kernel_bench.<token>.json`: op family = table, kernel = variant, shape params and dtype = key",
+            Format::TritonPerfReport => "Triton `perf_report(...).run(print_data=True)` stdout: plot = table, `<line> (<ylabel>)` = variant with the ylabel's unit, x columns = key (`512.0` reads `512`)",
+            Format::TritonCsv => "Triton `perf_report` `save_path` CSV: file name = table, line columns = variants, x columns = key; the CSV has no ylabel, so `--unit` gives it (else kept unclassified)",
+            Format::TorchCompare => "`torch.utils.benchmark.Compare` tables: title = table, descriptions = variants, `N threads:` + sub-label = key, unit from the footer, `(! XX%)` kept as a noise note",
+            Format::PytestBenchmark => "pytest-benchmark `--benchmark-json`: group = table, test function = variant, params = key, `stats.median` in s (min, mean, stddev, iqr, rounds kept); `commit_info`/`machine_info` fill commit and machine",
+            Format::GoogleBenchmark => "google-benchmark `--benchmark_format=json`: executable = table, family = variant, `/args` = key, each repetition a trial (a run of its own), aggregates (`_mean`, `_cv`...) kept derived, `time_unit` respected",
+            Format::RocmBenchCsv => "hipBLASLt-bench / hipblas-bench / rocblas-bench CSV: problem columns = key, `*-Gflops` and `us` = metrics",
+            Format::AiterTunedCsv => "aiter tuned-config CSV (`gfx,cu_num,M,N,K,...,us,kernelName,tflops,bw,errRatio`): problem columns = key, `us`/`tflops`/`bw` = metrics, `errRatio` derived",
+            Format::FlydslBench => "FlyDSL CI bench tables (`op shape dtype TB/s TFLOPS`, `<a>(gpu us)` columns, `-`/`skip` cells) and `=== Benchmark: current vs X ===` ratios (derived)",
+            Format::Serving => "serving results: vLLM `bench serve` JSON, TokenSpeed serve export, SGLang `bench_serving` JSONL: TTFT/TPOT/ITL/e2e latency stats and throughputs, request rate and concurrency = key",
+            Format::AortaResult => "aorta `result.json`: verdict and exit code = the run's verdict, walltime and peak VRAM = values",
+            Format::AortaMatrix => "aorta triage `matrix.md`: cell = variant, mean step time and failure rate = values, baseline and confound kept",
         }
     }
     fn parser(self) -> &'static dyn Parser {
@@ -53,6 +125,16 @@ impl Format {
             Format::TsProbe => &probe::TsProbe,
             Format::TsExport => &ts_export::TsExport,
             Format::TritonPerfReport => &triton::TritonPerfReport,
+            Format::TritonCsv => &csv::TritonCsv,
+            Format::TorchCompare => &torch_compare::TorchCompare,
+            Format::PytestBenchmark => &pytest_bench::PytestBenchmark,
+            Format::GoogleBenchmark => &gbench::GoogleBenchmark,
+            Format::RocmBenchCsv => &csv::RocmBenchCsv,
+            Format::AiterTunedCsv => &csv::AiterTunedCsv,
+            Format::FlydslBench => &flydsl::FlydslBench,
+            Format::Serving => &serving::Serving,
+            Format::AortaResult => &aorta::AortaResult,
+            Format::AortaMatrix => &aorta::AortaMatrix,
         }
     }
 }
@@ -96,6 +178,16 @@ impl ParseError {
     }
 }
 
+/// What a parser may know beside the text: where it came from and what the person
+/// ingesting it said about it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Context<'a> {
+    /// The file path (or `--name`) of the source.
+    pub source: &'a str,
+    /// `--unit`: the unit of values whose source prints none (Triton's CSV).
+    pub unit: Option<&'a str>,
+}
+
 /// One input format.
 pub trait Parser: Sync {
     fn format(&self) -> Format;
@@ -103,6 +195,10 @@ pub trait Parser: Sync {
     fn sniff(&self, text: &str) -> bool;
     /// Parse the whole text. An error names the line and the reason.
     fn parse(&self, text: &str) -> Result<Parsed, ParseError>;
+    /// Parse with what is known about the source; formats that need it override this.
+    fn parse_in(&self, text: &str, _cx: &Context) -> Result<Parsed, ParseError> {
+        self.parse(text)
+    }
 }
 
 /// Pick the format of `text`, or say why none fits.
@@ -113,20 +209,30 @@ pub fn detect(text: &str) -> Result<Format, ParseError> {
         .ok_or_else(|| {
             ParseError::at(
                 0,
-                "no recognizable benchmark data: found no `summary (markdown):` or pipe table, \
-                 no `[perf]` line, no `TS_KERNEL_METRIC` line, no kernel_bench JSON array and no \
-                 Triton perf_report table",
+                "no recognizable benchmark data: the text matches none of the formats \
+                 `perfdb formats` lists (aiter tables, `[perf]` lines, TokenSpeed probe lines, \
+                 JSON and CSV benchmark outputs...); `--format NAME` says why a given one does \
+                 not fit",
             )
         })
 }
 
 /// Parse `text` as `format`, or auto-detect when `format` is `None`.
 pub fn parse(text: &str, format: Option<Format>) -> Result<(Format, Parsed), ParseError> {
+    parse_in(text, format, &Context::default())
+}
+
+/// [`parse`] with what is known about the source.
+pub fn parse_in(
+    text: &str,
+    format: Option<Format>,
+    cx: &Context,
+) -> Result<(Format, Parsed), ParseError> {
     let format = match format {
         Some(f) => f,
         None => detect(text)?,
     };
-    let parsed = format.parser().parse(text)?;
+    let parsed = format.parser().parse_in(text, cx)?;
     // A run its harness failed before it measured anything is still a run: on record
     // with its verdict and no values.
     let failed_run = parsed.provenance.verdict.as_deref() == Some("fail");

@@ -6,10 +6,7 @@
 //! `TS_KERNEL_RESULT: fail`, while the serving probe does print `TS_BENCH_RESULT: fail`.
 
 use super::{lines, Format, ParseError, Parser};
-use crate::model::{
-    empty_key, empty_order, key_of, metric, Direction, Measurement, Name, Numerics, Parsed, Raw,
-    Warning,
-};
+use crate::model::{key_of, metric, Direction, Measurement, Name, Numerics, Parsed, Raw, Warning};
 use crate::text::parse_value;
 
 pub struct TsProbe;
@@ -163,25 +160,13 @@ impl Parser for TsProbe {
             {
                 result = Some(rest.trim().to_string());
             } else if let Some(rest) = line.strip_prefix("TS_BENCH_METRIC: ") {
-                for (k, v) in rest.split_whitespace().filter_map(|f| f.split_once('=')) {
-                    let value = parse_value(v).map_err(|_| {
-                        ParseError::at(no, format!("TS_BENCH_METRIC {k}='{v}' is not a number"))
-                    })?;
-                    parsed.measurements.push(Measurement {
-                        table: "ts_bench".into(),
-                        variant: "serve".into(),
-                        key: empty_key(),
-                        key_order: empty_order(),
-                        metric: k.into(),
-                        unit: "".into(),
-                        direction: Direction::None,
-                        value,
-                        raw: Raw::new(v),
-                        column: k.into(),
-                        numerics: Numerics::NotChecked,
-                        line: no as u32,
-                        note: None,
-                    });
+                bench_fields(rest, &[], no, &mut parsed.measurements)?;
+            } else if let Some(rest) = line.strip_prefix("TS_BENCH_OK: step ") {
+                // `TS_BENCH_OK: step 1 completed=32 output_throughput=3585.9 ...` (the
+                // warmup's `warmup step` lines are not measurements).
+                if let Some((step, fields)) = rest.split_once(' ') {
+                    let key = [("step".to_string(), step.to_string())];
+                    bench_fields(fields, &key, no, &mut parsed.measurements)?;
                 }
             }
         }
@@ -202,6 +187,23 @@ impl Parser for TsProbe {
         }
         Ok(parsed)
     }
+}
+
+/// The `key=value` fields of a `TS_BENCH_METRIC` or `TS_BENCH_OK: step` line, with the
+/// units and directions of the serving results (`median_ttft_ms`, `output_throughput`).
+fn bench_fields(
+    fields: &str,
+    key: &[(String, String)],
+    no: usize,
+    out: &mut Vec<Measurement>,
+) -> Result<(), ParseError> {
+    let row = super::emit::Row::new("ts_bench", "serve", key, no);
+    for (k, v) in fields.split_whitespace().filter_map(|f| f.split_once('=')) {
+        let value = parse_value(v)
+            .map_err(|_| ParseError::at(no, format!("TS_BENCH field {k}='{v}' is not a number")))?;
+        out.push(super::serving::measure(&row, k, value, v));
+    }
+    Ok(())
 }
 
 fn metric_line(

@@ -1,0 +1,278 @@
+//! aorta's sweep outputs (samples 22, 23).
+//!
+//! - `result.json`, one per trial: its `verdict` and `exit_code` are the run's verdict
+//!   (anything but `pass` fails the run, the exit code and the detectors that fired in
+//!   the detail); `walltime_sec` and `peak_vram_mib` are measurements (lower is better),
+//!   `tier_durations_ms` and `capture` are kept derived. The cell is the variant of
+//!   table `aorta`; `trial_index` and `timed_out` become tags.
+//! - `matrix.md`, the triage matrix of a sweep: one row per cell (the variant) of table
+//!   `triage:<workload>`, keyed by its environment; `Mean step (ms)` is the step time,
+//!   `Failure rate` a percentage (lower is better), `Failures` and `Iters` derived,
+//!   `Mitigations` and `Confound` kept as notes.
+
+use super::emit::{json_number, Row};
+use super::{lines, Format, ParseError, Parser};
+use crate::model::{metric, Direction, Parsed};
+use serde_json::Value;
+
+pub struct AortaResult;
+
+impl Parser for AortaResult {
+    fn format(&self) -> Format {
+        Format::AortaResult
+    }
+    fn sniff(&self, text: &str) -> bool {
+        text.trim_start().starts_with('{')
+            && crate::text::has(text, "\"verdict\"")
+            && crate::text::has(text, "\"exit_code\"")
+    }
+    fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
+        let doc: Value = serde_json::from_str(text)
+            .map_err(|e| ParseError::at(e.line(), format!("not JSON: {e}")))?;
+        let obj = doc
+            .as_object()
+            .ok_or_else(|| ParseError::at(1, "not a JSON object"))?;
+        let line_of = |k: &str| {
+            super::emit::lines_of(text, &format!("\"{k}\""))
+                .first()
+                .copied()
+                .unwrap_or(1)
+        };
+        let verdict = obj
+            .get("verdict")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ParseError::at(line_of("verdict"), "`verdict` is not a string"))?;
+        let exit_code = obj.get("exit_code").and_then(Value::as_i64);
+        let mut parsed = Parsed::default();
+        let prov = &mut parsed.provenance;
+        if verdict == "pass" && exit_code.unwrap_or(0) == 0 {
+            prov.verdict = Some("pass".to_string());
+        } else {
+            let mut why = vec![format!("verdict {verdict}")];
+            if let Some(c) = exit_code {
+                why.push(format!("exit code {c}"));
+            }
+            let fired: Vec<&str> = obj
+                .get("failure_detectors_fired")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            if !fired.is_empty() {
+                why.push(format!("detectors fired: {}", fired.join(", ")));
+            }
+            prov.verdict = Some("fail".to_string());
+            prov.verdict_detail = Some(why.join("; "));
+        }
+        for tag in ["trial_index", "timed_out"] {
+            if let Some(v) = obj.get(tag).filter(|v| !v.is_null()) {
+                prov.tags.push((tag.to_string(), super::emit::json_cell(v)));
+            }
+        }
+        let variant = obj
+            .get("cell_name")
+            .and_then(Value::as_str)
+            .unwrap_or("trial");
+        let row = |k: &str| Row::new("aorta", variant, &[], line_of(k));
+        let number = |k: &str, v: &Value| {
+            json_number(v)
+                .ok_or_else(|| ParseError::at(line_of(k), format!("`{k}` is {v}, not a number")))
+        };
+        if let Some(v) = obj.get("walltime_sec") {
+            parsed.measurements.push(row("walltime_sec").value(
+                Some("walltime"),
+                "sec",
+                number("walltime_sec", v)?,
+                &v.to_string(),
+                "walltime_sec",
+            ));
+        }
+        if let Some(v) = obj.get("peak_vram_mib") {
+            parsed.measurements.push(row("peak_vram_mib").directed(
+                "peak_vram",
+                "MiB",
+                Direction::Lower,
+                number("peak_vram_mib", v)?,
+                &v.to_string(),
+                "peak_vram_mib",
+            ));
+        }
+        if let Some(v) = exit_code {
+            parsed.measurements.push(row("exit_code").derived(
+                "exit_code",
+                "",
+                Some(v as f64),
+                &v.to_string(),
+                "exit_code",
+                None,
+            ));
+        }
+        for (group, unit) in [("tier_durations_ms", "ms"), ("capture", "")] {
+            if let Some(Value::Object(m)) = obj.get(group) {
+                for (k, v) in m {
+                    let value = json_number(v).flatten();
+                    let printed = match v {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    let column = format!("{group}.{k}");
+                    let mut m = if unit.is_empty() {
+                        row(group).derived(metric::UNCLASSIFIED, "", value, &printed, &column, None)
+                    } else {
+                        row(group).value(
+                            Some(&format!("{k}_duration")),
+                            unit,
+                            value,
+                            &printed,
+                            &column,
+                        )
+                    };
+                    m.direction = Direction::None;
+                    parsed.measurements.push(m);
+                }
+            }
+        }
+        Ok(parsed)
+    }
+}
+
+pub struct AortaMatrix;
+
+/// `| a | b |` -> [a, b].
+fn md_cells(line: &str) -> Option<Vec<&str>> {
+    let inner = line.trim().strip_prefix('|')?.strip_suffix('|')?;
+    Some(inner.split('|').map(str::trim).collect())
+}
+
+/// A cell's number: `33%` -> 33, `17012.4` -> 17012.4, `—`/`n/a` -> none.
+fn number(cell: &str) -> Result<Option<f64>, ()> {
+    if cell == "—" || cell == "–" {
+        return Ok(None);
+    }
+    parse_value_or_percent(cell)
+}
+
+fn parse_value_or_percent(cell: &str) -> Result<Option<f64>, ()> {
+    crate::text::parse_value(cell.trim_end_matches('%')).map_err(|_| ())
+}
+
+impl Parser for AortaMatrix {
+    fn format(&self) -> Format {
+        Format::AortaMatrix
+    }
+    fn sniff(&self, text: &str) -> bool {
+        crate::text::has(text, "# Triage Matrix") && crate::text::has(text, "| Cell")
+    }
+    fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
+        let mut parsed = Parsed::default();
+        let mut workload = String::from("aorta");
+        let mut header: Option<Vec<String>> = None;
+        for (no, line) in lines(text) {
+            if let Some(w) = line.trim().strip_prefix("# Triage Matrix") {
+                let w = w.trim().trim_start_matches(['-', '—']).trim();
+                if !w.is_empty() {
+                    workload = w.to_string();
+                }
+                continue;
+            }
+            let Some(cells) = md_cells(&line) else {
+                header = None;
+                continue;
+            };
+            if cells
+                .first()
+                .is_some_and(|c| c.eq_ignore_ascii_case("cell"))
+            {
+                header = Some(cells.iter().map(|c| c.to_string()).collect());
+                continue;
+            }
+            let Some(h) = &header else { continue };
+            if cells
+                .iter()
+                .all(|c| c.bytes().all(|b| matches!(b, b'-' | b':')))
+            {
+                continue;
+            }
+            if cells.len() != h.len() {
+                return Err(ParseError::at(
+                    no,
+                    format!("{} cells under {} columns", cells.len(), h.len()),
+                ));
+            }
+            let get = |name: &str| {
+                h.iter()
+                    .position(|c| c.eq_ignore_ascii_case(name))
+                    .map(|i| cells[i])
+            };
+            let mut key = Vec::new();
+            if let Some(env) = get("Environment") {
+                key.push(("environment".to_string(), env.to_string()));
+            }
+            let row = Row::new(&format!("triage:{workload}"), cells[0], &key, no);
+            for (name, cell) in h.iter().zip(&cells).skip(1) {
+                let bad = || ParseError::at(no, format!("`{cell}` under `{name}` is not a number"));
+                let lower = name.to_ascii_lowercase();
+                let m = match lower.as_str() {
+                    "environment" => continue,
+                    "mitigations" | "confound" => row.note(cell, name),
+                    "failure rate" => row.directed(
+                        "failure_rate",
+                        "%",
+                        Direction::Lower,
+                        number(cell).map_err(|_| bad())?,
+                        cell,
+                        name,
+                    ),
+                    "failures" | "iters" => {
+                        // `1 / 3`, `3/3`: the count before the slash.
+                        let value = match number(cell) {
+                            Ok(None) => None,
+                            _ => number(cell.split('/').next().unwrap_or("").trim())
+                                .map_err(|_| bad())?,
+                        };
+                        row.derived(&lower, "", value, cell, name, None)
+                    }
+                    _ => match lower
+                        .strip_suffix(')')
+                        .and_then(|l| l.rsplit_once('('))
+                        .filter(|(_, u)| crate::units::unit_of(u).is_some())
+                    {
+                        // `Mean step (ms)`: a time in its unit.
+                        Some((what, unit)) => {
+                            let metric = if what.trim() == "mean step" {
+                                "step_time".to_string()
+                            } else {
+                                what.trim().replace(' ', "_")
+                            };
+                            row.value(
+                                Some(&metric),
+                                unit,
+                                number(cell).map_err(|_| bad())?,
+                                cell,
+                                name,
+                            )
+                        }
+                        None => match number(cell) {
+                            Ok(v) => row.derived(
+                                metric::UNCLASSIFIED,
+                                "",
+                                v,
+                                cell,
+                                name,
+                                Some("unclassified column"),
+                            ),
+                            Err(()) => row.note(cell, name),
+                        },
+                    },
+                };
+                parsed.measurements.push(m);
+            }
+        }
+        if parsed.measurements.is_empty() {
+            return Err(ParseError::at(
+                0,
+                "no triage matrix row: no `| Cell | ... |` table with rows",
+            ));
+        }
+        Ok(parsed)
+    }
+}

@@ -1,0 +1,296 @@
+//! FlyDSL CI bench output (samples 12, 13): whitespace tables headed `op shape dtype`
+//! and then value columns — `TB/s`, `TFLOPS` (FlyDSL's own kernel), `<impl>(gpu us)`
+//! (one variant per implementation), `speedup` — with `-`/`skip` for no value; and the
+//! `=== Benchmark: current vs <ref> ===` blocks that compare with a reference build.
+//!
+//! The op is the table, shape and dtype the key. A table printed after a
+//! `found_<ref>=1` line holds the reference's numbers, not this run's: they are kept as
+//! `<metric>@<ref>` (derived). The ratio lines keep their `ratio=` as a derived `ratio`
+//! (column `ratio vs <ref>`); `current=missing` keeps no value and says so. `[perf]`
+//! lines in the same log are read as the `perf-lines` format reads them.
+
+use super::emit::Row;
+use super::{lines, Format, ParseError, Parser};
+use crate::model::{metric, Direction, Parsed, Warning};
+use crate::text::parse_value;
+
+pub struct FlydslBench;
+
+/// The variant of FlyDSL's own `TB/s`/`TFLOPS` columns.
+const OWN: &str = "flydsl";
+
+/// Whitespace tokens, a `(...)` group kept whole: `FlyDSL(gpu us)` is one.
+fn tokens(line: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    let mut depth = 0i32;
+    for (i, c) in line.char_indices() {
+        match c {
+            '(' => {
+                depth += 1;
+                start.get_or_insert(i);
+            }
+            ')' => {
+                depth -= 1;
+                start.get_or_insert(i);
+            }
+            c if c.is_whitespace() && depth <= 0 => {
+                if let Some(s) = start.take() {
+                    out.push(&line[s..i]);
+                }
+                depth = 0;
+            }
+            _ => {
+                start.get_or_insert(i);
+            }
+        }
+    }
+    if let Some(s) = start {
+        out.push(&line[s..]);
+    }
+    out
+}
+
+fn is_header(t: &[&str]) -> bool {
+    t.len() > 3 && t[0] == "op" && t[1] == "shape" && t[2] == "dtype"
+}
+
+/// `=== Benchmark: current vs main ===` -> `main`.
+fn versus(line: &str) -> Option<&str> {
+    line.trim()
+        .strip_prefix("=== Benchmark: current vs ")?
+        .strip_suffix("===")
+        .map(str::trim)
+}
+
+/// What a value column holds: (variant, unit) or a derived speedup.
+enum Column<'a> {
+    Value { variant: &'a str, unit: &'a str },
+    Speedup,
+    Other,
+}
+
+fn column(name: &str) -> Column<'_> {
+    if let Some(open) = name.find('(') {
+        // `FlyDSL(gpu us)`: the implementation, the unit last in the parentheses.
+        let inner = name[open + 1..].trim_end_matches(')');
+        if let Some(unit) = inner.split_whitespace().last() {
+            if crate::units::unit_of(&unit.to_ascii_lowercase()).is_some() {
+                return Column::Value {
+                    variant: &name[..open],
+                    unit,
+                };
+            }
+        }
+    }
+    if name.eq_ignore_ascii_case("speedup") {
+        return Column::Speedup;
+    }
+    if crate::units::unit_of(&name.to_ascii_lowercase()).is_some() {
+        return Column::Value {
+            variant: OWN,
+            unit: name,
+        };
+    }
+    Column::Other
+}
+
+impl Parser for FlydslBench {
+    fn format(&self) -> Format {
+        Format::FlydslBench
+    }
+    fn sniff(&self, text: &str) -> bool {
+        crate::text::has(text, "=== Benchmark: current vs ")
+            || (crate::text::has(text, "op ")
+                && text
+                    .lines()
+                    .any(|l| is_header(&tokens(&crate::text::clean_line(l)))))
+    }
+    fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
+        let mut parsed = Parsed::default();
+        let mut header: Option<Vec<String>> = None;
+        // The reference the next table measures (`found_main=1`), and the one the
+        // table being read measures.
+        let mut next_reference: Option<String> = None;
+        let mut reference: Option<String> = None;
+        let mut ratios_vs: Option<String> = None;
+        for (no, line) in lines(text) {
+            if let Some(ms) = super::perf::parse_perf_line(&line, no)? {
+                parsed.measurements.extend(ms);
+                continue;
+            }
+            let t = tokens(&line);
+            if is_header(&t) {
+                header = Some(t.iter().map(|s| s.to_string()).collect());
+                reference = next_reference.take();
+                ratios_vs = None;
+                continue;
+            }
+            if let Some(r) = versus(&line) {
+                header = None;
+                ratios_vs = Some(r.to_string());
+                continue;
+            }
+            if let Some(flag) = t.first().and_then(|f| f.strip_prefix("found_")) {
+                if let Some((r, "1")) = flag.split_once('=') {
+                    next_reference = Some(r.to_string());
+                    header = None;
+                    continue;
+                }
+            }
+            if t.iter().all(|s| s.bytes().all(|b| b == b'-')) {
+                continue; // a rule under the header, or an empty line
+            }
+            if let Some(h) = &header {
+                if t.len() == h.len() {
+                    row(h, &t, no, reference.as_deref(), &mut parsed)?;
+                    continue;
+                }
+                header = None;
+            }
+            if let Some(r) = &ratios_vs {
+                if t.len() >= 4 && line.contains("current=") {
+                    ratio_line(&t, r, no, &mut parsed)?;
+                    continue;
+                }
+                ratios_vs = None;
+            }
+        }
+        if parsed.measurements.is_empty() {
+            return Err(ParseError::at(
+                0,
+                "no FlyDSL bench row: no `op shape dtype ...` header with rows and no \
+                 `=== Benchmark: current vs` ratio line",
+            ));
+        }
+        Ok(parsed)
+    }
+}
+
+fn row(
+    h: &[String],
+    t: &[&str],
+    no: usize,
+    reference: Option<&str>,
+    parsed: &mut Parsed,
+) -> Result<(), ParseError> {
+    let key = [
+        ("shape".to_string(), t[1].to_string()),
+        ("dtype".to_string(), t[2].to_string()),
+    ];
+    let first_variant = h[3..].iter().find_map(|c| match column(c) {
+        Column::Value { variant, .. } if variant != OWN => Some(variant),
+        _ => None,
+    });
+    for (name, cell) in h[3..].iter().zip(&t[3..]) {
+        let value = parse_value(cell)
+            .map_err(|_| ParseError::at(no, format!("`{cell}` under `{name}` is not a number")))?;
+        let m = match column(name) {
+            Column::Value { variant, unit } => {
+                let row = Row::new(t[0], variant, &key, no);
+                let mut m = row.value(None, unit, value, cell, name);
+                if let Some(r) = reference {
+                    m.metric = format!("{}@{r}", m.metric).into();
+                    m.direction = Direction::None;
+                    m.note = Some(format!("measured on {r} (found_{r}=1), not this run").into());
+                }
+                m
+            }
+            Column::Speedup => Row::new(t[0], first_variant.unwrap_or(OWN), &key, no).derived(
+                metric::SPEEDUP,
+                "x",
+                value,
+                cell,
+                name,
+                None,
+            ),
+            Column::Other => Row::new(t[0], OWN, &key, no).derived(
+                metric::UNCLASSIFIED,
+                "",
+                value,
+                cell,
+                name,
+                Some("unclassified column"),
+            ),
+        };
+        parsed.measurements.push(m);
+    }
+    Ok(())
+}
+
+/// `softmax 32768x8192 bf16  main=  4.105 TB/s  current=  3.938 TB/s  ratio= 0.959x ...`
+fn ratio_line(t: &[&str], r: &str, no: usize, parsed: &mut Parsed) -> Result<(), ParseError> {
+    let key = [
+        ("shape".to_string(), t[1].to_string()),
+        ("dtype".to_string(), t[2].to_string()),
+    ];
+    let row = Row::new(t[0], OWN, &key, no);
+    // `ratio= 0.959x` or `ratio=0.959x`.
+    let after = |name: &str| {
+        t.iter().position(|s| s.starts_with(name)).map(|i| {
+            let v = &t[i][name.len()..];
+            if v.is_empty() {
+                t.get(i + 1).copied().unwrap_or("")
+            } else {
+                v
+            }
+        })
+    };
+    let column = format!("ratio vs {r}");
+    if after("current=") == Some("missing") {
+        parsed.measurements.push(row.derived(
+            metric::RATIO,
+            "x",
+            None,
+            "current=missing",
+            &column,
+            Some("current missing"),
+        ));
+        return Ok(());
+    }
+    let Some(ratio) = after("ratio=") else {
+        parsed.warnings.push(Warning {
+            line: no,
+            reason: "a `current vs` line with no `ratio=` (skipped)".to_string(),
+        });
+        return Ok(());
+    };
+    let value = parse_value(ratio)
+        .map_err(|_| ParseError::at(no, format!("ratio `{ratio}` is not a number")))?;
+    parsed
+        .measurements
+        .push(row.derived(metric::RATIO, "x", value, ratio, &column, None));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parenthesised_headers_are_one_token() {
+        assert_eq!(
+            tokens("op  shape dtype  FlyDSL(gpu us)  AIter(gpu us)    speedup"),
+            [
+                "op",
+                "shape",
+                "dtype",
+                "FlyDSL(gpu us)",
+                "AIter(gpu us)",
+                "speedup"
+            ]
+        );
+        assert!(matches!(
+            column("AIter(gpu us)"),
+            Column::Value {
+                variant: "AIter",
+                unit: "us"
+            }
+        ));
+        assert!(matches!(column("TB/s"), Column::Value { variant: OWN, .. }));
+        assert_eq!(
+            versus("=== Benchmark: current vs v0.2.0 ==="),
+            Some("v0.2.0")
+        );
+    }
+}

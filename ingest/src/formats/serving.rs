@@ -1,0 +1,225 @@
+//! Serving benchmark results: vLLM `vllm bench serve --save-result` JSON
+//! (`vllm/benchmarks/serve.py`), TokenSpeed's serve export (the same fields, sample 20)
+//! and SGLang `bench_serving` JSONL (one result object per line appended to the output
+//! file, `python/sglang/bench_serving.py`).
+//!
+//! Each result object is one row of table `serving`: the backend is the variant, the
+//! load settings (model, request rate, max concurrency, prompt count and lengths, label)
+//! the key. `<stat>_<ttft|tpot|itl|e2el|e2e_latency>_ms` are latencies (metric
+//! `ttft_median`, `ttft_p99`...; lower is better, the spread `_std` derived), the
+//! throughputs are `req/s` and `tokens/s` (higher is better); counts and durations are
+//! kept derived. [`field`] is shared with the `TS_BENCH_*` lines of the probe format.
+
+use super::emit::{json_cell, json_number, lines_of, Row};
+use super::{Format, ParseError, Parser};
+use crate::model::{Direction, Parsed};
+use serde_json::Value;
+
+pub struct Serving;
+
+/// The table every serving result lands in.
+pub const TABLE: &str = "serving";
+
+/// Fields that set the load: the key.
+const KEY_FIELDS: &[&str] = &[
+    "model_id",
+    "label",
+    "request_rate",
+    "max_concurrency",
+    "burstiness",
+    "num_prompts",
+    "dataset_name",
+    "random_input_len",
+    "random_output_len",
+    "random_range_ratio",
+    "sharegpt_output_len",
+];
+
+/// How one numeric result field is stored.
+#[derive(Debug, PartialEq)]
+pub enum Field {
+    /// A measurement: metric, printed unit, compared.
+    Measured(String, &'static str),
+    /// A value kept beside the measurements: metric, printed unit.
+    Derived(String, &'static str),
+}
+
+/// `median_ttft_ms` -> latency `ttft_median` in ms; `output_throughput` -> tokens/s.
+pub fn field(name: &str) -> Option<Field> {
+    if let Some(rest) = name.strip_suffix("_ms") {
+        for q in ["ttft", "tpot", "itl", "e2el", "e2e_latency"] {
+            if let Some(stat) = rest.strip_suffix(q).and_then(|s| s.strip_suffix('_')) {
+                let q = if q == "e2e_latency" { "e2el" } else { q };
+                let metric = format!("{q}_{stat}");
+                return Some(if stat == "std" {
+                    Field::Derived(metric, "ms")
+                } else {
+                    Field::Measured(metric, "ms")
+                });
+            }
+        }
+    }
+    Some(match name {
+        "request_throughput" | "request_goodput" => Field::Measured(name.to_string(), "req/s"),
+        "output_throughput"
+        | "total_token_throughput"
+        | "input_throughput"
+        | "max_output_tokens_per_s" => Field::Measured(name.to_string(), "tokens/s"),
+        "duration" => Field::Derived("duration".to_string(), "sec"),
+        n if n.ends_with("_sec") || n.ends_with("_secs") => Field::Measured(
+            n.trim_end_matches("_secs")
+                .trim_end_matches("_sec")
+                .to_string(),
+            "sec",
+        ),
+        "completed"
+        | "failed"
+        | "total_input_tokens"
+        | "total_output_tokens"
+        | "total_output"
+        | "total_input"
+        | "max_concurrent_requests"
+        | "concurrency"
+        | "accept_length" => Field::Derived(name.to_string(), ""),
+        _ => return None,
+    })
+}
+
+/// The values of one result field on `row`.
+pub(crate) fn measure(
+    row: &Row,
+    name: &str,
+    value: Option<f64>,
+    printed: &str,
+) -> crate::model::Measurement {
+    match field(name) {
+        Some(Field::Measured(metric, unit)) => row.value(Some(&metric), unit, value, printed, name),
+        Some(Field::Derived(metric, "")) => row.derived(&metric, "", value, printed, name, None),
+        Some(Field::Derived(metric, unit)) => {
+            let mut m = row.value(Some(&metric), unit, value, printed, name);
+            m.direction = Direction::None;
+            m
+        }
+        None => row.derived(
+            crate::model::metric::UNCLASSIFIED,
+            "",
+            value,
+            printed,
+            name,
+            Some("unclassified field"),
+        ),
+    }
+}
+
+impl Parser for Serving {
+    fn format(&self) -> Format {
+        Format::Serving
+    }
+    fn sniff(&self, text: &str) -> bool {
+        text.trim_start().starts_with('{')
+            && (crate::text::has(text, "\"request_throughput\"")
+                || crate::text::has(text, "_ttft_ms\""))
+    }
+    fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
+        // One JSON document, else one per line (JSONL).
+        let objects: Vec<(usize, Value)> = match serde_json::from_str::<Value>(text) {
+            Ok(v) => vec![(1, v)],
+            Err(_) => {
+                let mut out = Vec::new();
+                for (no, line) in super::lines(text) {
+                    if line.trim().is_empty() {
+                        continue;
+                    }
+                    let v: Value = serde_json::from_str(&line).map_err(|e| {
+                        ParseError::at(no, format!("not a JSON result object (JSONL): {e}"))
+                    })?;
+                    out.push((no, v));
+                }
+                out
+            }
+        };
+        let single_lines = lines_of(text, "\"request_throughput\"");
+        let mut parsed = Parsed::default();
+        for (i, (no, obj)) in objects.iter().enumerate() {
+            let no = if objects.len() == 1 {
+                single_lines.first().copied().unwrap_or(*no)
+            } else {
+                *no
+            };
+            let obj = obj
+                .as_object()
+                .ok_or_else(|| ParseError::at(no, format!("result {i} is not a JSON object")))?;
+            if !obj
+                .keys()
+                .any(|k| field(k).is_some_and(|f| matches!(f, Field::Measured(..))))
+            {
+                return Err(ParseError::at(
+                    no,
+                    "a JSON object with no serving result field (request_throughput, \
+                     median_ttft_ms, ...)",
+                ));
+            }
+            let key: Vec<(String, String)> = KEY_FIELDS
+                .iter()
+                .filter_map(|k| {
+                    obj.get(*k)
+                        .filter(|v| !v.is_null())
+                        .map(|v| (k.to_string(), json_cell(v)))
+                })
+                .collect();
+            let variant = obj
+                .get("backend")
+                .and_then(Value::as_str)
+                .unwrap_or("serve");
+            let row = Row::new(TABLE, variant, &key, no);
+            for (k, v) in obj {
+                if KEY_FIELDS.contains(&k.as_str()) {
+                    continue;
+                }
+                let Some(value) = (match v {
+                    Value::Number(_) | Value::Null => json_number(v),
+                    _ => None,
+                }) else {
+                    continue; // strings (date, backend), per-request arrays
+                };
+                if v.is_null() && field(k).is_none() {
+                    continue;
+                }
+                parsed
+                    .measurements
+                    .push(measure(&row, k, value, &v.to_string()));
+            }
+        }
+        Ok(parsed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_name_their_quantity() {
+        assert_eq!(
+            field("median_ttft_ms"),
+            Some(Field::Measured("ttft_median".into(), "ms"))
+        );
+        assert_eq!(
+            field("p99_e2e_latency_ms"),
+            Some(Field::Measured("e2el_p99".into(), "ms"))
+        );
+        assert_eq!(
+            field("std_itl_ms"),
+            Some(Field::Derived("itl_std".into(), "ms"))
+        );
+        assert_eq!(
+            field("output_throughput"),
+            Some(Field::Measured("output_throughput".into(), "tokens/s"))
+        );
+        assert_eq!(
+            field("server_startup_sec"),
+            Some(Field::Measured("server_startup".into(), "sec"))
+        );
+        assert_eq!(field("date"), None);
+    }
+}

@@ -1,0 +1,252 @@
+//! `torch.utils.benchmark.Compare` printouts (`torch/utils/benchmark/utils/compare.py`):
+//!
+//! ```text
+//! [-------------- Ops --------------]
+//!                     |   mm   |  add
+//! 1 threads: ------------------------
+//!       [64, 64]      |  21.5  |  7.9
+//!       [1024, 1024]  |  56.6 (! 12%)  |  8.0
+//!
+//! Times are in microseconds (us).
+//! ```
+//!
+//! The label is the table, each description (column) a variant, the thread count and
+//! the row's sub-label (with its `(env)` when one is printed) the key; the footer gives
+//! the unit for the whole table. `colorize()`'s escapes are stripped; a `(! XX%)` mark
+//! (IQR above 10% of the median) stays on the value as a noise note. Anything else in
+//! the text (a `Measurement` repr) is not a Compare table and is ignored.
+
+use super::emit::Row;
+use super::{lines, Format, ParseError, Parser};
+use crate::model::{Name, Parsed, Warning};
+
+pub struct TorchCompare;
+
+/// `[---- label ----]` -> `label`.
+fn title(line: &str) -> Option<&str> {
+    let t = line.trim();
+    let inner = t.strip_prefix("[-")?.strip_suffix("-]")?;
+    Some(inner.trim_matches('-').trim())
+}
+
+/// `Times are in microseconds (us).` -> `us`.
+fn footer_unit(line: &str) -> Option<&str> {
+    let rest = line.trim().strip_prefix("Times are in ")?;
+    let open = rest.rfind('(')?;
+    let unit = rest[open + 1..].strip_suffix(").")?;
+    Some(unit)
+}
+
+/// `4 threads: -----` -> `4`.
+fn threads(line: &str) -> Option<&str> {
+    let (n, rest) = line.trim().split_once(' ')?;
+    (n.bytes().all(|b| b.is_ascii_digit()) && rest.starts_with("thread"))
+        .then_some(n)
+        .filter(|_| rest.contains(':'))
+}
+
+/// A cell: its number and whether `(! XX%)` marks it noisy (with the percent).
+fn cell(text: &str) -> Result<(Option<f64>, Option<&str>), ()> {
+    let t = text.trim();
+    let (num, warn) = match t.find("(!") {
+        Some(at) => (
+            t[..at].trim(),
+            Some(t[at + 2..].trim_end_matches(')').trim()),
+        ),
+        None => (t, None),
+    };
+    crate::text::parse_value(num)
+        .map(|v| (v, warn))
+        .map_err(|_| ())
+}
+
+/// Rows of one table waiting for the footer that names their unit.
+struct Pending {
+    label: String,
+    variants: Vec<String>,
+    title_line: usize,
+    rows: Vec<PendingRow>,
+}
+
+/// A row of a table: its line, thread count, env, sub-label and cells.
+struct PendingRow {
+    no: usize,
+    threads: String,
+    env: Option<String>,
+    sub: String,
+    cells: Vec<String>,
+}
+
+impl Parser for TorchCompare {
+    fn format(&self) -> Format {
+        Format::TorchCompare
+    }
+    fn sniff(&self, text: &str) -> bool {
+        crate::text::has(text, "Times are in ")
+            && crate::text::has(text, "[-")
+            && text
+                .lines()
+                .any(|l| title(&crate::text::clean_line(l)).is_some())
+    }
+    fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
+        let mut parsed = Parsed::default();
+        let mut pending: Option<Pending> = None;
+        let mut group: Option<String> = None;
+        let mut expect_header = false;
+        for (no, line) in lines(text) {
+            if let Some(label) = title(&line) {
+                if let Some(p) = pending.take() {
+                    parsed.warnings.push(Warning {
+                        line: p.title_line,
+                        reason: format!(
+                            "Compare table `{}` has no `Times are in` footer (skipped)",
+                            p.label
+                        ),
+                    });
+                }
+                pending = Some(Pending {
+                    label: label.to_string(),
+                    variants: Vec::new(),
+                    title_line: no,
+                    rows: Vec::new(),
+                });
+                group = None;
+                expect_header = true;
+                continue;
+            }
+            let Some(p) = pending.as_mut() else {
+                continue;
+            };
+            if expect_header {
+                let mut parts = line.split('|');
+                let _row_labels = parts.next();
+                p.variants = parts.map(|v| v.trim().to_string()).collect();
+                if p.variants.is_empty() {
+                    return Err(ParseError::at(
+                        no,
+                        format!(
+                            "Compare table `{}`: no `|` header of descriptions under the title",
+                            p.label
+                        ),
+                    ));
+                }
+                expect_header = false;
+                continue;
+            }
+            if let Some(n) = threads(&line) {
+                group = Some(n.to_string());
+                continue;
+            }
+            if let Some(unit) = footer_unit(&line) {
+                let p = pending.take().expect("checked above");
+                emit(p, unit, no, &mut parsed)?;
+                continue;
+            }
+            if line.trim().is_empty() {
+                continue;
+            }
+            let mut parts = line.split('|');
+            let labels = parts.next().unwrap_or("").trim();
+            let cells: Vec<String> = parts.map(str::to_string).collect();
+            if cells.len() != p.variants.len() {
+                return Err(ParseError::at(
+                    no,
+                    format!(
+                        "{} cells under {} descriptions in Compare table `{}`",
+                        cells.len(),
+                        p.variants.len(),
+                        p.label
+                    ),
+                ));
+            }
+            // `(envA)  tiny`: the env, then the sub-label.
+            let (env, sub) = match labels.strip_prefix('(').and_then(|r| r.split_once(')')) {
+                Some((env, sub)) => (Some(env.to_string()), sub.trim().to_string()),
+                None => (None, labels.to_string()),
+            };
+            let threads = group
+                .clone()
+                .ok_or_else(|| ParseError::at(no, "a Compare row before any `N threads:` line"))?;
+            p.rows.push(PendingRow {
+                no,
+                threads,
+                env,
+                sub,
+                cells,
+            });
+        }
+        if let Some(p) = pending {
+            parsed.warnings.push(Warning {
+                line: p.title_line,
+                reason: format!(
+                    "Compare table `{}` has no `Times are in` footer (skipped)",
+                    p.label
+                ),
+            });
+        }
+        if parsed.measurements.is_empty() {
+            return Err(parsed.warnings.first().map_or_else(
+                || ParseError::at(0, "no torch.utils.benchmark Compare table: no `[--- label ---]` title with rows and a `Times are in ...` footer"),
+                |w| ParseError::at(w.line, w.reason.clone()),
+            ));
+        }
+        Ok(parsed)
+    }
+}
+
+fn emit(p: Pending, unit: &str, footer_line: usize, parsed: &mut Parsed) -> Result<(), ParseError> {
+    if crate::units::unit_of(unit).is_none_or(|u| u.canonical != "us") {
+        return Err(ParseError::at(
+            footer_line,
+            format!("`{unit}` is not a time unit (expected ns, us, ms or s)"),
+        ));
+    }
+    let unit = if unit == "s" { "sec" } else { unit };
+    for PendingRow {
+        no,
+        threads,
+        env,
+        sub,
+        cells,
+    } in p.rows
+    {
+        let mut key = vec![("threads".to_string(), threads)];
+        if let Some(env) = env {
+            key.push(("env".to_string(), env));
+        }
+        key.push(("sub_label".to_string(), sub));
+        for (variant, text) in p.variants.iter().zip(&cells) {
+            let (value, warn) = cell(text).map_err(|_| {
+                ParseError::at(
+                    no,
+                    format!("`{}` under `{variant}` is not a number", text.trim()),
+                )
+            })?;
+            let printed = text.trim();
+            let printed = printed.split("(!").next().unwrap_or(printed).trim();
+            let row = Row::new(&p.label, variant, &key, no);
+            let mut m = row.value(None, unit, value, printed, variant);
+            if let Some(pct) = warn {
+                m.note = Some(Name::from(format!("noisy: IQR {pct} of the median")));
+            }
+            parsed.measurements.push(m);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers() {
+        assert_eq!(title("[------------- Ops -------------]"), Some("Ops"));
+        assert_eq!(title("[------- cpu --------]"), Some("cpu"));
+        assert_eq!(footer_unit("Times are in microseconds (us)."), Some("us"));
+        assert_eq!(footer_unit("Times are in milliseconds (ms)."), Some("ms"));
+        assert_eq!(threads("4 threads: ------"), Some("4"));
+        assert_eq!(threads("1 thread: --"), Some("1"));
+        assert_eq!(cell(" 56.6 (! 12%) ").unwrap(), (Some(56.6), Some("12%")));
+    }
+}
