@@ -631,3 +631,161 @@ fn triton_perf_report_compares_like_any_format() {
     // The Broken line printed NaN everywhere: measured on neither side, not a row.
     assert_eq!(v["not_measured"], 3);
 }
+
+/// The rows a comparison calls regressions, as `table variant key metric`.
+fn regressed(v: &Value) -> BTreeSet<String> {
+    rows(v)
+        .iter()
+        .filter(|r| r["verdict"] == "regression")
+        .map(|r| {
+            format!(
+                "{} {} {} {}",
+                r["table"].as_str().unwrap(),
+                r["variant"].as_str().unwrap(),
+                r["key_text"].as_str().unwrap(),
+                r["metric"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+/// Ingest `dir/base` and `dir/head` (with `extra` ingest options) and compare them.
+fn compare_dirs(dir: &str, extra: &[&str]) -> (Wh, i32, Value) {
+    let wh = Wh::new();
+    for side in ["base", "head"] {
+        let path = sample(&format!("{dir}/{side}"));
+        let mut args = vec!["ingest", path.to_str().unwrap(), "--label", side];
+        args.extend_from_slice(extra);
+        wh.ok(&args);
+    }
+    let (code, v) = compare_json(&wh, &["base", "head"]);
+    (wh, code, v)
+}
+
+/// Every format added for issue 11, base against head: exactly the value each head
+/// made worse is a regression (derived/README.md names it; for pytest-benchmark and
+/// google-benchmark, real CPU runs of code made twice as slow in `test_sum`/`BM_Sum`).
+#[test]
+fn each_new_format_flags_exactly_the_rows_its_head_made_worse() {
+    let cases: &[(&str, &[&str], &str, &[&str])] = &[
+        (
+            "derived/ab-torch-compare",
+            &[],
+            "torch-compare",
+            &["Ops mm threads=1 sub_label=[1024, 1024] latency"],
+        ),
+        (
+            "derived/ab-flydsl-bench",
+            &[],
+            "flydsl-bench",
+            &[
+                "gemm flydsl shape=5120x5120x8320_tile64x256x128 dtype=fp8 bandwidth",
+                "gemm flydsl shape=5120x5120x8320_tile64x256x128 dtype=fp8 throughput",
+            ],
+        ),
+        (
+            "derived/ab-aiter-tuned-csv",
+            &[],
+            "aiter-tuned-csv",
+            &[
+                "a8w8_tuned_gemm tuned gfx=gfx942 cu_num=304 M=128 N=1280 K=8192 q_dtype_w=torch.int8 bandwidth",
+                "a8w8_tuned_gemm tuned gfx=gfx942 cu_num=304 M=128 N=1280 K=8192 q_dtype_w=torch.int8 latency",
+                "a8w8_tuned_gemm tuned gfx=gfx942 cu_num=304 M=128 N=1280 K=8192 q_dtype_w=torch.int8 throughput",
+            ],
+        ),
+        (
+            "derived/ab-triton-csv",
+            &["--unit", "GB/s"],
+            "triton-csv",
+            &["vector-add-performance Triton size=134217728 bandwidth"],
+        ),
+        (
+            "derived/ab-serving",
+            &[],
+            "serving",
+            &["serving openai model_id=Qwen/Qwen3-0.6B label=step1 request_rate=inf max_concurrency=8 burstiness=1 num_prompts=32 ttft_p99"],
+        ),
+        (
+            "derived/ab-aorta-matrix",
+            &[],
+            "aorta-matrix",
+            &["triage:_subprocess ts_gemm_gluon_bf16-hip_launch_blocking environment=local step_time"],
+        ),
+        (
+            "formats/26_pytest_benchmark_json_cpu_generated",
+            &[],
+            "pytest-benchmark",
+            &["sum test_sum n=1000 latency", "sum test_sum n=10000 latency"],
+        ),
+        (
+            "formats/27_google_benchmark_json_cpu_generated",
+            &[],
+            "google-benchmark",
+            &[
+                "bench_vec BM_Sum arg1=4096 threads=1 bandwidth",
+                "bench_vec BM_Sum arg1=4096 threads=1 latency",
+                "bench_vec BM_Sum arg1=4096 threads=1 latency_cpu",
+                "bench_vec BM_Sum arg1=65536 threads=1 bandwidth",
+                "bench_vec BM_Sum arg1=65536 threads=1 latency",
+                "bench_vec BM_Sum arg1=65536 threads=1 latency_cpu",
+            ],
+        ),
+    ];
+    for (dir, extra, format, want) in cases {
+        let (wh, code, v) = compare_dirs(dir, extra);
+        let formats = wh.sql("SELECT DISTINCT format FROM runs");
+        assert_eq!(formats.len(), 1, "{dir}");
+        assert_eq!(formats[0]["format"], *format, "{dir}");
+        assert_eq!(code, 1, "{dir}: {}", v["reason"]);
+        assert_eq!(v["verdict"], "regression", "{dir}");
+        let want: BTreeSet<String> = want.iter().map(|s| s.to_string()).collect();
+        assert_eq!(regressed(&v), want, "{dir}");
+        // Every other compared row was compared and did not move.
+        let others = rows(&v)
+            .iter()
+            .filter(|r| r["verdict"] != "regression")
+            .count();
+        assert!(others > 0, "{dir}: no unchanged rows to hold the others to");
+        for r in rows(&v).iter().filter(|r| r["verdict"] != "regression") {
+            assert_eq!(r["verdict"], "no_significant_change", "{dir}: {r}");
+        }
+    }
+}
+
+/// ROCm bench CSVs: the slowed hipBLASLt problem regresses on its three metrics, the
+/// rocBLAS line in the same log does not move.
+#[test]
+fn rocm_bench_csv_compares_per_problem_and_tool() {
+    let (_wh, code, v) = compare_dirs("derived/ab-rocm-bench-csv", &[]);
+    assert_eq!(code, 1, "{}", v["reason"]);
+    let bad = regressed(&v);
+    assert_eq!(bad.len(), 3, "{bad:?}");
+    for b in &bad {
+        assert!(
+            b.starts_with("gemm hipblaslt transA=N transB=T ")
+                && b.contains(" m=4096 n=4096 k=4096 "),
+            "{b}"
+        );
+    }
+    let metrics: BTreeSet<&str> = bad.iter().map(|b| b.rsplit(' ').next().unwrap()).collect();
+    assert_eq!(
+        metrics,
+        BTreeSet::from(["bandwidth", "latency", "throughput"])
+    );
+    assert!(rows(&v)
+        .iter()
+        .any(|r| r["variant"] == "rocblas" && r["verdict"] == "no_significant_change"));
+}
+
+/// aorta result.json: a head trial whose verdict is fail makes the comparison a
+/// regression for a failed run, whatever its values say.
+#[test]
+fn an_aorta_trial_that_failed_fails_the_comparison() {
+    let (_wh, code, v) = compare_dirs("derived/ab-aorta-result", &[]);
+    assert_eq!(code, 1, "{v}");
+    let reason = v["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("failed: verdict fail; exit code 137; detectors fired: tier1:exit_nonzero, tier4:hip_error"),
+        "{reason}"
+    );
+}

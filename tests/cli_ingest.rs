@@ -800,3 +800,123 @@ fn a_probe_that_failed_before_measuring_is_on_record() {
     assert_eq!(runs[0]["verdict_detail"], "benchmark_cli_rc=1");
     assert_eq!(runs[0]["n_measurements"], 0);
 }
+
+/// `perfdb run -- CMD`: the command's output reaches the terminal unchanged, is ingested
+/// as one run like the same file would be, and the run records the command line, exit
+/// code and duration.
+#[test]
+fn run_streams_and_ingests_a_benchmark_command() {
+    let wh = Wh::new();
+    let log = sample("h200-gemm/ab/aiter/base/trial1.log");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let script = format!("cat '{}'; echo 'a note on stderr' >&2", log.display());
+    let out = wh.run(&["run", "--label", "ci", "--", "sh", "-c", &script]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with(&text),
+        "output not passed through unchanged"
+    );
+    assert!(stderr(&out).contains("a note on stderr"));
+    assert!(
+        stdout(&out).contains(": aiter-table run "),
+        "{}",
+        stdout(&out)
+    );
+    let runs = wh.sql("SELECT n_measurements, verdict, tags FROM runs");
+    assert_eq!(runs.len(), 1);
+    let tags = tags_of(&runs[0]);
+    let command = tags["command"].as_str();
+    assert!(command.starts_with("sh -c 'cat '\\''"), "{command}");
+    assert!(command.ends_with("a note on stderr'\\'' >&2'"), "{command}");
+    assert_eq!(tags["exit_code"], "0");
+    assert!(tags["duration_s"].parse::<f64>().unwrap() >= 0.0);
+    assert!(runs[0]["verdict"].is_null());
+    // The same values as ingesting the file.
+    let other = Wh::new();
+    other.ingest(&log, "file");
+    assert_eq!(
+        runs[0]["n_measurements"],
+        other.sql("SELECT n_measurements FROM runs")[0]["n_measurements"]
+    );
+}
+
+/// A command that exits non-zero is a failed run — with its values when it printed
+/// some, with none when it printed nothing readable — and `run` exits 1.
+#[test]
+fn a_failing_command_is_stored_as_a_failed_run() {
+    let wh = Wh::new();
+    let log = sample("h200-gemm/ab/perf/base/trial1.log");
+    let script = format!("cat '{}'; exit 3", log.display());
+    let out = wh.run(&["run", "--label", "ci", "--", "sh", "-c", &script]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(stderr(&out).contains("command exited with code 3; stored as a failed run"));
+    let out = wh.run(&[
+        "run",
+        "--label",
+        "ci",
+        "--",
+        "sh",
+        "-c",
+        "echo segfault; exit 139",
+    ]);
+    assert_eq!(code(&out), 1);
+    assert!(stderr(&out).contains("output not read: no recognizable benchmark data"));
+    let runs = wh.sql(
+        "SELECT format, verdict, verdict_detail, n_measurements, tags FROM runs ORDER BY trial",
+    );
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0]["format"], "perf-lines");
+    assert_eq!(runs[0]["verdict"], "fail");
+    assert_eq!(runs[0]["verdict_detail"], "command exited with code 3");
+    assert!(runs[0]["n_measurements"].as_i64().unwrap() > 0);
+    assert_eq!(
+        (&runs[1]["format"], &runs[1]["n_measurements"]),
+        (&Value::from("none"), &Value::from(0))
+    );
+    assert_eq!(tags_of(&runs[1])["exit_code"], "139");
+    // A command that succeeded but printed nothing perfdb reads: an input error, nothing
+    // written.
+    let empty = Wh::new();
+    let out = empty.run(&["run", "--", "echo", "hello"]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("no recognizable benchmark data"));
+    assert!(!empty.path().exists());
+}
+
+/// A run's tags (stored as a JSON object) as a map.
+fn tags_of(run: &Value) -> HashMap<String, String> {
+    let text = run["tags"].as_str().expect("tags as JSON text");
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("tags {text}: {e}"))
+}
+
+/// pytest-benchmark's `commit_info` and `machine_info` fill commit and machine when the
+/// command line does not give them, and yield to it when it does.
+#[test]
+fn pytest_benchmark_fills_commit_and_machine_unless_given() {
+    let rel = "formats/26_pytest_benchmark_json_cpu_generated/base/trial1.json";
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(sample(rel)).unwrap()).unwrap();
+    let wh = Wh::new();
+    wh.ingest(&sample(rel), "a");
+    let run = &wh.sql("SELECT \"commit\", tags FROM runs")[0];
+    assert_eq!(run["commit"], doc["commit_info"]["id"]);
+    let tags = tags_of(run);
+    assert_eq!(
+        tags["machine"],
+        doc["machine_info"]["cpu"]["brand_raw"].as_str().unwrap()
+    );
+    assert_eq!(tags["host"], doc["machine_info"]["node"].as_str().unwrap());
+    assert_eq!(tags["branch"], "master");
+    let wh = Wh::new();
+    let path = sample(rel);
+    wh.ok(&[
+        "ingest",
+        path.to_str().unwrap(),
+        "--commit",
+        "abc123",
+        "--machine",
+        "ci-cpu",
+    ]);
+    let run = &wh.sql("SELECT \"commit\", tags FROM runs")[0];
+    assert_eq!(run["commit"], "abc123");
+    assert_eq!(tags_of(run)["machine"], "ci-cpu");
+}

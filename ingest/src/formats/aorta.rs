@@ -6,8 +6,8 @@
 //!   `tier_durations_ms` and `capture` are kept derived. The cell is the variant of
 //!   table `aorta`; `trial_index` and `timed_out` become tags.
 //! - `matrix.md`, the triage matrix of a sweep: one row per cell (the variant) of table
-//!   `triage:<workload>`, keyed by its environment; `Mean step (ms)` is the step time,
-//!   `Failure rate` a percentage (lower is better), `Failures` and `Iters` derived,
+//!   `triage:<workload>`, keyed by its environment; `Mean step (ms)` is the step time
+//!   (compared), `Failure rate`, `Failures` and `Iters` derived (kept, not compared),
 //!   `Mitigations` and `Confound` kept as notes.
 
 use super::emit::{json_number, Row};
@@ -214,13 +214,15 @@ impl Parser for AortaMatrix {
                 let m = match lower.as_str() {
                     "environment" => continue,
                     "mitigations" | "confound" => row.note(cell, name),
-                    "failure rate" => row.directed(
+                    // Kept, not compared: 0% has no ratio, and a rate over 3 trials
+                    // is not a timing.
+                    "failure rate" => row.derived(
                         "failure_rate",
                         "%",
-                        Direction::Lower,
                         number(cell).map_err(|_| bad())?,
                         cell,
                         name,
+                        None,
                     ),
                     "failures" | "iters" => {
                         // `1 / 3`, `3/3`: the count before the slash.

@@ -115,7 +115,7 @@ impl Format {
             Format::FlydslBench => "FlyDSL CI bench tables (`op shape dtype TB/s TFLOPS`, `<a>(gpu us)` columns, `-`/`skip` cells) and `=== Benchmark: current vs X ===` ratios (derived)",
             Format::Serving => "serving results: vLLM `bench serve` JSON, TokenSpeed serve export, SGLang `bench_serving` JSONL: TTFT/TPOT/ITL/e2e latency stats and throughputs, request rate and concurrency = key",
             Format::AortaResult => "aorta `result.json`: verdict and exit code = the run's verdict, walltime and peak VRAM = values",
-            Format::AortaMatrix => "aorta triage `matrix.md`: cell = variant, mean step time and failure rate = values, baseline and confound kept",
+            Format::AortaMatrix => "aorta triage `matrix.md`: cell = variant, mean step time = the compared value, failure rate and counts kept, mitigations and confound as notes",
         }
     }
     fn parser(self) -> &'static dyn Parser {

@@ -82,11 +82,13 @@ impl Parser for TorchCompare {
         Format::TorchCompare
     }
     fn sniff(&self, text: &str) -> bool {
-        crate::text::has(text, "Times are in ")
-            && crate::text::has(text, "[-")
-            && text
-                .lines()
-                .any(|l| title(&crate::text::clean_line(l)).is_some())
+        // A `[--- label ---]` title, a `|` header and a `N threads:` group (a missing
+        // footer is the parser's to report).
+        let clean = || text.lines().map(crate::text::clean_line);
+        crate::text::has(text, "[-")
+            && crate::text::has(text, "|")
+            && clean().any(|l| title(&l).is_some())
+            && clean().any(|l| threads(&l).is_some())
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         let mut parsed = Parsed::default();
@@ -187,7 +189,7 @@ impl Parser for TorchCompare {
         if parsed.measurements.is_empty() {
             return Err(parsed.warnings.first().map_or_else(
                 || ParseError::at(0, "no torch.utils.benchmark Compare table: no `[--- label ---]` title with rows and a `Times are in ...` footer"),
-                |w| ParseError::at(w.line, w.reason.clone()),
+                |w| ParseError::at(w.line, w.reason.trim_end_matches(" (skipped)")),
             ));
         }
         Ok(parsed)
