@@ -232,3 +232,165 @@ pub fn triton_log(plots: usize, seed: u64) -> String {
     }
     out
 }
+
+/// One large generated input per format added for issue 11 (name, format, source name,
+/// text), each in that format's real layout, ~2-8 MB, for the parse benchmarks.
+pub fn format_inputs(seed: u64) -> Vec<(&'static str, &'static str, String)> {
+    let mut rng = SplitMix64::new(seed);
+    let mut v = move |lo: f64, span: f64| lo + (rng.next_u64() % 1_000_000) as f64 * span / 1e6;
+    let n = 50_000;
+    let mut triton = String::from("M,N,K,cuBLAS,Triton\n");
+    for i in 0..n {
+        triton.push_str(&format!(
+            "{:.6},{:.6},{:.6},{:.6},{:.6}\n",
+            (64 * (i % 128 + 1)) as f64,
+            (64 * (i / 128 + 1)) as f64,
+            4096.0,
+            v(100.0, 800.0),
+            v(100.0, 800.0)
+        ));
+    }
+    let mut torch = String::new();
+    for t in 0..2_000 {
+        torch.push_str(&format!(
+            "[------------- op{t} -------------]\n                    |   mm   |  add   |  bmm\n"
+        ));
+        for th in [1, 4] {
+            torch.push_str(&format!(
+                "{th} threads: ----------------------------------\n"
+            ));
+            for s in 0..10 {
+                torch.push_str(&format!(
+                    "      [{}, {}]  |  {:.1}  |  {:.1}  |  {:.1}\n",
+                    64 << s,
+                    64 << s,
+                    v(1.0, 100.0),
+                    v(1.0, 100.0),
+                    v(1.0, 100.0)
+                ));
+            }
+        }
+        torch.push_str("\nTimes are in microseconds (us).\n\n");
+    }
+    let stats = |v: &mut dyn FnMut(f64, f64) -> f64| {
+        let m = v(1e-5, 1e-3);
+        format!(
+            "{{\"min\": {}, \"max\": {}, \"mean\": {}, \"stddev\": {}, \"rounds\": 1000, \"median\": {m}, \"iqr\": {}, \"q1\": {}, \"q3\": {}, \"iqr_outliers\": 3, \"stddev_outliers\": 2, \"outliers\": \"2;3\", \"ld15iqr\": {}, \"hd15iqr\": {}, \"ops\": {}, \"total\": {}, \"iterations\": 1}}",
+            m * 0.9, m * 1.5, m * 1.01, m * 0.05, m * 0.04, m * 0.98, m * 1.02, m * 0.95, m * 1.05, 1.0 / m, m * 1000.0
+        )
+    };
+    let mut pytest = String::from("{\"machine_info\": {\"node\": \"ci-1\", \"machine\": \"x86_64\", \"cpu\": {\"brand_raw\": \"AMD EPYC\"}}, \"commit_info\": {\"id\": \"0123abcd\", \"branch\": \"main\", \"dirty\": false}, \"benchmarks\": [\n");
+    for i in 0..15_000 {
+        if i > 0 {
+            pytest.push_str(",\n");
+        }
+        pytest.push_str(&format!(
+            "{{\"group\": \"g{}\", \"name\": \"test_op[{i}]\", \"fullname\": \"tests/test_ops.py::test_op[{i}]\", \"params\": {{\"n\": {i}, \"dtype\": \"bf16\"}}, \"param\": \"{i}\", \"extra_info\": {{}}, \"options\": {{\"disable_gc\": false, \"timer\": \"perf_counter\", \"min_rounds\": 5}}, \"stats\": {}}}",
+            i % 20,
+            stats(&mut v)
+        ));
+    }
+    pytest.push_str("\n], \"datetime\": \"2026-12-01T00:00:00\", \"version\": \"5.2.3\"}\n");
+    let mut gbench = String::from("{\"context\": {\"date\": \"2026-12-01\", \"host_name\": \"ci-1\", \"executable\": \"./bench\", \"num_cpus\": 2, \"library_version\": \"v1.8.3\"}, \"benchmarks\": [\n");
+    let mut first = true;
+    for b in 0..4_000 {
+        for rep in 0..3 {
+            let t = v(1000.0, 50_000.0);
+            if !first {
+                gbench.push_str(",\n");
+            }
+            first = false;
+            gbench.push_str(&format!(
+                "{{\"name\": \"BM_Op/{b}/64\", \"family_index\": 0, \"per_family_instance_index\": {b}, \"run_name\": \"BM_Op/{b}/64\", \"run_type\": \"iteration\", \"repetitions\": 3, \"repetition_index\": {rep}, \"threads\": 1, \"iterations\": 1000, \"real_time\": {t}, \"cpu_time\": {}, \"time_unit\": \"ns\", \"bytes_per_second\": {}}}",
+                t * 1.001,
+                4e9 / t
+            ));
+        }
+        for agg in ["mean", "median", "stddev"] {
+            gbench.push_str(&format!(
+                ",\n{{\"name\": \"BM_Op/{b}/64_{agg}\", \"family_index\": 0, \"per_family_instance_index\": {b}, \"run_name\": \"BM_Op/{b}/64\", \"run_type\": \"aggregate\", \"repetitions\": 3, \"threads\": 1, \"aggregate_name\": \"{agg}\", \"aggregate_unit\": \"time\", \"iterations\": 3, \"real_time\": {}, \"cpu_time\": {}, \"time_unit\": \"ns\"}}",
+                v(1000.0, 50_000.0),
+                v(1000.0, 50_000.0)
+            ));
+        }
+    }
+    gbench.push_str("\n]}\n");
+    let mut rocm = String::new();
+    let header = "[0]:transA,transB,grouped_gemm,batch_count,m,n,k,alpha,lda,stride_a,beta,ldb,stride_b,ldc,stride_c,ldd,stride_d,a_type,b_type,c_type,d_type,compute_type,scaleA,scaleB,scaleC,scaleD,amaxD,activation_type,bias_vector,bias_type,hipblaslt-Gflops,hipblaslt-GB/s,us\n";
+    for i in 0..12_000 {
+        let (m, n) = (64 * (i % 100 + 1), 64 * (i / 100 + 1));
+        rocm.push_str("Is supported 1 / Total solutions: 1\n");
+        rocm.push_str(header);
+        rocm.push_str(&format!(
+            "    N,T,0,1,{m},{n},4096,1,{m},{},0,4096,{},{m},{},{m},{},f16_r,f16_r,f16_r,f16_r,f32_r,0,0,0,0,0,none,0,f16_r, {:.1}, {:.1}, {:.1}\n",
+            m * 4096, n * 4096, m * n, m * n,
+            v(1e4, 6e5), v(10.0, 500.0), v(5.0, 300.0)
+        ));
+    }
+    let mut tuned = String::from(
+        "gfx,cu_num,M,N,K,q_dtype_w,kernelId,splitK,us,kernelName,tflops,bw,errRatio\n",
+    );
+    for i in 0..40_000 {
+        tuned.push_str(&format!(
+            "gfx942,304,{},{},8192,torch.int8,{},{},{:.4},a8w8_rowwise_256x{}x64x256_16x16_16x16_1x1_intrawave_v1,{:.2},{:.2},0.0\n",
+            i % 400 + 1,
+            128 * (i / 400 + 1),
+            i % 50,
+            i % 4,
+            v(5.0, 200.0),
+            16 << (i % 4),
+            v(1.0, 600.0),
+            v(0.1, 2.0)
+        ));
+    }
+    let mut flydsl = String::new();
+    for t in 0..2_000 {
+        flydsl.push_str("op                     shape                              dtype            TB/s     TFLOPS\n---------------------- ---------------------------------- ---------- ---------- ----------\n");
+        for r in 0..20 {
+            flydsl.push_str(&format!(
+                "gemm{t:<18} {:<34} {:<10} {:>10.3} {:>10.3}\n",
+                format!("{}x8192x8192_tile64x256x128", 64 * (r + 1)),
+                "fp8",
+                v(0.1, 5.0),
+                v(100.0, 1500.0)
+            ));
+        }
+    }
+    let mut serving = String::new();
+    for i in 0..6_000 {
+        serving.push_str(&format!(
+            "{{\"backend\": \"sglang\", \"dataset_name\": \"random\", \"request_rate\": {}.0, \"max_concurrency\": {}, \"random_input_len\": 1024, \"random_output_len\": 128, \"duration\": {:.2}, \"completed\": 256, \"total_input_tokens\": 262144, \"total_output_tokens\": 32768, \"request_throughput\": {:.2}, \"input_throughput\": {:.1}, \"output_throughput\": {:.1}, \"mean_e2e_latency_ms\": {:.1}, \"median_e2e_latency_ms\": {:.1}, \"std_e2e_latency_ms\": {:.1}, \"p99_e2e_latency_ms\": {:.1}, \"mean_ttft_ms\": {:.1}, \"median_ttft_ms\": {:.1}, \"std_ttft_ms\": {:.1}, \"p99_ttft_ms\": {:.1}, \"mean_tpot_ms\": {:.2}, \"median_tpot_ms\": {:.2}, \"std_tpot_ms\": {:.2}, \"p99_tpot_ms\": {:.2}, \"mean_itl_ms\": {:.2}, \"median_itl_ms\": {:.2}, \"std_itl_ms\": {:.2}, \"p95_itl_ms\": {:.2}, \"p99_itl_ms\": {:.2}, \"concurrency\": {:.1}, \"accept_length\": null}}\n",
+            i % 64 + 1, 16 << (i % 4),
+            v(10.0, 60.0), v(1.0, 10.0), v(1000.0, 8000.0), v(100.0, 900.0),
+            v(1000.0, 2000.0), v(1000.0, 2000.0), v(100.0, 300.0), v(2000.0, 3000.0),
+            v(50.0, 50.0), v(50.0, 50.0), v(10.0, 30.0), v(100.0, 200.0),
+            v(10.0, 5.0), v(10.0, 5.0), v(1.0, 2.0), v(15.0, 5.0),
+            v(10.0, 5.0), v(10.0, 5.0), v(3.0, 3.0), v(18.0, 5.0), v(30.0, 10.0), v(5.0, 10.0)
+        ));
+    }
+    let mut matrix = String::from("# Triage Matrix - sweep\n\n**Ticket**: X\n\n## Reproduction Summary\n\n| Cell | Mitigations | Environment | Failure rate | Failures | Iters | Mean step (ms) | Confound |\n|---|---|---|---|---|---|---|---|\n");
+    for i in 0..40_000 {
+        matrix.push_str(&format!(
+            "| cell{i}-none | m{} | local | {}% | {} / 3 | 3/3 | {:.1} | no effect |\n",
+            i % 7,
+            (i % 4) * 33,
+            i % 4,
+            v(10_000.0, 8_000.0)
+        ));
+    }
+    vec![
+        ("triton_csv_50k_rows", "triton-csv", triton),
+        ("torch_compare_2000_tables", "torch-compare", torch),
+        (
+            "pytest_benchmark_15k_benchmarks",
+            "pytest-benchmark",
+            pytest,
+        ),
+        ("google_benchmark_4000x3_reps", "google-benchmark", gbench),
+        ("rocm_bench_csv_12k_problems", "rocm-bench-csv", rocm),
+        ("aiter_tuned_csv_40k_rows", "aiter-tuned-csv", tuned),
+        ("flydsl_bench_2000_tables", "flydsl-bench", flydsl),
+        ("serving_jsonl_6000_results", "serving", serving),
+        ("aorta_matrix_40k_cells", "aorta-matrix", matrix),
+    ]
+}

@@ -64,6 +64,39 @@ fn bench(c: &mut Criterion) {
                 .len()
         })
     });
+    // Detection alone over the same logs: every format's sniff runs on every log until
+    // one matches (the aiter tables are tried after the more specific formats).
+    g.throughput(Throughput::Bytes(bytes as u64));
+    g.bench_function("detect_aiter_2000_logs", |b| {
+        b.iter(|| {
+            logs.iter()
+                .filter(|l| perfdb_ingest::formats::detect(l).is_ok())
+                .count()
+        })
+    });
+    // Every other format added for issue 11, each on its own large generated input.
+    for (name, format, text) in gen::format_inputs(11) {
+        let format: perfdb_ingest::formats::Format = format.parse().unwrap();
+        let cx = perfdb_ingest::formats::Context {
+            source: "bench/input.csv",
+            unit: Some("TFLOPS"),
+        };
+        assert_eq!(
+            perfdb_ingest::formats::detect(&text).unwrap(),
+            format,
+            "{name}"
+        );
+        g.throughput(Throughput::Bytes(text.len() as u64));
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                perfdb_ingest::formats::parse_in(&text, None, &cx)
+                    .unwrap()
+                    .1
+                    .measurements
+                    .len()
+            })
+        });
+    }
     g.finish();
 
     let dir = tempfile::tempdir().unwrap();

@@ -26,8 +26,23 @@ type Interned = std::collections::HashMap<&'static str, &'static NameText>;
 static NAMES: std::sync::LazyLock<std::sync::Mutex<Interned>> =
     std::sync::LazyLock::new(Default::default);
 
+thread_local! {
+    /// Names this thread has seen: looked up without taking the process-wide lock
+    /// (parsers intern a metric, unit and column per value, on every core).
+    static SEEN: std::cell::RefCell<std::collections::HashMap<&'static str, Name, crate::text::Fx>> =
+        Default::default();
+}
+
 impl Name {
     pub fn new(s: &str) -> Name {
+        if let Some(n) = SEEN.with(|seen| seen.borrow().get(s).copied()) {
+            return n;
+        }
+        let n = Name::intern(s);
+        SEEN.with(|seen| seen.borrow_mut().insert(n.as_str(), n));
+        n
+    }
+    fn intern(s: &str) -> Name {
         let mut names = NAMES.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(n) = names.get(s) {
             return Name(n);

@@ -73,6 +73,17 @@ pub fn has(hay: &str, needle: &str) -> bool {
     memchr::memmem::find(hay.as_bytes(), needle.as_bytes()).is_some()
 }
 
+/// A substring search for a fixed needle whose searcher is built once per process
+/// (building one costs about as much as scanning a short log): `finder!("TS_")`.
+#[macro_export]
+macro_rules! finder {
+    ($needle:literal) => {{
+        static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+            std::sync::LazyLock::new(|| memchr::memmem::Finder::new($needle));
+        &*FINDER
+    }};
+}
+
 /// Offset of `marker` (which starts with `[`, like `[perf]`) in a line: a jump from
 /// bracket to bracket, cheaper on short lines than a general substring search.
 pub fn find_marker(line: &str, marker: &str) -> Option<usize> {

@@ -85,6 +85,23 @@ pub fn unit_of(word: &str) -> Option<Unit> {
     })
 }
 
+/// [`unit_of`] of `word` in any case (`GB/s`, `TFLOPS`), lower-cased on the stack.
+pub fn unit_of_any_case(word: &str) -> Option<Unit> {
+    let b = word.as_bytes();
+    if !b.iter().any(u8::is_ascii_uppercase) {
+        return unit_of(word);
+    }
+    let mut buf = [0u8; 16];
+    if b.len() > buf.len() {
+        return unit_of(&word.to_ascii_lowercase());
+    }
+    for (d, s) in buf.iter_mut().zip(b) {
+        *d = s.to_ascii_lowercase();
+    }
+    // Only ASCII letters changed, so the bytes are still the word's UTF-8.
+    unit_of(std::str::from_utf8(&buf[..b.len()]).ok()?)
+}
+
 /// `s` as a unit, only next to a time word (`time_s`, `latency s`).
 pub fn seconds_word(word: &str) -> Option<Unit> {
     (word == "s").then_some(time(1e6))
@@ -97,12 +114,71 @@ pub fn to_canonical(value: f64, factor: f64) -> f64 {
         return value;
     }
     let v = value * factor;
-    format!("{v:.11e}").parse().unwrap_or(v)
+    round_12(v).unwrap_or_else(|| format!("{v:.11e}").parse().unwrap_or(v))
+}
+
+/// `v` rounded to 12 significant digits by arithmetic (a formatted round trip costs a
+/// big-number conversion per value): scale so the 12 digits are the integer part,
+/// round, scale back by an exact power of ten (one correctly rounded division: the
+/// nearest double to the decimal, as parsing it gives). `None` where a power of ten is
+/// not exact or the scaled value is too close to a rounding tie to trust.
+fn round_12(v: f64) -> Option<f64> {
+    const POW10: [f64; 23] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+        1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+    ];
+    if v == 0.0 || !v.is_finite() {
+        return Some(v);
+    }
+    let mut e = v.abs().log10().floor() as i32;
+    // log10 can be one off next to a power of ten.
+    if v.abs() >= 10f64.powi(e + 1) {
+        e += 1;
+    } else if v.abs() < 10f64.powi(e) {
+        e -= 1;
+    }
+    let k = 11 - e;
+    if !(0..=22).contains(&k) {
+        return None;
+    }
+    let p = POW10[k as usize];
+    let scaled = v * p;
+    let r = scaled.round();
+    // A product within a hair of .5 may have rounded the wrong way: leave it to the
+    // exact path.
+    if ((scaled - scaled.trunc()).abs() - 0.5).abs() < 1e-6 {
+        return None;
+    }
+    Some(r / p)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn arithmetic_rounding_is_the_formatted_rounding() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut checked = 0;
+        for _ in 0..1_000_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let mantissa = (x % 10_000_000) as f64 / 1000.0;
+            let exp = (x >> 40) % 16;
+            let printed = mantissa * 10f64.powi(exp as i32 - 8);
+            for factor in [1e-12, 1e-9, 1e-6, 1e-3, 1e3, 1e6, 1_048_576.0 / 1e12] {
+                let v = printed * factor;
+                let slow: f64 = format!("{v:.11e}").parse().unwrap();
+                if let Some(fast) = round_12(v) {
+                    assert_eq!(fast, slow, "{printed} x {factor}");
+                    checked += 1;
+                }
+            }
+        }
+        // Most take the fast path (the rest: values below 1e-11, or near a tie).
+        assert!(checked > 5_000_000, "{checked}");
+    }
 
     #[test]
     fn printed_units_reach_one_canonical_unit_per_metric() {

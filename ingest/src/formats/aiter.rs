@@ -10,7 +10,7 @@ use crate::model::{
     key_from_json, key_of, metric, order_of, push_json_str, Direction, Key, Measurement, Name,
     Numerics, Parsed, Raw, Warning,
 };
-use crate::text::{find_marker, has, is_missing_token, parse_value, strip_aiter_prefix};
+use crate::text::{find_marker, is_missing_token, parse_value, strip_aiter_prefix};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
@@ -24,7 +24,10 @@ impl Parser for AiterTables {
         Format::AiterTable
     }
     fn sniff(&self, text: &str) -> bool {
-        has(text, "(markdown):") || has(text, "|---") || has(text, "|:--")
+        let b = text.as_bytes();
+        crate::finder!("(markdown):").find(b).is_some()
+            || crate::finder!("|---").find(b).is_some()
+            || crate::finder!("|:--").find(b).is_some()
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         let all: Vec<(usize, Cow<str>)> = lines(text).collect();

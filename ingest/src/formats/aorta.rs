@@ -160,7 +160,10 @@ impl Parser for AortaMatrix {
         Format::AortaMatrix
     }
     fn sniff(&self, text: &str) -> bool {
-        crate::text::has(text, "# Triage Matrix") && crate::text::has(text, "| Cell")
+        crate::finder!("# Triage Matrix")
+            .find(text.as_bytes())
+            .is_some()
+            && crate::text::has(text, "| Cell")
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         let mut parsed = Parsed::default();

@@ -194,7 +194,8 @@ impl Parser for RocmBenchCsv {
         Format::RocmBenchCsv
     }
     fn sniff(&self, text: &str) -> bool {
-        crate::text::has(text, "-Gflops,") && text.lines().any(|l| rocm_header(l).is_some())
+        crate::finder!("-Gflops,").find(text.as_bytes()).is_some()
+            && text.lines().any(|l| rocm_header(l).is_some())
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         let all: Vec<(usize, String)> = lines(text).map(|(n, l)| (n, l.into_owned())).collect();
@@ -253,7 +254,7 @@ enum RocmColumn<'a> {
 fn rocm_column(name: &str) -> RocmColumn<'_> {
     let lower = name.to_ascii_lowercase();
     if let Some((_, unit)) = name.rsplit_once('-') {
-        if crate::units::unit_of(&unit.to_ascii_lowercase()).is_some() {
+        if crate::units::unit_of_any_case(unit).is_some() {
             return RocmColumn::Metric(unit);
         }
     }

@@ -66,7 +66,7 @@ impl Row {
         printed: &str,
         column: &str,
     ) -> Measurement {
-        match units::unit_of(&unit.to_ascii_lowercase()) {
+        match units::unit_of_any_case(unit) {
             Some(u) => {
                 let (value, raw) = match value {
                     Some(v) if u.factor != 1.0 => (

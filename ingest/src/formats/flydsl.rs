@@ -75,7 +75,7 @@ fn column(name: &str) -> Column<'_> {
         // `FlyDSL(gpu us)`: the implementation, the unit last in the parentheses.
         let inner = name[open + 1..].trim_end_matches(')');
         if let Some(unit) = inner.split_whitespace().last() {
-            if crate::units::unit_of(&unit.to_ascii_lowercase()).is_some() {
+            if crate::units::unit_of_any_case(unit).is_some() {
                 return Column::Value {
                     variant: &name[..open],
                     unit,
@@ -86,7 +86,7 @@ fn column(name: &str) -> Column<'_> {
     if name.eq_ignore_ascii_case("speedup") {
         return Column::Speedup;
     }
-    if crate::units::unit_of(&name.to_ascii_lowercase()).is_some() {
+    if crate::units::unit_of_any_case(name).is_some() {
         return Column::Value {
             variant: OWN,
             unit: name,
@@ -100,11 +100,17 @@ impl Parser for FlydslBench {
         Format::FlydslBench
     }
     fn sniff(&self, text: &str) -> bool {
-        crate::text::has(text, "=== Benchmark: current vs ")
-            || (crate::text::has(text, "op ")
-                && text
-                    .lines()
-                    .any(|l| is_header(&tokens(&crate::text::clean_line(l)))))
+        // Tried before the aiter tables on every log: look only at lines with `shape`.
+        crate::finder!("=== Benchmark: current vs ")
+            .find(text.as_bytes())
+            .is_some()
+            || crate::finder!("shape")
+                .find_iter(text.as_bytes())
+                .any(|at| {
+                    let start = text[..at].rfind('\n').map_or(0, |s| s + 1);
+                    let end = text[at..].find('\n').map_or(text.len(), |e| at + e);
+                    is_header(&tokens(&crate::text::clean_line(&text[start..end])))
+                })
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         let mut parsed = Parsed::default();

@@ -14,7 +14,7 @@ use crate::model::{
     empty_key, empty_order, key_of, metric, Direction, Measurement, Name, Numerics, Parsed, Raw,
 };
 use crate::text::{collapse_ws, number_prefix_len, parse_value};
-use crate::units::{to_canonical, unit_of, Unit};
+use crate::units::{to_canonical, Unit};
 
 pub struct PerfLines;
 
@@ -26,7 +26,7 @@ impl Parser for PerfLines {
         Format::PerfLines
     }
     fn sniff(&self, text: &str) -> bool {
-        crate::text::has(text, "[perf]")
+        crate::finder!("[perf]").find(text.as_bytes()).is_some()
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         let mut parsed = Parsed::default();
@@ -46,7 +46,7 @@ impl Parser for PerfLines {
 fn is_unit(tok: &str) -> Option<(&str, Unit)> {
     let u = match tok {
         "s" => crate::units::seconds_word("s")?,
-        _ => unit_of(&tok.to_ascii_lowercase())?,
+        _ => crate::units::unit_of_any_case(tok)?,
     };
     (u.metric == metric::LATENCY).then_some((tok, u))
 }

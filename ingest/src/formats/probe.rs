@@ -100,7 +100,7 @@ impl Parser for TsProbe {
     }
     fn sniff(&self, text: &str) -> bool {
         // One scan for `TS_`, then a look at what follows.
-        memchr::memmem::find_iter(text.as_bytes(), b"TS_").any(|at| {
+        crate::finder!("TS_").find_iter(text.as_bytes()).any(|at| {
             let rest = &text.as_bytes()[at + 3..];
             rest.starts_with(b"KERNEL_") || rest.starts_with(b"BENCH_")
         })
@@ -323,7 +323,7 @@ pub(crate) fn canonical(
     value: Option<f64>,
     printed: &str,
 ) -> (&'static str, Option<f64>, Raw) {
-    match crate::units::unit_of(&unit.to_ascii_lowercase()) {
+    match crate::units::unit_of_any_case(unit) {
         Some(u) if u.factor != 1.0 && value.is_some() => (
             u.canonical,
             value.map(|v| crate::units::to_canonical(v, u.factor)),

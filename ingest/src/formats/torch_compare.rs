@@ -82,13 +82,20 @@ impl Parser for TorchCompare {
         Format::TorchCompare
     }
     fn sniff(&self, text: &str) -> bool {
-        // A `[--- label ---]` title, a `|` header and a `N threads:` group (a missing
-        // footer is the parser's to report).
-        let clean = || text.lines().map(crate::text::clean_line);
-        crate::text::has(text, "[-")
-            && crate::text::has(text, "|")
-            && clean().any(|l| title(&l).is_some())
-            && clean().any(|l| threads(&l).is_some())
+        // A `[--- label ---]` title line and a `N threads:` group line (a missing footer
+        // is the parser's to report). Only the lines holding those markers are looked at.
+        let line_at = |at: usize| {
+            let start = text[..at].rfind('\n').map_or(0, |s| s + 1);
+            let end = text[at..].find('\n').map_or(text.len(), |e| at + e);
+            crate::text::clean_line(&text[start..end])
+        };
+        let b = text.as_bytes();
+        crate::finder!("[--")
+            .find_iter(b)
+            .any(|at| title(&line_at(at)).is_some())
+            && crate::finder!(" thread")
+                .find_iter(b)
+                .any(|at| threads(&line_at(at)).is_some())
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         let mut parsed = Parsed::default();
