@@ -10,9 +10,9 @@
 //!   (compared), `Failure rate`, `Failures` and `Iters` derived (kept, not compared),
 //!   `Mitigations` and `Confound` kept as notes.
 
-use super::emit::{json_number, Row};
+use super::emit::{json_number, KeyLayout, Row, Spec};
 use super::{lines, Format, ParseError, Parser};
-use crate::model::{metric, Direction, Parsed};
+use crate::model::{metric, Direction, Name, Parsed};
 use serde_json::Value;
 
 pub struct AortaResult;
@@ -155,6 +155,88 @@ fn parse_value_or_percent(cell: &str) -> Result<Option<f64>, ()> {
     crate::text::parse_value(cell.trim_end_matches('%')).map_err(|_| ())
 }
 
+/// What a matrix column holds, worked out once per table.
+enum MatrixColumn {
+    /// `Environment`: the key.
+    Key,
+    /// `Mitigations`, `Confound`: text kept as a note.
+    Note(Spec),
+    /// `Mean step (ms)`, `Failure rate`: a number.
+    Number(Spec),
+    /// `Failures`, `Iters`: `1 / 3`, the count kept.
+    Count(Spec),
+    /// Anything else: a number kept unclassified, or text as a note.
+    Other(Spec, Spec),
+}
+
+struct MatrixHeader {
+    names: Vec<String>,
+    cols: Vec<MatrixColumn>,
+    env: Option<usize>,
+    layout: KeyLayout,
+}
+
+impl MatrixHeader {
+    fn new(cells: &[&str]) -> MatrixHeader {
+        let cols = cells
+            .iter()
+            .map(|name| {
+                let lower = name.to_ascii_lowercase();
+                match lower.as_str() {
+                    "environment" => MatrixColumn::Key,
+                    "mitigations" | "confound" => {
+                        MatrixColumn::Note(Spec::derived(metric::NOTE, "", name, None))
+                    }
+                    // Kept, not compared: 0% has no ratio, and a rate over 3 trials is
+                    // not a timing.
+                    "failure rate" => {
+                        MatrixColumn::Number(Spec::derived("failure_rate", "%", name, None))
+                    }
+                    "failures" | "iters" => {
+                        MatrixColumn::Count(Spec::derived(&lower, "", name, None))
+                    }
+                    _ => match lower
+                        .strip_suffix(')')
+                        .and_then(|l| l.rsplit_once('('))
+                        .filter(|(_, u)| crate::units::unit_of(u).is_some())
+                    {
+                        // `Mean step (ms)`: a time in its unit.
+                        Some((what, unit)) => {
+                            let metric = match what.trim() {
+                                "mean step" => "step_time".to_string(),
+                                w => w.replace(' ', "_"),
+                            };
+                            MatrixColumn::Number(Spec::measured(Some(&metric), unit, name))
+                        }
+                        None => MatrixColumn::Other(
+                            Spec::derived(
+                                metric::UNCLASSIFIED,
+                                "",
+                                name,
+                                Some("unclassified column"),
+                            ),
+                            Spec::derived(metric::NOTE, "", name, None),
+                        ),
+                    },
+                }
+            })
+            .collect();
+        let env = cells
+            .iter()
+            .position(|c| c.eq_ignore_ascii_case("environment"));
+        let layout = match env {
+            Some(_) => KeyLayout::new(&["environment"]),
+            None => KeyLayout::new::<&str>(&[]),
+        };
+        MatrixHeader {
+            names: cells.iter().map(|c| c.to_string()).collect(),
+            cols,
+            env,
+            layout,
+        }
+    }
+}
+
 impl Parser for AortaMatrix {
     fn format(&self) -> Format {
         Format::AortaMatrix
@@ -167,13 +249,13 @@ impl Parser for AortaMatrix {
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         let mut parsed = Parsed::default();
-        let mut workload = String::from("aorta");
-        let mut header: Option<Vec<String>> = None;
+        let mut table = Name::new("triage:aorta");
+        let mut header: Option<MatrixHeader> = None;
         for (no, line) in lines(text) {
             if let Some(w) = line.trim().strip_prefix("# Triage Matrix") {
                 let w = w.trim().trim_start_matches(['-', '—']).trim();
                 if !w.is_empty() {
-                    workload = w.to_string();
+                    table = Name::new(&format!("triage:{w}"));
                 }
                 continue;
             }
@@ -185,7 +267,7 @@ impl Parser for AortaMatrix {
                 .first()
                 .is_some_and(|c| c.eq_ignore_ascii_case("cell"))
             {
-                header = Some(cells.iter().map(|c| c.to_string()).collect());
+                header = Some(MatrixHeader::new(&cells));
                 continue;
             }
             let Some(h) = &header else { continue };
@@ -195,78 +277,37 @@ impl Parser for AortaMatrix {
             {
                 continue;
             }
-            if cells.len() != h.len() {
+            if cells.len() != h.names.len() {
                 return Err(ParseError::at(
                     no,
-                    format!("{} cells under {} columns", cells.len(), h.len()),
+                    format!("{} cells under {} columns", cells.len(), h.names.len()),
                 ));
             }
-            let get = |name: &str| {
-                h.iter()
-                    .position(|c| c.eq_ignore_ascii_case(name))
-                    .map(|i| cells[i])
+            let env = h.env.map(|i| cells[i]);
+            let row = match env {
+                Some(env) => h.layout.row(table, Name::new(cells[0]), &[env], no),
+                None => h.layout.row(table, Name::new(cells[0]), &[] as &[&str], no),
             };
-            let mut key = Vec::new();
-            if let Some(env) = get("Environment") {
-                key.push(("environment".to_string(), env.to_string()));
-            }
-            let row = Row::new(&format!("triage:{workload}"), cells[0], &key, no);
-            for (name, cell) in h.iter().zip(&cells).skip(1) {
+            for ((name, cell), col) in h.names.iter().zip(&cells).zip(&h.cols).skip(1) {
                 let bad = || ParseError::at(no, format!("`{cell}` under `{name}` is not a number"));
-                let lower = name.to_ascii_lowercase();
-                let m = match lower.as_str() {
-                    "environment" => continue,
-                    "mitigations" | "confound" => row.note(cell, name),
-                    // Kept, not compared: 0% has no ratio, and a rate over 3 trials
-                    // is not a timing.
-                    "failure rate" => row.derived(
-                        "failure_rate",
-                        "%",
-                        number(cell).map_err(|_| bad())?,
-                        cell,
-                        name,
-                        None,
-                    ),
-                    "failures" | "iters" => {
+                let m = match col {
+                    MatrixColumn::Key => continue,
+                    MatrixColumn::Note(spec) => row.put(spec, None, cell),
+                    MatrixColumn::Number(spec) => {
+                        row.put(spec, number(cell).map_err(|_| bad())?, cell)
+                    }
+                    MatrixColumn::Count(spec) => {
                         // `1 / 3`, `3/3`: the count before the slash.
                         let value = match number(cell) {
                             Ok(None) => None,
                             _ => number(cell.split('/').next().unwrap_or("").trim())
                                 .map_err(|_| bad())?,
                         };
-                        row.derived(&lower, "", value, cell, name, None)
+                        row.put(spec, value, cell)
                     }
-                    _ => match lower
-                        .strip_suffix(')')
-                        .and_then(|l| l.rsplit_once('('))
-                        .filter(|(_, u)| crate::units::unit_of(u).is_some())
-                    {
-                        // `Mean step (ms)`: a time in its unit.
-                        Some((what, unit)) => {
-                            let metric = if what.trim() == "mean step" {
-                                "step_time".to_string()
-                            } else {
-                                what.trim().replace(' ', "_")
-                            };
-                            row.value(
-                                Some(&metric),
-                                unit,
-                                number(cell).map_err(|_| bad())?,
-                                cell,
-                                name,
-                            )
-                        }
-                        None => match number(cell) {
-                            Ok(v) => row.derived(
-                                metric::UNCLASSIFIED,
-                                "",
-                                v,
-                                cell,
-                                name,
-                                Some("unclassified column"),
-                            ),
-                            Err(()) => row.note(cell, name),
-                        },
+                    MatrixColumn::Other(spec, note) => match number(cell) {
+                        Ok(v) => row.put(spec, v, cell),
+                        Err(()) => row.put(note, None, cell),
                     },
                 };
                 parsed.measurements.push(m);

@@ -19,15 +19,17 @@
 //!   `splitK`, `kernelName`) kept as notes, the rest the key — a retune that picks another
 //!   kernel for a shape is still the same row.
 
-use super::emit::{key_number, Row};
+use super::emit::{key_number, KeyLayout, Spec};
 use super::{lines, Context, Format, ParseError, Parser};
-use crate::model::{metric, Parsed, Warning};
+use crate::model::{metric, Name, Parsed, Warning};
 use crate::text::parse_value;
+use std::borrow::Cow;
 
-/// Split one CSV record; `"..."` cells may hold commas and `""`.
-fn cells(line: &str) -> Vec<String> {
+/// Split one CSV record; `"..."` cells may hold commas and `""`. Cells borrow from the
+/// line unless quoting made them differ.
+fn cells(line: &str) -> Vec<Cow<'_, str>> {
     if !line.contains('"') {
-        return line.split(',').map(|c| c.trim().to_string()).collect();
+        return line.split(',').map(|c| Cow::Borrowed(c.trim())).collect();
     }
     let mut out = Vec::new();
     let mut cur = String::new();
@@ -40,11 +42,11 @@ fn cells(line: &str) -> Vec<String> {
                 chars.next();
             }
             '"' => quoted = !quoted,
-            ',' if !quoted => out.push(std::mem::take(&mut cur).trim().to_string()),
+            ',' if !quoted => out.push(Cow::Owned(std::mem::take(&mut cur).trim().to_string())),
             c => cur.push(c),
         }
     }
-    out.push(cur.trim().to_string());
+    out.push(Cow::Owned(cur.trim().to_string()));
     out
 }
 
@@ -73,6 +75,9 @@ fn six_decimals(cell: &str) -> bool {
 }
 
 pub struct TritonCsv;
+
+/// A Triton CSV row: its line, cells and their values.
+type CsvRow<'a> = (usize, Vec<&'a str>, Vec<Option<f64>>);
 
 impl Parser for TritonCsv {
     fn format(&self) -> Format {
@@ -108,31 +113,38 @@ impl Parser for TritonCsv {
             .next()
             .ok_or_else(|| ParseError::at(0, "empty CSV: no header"))?;
         let names = cells(&header);
-        let mut rows: Vec<(usize, Vec<String>)> = Vec::new();
-        for (no, l) in records {
-            let c = cells(&l);
+        // Each row's cells, parsed once.
+        let mut rows: Vec<CsvRow> = Vec::new();
+        for (no, l) in lines(text).filter(|(_, l)| !l.trim().is_empty()).skip(1) {
+            let l = match l {
+                Cow::Borrowed(l) => l,
+                // A cleaned line (CI prefix, escapes): no Triton CSV has one.
+                Cow::Owned(_) => return Err(ParseError::at(no, "not a CSV row")),
+            };
+            let c: Vec<&str> = l.split(',').map(str::trim).collect();
             if c.len() != names.len() {
                 return Err(ParseError::at(
                     no,
                     format!("{} cells under {} columns", c.len(), names.len()),
                 ));
             }
-            if let Some(bad) = c.iter().find(|c| parse_value(c).is_err()) {
-                return Err(ParseError::at(no, format!("`{bad}` is not a number")));
-            }
-            rows.push((no, c));
+            let values = c
+                .iter()
+                .map(|cell| {
+                    parse_value(cell)
+                        .map_err(|_| ParseError::at(no, format!("`{cell}` is not a number")))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            rows.push((no, c, values));
         }
+        drop(records);
         if rows.is_empty() {
             return Err(ParseError::at(header_no, "a header and no rows"));
         }
         // The x columns: leading columns whose every value is integral.
         let integral = |c: usize| {
-            rows.iter().all(|(_, r)| {
-                parse_value(&r[c])
-                    .ok()
-                    .flatten()
-                    .is_some_and(|v| v.fract() == 0.0)
-            })
+            rows.iter()
+                .all(|(_, _, v)| v[c].is_some_and(|v| v.fract() == 0.0))
         };
         let n_x = (0..names.len() - 1)
             .take_while(|&c| integral(c))
@@ -148,24 +160,34 @@ impl Parser for TritonCsv {
                     .to_string(),
             });
         }
-        for (no, r) in &rows {
-            let key: Vec<(String, String)> = (0..n_x)
-                .map(|c| (names[c].clone(), key_number(&r[c]).to_string()))
-                .collect();
-            for c in n_x..names.len() {
-                let row = Row::new(table, &names[c], &key, *no);
-                let value = parse_value(&r[c]).ok().flatten();
-                parsed.measurements.push(match cx.unit {
-                    Some(unit) => row.value(None, unit, value, &r[c], &names[c]),
-                    None => row.derived(
+        let lines_: Vec<(Name, Spec)> = names[n_x..]
+            .iter()
+            .map(|n| {
+                let spec = match cx.unit {
+                    Some(unit) => Spec::measured(None, unit, n),
+                    None => Spec::derived(
                         metric::UNCLASSIFIED,
                         "",
-                        value,
-                        &r[c],
-                        &names[c],
+                        n,
                         Some("no ylabel in the CSV; give --unit"),
                     ),
-                });
+                };
+                (Name::new(n), spec)
+            })
+            .collect();
+        parsed.measurements.reserve(rows.len() * lines_.len());
+        let layout = KeyLayout::new(&names[..n_x]);
+        let table = Name::new(table);
+        let mut key: Vec<&str> = Vec::with_capacity(n_x);
+        for (no, r, values) in &rows {
+            key.clear();
+            key.extend(r[..n_x].iter().map(|c| key_number(c)));
+            let row = layout.row(table, table, &key, *no);
+            for (k, (variant, spec)) in lines_.iter().enumerate() {
+                let c = n_x + k;
+                parsed
+                    .measurements
+                    .push(row.of(*variant).put(spec, values[c], r[c]));
             }
         }
         Ok(parsed)
@@ -174,12 +196,17 @@ impl Parser for TritonCsv {
 
 /// A ROCm bench header: `[0]:transA,...,hipblaslt-Gflops,...,us` -> its cells.
 fn rocm_header(line: &str) -> Option<Vec<String>> {
+    // Most lines of a bench log are values or chatter: look for the column first.
+    let b = line.as_bytes();
+    if crate::finder!("-Gflops").find(b).is_none() && crate::finder!("-gflops").find(b).is_none() {
+        return None;
+    }
     let l = line.trim();
     let l = match l.strip_prefix('[') {
         Some(rest) => rest.split_once("]:").map(|(_, h)| h)?,
         None => l,
     };
-    let names = cells(l);
+    let names: Vec<String> = cells(l).into_iter().map(Cow::into_owned).collect();
     (names.len() >= 3
         && names
             .iter()
@@ -198,29 +225,46 @@ impl Parser for RocmBenchCsv {
             && text.lines().any(|l| rocm_header(l).is_some())
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
-        let all: Vec<(usize, String)> = lines(text).map(|(n, l)| (n, l.into_owned())).collect();
+        let all: Vec<(usize, Cow<str>)> = lines(text).collect();
         let mut parsed = Parsed::default();
         let mut i = 0;
+        // A bench prints the same header above every problem: lay it out once.
+        let mut last: Option<(String, RocmHeader)> = None;
         while i < all.len() {
-            let Some(names) = rocm_header(&all[i].1) else {
-                i += 1;
-                continue;
-            };
-            let tool = names
-                .iter()
-                .find_map(|n| {
-                    let lower = n.to_ascii_lowercase();
-                    lower
-                        .strip_suffix("-gflops")
-                        .map(|t| n[..t.len()].to_string())
-                })
-                .unwrap_or_default();
+            let header_text = all[i].1.trim();
+            if last.as_ref().is_none_or(|(t, _)| t != header_text) {
+                let Some(names) = rocm_header(header_text) else {
+                    i += 1;
+                    continue;
+                };
+                last = Some((header_text.to_string(), RocmHeader::new(names)));
+            }
+            let h = &last.as_ref().expect("set above").1;
+            let (names, specs, layout, table, variant) =
+                (&h.names, &h.specs, &h.layout, h.table, h.variant);
             // The value lines: every following line with as many cells.
             let mut j = i + 1;
-            while j < all.len() && cells(&all[j].1).len() == names.len() {
-                let (no, line) = &all[j];
+            while j < all.len() {
+                let (no, line) = (&all[j].0, &all[j].1);
                 let c = cells(line);
-                rocm_row(&tool, &names, &c, *no, &mut parsed)?;
+                if c.len() != names.len() {
+                    break;
+                }
+                let key: Vec<&str> = c
+                    .iter()
+                    .zip(specs)
+                    .filter(|(_, s)| s.is_none())
+                    .map(|(v, _)| v.as_ref())
+                    .collect();
+                let row = layout.row(table, variant, &key, *no);
+                for ((n, v), spec) in names.iter().zip(&c).zip(specs) {
+                    if let Some(spec) = spec {
+                        let value = parse_value(v).map_err(|_| {
+                            ParseError::at(*no, format!("`{v}` under `{n}` is not a number"))
+                        })?;
+                        parsed.measurements.push(row.put(spec, value, v));
+                    }
+                }
                 j += 1;
             }
             if j == i + 1 {
@@ -241,66 +285,60 @@ impl Parser for RocmBenchCsv {
     }
 }
 
-/// What a ROCm bench column holds.
-enum RocmColumn<'a> {
-    /// A metric in a unit (`Gflops`, `GB/s`, `us`).
-    Metric(&'a str),
-    /// An error or check column: derived.
-    Derived,
-    /// Part of the problem.
-    Key,
+/// A ROCm bench header, laid out: its columns, how each is stored, the key's layout,
+/// and the tool (`hipblaslt` of `hipblaslt-Gflops`) as the variant.
+struct RocmHeader {
+    names: Vec<String>,
+    specs: Vec<Option<Spec>>,
+    layout: KeyLayout,
+    table: Name,
+    variant: Name,
 }
 
-fn rocm_column(name: &str) -> RocmColumn<'_> {
+impl RocmHeader {
+    fn new(names: Vec<String>) -> RocmHeader {
+        let tool = names
+            .iter()
+            .find_map(|n| {
+                let lower = n.to_ascii_lowercase();
+                lower
+                    .strip_suffix("-gflops")
+                    .map(|t| n[..t.len()].to_string())
+            })
+            .unwrap_or_default();
+        let specs: Vec<Option<Spec>> = names.iter().map(|n| rocm_column(n)).collect();
+        let key_names: Vec<&str> = names
+            .iter()
+            .zip(&specs)
+            .filter(|(_, s)| s.is_none())
+            .map(|(n, _)| n.as_str())
+            .collect();
+        RocmHeader {
+            layout: KeyLayout::new(&key_names),
+            specs,
+            names,
+            table: Name::new("gemm"),
+            variant: Name::new(&tool),
+        }
+    }
+}
+
+/// How a ROCm bench column is stored: a metric in its unit (`hipblaslt-Gflops`,
+/// `hipblaslt-GB/s`, `us`), an error column (derived), or `None`: part of the problem.
+fn rocm_column(name: &str) -> Option<Spec> {
     let lower = name.to_ascii_lowercase();
     if let Some((_, unit)) = name.rsplit_once('-') {
         if crate::units::unit_of_any_case(unit).is_some() {
-            return RocmColumn::Metric(unit);
+            return Some(Spec::measured(None, unit, name));
         }
     }
     if lower == "us" || lower == "ms" {
-        return RocmColumn::Metric(name);
+        return Some(Spec::measured(None, name, name));
     }
     if lower.contains("error") || lower.contains("norm") || lower == "atol" || lower == "rtol" {
-        return RocmColumn::Derived;
+        return Some(Spec::derived(&format!("error_{lower}"), "", name, None));
     }
-    RocmColumn::Key
-}
-
-fn rocm_row(
-    tool: &str,
-    names: &[String],
-    c: &[String],
-    no: usize,
-    parsed: &mut Parsed,
-) -> Result<(), ParseError> {
-    let key: Vec<(String, String)> = names
-        .iter()
-        .zip(c)
-        .filter(|(n, _)| matches!(rocm_column(n), RocmColumn::Key))
-        .map(|(n, v)| (n.clone(), v.clone()))
-        .collect();
-    let row = Row::new("gemm", tool, &key, no);
-    for (n, v) in names.iter().zip(c) {
-        let value = || {
-            parse_value(v)
-                .map_err(|_| ParseError::at(no, format!("`{v}` under `{n}` is not a number")))
-        };
-        match rocm_column(n) {
-            RocmColumn::Metric(unit) => {
-                parsed
-                    .measurements
-                    .push(row.value(None, unit, value()?, v, n))
-            }
-            RocmColumn::Derived => {
-                parsed
-                    .measurements
-                    .push(row.derived(metric::ERROR, "", value()?, v, n, None))
-            }
-            RocmColumn::Key => {}
-        }
-    }
-    Ok(())
+    None
 }
 
 pub struct AiterTunedCsv;
@@ -319,6 +357,20 @@ fn tuned_header(line: &str) -> bool {
     let names = cells(line);
     let has = |n: &str| names.iter().any(|c| c == n);
     has("us") && has("kernelName") && (has("tflops") || has("errRatio"))
+}
+
+/// How a tuned-config column is stored; `None`: part of the key.
+fn tuned_column(name: &str) -> Option<Spec> {
+    Some(match name {
+        "us" => Spec::measured(None, "us", name),
+        "tflops" => Spec::measured(None, "TFLOPS", name),
+        "bw" => Spec::measured(None, "TB/s", name),
+        // A tolerated mismatch fraction, not a numerics verdict: kept as `error_ratio`
+        // (derived), never as the `error` a failed check leaves.
+        "errRatio" => Spec::derived("error_ratio", "", name, None),
+        n if CHOSEN.contains(&n) => Spec::derived(metric::NOTE, "", name, None),
+        _ => return None,
+    })
 }
 
 impl Parser for AiterTunedCsv {
@@ -345,8 +397,16 @@ impl Parser for AiterTunedCsv {
                  `errRatio` columns",
             ));
         }
-        let names = cells(&header);
-        let table = file_table(cx, "aiter_tuned");
+        let names: Vec<String> = cells(&header).into_iter().map(Cow::into_owned).collect();
+        let specs: Vec<Option<Spec>> = names.iter().map(|n| tuned_column(n)).collect();
+        let key_names: Vec<&str> = names
+            .iter()
+            .zip(&specs)
+            .filter(|(_, s)| s.is_none())
+            .map(|(n, _)| n.as_str())
+            .collect();
+        let layout = KeyLayout::new(&key_names);
+        let (table, variant) = (Name::new(file_table(cx, "aiter_tuned")), Name::new("tuned"));
         let mut parsed = Parsed::default();
         for (no, l) in records {
             let c = cells(&l);
@@ -356,33 +416,23 @@ impl Parser for AiterTunedCsv {
                     format!("{} cells under {} columns", c.len(), names.len()),
                 ));
             }
-            let key: Vec<(String, String)> = names
+            let key: Vec<&str> = c
                 .iter()
-                .zip(&c)
-                .filter(|(n, _)| {
-                    !CHOSEN.contains(&n.as_str())
-                        && !matches!(n.as_str(), "us" | "tflops" | "bw" | "errRatio")
-                })
-                .map(|(n, v)| (n.clone(), v.clone()))
+                .zip(&specs)
+                .filter(|(_, s)| s.is_none())
+                .map(|(v, _)| v.as_ref())
                 .collect();
-            let row = Row::new(table, "tuned", &key, no);
-            for (n, v) in names.iter().zip(&c) {
-                let value = || {
+            let row = layout.row(table, variant, &key, no);
+            for ((n, v), spec) in names.iter().zip(&c).zip(&specs) {
+                let Some(spec) = spec else { continue };
+                let value = if spec.metric.as_str() == metric::NOTE {
+                    None
+                } else {
                     parse_value(v).map_err(|_| {
                         ParseError::at(no, format!("`{v}` under `{n}` is not a number"))
-                    })
+                    })?
                 };
-                let m = match n.as_str() {
-                    "us" => row.value(None, "us", value()?, v, n),
-                    "tflops" => row.value(None, "TFLOPS", value()?, v, n),
-                    "bw" => row.value(None, "TB/s", value()?, v, n),
-                    // A tolerated mismatch fraction, not a numerics verdict: kept as
-                    // `error_ratio` (derived), never as the `error` a failed check leaves.
-                    "errRatio" => row.derived("error_ratio", "", value()?, v, n, None),
-                    n if CHOSEN.contains(&n) => row.note(v, n),
-                    _ => continue,
-                };
-                parsed.measurements.push(m);
+                parsed.measurements.push(row.put(spec, value, v));
             }
         }
         Ok(parsed)
@@ -407,10 +457,10 @@ mod tests {
         let h = rocm_header("[0]:transA,transB,M,hipblaslt-Gflops,us").unwrap();
         assert_eq!(h[3], "hipblaslt-Gflops");
         assert!(rocm_header("M,N,K,us").is_none());
-        assert!(matches!(
-            rocm_column("hipblaslt-GB/s"),
-            RocmColumn::Metric("GB/s")
-        ));
-        assert!(matches!(rocm_column("d_type"), RocmColumn::Key));
+        assert_eq!(
+            rocm_column("hipblaslt-GB/s").unwrap().metric.as_str(),
+            "bandwidth"
+        );
+        assert!(rocm_column("d_type").is_none());
     }
 }

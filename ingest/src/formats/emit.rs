@@ -6,6 +6,147 @@
 use crate::model::{key_of, metric, Direction, Key, KeyOrder, Measurement, Name, Numerics, Raw};
 use crate::units;
 
+/// How the values of one column or field are stored, worked out once per table header
+/// or field name (not per value): metric, canonical unit, direction, the factor to the
+/// canonical unit and the printed unit that then goes into `raw`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Spec {
+    pub metric: Name,
+    pub unit: Name,
+    pub direction: Direction,
+    /// To the canonical unit, with the unit as printed (for `raw`), when not 1.
+    factor: Option<(f64, Name)>,
+    pub column: Name,
+    pub note: Option<Name>,
+}
+
+impl Spec {
+    /// Values printed in `unit` (`ms`, `GB/s`, `TFLOPS`...): metric and direction from
+    /// the unit unless `metric` names the quantity (`ttft_p99` in ms). A unit perfdb
+    /// does not know keeps the values `unclassified`, with a note.
+    pub fn measured(metric: Option<&str>, unit: &str, column: &str) -> Spec {
+        match units::unit_of_any_case(unit) {
+            Some(u) => Spec {
+                metric: metric.unwrap_or(u.metric).into(),
+                unit: u.canonical.into(),
+                direction: u.direction,
+                factor: (u.factor != 1.0).then(|| (u.factor, Name::new(unit))),
+                column: column.into(),
+                note: None,
+            },
+            None => Spec::derived(
+                metric::UNCLASSIFIED,
+                unit,
+                column,
+                Some("unclassified column"),
+            ),
+        }
+    }
+    /// Values stored and shown but never compared (a ratio, a count, a setting).
+    pub fn derived(metric: &str, unit: &str, column: &str, note: Option<&str>) -> Spec {
+        Spec {
+            metric: metric.into(),
+            unit: unit.into(),
+            direction: Direction::None,
+            factor: None,
+            column: column.into(),
+            note: note.map(Name::from),
+        }
+    }
+    /// Measured values in a unit with no canonical form (`MiB`, `items/s`).
+    pub fn directed(metric: &str, unit: &str, direction: Direction, column: &str) -> Spec {
+        Spec {
+            direction,
+            ..Spec::derived(metric, unit, column, None)
+        }
+    }
+    /// Values of another run, kept beside this run's under `<metric>@<other>` with a
+    /// note (FlyDSL's reference tables): never compared.
+    pub fn of_other(self, metric: String, note: String) -> Spec {
+        Spec {
+            metric: metric.as_str().into(),
+            note: Some(note.as_str().into()),
+            ..self.kept()
+        }
+    }
+    /// The same, kept but not compared (a spread, an aggregate).
+    pub fn kept(self) -> Spec {
+        Spec {
+            direction: Direction::None,
+            ..self
+        }
+    }
+}
+
+/// Specs by field name, built once per parse: JSON records repeat the same few fields.
+#[derive(Default)]
+pub(crate) struct Specs(std::collections::HashMap<Box<str>, Spec, crate::text::Fx>);
+
+impl Specs {
+    pub fn get(&mut self, name: &str, make: impl FnOnce() -> Spec) -> Spec {
+        if let Some(s) = self.0.get(name) {
+            return *s;
+        }
+        let s = make();
+        self.0.insert(name.into(), s);
+        s
+    }
+}
+
+/// The key of every row of one table, laid out once: the cells' canonical order (by
+/// name, as [`key_of`] sorts them), each cell's JSON prefix and the source order. A
+/// row's key is then its values pushed behind the prefixes: the same text `key_of`
+/// writes, without sorting or interning per row.
+pub(crate) struct KeyLayout {
+    /// (source index, `{"name":` or `,"name":`) in canonical order.
+    cells: Vec<(usize, String)>,
+    pub order: KeyOrder,
+}
+
+impl KeyLayout {
+    pub fn new<S: AsRef<str>>(names: &[S]) -> KeyLayout {
+        let mut by_name: Vec<usize> = (0..names.len()).collect();
+        by_name.sort_by(|a, b| names[*a].as_ref().cmp(names[*b].as_ref()));
+        let cells = by_name
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| {
+                let mut p = String::from(if i == 0 { "{" } else { "," });
+                crate::model::push_json_str(&mut p, names[c].as_ref());
+                p.push(':');
+                (c, p)
+            })
+            .collect();
+        KeyLayout {
+            cells,
+            order: crate::model::order_of(names.iter().map(|n| n.as_ref())),
+        }
+    }
+    /// The key of a row whose cells (in source order) are `values`.
+    pub fn key<S: AsRef<str>>(&self, values: &[S]) -> Key {
+        if self.cells.is_empty() {
+            return crate::model::empty_key();
+        }
+        let mut json = String::with_capacity(self.cells.len() * 16 + 2);
+        for (c, prefix) in &self.cells {
+            json.push_str(prefix);
+            crate::model::push_json_str(&mut json, values[*c].as_ref());
+        }
+        json.push('}');
+        json.into()
+    }
+    /// A row of `table`/`variant` with the key of `values`.
+    pub fn row<S: AsRef<str>>(&self, table: Name, variant: Name, values: &[S], line: usize) -> Row {
+        Row {
+            table,
+            variant,
+            key: self.key(values),
+            key_order: self.order,
+            line: line as u32,
+        }
+    }
+}
+
 /// The identity of one printed row or record.
 #[derive(Clone)]
 pub(crate) struct Row {
@@ -29,35 +170,41 @@ impl Row {
         }
     }
 
-    fn measurement(
-        &self,
-        (metric, unit, direction): (&str, &str, Direction),
-        value: Option<f64>,
-        raw: Raw,
-        column: &str,
-        note: Option<&str>,
-    ) -> Measurement {
+    /// The same row (key, line) of another variant: one key per printed row.
+    pub fn of(&self, variant: Name) -> Row {
+        Row {
+            variant,
+            ..self.clone()
+        }
+    }
+
+    /// One value as `spec` says, `printed` as the source printed it.
+    pub fn put(&self, spec: &Spec, value: Option<f64>, printed: &str) -> Measurement {
+        let (value, raw) = match (spec.factor, value) {
+            (Some((f, unit)), Some(v)) => (
+                Some(units::to_canonical(v, f)),
+                Raw::new(&format!("{printed} {unit}")),
+            ),
+            _ => (value, Raw::new(printed)),
+        };
         Measurement {
             table: self.table,
             variant: self.variant,
             key: self.key.clone(),
             key_order: self.key_order,
-            metric: metric.into(),
-            unit: unit.into(),
-            direction,
+            metric: spec.metric,
+            unit: spec.unit,
+            direction: spec.direction,
             value,
             raw,
-            column: column.into(),
+            column: spec.column,
             numerics: Numerics::NotChecked,
             line: self.line,
-            note: note.map(Name::from),
+            note: spec.note,
         }
     }
 
-    /// A value printed in `unit` (`ms`, `GB/s`, `TFLOPS`...): metric and direction from
-    /// the unit unless `metric` names the quantity (`ttft_p99` in ms), stored in the
-    /// canonical unit with the printed unit in `raw`. A unit perfdb does not know keeps
-    /// the value as `unclassified`, with a note.
+    /// [`Spec::measured`] for one value.
     pub fn value(
         &self,
         metric: Option<&str>,
@@ -66,36 +213,10 @@ impl Row {
         printed: &str,
         column: &str,
     ) -> Measurement {
-        match units::unit_of_any_case(unit) {
-            Some(u) => {
-                let (value, raw) = match value {
-                    Some(v) if u.factor != 1.0 => (
-                        Some(units::to_canonical(v, u.factor)),
-                        Raw::new(&format!("{printed} {unit}")),
-                    ),
-                    _ => (value, Raw::new(printed)),
-                };
-                self.measurement(
-                    (metric.unwrap_or(u.metric), u.canonical, u.direction),
-                    value,
-                    raw,
-                    column,
-                    None,
-                )
-            }
-            None => self.derived(
-                metric::UNCLASSIFIED,
-                unit,
-                value,
-                printed,
-                column,
-                Some("unclassified column"),
-            ),
-        }
+        self.put(&Spec::measured(metric, unit, column), value, printed)
     }
 
-    /// A value that is stored and shown but never compared (a ratio, a count, a
-    /// setting, the spread of a measurement).
+    /// [`Spec::derived`] for one value.
     pub fn derived(
         &self,
         metric: &str,
@@ -105,17 +226,10 @@ impl Row {
         column: &str,
         note: Option<&str>,
     ) -> Measurement {
-        self.measurement(
-            (metric, unit, Direction::None),
-            value,
-            Raw::new(printed),
-            column,
-            note,
-        )
+        self.put(&Spec::derived(metric, unit, column, note), value, printed)
     }
 
-    /// A measured value with its own metric, unit and direction (a unit with no
-    /// canonical form: `MiB`, `%`).
+    /// [`Spec::directed`] for one value.
     pub fn directed(
         &self,
         metric: &str,
@@ -125,18 +239,11 @@ impl Row {
         printed: &str,
         column: &str,
     ) -> Measurement {
-        self.measurement(
-            (metric, unit, direction),
+        self.put(
+            &Spec::directed(metric, unit, direction, column),
             value,
-            Raw::new(printed),
-            column,
-            None,
+            printed,
         )
-    }
-
-    /// A text cell kept beside the values (`kernelName`, `Confound`).
-    pub fn note(&self, text: &str, column: &str) -> Measurement {
-        self.derived(metric::NOTE, "", None, text, column, None)
     }
 }
 
@@ -214,6 +321,22 @@ mod tests {
         assert_eq!(json_cell(&serde_json::json!(512.0)), "512");
         assert_eq!(json_cell(&serde_json::json!(0.5)), "0.5");
         assert_eq!(json_cell(&serde_json::json!("inf")), "inf");
+    }
+
+    #[test]
+    fn a_laid_out_key_is_the_key_of_its_pairs() {
+        let names = ["N", "M", "dtype", "K"];
+        let values = ["4096", "1", "bf\"16", "8192"];
+        let layout = KeyLayout::new(&names);
+        let pairs: Vec<(String, String)> = names
+            .iter()
+            .zip(values)
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect();
+        let (key, order) = key_of(&pairs);
+        assert_eq!(layout.key(&values), key);
+        assert_eq!(layout.order, order);
+        assert_eq!(KeyLayout::new::<&str>(&[]).key::<&str>(&[]), key_of(&[]).0);
     }
 
     #[test]

@@ -9,9 +9,9 @@
 //! (column `ratio vs <ref>`); `current=missing` keeps no value and says so. `[perf]`
 //! lines in the same log are read as the `perf-lines` format reads them.
 
-use super::emit::Row;
+use super::emit::{KeyLayout, Row, Spec};
 use super::{lines, Format, ParseError, Parser};
-use crate::model::{metric, Direction, Parsed, Warning};
+use crate::model::{metric, Name, Parsed, Warning};
 use crate::text::parse_value;
 
 pub struct FlydslBench;
@@ -114,11 +114,10 @@ impl Parser for FlydslBench {
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         let mut parsed = Parsed::default();
-        let mut header: Option<Vec<String>> = None;
+        let mut header: Option<Header> = None;
         // The reference the next table measures (`found_main=1`), and the one the
         // table being read measures.
         let mut next_reference: Option<String> = None;
-        let mut reference: Option<String> = None;
         let mut ratios_vs: Option<String> = None;
         for (no, line) in lines(text) {
             if let Some(ms) = super::perf::parse_perf_line(&line, no)? {
@@ -127,8 +126,8 @@ impl Parser for FlydslBench {
             }
             let t = tokens(&line);
             if is_header(&t) {
-                header = Some(t.iter().map(|s| s.to_string()).collect());
-                reference = next_reference.take();
+                let reference = next_reference.take();
+                header = Some(Header::new(&t, reference.as_deref()));
                 ratios_vs = None;
                 continue;
             }
@@ -148,8 +147,8 @@ impl Parser for FlydslBench {
                 continue; // a rule under the header, or an empty line
             }
             if let Some(h) = &header {
-                if t.len() == h.len() {
-                    row(h, &t, no, reference.as_deref(), &mut parsed)?;
+                if t.len() == h.names.len() {
+                    row(h, &t, no, &mut parsed)?;
                     continue;
                 }
                 header = None;
@@ -173,53 +172,59 @@ impl Parser for FlydslBench {
     }
 }
 
-fn row(
-    h: &[String],
-    t: &[&str],
-    no: usize,
-    reference: Option<&str>,
-    parsed: &mut Parsed,
-) -> Result<(), ParseError> {
-    let key = [
-        ("shape".to_string(), t[1].to_string()),
-        ("dtype".to_string(), t[2].to_string()),
-    ];
-    let first_variant = h[3..].iter().find_map(|c| match column(c) {
-        Column::Value { variant, .. } if variant != OWN => Some(variant),
-        _ => None,
-    });
-    for (name, cell) in h[3..].iter().zip(&t[3..]) {
+/// A table header: its column names and, for each value column, the variant and how
+/// its values are stored (worked out once per table).
+struct Header {
+    names: Vec<String>,
+    cols: Vec<(Name, Spec)>,
+    layout: KeyLayout,
+}
+
+impl Header {
+    fn new(t: &[&str], reference: Option<&str>) -> Header {
+        let first_variant = t[3..].iter().find_map(|c| match column(c) {
+            Column::Value { variant, .. } if variant != OWN => Some(variant),
+            _ => None,
+        });
+        let cols = t[3..]
+            .iter()
+            .map(|name| match column(name) {
+                Column::Value { variant, unit } => {
+                    let mut spec = Spec::measured(None, unit, name);
+                    if let Some(r) = reference {
+                        spec = spec.of_other(
+                            format!("{}@{r}", spec.metric),
+                            format!("measured on {r} (found_{r}=1), not this run"),
+                        );
+                    }
+                    (Name::new(variant), spec)
+                }
+                Column::Speedup => (
+                    Name::new(first_variant.unwrap_or(OWN)),
+                    Spec::derived(metric::SPEEDUP, "x", name, None),
+                ),
+                Column::Other => (
+                    Name::new(OWN),
+                    Spec::derived(metric::UNCLASSIFIED, "", name, Some("unclassified column")),
+                ),
+            })
+            .collect();
+        Header {
+            names: t.iter().map(|s| s.to_string()).collect(),
+            cols,
+            layout: KeyLayout::new(&["shape", "dtype"]),
+        }
+    }
+}
+
+fn row(h: &Header, t: &[&str], no: usize, parsed: &mut Parsed) -> Result<(), ParseError> {
+    let row = h.layout.row(Name::new(t[0]), Name::new(OWN), &t[1..3], no);
+    for ((name, cell), (variant, spec)) in h.names[3..].iter().zip(&t[3..]).zip(&h.cols) {
         let value = parse_value(cell)
             .map_err(|_| ParseError::at(no, format!("`{cell}` under `{name}` is not a number")))?;
-        let m = match column(name) {
-            Column::Value { variant, unit } => {
-                let row = Row::new(t[0], variant, &key, no);
-                let mut m = row.value(None, unit, value, cell, name);
-                if let Some(r) = reference {
-                    m.metric = format!("{}@{r}", m.metric).into();
-                    m.direction = Direction::None;
-                    m.note = Some(format!("measured on {r} (found_{r}=1), not this run").into());
-                }
-                m
-            }
-            Column::Speedup => Row::new(t[0], first_variant.unwrap_or(OWN), &key, no).derived(
-                metric::SPEEDUP,
-                "x",
-                value,
-                cell,
-                name,
-                None,
-            ),
-            Column::Other => Row::new(t[0], OWN, &key, no).derived(
-                metric::UNCLASSIFIED,
-                "",
-                value,
-                cell,
-                name,
-                Some("unclassified column"),
-            ),
-        };
-        parsed.measurements.push(m);
+        parsed
+            .measurements
+            .push(row.of(*variant).put(spec, value, cell));
     }
     Ok(())
 }

@@ -201,7 +201,7 @@ fn bench_fields(
     for (k, v) in fields.split_whitespace().filter_map(|f| f.split_once('=')) {
         let value = parse_value(v)
             .map_err(|_| ParseError::at(no, format!("TS_BENCH field {k}='{v}' is not a number")))?;
-        out.push(super::serving::measure(&row, k, value, v));
+        out.push(row.put(&super::serving::spec(k), value, v));
     }
     Ok(())
 }

@@ -10,7 +10,7 @@
 //! (`machine_info.cpu.brand_raw`, else `machine_info.machine`; the host as a tag) fill
 //! in what the command line did not give.
 
-use super::emit::{json_cell, json_number, lines_of, Row};
+use super::emit::{json_cell, json_number, lines_of, Row, Spec};
 use super::{Format, ParseError, Parser};
 use crate::model::Parsed;
 use serde_json::Value;
@@ -65,6 +65,15 @@ impl Parser for PytestBenchmark {
             }
         }
         let record_lines = lines_of(text, "\"stats\"");
+        // What each stat is stored as, once.
+        let median_spec = Spec::measured(None, "sec", "stats.median");
+        let kept_specs: Vec<Spec> = KEPT
+            .iter()
+            .map(|(field, metric)| {
+                Spec::measured(Some(metric), "sec", &format!("stats.{field}")).kept()
+            })
+            .collect();
+        let rounds_spec = Spec::derived("rounds", "", "stats.rounds", None);
         for (i, b) in benches.iter().enumerate() {
             let no = record_lines.get(i).copied().unwrap_or(1);
             let s = |k: &str| b.get(k).and_then(Value::as_str);
@@ -109,30 +118,20 @@ impl Parser for PytestBenchmark {
             let median = stats
                 .get("median")
                 .ok_or_else(|| ParseError::at(no, format!("`{name}`: stats has no median")))?;
-            parsed.measurements.push(row.value(
-                None,
-                "sec",
-                stat("median")?,
-                &median.to_string(),
-                "stats.median",
-            ));
-            for (field, metric) in KEPT {
+            parsed
+                .measurements
+                .push(row.put(&median_spec, stat("median")?, &median.to_string()));
+            for ((field, _), spec) in KEPT.iter().zip(&kept_specs) {
                 if let Some(v) = stats.get(*field) {
-                    let mut m = row.value(Some(metric), "sec", stat(field)?, &v.to_string(), field);
-                    m.direction = crate::model::Direction::None;
-                    m.column = format!("stats.{field}").into();
-                    parsed.measurements.push(m);
+                    parsed
+                        .measurements
+                        .push(row.put(spec, stat(field)?, &v.to_string()));
                 }
             }
             if let Some(v) = stats.get("rounds") {
-                parsed.measurements.push(row.derived(
-                    "rounds",
-                    "",
-                    stat("rounds")?,
-                    &v.to_string(),
-                    "stats.rounds",
-                    None,
-                ));
+                parsed
+                    .measurements
+                    .push(row.put(&rounds_spec, stat("rounds")?, &v.to_string()));
             }
         }
         Ok(parsed)

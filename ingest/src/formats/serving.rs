@@ -10,9 +10,9 @@
 //! throughputs are `req/s` and `tokens/s` (higher is better); counts and durations are
 //! kept derived. [`field`] is shared with the `TS_BENCH_*` lines of the probe format.
 
-use super::emit::{json_cell, json_number, lines_of, Row};
+use super::emit::{json_cell, json_number, lines_of, Row, Spec, Specs};
 use super::{Format, ParseError, Parser};
-use crate::model::{Direction, Parsed};
+use crate::model::Parsed;
 use serde_json::Value;
 
 pub struct Serving;
@@ -85,26 +85,15 @@ pub fn field(name: &str) -> Option<Field> {
     })
 }
 
-/// The values of one result field on `row`.
-pub(crate) fn measure(
-    row: &Row,
-    name: &str,
-    value: Option<f64>,
-    printed: &str,
-) -> crate::model::Measurement {
+/// How a result field is stored.
+pub(crate) fn spec(name: &str) -> Spec {
     match field(name) {
-        Some(Field::Measured(metric, unit)) => row.value(Some(&metric), unit, value, printed, name),
-        Some(Field::Derived(metric, "")) => row.derived(&metric, "", value, printed, name, None),
-        Some(Field::Derived(metric, unit)) => {
-            let mut m = row.value(Some(&metric), unit, value, printed, name);
-            m.direction = Direction::None;
-            m
-        }
-        None => row.derived(
+        Some(Field::Measured(metric, unit)) => Spec::measured(Some(&metric), unit, name),
+        Some(Field::Derived(metric, "")) => Spec::derived(&metric, "", name, None),
+        Some(Field::Derived(metric, unit)) => Spec::measured(Some(&metric), unit, name).kept(),
+        None => Spec::derived(
             crate::model::metric::UNCLASSIFIED,
             "",
-            value,
-            printed,
             name,
             Some("unclassified field"),
         ),
@@ -140,6 +129,7 @@ impl Parser for Serving {
         };
         let single_lines = lines_of(text, "\"request_throughput\"");
         let mut parsed = Parsed::default();
+        let mut specs = Specs::default();
         for (i, (no, obj)) in objects.iter().enumerate() {
             let no = if objects.len() == 1 {
                 single_lines.first().copied().unwrap_or(*no)
@@ -185,9 +175,10 @@ impl Parser for Serving {
                 if v.is_null() && field(k).is_none() {
                     continue;
                 }
+                let spec = specs.get(k, || spec(k));
                 parsed
                     .measurements
-                    .push(measure(&row, k, value, &v.to_string()));
+                    .push(row.put(&spec, value, &v.to_string()));
             }
         }
         Ok(parsed)

@@ -16,7 +16,7 @@
 //! (IQR above 10% of the median) stays on the value as a noise note. Anything else in
 //! the text (a `Measurement` repr) is not a Compare table and is ignored.
 
-use super::emit::Row;
+use super::emit::{KeyLayout, Spec};
 use super::{lines, Format, ParseError, Parser};
 use crate::model::{Name, Parsed, Warning};
 
@@ -204,13 +204,24 @@ impl Parser for TorchCompare {
 }
 
 fn emit(p: Pending, unit: &str, footer_line: usize, parsed: &mut Parsed) -> Result<(), ParseError> {
+    // Compare prints `seconds (s)`; a bare `s` is no unit word elsewhere.
+    let unit = if unit == "s" { "sec" } else { unit };
     if crate::units::unit_of(unit).is_none_or(|u| u.canonical != "us") {
         return Err(ParseError::at(
             footer_line,
             format!("`{unit}` is not a time unit (expected ns, us, ms or s)"),
         ));
     }
-    let unit = if unit == "s" { "sec" } else { unit };
+    // One spec and variant name per description, one key per row.
+    let specs: Vec<(Name, Spec)> = p
+        .variants
+        .iter()
+        .map(|v| (Name::new(v), Spec::measured(None, unit, v)))
+        .collect();
+    parsed.measurements.reserve(p.rows.len() * specs.len());
+    let plain = KeyLayout::new(&["threads", "sub_label"]);
+    let with_env = KeyLayout::new(&["threads", "env", "sub_label"]);
+    let table = Name::new(&p.label);
     for PendingRow {
         no,
         threads,
@@ -219,12 +230,11 @@ fn emit(p: Pending, unit: &str, footer_line: usize, parsed: &mut Parsed) -> Resu
         cells,
     } in p.rows
     {
-        let mut key = vec![("threads".to_string(), threads)];
-        if let Some(env) = env {
-            key.push(("env".to_string(), env));
-        }
-        key.push(("sub_label".to_string(), sub));
-        for (variant, text) in p.variants.iter().zip(&cells) {
+        let row = match env {
+            Some(env) => with_env.row(table, table, &[&threads, &env, &sub], no),
+            None => plain.row(table, table, &[&threads, &sub], no),
+        };
+        for ((variant, spec), text) in specs.iter().zip(&cells) {
             let (value, warn) = cell(text).map_err(|_| {
                 ParseError::at(
                     no,
@@ -233,8 +243,7 @@ fn emit(p: Pending, unit: &str, footer_line: usize, parsed: &mut Parsed) -> Resu
             })?;
             let printed = text.trim();
             let printed = printed.split("(!").next().unwrap_or(printed).trim();
-            let row = Row::new(&p.label, variant, &key, no);
-            let mut m = row.value(None, unit, value, printed, variant);
+            let mut m = row.of(*variant).put(spec, value, printed);
             if let Some(pct) = warn {
                 m.note = Some(Name::from(format!("noisy: IQR {pct} of the median")));
             }
@@ -257,5 +266,8 @@ mod tests {
         assert_eq!(threads("4 threads: ------"), Some("4"));
         assert_eq!(threads("1 thread: --"), Some("1"));
         assert_eq!(cell(" 56.6 (! 12%) ").unwrap(), (Some(56.6), Some("12%")));
+        let text = "[--- t ---]\n   |  a\n1 threads: -\n  x  |  1.5\n\nTimes are in seconds (s).\n";
+        let m = &TorchCompare.parse(text).unwrap().measurements[0];
+        assert_eq!((m.value, m.raw.as_str()), (Some(1_500_000.0), "1.5 sec"));
     }
 }
