@@ -13,10 +13,11 @@
 //! `_stddev`, `_cv`) are kept as derived values, and when only aggregates were reported
 //! the median is the value.
 
-use super::emit::{json_number, lines_of, Row};
+use super::emit::{lines_of, Row, Spec, Specs};
+use super::json::{self, Fields};
 use super::{Format, ParseError, Parser};
 use crate::model::{Direction, Measurement, Parsed};
-use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 pub struct GoogleBenchmark;
 
@@ -86,50 +87,50 @@ impl Parser for GoogleBenchmark {
             && crate::text::has(text, "\"time_unit\"")
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
-        let doc: Value = serde_json::from_str(text)
-            .map_err(|e| ParseError::at(e.line(), format!("not JSON: {e}")))?;
-        let benches = doc
-            .get("benchmarks")
-            .and_then(Value::as_array)
-            .ok_or_else(|| ParseError::at(1, "no `benchmarks` array"))?;
-        let table = doc
-            .pointer("/context/executable")
-            .and_then(Value::as_str)
+        let doc: Doc = serde_json::from_str(text)
+            .map_err(|e| ParseError::at(e.line(), format!("not a google-benchmark JSON: {e}")))?;
+        let exe = doc.context.as_ref().and_then(|c| c.str("executable"));
+        let table = exe
+            .as_deref()
             .and_then(|e| e.rsplit(['/', '\\']).next())
             .filter(|e| !e.is_empty())
             .unwrap_or("google-benchmark")
             .to_string();
         let mut parsed = Parsed::default();
-        if let Some(h) = doc.pointer("/context/host_name").and_then(Value::as_str) {
+        if let Some(h) = doc.context.as_ref().and_then(|c| c.str("host_name")) {
             parsed
                 .provenance
                 .tags
-                .push(("host".to_string(), h.to_string()));
+                .push(("host".to_string(), h.into_owned()));
         }
         let record_lines = lines_of(text, "\"run_type\"");
+        fn run_type<'a>(b: &Fields<'a>) -> Option<Cow<'a, str>> {
+            b.str("run_type")
+        }
         // Run names that reported iterations: their aggregates are derived.
-        let iterated: std::collections::HashSet<&str> = benches
+        let iterated: std::collections::HashSet<String> = doc
+            .benchmarks
             .iter()
-            .filter(|b| b.get("run_type").and_then(Value::as_str) != Some("aggregate"))
-            .filter_map(|b| b.get("run_name").or(b.get("name")).and_then(Value::as_str))
+            .filter(|b| run_type(b).as_deref() != Some("aggregate"))
+            .filter_map(|b| b.str("run_name").or_else(|| b.str("name")))
+            .map(Cow::into_owned)
             .collect();
-        for (i, b) in benches.iter().enumerate() {
+        let mut specs = Specs::default();
+        for (i, obj) in doc.benchmarks.iter().enumerate() {
             let no = record_lines.get(i).copied().unwrap_or(1);
-            let obj = b
-                .as_object()
-                .ok_or_else(|| ParseError::at(no, format!("benchmark {i} is not an object")))?;
-            let s = |k: &str| obj.get(k).and_then(Value::as_str);
-            let run_name = s("run_name")
-                .or(s("name"))
+            let run_name = obj
+                .str("run_name")
+                .or_else(|| obj.str("name"))
                 .ok_or_else(|| ParseError::at(no, format!("benchmark {i} has no name")))?;
-            let (family, mut key) = split_name(run_name);
+            let (family, mut key) = split_name(&run_name);
             if !key.iter().any(|(k, _)| k == "threads") {
-                if let Some(t) = obj.get("threads").and_then(Value::as_u64) {
-                    key.push(("threads".to_string(), t.to_string()));
+                if let Some(t) = obj.get("threads") {
+                    key.push(("threads".to_string(), t.get().to_string()));
                 }
             }
             let row = Row::new(&table, family, &key, no);
-            let unit = s("time_unit").unwrap_or("ns");
+            let unit = obj.str("time_unit");
+            let unit = unit.as_deref().unwrap_or("ns");
             if crate::units::unit_of(unit).is_none() && unit != "s" {
                 return Err(ParseError::at(
                     no,
@@ -137,13 +138,14 @@ impl Parser for GoogleBenchmark {
                 ));
             }
             let unit = if unit == "s" { "sec" } else { unit };
-            let out: &mut Vec<Measurement> = if s("run_type") == Some("aggregate") {
+            let aggregate = run_type(obj).as_deref() == Some("aggregate");
+            let out: &mut Vec<Measurement> = if aggregate {
                 &mut parsed.measurements
             } else {
                 let rep = obj
                     .get("repetition_index")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0) as usize;
+                    .and_then(|r| r.get().parse::<usize>().ok())
+                    .unwrap_or(0);
                 if rep == 0 {
                     &mut parsed.measurements
                 } else {
@@ -153,20 +155,49 @@ impl Parser for GoogleBenchmark {
                     &mut parsed.repetitions[rep - 1]
                 }
             };
-            if obj.get("error_occurred").and_then(Value::as_bool) == Some(true) {
-                let why = s("error_message").unwrap_or("error");
+            if obj.get("error_occurred").map(|e| e.get()) == Some("true") {
+                let why = obj.str("error_message");
                 let mut m = row.value(None, unit, None, "error", "real_time");
-                m.note = Some(format!("benchmark error: {why}").into());
+                m.note =
+                    Some(format!("benchmark error: {}", why.as_deref().unwrap_or("error")).into());
                 out.push(m);
                 continue;
             }
-            match s("run_type") {
-                Some("aggregate") => {
-                    let agg = s("aggregate_name").unwrap_or("aggregate");
-                    let primary = agg == "median" && !iterated.contains(run_name);
-                    record(&row, obj, unit, agg, primary, no, out)?;
+            let (agg, primary) = if aggregate {
+                let agg = obj.str("aggregate_name");
+                let agg = agg.as_deref().unwrap_or("aggregate").to_string();
+                let primary = agg == "median" && !iterated.contains(run_name.as_ref());
+                (agg, primary)
+            } else {
+                (String::new(), true)
+            };
+            let percent = obj.str("aggregate_unit").as_deref() == Some("percentage");
+            for (k, v) in &obj.0 {
+                let k = k.0.as_ref();
+                let value = match json::scalar(v) {
+                    json::Scalar::Number(x, _) => x.is_finite().then_some(x),
+                    json::Scalar::Null => None,
+                    _ => continue,
+                };
+                if STANDARD.contains(&k) && !matches!(k, "real_time" | "cpu_time" | "iterations") {
+                    continue;
                 }
-                _ => record(&row, obj, unit, "", true, no, out)?,
+                if k == "iterations" && !agg.is_empty() {
+                    continue;
+                }
+                // One spec per (field, aggregate, unit) a file uses.
+                let id = format!("{k}\u{1f}{agg}\u{1f}{primary}\u{1f}{percent}\u{1f}{unit}");
+                let spec = specs.get(&id, || field_spec(k, &agg, primary, percent, unit));
+                let value = if k == "bytes_per_second" {
+                    value.map(|b| b / 1e6)
+                } else {
+                    value
+                };
+                let mut m = row.put(&spec, value, v.get());
+                if k == "bytes_per_second" {
+                    m.raw = crate::model::Raw::new(&format!("{} B/s", v.get()));
+                }
+                out.push(m);
             }
         }
         if parsed.repetitions.iter().any(Vec::is_empty) {
@@ -179,96 +210,73 @@ impl Parser for GoogleBenchmark {
     }
 }
 
-/// The values of one record. `agg` is the aggregate name (empty for an iteration);
-/// `primary` says its times are the compared latency.
-fn record(
-    row: &Row,
-    obj: &Map<String, Value>,
-    unit: &str,
-    agg: &str,
-    primary: bool,
-    no: usize,
-    out: &mut Vec<Measurement>,
-) -> Result<(), ParseError> {
-    let number = |k: &str, v: &Value| {
-        json_number(v).ok_or_else(|| ParseError::at(no, format!("{k} is {v}, not a number")))
+/// The parts of the output perfdb reads.
+#[derive(serde::Deserialize)]
+struct Doc<'a> {
+    #[serde(borrow, default)]
+    context: Option<Fields<'a>>,
+    #[serde(borrow)]
+    benchmarks: Vec<Fields<'a>>,
+}
+
+/// How field `k` of a record is stored. `agg` is the aggregate name (empty for an
+/// iteration); `primary` says its times are the compared latency; `percent` that the
+/// aggregate is a percentage (`_cv`).
+fn field_spec(k: &str, agg: &str, primary: bool, percent: bool, unit: &str) -> Spec {
+    let suffix = if agg.is_empty() {
+        String::new()
+    } else {
+        format!("_{agg}")
     };
-    let percent = obj.get("aggregate_unit").and_then(Value::as_str) == Some("percentage");
-    for (k, v) in obj {
-        let value = match v {
-            Value::Number(_) | Value::Null => number(k, v)?,
-            _ => continue,
-        };
-        let printed = v.to_string();
-        let suffix = if agg.is_empty() {
-            String::new()
-        } else {
-            format!("_{agg}")
-        };
-        let m = match k.as_str() {
-            "real_time" | "cpu_time" => {
-                let base = if k == "real_time" {
-                    "latency"
-                } else {
-                    "latency_cpu"
-                };
-                if percent {
-                    row.derived(&format!("{base}{suffix}"), "%", value, &printed, k, None)
-                } else {
-                    let metric = if primary && k == "real_time" {
-                        base.to_string()
-                    } else {
-                        format!("{base}{suffix}")
-                    };
-                    let mut m = row.value(Some(&metric), unit, value, &printed, k);
-                    if !primary || (k == "cpu_time" && !agg.is_empty()) {
-                        m.direction = Direction::None;
-                    }
-                    m
-                }
+    match k {
+        "real_time" | "cpu_time" => {
+            let base = if k == "real_time" {
+                "latency"
+            } else {
+                "latency_cpu"
+            };
+            if percent {
+                return Spec::derived(&format!("{base}{suffix}"), "%", k, None);
             }
-            "bytes_per_second" => {
-                let mut m = row.value(
-                    Some(&format!("bandwidth{suffix}")),
-                    "mb/s",
-                    value.map(|v| v / 1e6),
-                    &printed,
-                    k,
-                );
-                m.raw = crate::model::Raw::new(&format!("{printed} B/s"));
-                if !primary {
-                    m.direction = Direction::None;
-                }
-                m
+            let metric = if primary && k == "real_time" {
+                base.to_string()
+            } else {
+                format!("{base}{suffix}")
+            };
+            let spec = Spec::measured(Some(&metric), unit, k);
+            if !primary || (k == "cpu_time" && !agg.is_empty()) {
+                spec.kept()
+            } else {
+                spec
             }
-            "items_per_second" => row.directed(
-                &format!("items_per_second{suffix}"),
-                "items/s",
-                if primary {
-                    Direction::Higher
-                } else {
-                    Direction::None
-                },
-                value,
-                &printed,
-                k,
-            ),
-            "iterations" if agg.is_empty() => {
-                row.derived("iterations", "", value, &printed, k, None)
+        }
+        // Values arrive divided by 1e6: bytes/s as MB/s.
+        "bytes_per_second" => {
+            let spec = Spec::measured(Some(&format!("bandwidth{suffix}")), "mb/s", k);
+            if primary {
+                spec
+            } else {
+                spec.kept()
             }
-            k if STANDARD.contains(&k) => continue,
-            counter => row.derived(
-                &format!("{counter}{suffix}"),
-                "",
-                value,
-                &printed,
-                counter,
-                Some("user counter"),
-            ),
-        };
-        out.push(m);
+        }
+        "items_per_second" => Spec::directed(
+            &format!("items_per_second{suffix}"),
+            "items/s",
+            if primary {
+                Direction::Higher
+            } else {
+                Direction::None
+            },
+            k,
+        ),
+        "iterations" => Spec::derived("iterations", "", k, None),
+        counter => Spec::derived(
+            &format!("{counter}{suffix}"),
+            "",
+            counter,
+            Some("user counter"),
+        ),
     }
-    Ok(())
 }
 
 #[cfg(test)]

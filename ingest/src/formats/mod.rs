@@ -8,6 +8,7 @@ mod csv;
 mod emit;
 mod flydsl;
 mod gbench;
+mod json;
 mod perf;
 mod probe;
 mod pytest_bench;

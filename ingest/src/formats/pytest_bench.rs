@@ -10,10 +10,24 @@
 //! (`machine_info.cpu.brand_raw`, else `machine_info.machine`; the host as a tag) fill
 //! in what the command line did not give.
 
-use super::emit::{json_cell, json_number, lines_of, Row, Spec};
+use super::emit::{lines_of, Row, Spec};
+use super::json::{self, Fields};
 use super::{Format, ParseError, Parser};
 use crate::model::Parsed;
-use serde_json::Value;
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+
+/// The parts of the file perfdb reads; the rest (`datetime`, `version`, each
+/// benchmark's `options`, `extra_info`, `stats.data`) is skipped unread.
+#[derive(serde::Deserialize)]
+struct Doc<'a> {
+    #[serde(borrow)]
+    benchmarks: Vec<Fields<'a>>,
+    #[serde(borrow, default)]
+    commit_info: Option<Fields<'a>>,
+    #[serde(borrow, default)]
+    machine_info: Option<Fields<'a>>,
+}
 
 pub struct PytestBenchmark;
 
@@ -37,31 +51,27 @@ impl Parser for PytestBenchmark {
             && crate::text::has(text, "\"stats\"")
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
-        let doc: Value = serde_json::from_str(text)
-            .map_err(|e| ParseError::at(e.line(), format!("not JSON: {e}")))?;
-        let benches = doc
-            .get("benchmarks")
-            .and_then(Value::as_array)
-            .ok_or_else(|| ParseError::at(1, "no `benchmarks` array"))?;
+        let doc: Doc = serde_json::from_str(text)
+            .map_err(|e| ParseError::at(e.line(), format!("not a pytest-benchmark JSON: {e}")))?;
         let mut parsed = Parsed::default();
         let prov = &mut parsed.provenance;
-        if let Some(c) = doc.get("commit_info") {
-            prov.commit = c.get("id").and_then(Value::as_str).map(str::to_string);
-            if let Some(b) = c.get("branch").and_then(Value::as_str) {
-                prov.tags.push(("branch".to_string(), b.to_string()));
+        if let Some(c) = &doc.commit_info {
+            prov.commit = c.str("id").map(Cow::into_owned);
+            if let Some(b) = c.str("branch") {
+                prov.tags.push(("branch".to_string(), b.into_owned()));
             }
-            if c.get("dirty").and_then(Value::as_bool) == Some(true) {
+            if c.get("dirty").map(RawValue::get) == Some("true") {
                 prov.tags.push(("dirty".to_string(), "true".to_string()));
             }
         }
-        if let Some(m) = doc.get("machine_info") {
-            prov.machine = m
-                .pointer("/cpu/brand_raw")
-                .and_then(Value::as_str)
-                .or_else(|| m.get("machine").and_then(Value::as_str))
-                .map(str::to_string);
-            if let Some(node) = m.get("node").and_then(Value::as_str) {
-                prov.tags.push(("host".to_string(), node.to_string()));
+        if let Some(m) = &doc.machine_info {
+            let brand = m
+                .get("cpu")
+                .and_then(|cpu| serde_json::from_str::<Fields>(cpu.get()).ok())
+                .and_then(|cpu| cpu.str("brand_raw").map(Cow::into_owned));
+            prov.machine = brand.or_else(|| m.str("machine").map(Cow::into_owned));
+            if let Some(node) = m.str("node") {
+                prov.tags.push(("host".to_string(), node.into_owned()));
             }
         }
         let record_lines = lines_of(text, "\"stats\"");
@@ -74,14 +84,15 @@ impl Parser for PytestBenchmark {
             })
             .collect();
         let rounds_spec = Spec::derived("rounds", "", "stats.rounds", None);
-        for (i, b) in benches.iter().enumerate() {
+        for (i, b) in doc.benchmarks.iter().enumerate() {
             let no = record_lines.get(i).copied().unwrap_or(1);
-            let s = |k: &str| b.get(k).and_then(Value::as_str);
-            let name = s("name")
+            let name = b
+                .str("name")
                 .ok_or_else(|| ParseError::at(no, format!("benchmark {i} has no name")))?;
-            let fullname = s("fullname").unwrap_or(name);
-            let table = match s("group") {
-                Some(g) => g.to_string(),
+            let fullname = b.str("fullname");
+            let fullname = fullname.as_deref().unwrap_or(&name);
+            let table = match b.str("group") {
+                Some(g) => g.into_owned(),
                 None => fullname
                     .split("::")
                     .next()
@@ -89,13 +100,18 @@ impl Parser for PytestBenchmark {
                     .unwrap_or("pytest-benchmark")
                     .to_string(),
             };
-            let variant = name.split('[').next().unwrap_or(name);
-            let key: Vec<(String, String)> = match b.get("params") {
-                Some(Value::Object(p)) => {
-                    p.iter().map(|(k, v)| (k.clone(), json_cell(v))).collect()
+            let variant = name.split('[').next().unwrap_or(&name);
+            let params = b
+                .get("params")
+                .and_then(|p| serde_json::from_str::<Fields>(p.get()).ok());
+            let key: Vec<(String, String)> = match params {
+                Some(p) => {
+                    p.0.iter()
+                        .map(|(k, v)| (k.0.to_string(), json::key_text(v).into_owned()))
+                        .collect()
                 }
                 // Parametrised ids only (`test_x[a-b]`): the id is the key.
-                _ => match name.find('[') {
+                None => match name.find('[') {
                     Some(at) => vec![(
                         "param".to_string(),
                         name[at + 1..].trim_end_matches(']').to_string(),
@@ -103,35 +119,38 @@ impl Parser for PytestBenchmark {
                     None => Vec::new(),
                 },
             };
-            let stats = b
-                .get("stats")
-                .ok_or_else(|| ParseError::at(no, format!("benchmark `{name}` has no stats")))?;
-            let stat = |k: &str| -> Result<Option<f64>, ParseError> {
+            let stats: Fields = match b.get("stats") {
+                Some(s) => serde_json::from_str(s.get()).map_err(|e| {
+                    ParseError::at(no, format!("`{name}`: stats is not an object: {e}"))
+                })?,
+                None => {
+                    return Err(ParseError::at(
+                        no,
+                        format!("benchmark `{name}` has no stats"),
+                    ))
+                }
+            };
+            let stat = |k: &str| -> Result<Option<(Option<f64>, &str)>, ParseError> {
                 match stats.get(k) {
                     None => Ok(None),
-                    Some(v) => json_number(v).ok_or_else(|| {
-                        ParseError::at(no, format!("`{name}`: stats.{k} is {v}, not a number"))
+                    Some(v) => json::number(v).map(|x| Some((x, v.get()))).map_err(|t| {
+                        ParseError::at(no, format!("`{name}`: stats.{k} is {t}, not a number"))
                     }),
                 }
             };
             let row = Row::new(&table, variant, &key, no);
-            let median = stats
-                .get("median")
+            let (median, printed) = stat("median")?
                 .ok_or_else(|| ParseError::at(no, format!("`{name}`: stats has no median")))?;
             parsed
                 .measurements
-                .push(row.put(&median_spec, stat("median")?, &median.to_string()));
+                .push(row.put(&median_spec, median, printed));
             for ((field, _), spec) in KEPT.iter().zip(&kept_specs) {
-                if let Some(v) = stats.get(*field) {
-                    parsed
-                        .measurements
-                        .push(row.put(spec, stat(field)?, &v.to_string()));
+                if let Some((v, printed)) = stat(field)? {
+                    parsed.measurements.push(row.put(spec, v, printed));
                 }
             }
-            if let Some(v) = stats.get("rounds") {
-                parsed
-                    .measurements
-                    .push(row.put(&rounds_spec, stat("rounds")?, &v.to_string()));
+            if let Some((v, printed)) = stat("rounds")? {
+                parsed.measurements.push(row.put(&rounds_spec, v, printed));
             }
         }
         Ok(parsed)

@@ -10,10 +10,10 @@
 //! throughputs are `req/s` and `tokens/s` (higher is better); counts and durations are
 //! kept derived. [`field`] is shared with the `TS_BENCH_*` lines of the probe format.
 
-use super::emit::{json_cell, json_number, lines_of, Row, Spec, Specs};
+use super::emit::{lines_of, Row, Spec, Specs};
+use super::json::{self, Fields};
 use super::{Format, ParseError, Parser};
-use crate::model::Parsed;
-use serde_json::Value;
+use crate::model::{Direction, Parsed};
 
 pub struct Serving;
 
@@ -111,37 +111,40 @@ impl Parser for Serving {
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         // One JSON document, else one per line (JSONL).
-        let objects: Vec<(usize, Value)> = match serde_json::from_str::<Value>(text) {
-            Ok(v) => vec![(1, v)],
+        let objects: Vec<(usize, Fields)> = match serde_json::from_str::<Fields>(text) {
+            Ok(f) => vec![(
+                lines_of(text, "\"request_throughput\"")
+                    .first()
+                    .copied()
+                    .unwrap_or(1),
+                f,
+            )],
             Err(_) => {
                 let mut out = Vec::new();
-                for (no, line) in super::lines(text) {
+                let mut at = 0;
+                for (no, line) in text.split('\n').enumerate() {
+                    let start = at;
+                    at += line.len() + 1;
                     if line.trim().is_empty() {
                         continue;
                     }
-                    let v: Value = serde_json::from_str(&line).map_err(|e| {
-                        ParseError::at(no, format!("not a JSON result object (JSONL): {e}"))
+                    let line = &text[start..start + line.len()];
+                    let f: Fields = serde_json::from_str(line).map_err(|e| {
+                        ParseError::at(no + 1, format!("not a JSON result object (JSONL): {e}"))
                     })?;
-                    out.push((no, v));
+                    out.push((no + 1, f));
                 }
                 out
             }
         };
-        let single_lines = lines_of(text, "\"request_throughput\"");
         let mut parsed = Parsed::default();
         let mut specs = Specs::default();
-        for (i, (no, obj)) in objects.iter().enumerate() {
-            let no = if objects.len() == 1 {
-                single_lines.first().copied().unwrap_or(*no)
-            } else {
-                *no
-            };
-            let obj = obj
-                .as_object()
-                .ok_or_else(|| ParseError::at(no, format!("result {i} is not a JSON object")))?;
+        for (no, obj) in &objects {
+            let no = *no;
             if !obj
-                .keys()
-                .any(|k| field(k).is_some_and(|f| matches!(f, Field::Measured(..))))
+                .0
+                .iter()
+                .any(|(k, _)| specs.get(&k.0, || spec(&k.0)).direction != Direction::None)
             {
                 return Err(ParseError::at(
                     no,
@@ -152,33 +155,25 @@ impl Parser for Serving {
             let key: Vec<(String, String)> = KEY_FIELDS
                 .iter()
                 .filter_map(|k| {
-                    obj.get(*k)
-                        .filter(|v| !v.is_null())
-                        .map(|v| (k.to_string(), json_cell(v)))
+                    obj.get(k)
+                        .filter(|v| json::scalar(v) != json::Scalar::Null)
+                        .map(|v| (k.to_string(), json::key_text(v).into_owned()))
                 })
                 .collect();
-            let variant = obj
-                .get("backend")
-                .and_then(Value::as_str)
-                .unwrap_or("serve");
-            let row = Row::new(TABLE, variant, &key, no);
-            for (k, v) in obj {
-                if KEY_FIELDS.contains(&k.as_str()) {
+            let variant = obj.str("backend");
+            let row = Row::new(TABLE, variant.as_deref().unwrap_or("serve"), &key, no);
+            for (k, v) in &obj.0 {
+                if KEY_FIELDS.contains(&k.0.as_ref()) {
                     continue;
                 }
-                let Some(value) = (match v {
-                    Value::Number(_) | Value::Null => json_number(v),
-                    _ => None,
-                }) else {
-                    continue; // strings (date, backend), per-request arrays
+                let value = match json::scalar(v) {
+                    json::Scalar::Number(x, _) => x.is_finite().then_some(x),
+                    // A missing measurement is kept as missing; other nulls are skipped.
+                    json::Scalar::Null if field(&k.0).is_some() => None,
+                    _ => continue, // strings (date, backend), per-request arrays
                 };
-                if v.is_null() && field(k).is_none() {
-                    continue;
-                }
-                let spec = specs.get(k, || spec(k));
-                parsed
-                    .measurements
-                    .push(row.put(&spec, value, &v.to_string()));
+                let spec = specs.get(&k.0, || spec(&k.0));
+                parsed.measurements.push(row.put(&spec, value, v.get()));
             }
         }
         Ok(parsed)

@@ -1,0 +1,158 @@
+//! Reading JSON benchmark outputs without building a `serde_json::Value` tree: an
+//! object is read as its fields in source order, each key borrowed from the text and
+//! each value kept as its raw text (`&RawValue`), so a number is parsed once, by the
+//! parser that wants it, and `raw` keeps it exactly as printed. Nested objects and
+//! arrays nobody asks for are skipped, not built.
+
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::fmt;
+
+/// A string borrowed from the text when it has no escapes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Str<'a>(pub Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Str<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Str<'a>, E> {
+                Ok(Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Str<'a>, E> {
+                Ok(Str(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Str<'a>, E> {
+                Ok(Str(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(V(std::marker::PhantomData))
+    }
+}
+
+/// A JSON object's fields in source order: keys borrowed, values as raw text.
+#[derive(Debug, Default)]
+pub(crate) struct Fields<'a>(pub Vec<(Str<'a>, &'a RawValue)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Fields<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields<'a>, A::Error> {
+                let mut out = Vec::with_capacity(map.size_hint().unwrap_or(16));
+                while let Some(k) = map.next_key::<Str<'a>>()? {
+                    out.push((k, map.next_value::<&'a RawValue>()?));
+                }
+                Ok(Fields(out))
+            }
+        }
+        d.deserialize_map(V(std::marker::PhantomData))
+    }
+}
+
+impl<'a> Fields<'a> {
+    /// The raw value of field `name`.
+    pub fn get(&self, name: &str) -> Option<&'a RawValue> {
+        self.0.iter().find(|(k, _)| k.0 == name).map(|(_, v)| *v)
+    }
+    /// The string value of field `name` (`None` when absent or not a string).
+    pub fn str(&self, name: &str) -> Option<Cow<'a, str>> {
+        self.get(name).and_then(text)
+    }
+}
+
+/// What a raw JSON value is.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Scalar<'a> {
+    /// A number, with its text.
+    Number(f64, &'a str),
+    Null,
+    String(Cow<'a, str>),
+    Bool(bool),
+    /// An object or array.
+    Nested,
+}
+
+pub(crate) fn scalar(raw: &RawValue) -> Scalar<'_> {
+    let t = raw.get();
+    match t.as_bytes().first() {
+        Some(b'"') => Scalar::String(text(raw).unwrap_or_default()),
+        Some(b'n') => Scalar::Null,
+        Some(b't') => Scalar::Bool(true),
+        Some(b'f') => Scalar::Bool(false),
+        Some(b'{' | b'[') => Scalar::Nested,
+        // serde_json checked the number's syntax; it parses as f64 (maybe to infinity).
+        _ => Scalar::Number(t.parse().unwrap_or(f64::NAN), t),
+    }
+}
+
+/// A raw value as a measurement: a finite number, or `None` for `null` and the missing
+/// tokens (`"nan"`, `"inf"` as strings); `Err` with the value's text otherwise.
+pub(crate) fn number(raw: &RawValue) -> Result<Option<f64>, &str> {
+    match scalar(raw) {
+        Scalar::Number(v, _) => Ok(v.is_finite().then_some(v)),
+        Scalar::Null => Ok(None),
+        Scalar::String(s) => crate::text::parse_value(&s).map_err(|_| raw.get()),
+        _ => Err(raw.get()),
+    }
+}
+
+/// The text of a string value; `None` for any other value.
+pub(crate) fn text(raw: &RawValue) -> Option<Cow<'_, str>> {
+    let t = raw.get();
+    let inner = t.strip_prefix('"')?.strip_suffix('"')?;
+    if !inner.contains('\\') {
+        return Some(Cow::Borrowed(inner));
+    }
+    serde_json::from_str::<String>(t).ok().map(Cow::Owned)
+}
+
+/// A scalar as key text: strings bare, numbers as printed with integral floats
+/// (`512.0`) as integers, `null` as `None`, anything else as its JSON.
+pub(crate) fn key_text(raw: &RawValue) -> Cow<'_, str> {
+    match scalar(raw) {
+        Scalar::String(s) => s,
+        Scalar::Number(v, t) => {
+            if t.contains(['.', 'e', 'E']) && v.fract() == 0.0 && v.abs() < 1e15 {
+                Cow::Owned(format!("{}", v as i64))
+            } else {
+                Cow::Borrowed(t)
+            }
+        }
+        Scalar::Null => Cow::Borrowed("None"),
+        _ => Cow::Borrowed(raw.get()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_keep_order_and_text() {
+        let f: Fields = serde_json::from_str(
+            r#"{"b": 1.50, "a": "x\"y", "n": null, "o": {"k": [1, 2]}, "s": "inf", "i": 512.0}"#,
+        )
+        .unwrap();
+        let keys: Vec<&str> = f.0.iter().map(|(k, _)| k.0.as_ref()).collect();
+        assert_eq!(keys, ["b", "a", "n", "o", "s", "i"]);
+        assert_eq!(number(f.get("b").unwrap()), Ok(Some(1.5)));
+        assert_eq!(f.get("b").unwrap().get(), "1.50");
+        assert_eq!(f.str("a").as_deref(), Some("x\"y"));
+        assert_eq!(number(f.get("n").unwrap()), Ok(None));
+        assert_eq!(number(f.get("s").unwrap()), Ok(None));
+        assert!(number(f.get("o").unwrap()).is_err());
+        assert_eq!(key_text(f.get("i").unwrap()), "512");
+        assert_eq!(key_text(f.get("b").unwrap()), "1.50");
+        assert_eq!(key_text(f.get("n").unwrap()), "None");
+    }
+}
