@@ -187,7 +187,7 @@ impl Parser for TritonCsv {
                 let c = n_x + k;
                 parsed
                     .measurements
-                    .push(row.of(*variant).put(spec, values[c], r[c]));
+                    .push(row.put_as(*variant, spec, values[c], r[c]));
             }
         }
         Ok(parsed)

@@ -170,16 +170,19 @@ impl Row {
         }
     }
 
-    /// The same row (key, line) of another variant: one key per printed row.
-    pub fn of(&self, variant: Name) -> Row {
-        Row {
-            variant,
-            ..self.clone()
-        }
-    }
-
     /// One value as `spec` says, `printed` as the source printed it.
     pub fn put(&self, spec: &Spec, value: Option<f64>, printed: &str) -> Measurement {
+        self.put_as(self.variant, spec, value, printed)
+    }
+
+    /// [`Row::put`] for another variant of the same printed row.
+    pub fn put_as(
+        &self,
+        variant: Name,
+        spec: &Spec,
+        value: Option<f64>,
+        printed: &str,
+    ) -> Measurement {
         let (value, raw) = match (spec.factor, value) {
             (Some((f, unit)), Some(v)) => (
                 Some(units::to_canonical(v, f)),
@@ -189,7 +192,7 @@ impl Row {
         };
         Measurement {
             table: self.table,
-            variant: self.variant,
+            variant,
             key: self.key.clone(),
             key_order: self.key_order,
             metric: spec.metric,

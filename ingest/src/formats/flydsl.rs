@@ -224,7 +224,7 @@ fn row(h: &Header, t: &[&str], no: usize, parsed: &mut Parsed) -> Result<(), Par
             .map_err(|_| ParseError::at(no, format!("`{cell}` under `{name}` is not a number")))?;
         parsed
             .measurements
-            .push(row.of(*variant).put(spec, value, cell));
+            .push(row.put_as(*variant, spec, value, cell));
     }
     Ok(())
 }

@@ -48,13 +48,14 @@ fn threads(line: &str) -> Option<&str> {
 /// A cell: its number and whether `(! XX%)` marks it noisy (with the percent).
 fn cell(text: &str) -> Result<(Option<f64>, Option<&str>), ()> {
     let t = text.trim();
-    let (num, warn) = match t.find("(!") {
-        Some(at) => (
-            t[..at].trim(),
-            Some(t[at + 2..].trim_end_matches(')').trim()),
-        ),
-        None => (t, None),
-    };
+    let (num, warn) =
+        match memchr::memchr(b'(', t.as_bytes()).filter(|&at| t[at..].starts_with("(!")) {
+            Some(at) => (
+                t[..at].trim(),
+                Some(t[at + 2..].trim_end_matches(')').trim()),
+            ),
+            None => (t, None),
+        };
     crate::text::parse_value(num)
         .map(|v| (v, warn))
         .map_err(|_| ())
@@ -74,7 +75,8 @@ struct PendingRow {
     threads: String,
     env: Option<String>,
     sub: String,
-    cells: Vec<String>,
+    /// The row's cells, `|`-separated, as printed.
+    cells: String,
 }
 
 impl Parser for TorchCompare {
@@ -103,7 +105,9 @@ impl Parser for TorchCompare {
         let mut group: Option<String> = None;
         let mut expect_header = false;
         for (no, line) in lines(text) {
-            if let Some(label) = title(&line) {
+            // One look at the first byte decides which kind of line it may be.
+            let first = line.trim_start().as_bytes().first().copied();
+            if let Some(label) = (first == Some(b'[')).then(|| title(&line)).flatten() {
                 if let Some(p) = pending.take() {
                     parsed.warnings.push(Warning {
                         line: p.title_line,
@@ -142,32 +146,40 @@ impl Parser for TorchCompare {
                 expect_header = false;
                 continue;
             }
-            if let Some(n) = threads(&line) {
+            if let Some(n) = first
+                .is_some_and(|b| b.is_ascii_digit())
+                .then(|| threads(&line))
+                .flatten()
+            {
                 group = Some(n.to_string());
                 continue;
             }
-            if let Some(unit) = footer_unit(&line) {
+            if let Some(unit) = (first == Some(b'T')).then(|| footer_unit(&line)).flatten() {
                 let p = pending.take().expect("checked above");
                 emit(p, unit, no, &mut parsed)?;
                 continue;
             }
-            if line.trim().is_empty() {
+            if first.is_none() {
                 continue;
             }
-            let mut parts = line.split('|');
-            let labels = parts.next().unwrap_or("").trim();
-            let cells: Vec<String> = parts.map(str::to_string).collect();
-            if cells.len() != p.variants.len() {
+            let (labels, cells) = line.split_once('|').unwrap_or((&line, ""));
+            let labels = labels.trim();
+            let n_cells = if line.contains('|') {
+                memchr::memchr_iter(b'|', cells.as_bytes()).count() + 1
+            } else {
+                0
+            };
+            if n_cells != p.variants.len() {
                 return Err(ParseError::at(
                     no,
                     format!(
-                        "{} cells under {} descriptions in Compare table `{}`",
-                        cells.len(),
+                        "{n_cells} cells under {} descriptions in Compare table `{}`",
                         p.variants.len(),
                         p.label
                     ),
                 ));
             }
+            let cells = cells.to_string();
             // `(envA)  tiny`: the env, then the sub-label.
             let (env, sub) = match labels.strip_prefix('(').and_then(|r| r.split_once(')')) {
                 Some((env, sub)) => (Some(env.to_string()), sub.trim().to_string()),
@@ -234,7 +246,7 @@ fn emit(p: Pending, unit: &str, footer_line: usize, parsed: &mut Parsed) -> Resu
             Some(env) => with_env.row(table, table, &[&threads, &env, &sub], no),
             None => plain.row(table, table, &[&threads, &sub], no),
         };
-        for ((variant, spec), text) in specs.iter().zip(&cells) {
+        for ((variant, spec), text) in specs.iter().zip(cells.split('|')) {
             let (value, warn) = cell(text).map_err(|_| {
                 ParseError::at(
                     no,
@@ -242,8 +254,11 @@ fn emit(p: Pending, unit: &str, footer_line: usize, parsed: &mut Parsed) -> Resu
                 )
             })?;
             let printed = text.trim();
-            let printed = printed.split("(!").next().unwrap_or(printed).trim();
-            let mut m = row.of(*variant).put(spec, value, printed);
+            let printed = match warn {
+                Some(_) => printed.split("(!").next().unwrap_or(printed).trim(),
+                None => printed,
+            };
+            let mut m = row.put_as(*variant, spec, value, printed);
             if let Some(pct) = warn {
                 m.note = Some(Name::from(format!("noisy: IQR {pct} of the median")));
             }
