@@ -60,23 +60,27 @@ pub enum Format {
 }
 
 impl Format {
-    /// Every format, in the order detection tries them: structured files (JSON, CSV)
-    /// first, then the text formats with the most specific markers.
+    /// Every format, in the order detection tries them: the JSON outputs first (a look
+    /// at the first byte rules them out of any log), then the text formats whose files
+    /// the aiter tables' sniff would also take (a triage matrix is a pipe table), the
+    /// aiter tables themselves (most logs: tried early, so the rest are rarely sniffed),
+    /// then formats no aiter log matches, and `[perf]` lines, which many logs carry
+    /// beside another format, last.
     pub const ALL: [Format; 15] = [
         Format::TsExport,
         Format::PytestBenchmark,
         Format::GoogleBenchmark,
         Format::Serving,
         Format::AortaResult,
+        Format::TsProbe,
+        Format::AortaMatrix,
+        Format::TritonPerfReport,
+        Format::AiterTable,
+        Format::TorchCompare,
+        Format::FlydslBench,
         Format::RocmBenchCsv,
         Format::AiterTunedCsv,
         Format::TritonCsv,
-        Format::TsProbe,
-        Format::TorchCompare,
-        Format::AortaMatrix,
-        Format::FlydslBench,
-        Format::TritonPerfReport,
-        Format::AiterTable,
         Format::PerfLines,
     ];
     pub fn name(self) -> &'static str {
