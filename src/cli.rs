@@ -138,6 +138,10 @@ pub struct RunArgs {
     /// Source name of the run [default: the command line]
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
+    /// Ingest only what the command prints on standard output (its standard error is
+    /// still shown): for tools that print JSON on stdout and progress on stderr
+    #[arg(long)]
+    pub stdout_only: bool,
     /// The benchmark command and its arguments, after `--`
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,

@@ -831,6 +831,24 @@ fn run_streams_and_ingests_a_benchmark_command() {
     assert_eq!(tags["exit_code"], "0");
     assert!(tags["duration_s"].parse::<f64>().unwrap() >= 0.0);
     assert!(runs[0]["verdict"].is_null());
+    // JSON on stdout, chatter on stderr: --stdout-only reads the JSON alone.
+    let json = sample("formats/20_aorta_tokenspeed_bench_serve_export_fixture.json");
+    let script = format!("echo 'warming up' >&2; cat '{}'", json.display());
+    let out = wh.run(&["run", "--label", "serve", "--", "sh", "-c", &script]);
+    assert_eq!(code(&out), 2, "stderr mixed into the JSON must not parse");
+    let out = wh.run(&[
+        "run",
+        "--stdout-only",
+        "--label",
+        "serve",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stderr(&out).contains("warming up"));
+    assert!(stdout(&out).contains(": serving run "), "{}", stdout(&out));
     // The same values as ingesting the file.
     let other = Wh::new();
     other.ingest(&log, "file");

@@ -276,7 +276,7 @@ pub fn run_command(root: &Path, a: RunArgs) -> anyhow::Result<Exit> {
         .join(" ");
     let started = std::time::Instant::now();
     let (status, output) =
-        tee(&a.command).with_context(|| format!("cannot run `{command_line}`"))?;
+        tee(&a.command, a.stdout_only).with_context(|| format!("cannot run `{command_line}`"))?;
     let seconds = started.elapsed().as_secs_f64();
     let code = status.code();
     meta.tags
@@ -321,8 +321,12 @@ fn shell_word(w: &str) -> String {
 }
 
 /// Run `command`, copying its stdout and stderr to ours as they come, and return its
-/// status and everything it printed, whole lines in the order they arrived.
-fn tee(command: &[String]) -> std::io::Result<(std::process::ExitStatus, Vec<u8>)> {
+/// status and everything it printed (only stdout with `stdout_only`), whole lines in the
+/// order they arrived.
+fn tee(
+    command: &[String],
+    stdout_only: bool,
+) -> std::io::Result<(std::process::ExitStatus, Vec<u8>)> {
     use std::io::Read;
     use std::process::{Command, Stdio};
     let mut child = Command::new(&command[0])
@@ -333,6 +337,7 @@ fn tee(command: &[String]) -> std::io::Result<(std::process::ExitStatus, Vec<u8>
     let collected = std::sync::Mutex::new(Vec::<u8>::new());
     let pump = |mut from: Box<dyn Read + Send>, to_stderr: bool| {
         let collected = &collected;
+        let keep = !(to_stderr && stdout_only);
         move || -> std::io::Result<()> {
             let mut buf = [0u8; 16 * 1024];
             let mut partial: Vec<u8> = Vec::new();
@@ -350,6 +355,9 @@ fn tee(command: &[String]) -> std::io::Result<(std::process::ExitStatus, Vec<u8>
                     let mut o = std::io::stdout().lock();
                     o.write_all(chunk)?;
                     o.flush()?;
+                }
+                if !keep {
+                    continue;
                 }
                 partial.extend_from_slice(chunk);
                 if let Some(last) = partial.iter().rposition(|b| *b == b'\n') {
