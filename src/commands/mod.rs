@@ -4,6 +4,7 @@ mod alerts;
 mod compare;
 mod ingest;
 mod query;
+mod run;
 mod serve;
 
 use crate::cli::{Cli, Command};
@@ -21,7 +22,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Compact(a) => ingest::compact(&wh, std::time::Duration::from_secs(a.grace)),
         Command::Serve(a) => serve::run(&wh, a),
         Command::ExportSite(a) => serve::export_site(&wh, a),
-        Command::Run(a) => ingest::run_command(&wh, a),
+        Command::Run(a) => run::run(&wh, a),
         Command::Formats => ingest::formats(),
         Command::Demo => compare::demo(&wh),
     }

@@ -115,7 +115,7 @@ impl Parser for TritonCsv {
         let names = cells(&header);
         // Each row's cells, parsed once.
         let mut rows: Vec<CsvRow> = Vec::new();
-        for (no, l) in lines(text).filter(|(_, l)| !l.trim().is_empty()).skip(1) {
+        for (no, l) in records {
             let l = match l {
                 Cow::Borrowed(l) => l,
                 // A cleaned line (CI prefix, escapes): no Triton CSV has one.
@@ -137,7 +137,6 @@ impl Parser for TritonCsv {
                 .collect::<Result<Vec<_>, _>>()?;
             rows.push((no, c, values));
         }
-        drop(records);
         if rows.is_empty() {
             return Err(ParseError::at(header_no, "a header and no rows"));
         }

@@ -1,0 +1,143 @@
+//! `perfdb run -- CMD`: run a benchmark, pass its output through as it comes, and
+//! ingest what it printed as one run (the command line, exit code and duration as tags).
+
+use super::ingest::{options, report};
+use crate::cli::RunArgs;
+use crate::Exit;
+use anyhow::Context;
+use perfdb_ingest::warehouse::Warehouse;
+use std::io::Write;
+use std::path::Path;
+
+/// `perfdb run [options] -- CMD ARGS...`: run the benchmark with its output passed
+/// through as it comes, then ingest what it printed (stdout and stderr, lines kept
+/// whole, in arrival order) as one run.
+pub fn run(root: &Path, a: RunArgs) -> anyhow::Result<Exit> {
+    let (label, format, mut meta) = options(a.options)?;
+    let command_line = a
+        .command
+        .iter()
+        .map(|w| shell_word(w))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let started = std::time::Instant::now();
+    let (status, output) =
+        tee(&a.command, a.stdout_only).with_context(|| format!("cannot run `{command_line}`"))?;
+    let seconds = started.elapsed().as_secs_f64();
+    let code = status.code();
+    meta.tags
+        .push(("command".to_string(), command_line.clone()));
+    meta.tags.push((
+        "exit_code".to_string(),
+        code.map_or_else(|| "signal".to_string(), |c| c.to_string()),
+    ));
+    meta.tags
+        .push(("duration_s".to_string(), format!("{seconds:.3}")));
+    if !status.success() {
+        meta.failed = Some(match code {
+            Some(c) => format!("command exited with code {c}"),
+            None => "command was killed by a signal".to_string(),
+        });
+    }
+    let name = a.name.unwrap_or_else(|| command_line.clone());
+    let wh = Warehouse::new(root);
+    let reports = perfdb_ingest::ingest_bytes(&wh, &name, &output, format, &meta)
+        .with_context(|| format!("cannot write the warehouse at {}", root.display()))?;
+    let exit = report(root, &label, &reports)?;
+    if exit != Exit::Ok {
+        return Ok(exit);
+    }
+    if let Some(why) = meta.failed {
+        eprintln!("error: `{command_line}`: {why}; stored as a failed run");
+        return Ok(Exit::Regression);
+    }
+    Ok(Exit::Ok)
+}
+
+/// Quote a word for display the way a shell would need it.
+fn shell_word(w: &str) -> String {
+    if !w.is_empty()
+        && w.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
+    {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', "'\\''"))
+    }
+}
+
+/// Run `command`, copying its stdout and stderr to ours as they come, and return its
+/// status and everything it printed (only stdout with `stdout_only`), whole lines in the
+/// order they arrived.
+fn tee(
+    command: &[String],
+    stdout_only: bool,
+) -> std::io::Result<(std::process::ExitStatus, Vec<u8>)> {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(&command[0])
+        .args(&command[1..])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let collected = std::sync::Mutex::new(Vec::<u8>::new());
+    let pump = |mut from: Box<dyn Read + Send>, to_stderr: bool| {
+        let collected = &collected;
+        let keep = !(to_stderr && stdout_only);
+        move || -> std::io::Result<()> {
+            let mut buf = [0u8; 16 * 1024];
+            let mut partial: Vec<u8> = Vec::new();
+            loop {
+                let n = from.read(&mut buf)?;
+                if n == 0 {
+                    break;
+                }
+                let chunk = &buf[..n];
+                if to_stderr {
+                    let mut e = std::io::stderr().lock();
+                    e.write_all(chunk)?;
+                    e.flush()?;
+                } else {
+                    let mut o = std::io::stdout().lock();
+                    o.write_all(chunk)?;
+                    o.flush()?;
+                }
+                if !keep {
+                    continue;
+                }
+                partial.extend_from_slice(chunk);
+                if let Some(last) = partial.iter().rposition(|b| *b == b'\n') {
+                    let rest = partial.split_off(last + 1);
+                    collected
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .extend_from_slice(&partial);
+                    partial = rest;
+                }
+            }
+            if !partial.is_empty() {
+                partial.push(b'\n');
+                collected
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .extend_from_slice(&partial);
+            }
+            Ok(())
+        }
+    };
+    let out = Box::new(child.stdout.take().expect("piped"));
+    let err = Box::new(child.stderr.take().expect("piped"));
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(pump(out, false));
+        let b = s.spawn(pump(err, true));
+        (a.join(), b.join())
+    });
+    let status = child.wait()?;
+    for r in [a, b] {
+        r.unwrap_or_else(|_| Err(std::io::Error::other("output thread panicked")))?;
+    }
+    Ok((
+        status,
+        collected.into_inner().unwrap_or_else(|p| p.into_inner()),
+    ))
+}
