@@ -706,6 +706,18 @@ fn each_new_format_flags_exactly_the_rows_its_head_made_worse() {
             &["serving openai model_id=Qwen/Qwen3-0.6B label=step1 request_rate=inf max_concurrency=8 burstiness=1 num_prompts=32 ttft_p99"],
         ),
         (
+            "derived/ab-sglang",
+            &[],
+            "serving",
+            &["serving sglang request_rate=8 max_concurrency=64 dataset_name=random random_input_len=1024 random_output_len=128 random_range_ratio=1 output_throughput"],
+        ),
+        (
+            "derived/ab-ts-bench",
+            &[],
+            "ts-probe",
+            &["ts_bench serve step=2 ttft_median"],
+        ),
+        (
             "derived/ab-aorta-matrix",
             &[],
             "aorta-matrix",

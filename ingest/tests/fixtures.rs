@@ -392,6 +392,8 @@ fn expected_format(path: &str) -> Option<Format> {
         ("ab-aiter-tuned-csv/", Format::AiterTunedCsv),
         ("ab-triton-csv/", Format::TritonCsv),
         ("ab-serving/", Format::Serving),
+        ("ab-sglang/", Format::Serving),
+        ("ab-ts-bench/", Format::TsProbe),
         ("ab-aorta-matrix/", Format::AortaMatrix),
         ("ab-aorta-result/", Format::AortaResult),
         ("formats/12_", Format::FlydslBench),

@@ -196,6 +196,47 @@ def result(head, t):
     return json.dumps(d, indent=2) + "\n"
 
 
+# TokenSpeed serving probe lines, the passing path of sample 21. SLOWED: median TTFT +25%.
+TS_BENCH = """TS_BENCH_INFO: server pid=57, log=/ts-out/server.log
+TS_BENCH_OK: health after 307s
+TS_BENCH_METRIC: server_startup_sec=307
+TS_BENCH_OK: step 1 completed=32 output_throughput=3585.9 median_ttft_ms=46.7
+TS_BENCH_OK: step 2 completed=64 output_throughput=6120.4 median_ttft_ms=58.2
+TS_BENCH_RESULT: pass
+"""
+
+
+def ts_bench(head, t):
+    out = []
+    for line in TS_BENCH.splitlines():
+        m = re.search(r"(output_throughput=)([\d.]+)( median_ttft_ms=)([\d.]+)", line)
+        if m:
+            step2 = "step 2" in line
+            thr = float(m.group(2)) * noise(t, 1)
+            ttft = float(m.group(4)) * noise(t, 2) * (1.25 if head and step2 else 1.0)
+            line = line[: m.start()] + f"output_throughput={thr:.1f} median_ttft_ms={ttft:.1f}"
+        elif "server_startup_sec=" in line:
+            line = f"TS_BENCH_METRIC: server_startup_sec={round(307 * noise(t, 3))}"
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def sglang(head, t):
+    out = []
+    for i, line in enumerate(open(os.path.join(FORMATS, "30_sglang_bench_serving_jsonl_emulated.jsonl"))):
+        d = json.loads(line)
+        for j, (k, v) in enumerate(list(d.items())):
+            if isinstance(v, float) and k not in ("request_rate", "random_range_ratio"):
+                f = noise(t, i * 40 + j)
+                if head and d["request_rate"] == 8.0 and k == "output_throughput":
+                    f *= 0.8
+                d[k] = round(v * f, 3)
+        out.append(json.dumps(d))
+    return "\n".join(out) + "\n"
+
+
+trials("ts-bench", "ts_bench_serve.log", ts_bench)
+trials("sglang", "sglang_0101_256_1024_128.jsonl", sglang)
 trials("torch-compare", "compare.txt", torch)
 trials("flydsl-bench", "bench.log", flydsl)
 trials("rocm-bench-csv", "hipblaslt-bench.log", rocm)
