@@ -184,10 +184,9 @@ impl Row {
         printed: &str,
     ) -> Measurement {
         let (value, raw) = match (spec.factor, value) {
-            (Some((f, unit)), Some(v)) => (
-                Some(units::to_canonical(v, f)),
-                Raw::new(&format!("{printed} {unit}")),
-            ),
+            (Some((f, unit)), Some(v)) => {
+                (Some(units::to_canonical(v, f)), Raw::joined(printed, &unit))
+            }
             _ => (value, Raw::new(printed)),
         };
         Measurement {
