@@ -936,5 +936,14 @@ fn pytest_benchmark_fills_commit_and_machine_unless_given() {
     ]);
     let run = &wh.sql("SELECT \"commit\", tags FROM runs")[0];
     assert_eq!(run["commit"], "abc123");
+    // --unit is for the one format that prints no unit; elsewhere it is said to be ignored.
+    let other = Wh::new();
+    let out = other.run(&["ingest", path.to_str().unwrap(), "--unit", "ms"]);
+    assert_eq!(code(&out), 0);
+    assert!(
+        stderr(&out).contains("--unit ms ignored: pytest-benchmark prints its own units"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(tags_of(run)["machine"], "ci-cpu");
 }

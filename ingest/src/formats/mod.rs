@@ -237,7 +237,16 @@ pub fn parse_in(
         Some(f) => f,
         None => detect(text)?,
     };
-    let parsed = format.parser().parse_in(text, cx)?;
+    let mut parsed = format.parser().parse_in(text, cx)?;
+    if let (Some(unit), false) = (cx.unit, format == Format::TritonCsv) {
+        parsed.warnings.push(crate::model::Warning {
+            line: 0,
+            reason: format!(
+                "--unit {unit} ignored: {format} prints its own units (--unit is for \
+                 triton-csv, whose files carry none)"
+            ),
+        });
+    }
     // A run its harness failed before it measured anything is still a run: on record
     // with its verdict and no values.
     let failed_run = parsed.provenance.verdict.as_deref() == Some("fail");
