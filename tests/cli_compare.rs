@@ -801,3 +801,45 @@ fn an_aorta_trial_that_failed_fails_the_comparison() {
         "{reason}"
     );
 }
+
+/// A non-zero `err` value fails a row's numerics on whichever side prints it: on both
+/// sides it is no new failure of head; on head alone it is.
+#[test]
+fn a_nonzero_error_on_both_sides_is_no_new_numerics_failure() {
+    let with_err = |side: &str, t: usize, err: bool| {
+        let text =
+            std::fs::read_to_string(sample(&format!("h200-gemm/ab/aiter/{side}/trial{t}.log")))
+                .unwrap();
+        if !err {
+            return text;
+        }
+        // The M=1 row of the GEMM table: `triton err` 0 -> 0.01, same width.
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("|    1 |  4096 | 4096 |"))
+            .unwrap()
+            .to_string();
+        let cells: Vec<&str> = row.split('|').collect();
+        let mut cells: Vec<String> = cells.iter().map(|c| c.to_string()).collect();
+        cells[9] = format!("{:>w$} ", "0.01", w = cells[9].len() - 1);
+        text.replace(&row, &cells.join("|"))
+    };
+    for (base_err, want_new_failure) in [(true, false), (false, true)] {
+        let wh = Wh::new();
+        for (side, err) in [("base", base_err), ("head", true)] {
+            let dir = wh.dir.path().join(side);
+            std::fs::create_dir_all(&dir).unwrap();
+            for t in 1..=3 {
+                std::fs::write(dir.join(format!("trial{t}.log")), with_err(side, t, err)).unwrap();
+            }
+            wh.ingest(&dir, side);
+        }
+        let (code, v) = compare_json(&wh, &["base", "head", "--control", "torch"]);
+        let reason = v["reason"].as_str().unwrap_or("").to_string();
+        let says_new = reason.contains("fail numerics on head that did not on base");
+        assert_eq!(says_new, want_new_failure, "base err {base_err}: {reason}");
+        if want_new_failure {
+            assert_eq!(code, 1, "{reason}");
+        }
+    }
+}

@@ -144,13 +144,17 @@ fn build_report(
                 .reduce(Numerics::worst)
                 .unwrap_or(Numerics::NotChecked)
         };
+        // A non-zero `error` value of the row's variant fails its numerics, on either
+        // side: present on both, it is no new failure of head.
+        let err_id = (table.clone(), variant.clone(), key_json.clone());
         let mut head_numerics = worst(&hvals);
-        if h.err_nonzero
-            .contains_key(&(table.clone(), variant.clone(), key_json.clone()))
-        {
+        if h.err_nonzero.contains_key(&err_id) {
             head_numerics = Numerics::Fail;
         }
-        let base_numerics = worst(&bvals);
+        let mut base_numerics = worst(&bvals);
+        if b.err_nonzero.contains_key(&err_id) {
+            base_numerics = Numerics::Fail;
+        }
         let control = is_control(&variant, &opt.control);
         let mut row = Row {
             base: side_stats(&bvals, dir),
