@@ -941,3 +941,48 @@ fn aorta_result_and_matrix() {
     );
     assert_eq!(m.value, None);
 }
+
+/// Every parser on every prefix of every fixture (cut at 97 positions a file, at char
+/// boundaries) and detection on each: an error or a result, never a panic. (Issue 12
+/// fuzzes this properly; this is the cheap floor.)
+#[test]
+fn no_parser_panics_on_a_cut_off_fixture() {
+    fn walk(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&sample("formats"), &mut files);
+    walk(&sample("invalid"), &mut files);
+    files.sort();
+    let mut tried = 0;
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        let step = (text.len() / 97).max(1);
+        let mut cut = 0;
+        while cut <= text.len() {
+            if text.is_char_boundary(cut) {
+                let part = &text[..cut];
+                let _ = formats::detect(part);
+                for format in Format::ALL {
+                    let cx = formats::Context {
+                        source: "cut.csv",
+                        unit: Some("ms"),
+                    };
+                    let _ = formats::parse_in(part, Some(format), &cx);
+                    tried += 1;
+                }
+            }
+            cut += step;
+        }
+    }
+    assert!(tried > 10_000, "{tried}");
+}
