@@ -1,5 +1,5 @@
 //! One module per input format behind the small [`Parser`] trait, and auto-detection
-//! that tries each in a fixed order (most specific first).
+//! that tries each in a fixed order ([`Format::ALL`] says why that order).
 
 mod aiter;
 mod aorta;
