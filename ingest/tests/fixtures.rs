@@ -17,6 +17,24 @@ fn read(rel: &str) -> String {
     std::fs::read_to_string(sample(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
 
+/// Every file under `dir`, recursively, sorted.
+fn files_under(dir: &std::path::Path) -> Vec<PathBuf> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, &mut out);
+    out.sort();
+    out
+}
+
 fn parse(rel: &str) -> perfdb_ingest::model::Parsed {
     formats::parse(&read(rel), None)
         .unwrap_or_else(|e| panic!("{rel}: {e}"))
@@ -460,19 +478,7 @@ fn expected_format(path: &str) -> Option<Format> {
 /// fixed order, so one that matched too much would take the later ones' files).
 #[test]
 fn detection_never_confuses_two_formats_on_any_fixture() {
-    fn walk(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
-        for e in std::fs::read_dir(dir).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                walk(&p, out);
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    walk(&sample(""), &mut files);
-    files.sort();
+    let files = files_under(&sample(""));
     let mut seen = std::collections::BTreeMap::new();
     for f in files {
         let Ok(text) = std::fs::read_to_string(&f) else {
@@ -947,20 +953,8 @@ fn aorta_result_and_matrix() {
 /// fuzzes this properly; this is the cheap floor.)
 #[test]
 fn no_parser_panics_on_a_cut_off_fixture() {
-    fn walk(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
-        for e in std::fs::read_dir(dir).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                walk(&p, out);
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    walk(&sample("formats"), &mut files);
-    walk(&sample("invalid"), &mut files);
-    files.sort();
+    let mut files = files_under(&sample("formats"));
+    files.extend(files_under(&sample("invalid")));
     let mut tried = 0;
     for f in files {
         let Ok(text) = std::fs::read_to_string(&f) else {

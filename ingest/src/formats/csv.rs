@@ -50,6 +50,19 @@ fn cells(line: &str) -> Vec<Cow<'_, str>> {
     out
 }
 
+/// Numbered lines of a text, cleaned.
+type Lines<'a> = Box<dyn Iterator<Item = (usize, Cow<'a, str>)> + 'a>;
+
+/// A CSV's first non-empty line (its header, with its line number) and the non-empty
+/// lines after it.
+fn header_and_records(text: &str) -> Result<(usize, Cow<'_, str>, Lines<'_>), ParseError> {
+    let mut records = lines(text).filter(|(_, l)| !l.trim().is_empty());
+    let (no, header) = records
+        .next()
+        .ok_or_else(|| ParseError::at(0, "empty CSV: no header"))?;
+    Ok((no, header, Box::new(records)))
+}
+
 /// The table a file-named format takes from its source: `dir/matmul-fp16.csv` ->
 /// `matmul-fp16`.
 fn file_table<'a>(cx: &Context<'a>, default: &'a str) -> &'a str {
@@ -108,10 +121,7 @@ impl Parser for TritonCsv {
         self.parse_in(text, &Context::default())
     }
     fn parse_in(&self, text: &str, cx: &Context) -> Result<Parsed, ParseError> {
-        let mut records = lines(text).filter(|(_, l)| !l.trim().is_empty());
-        let (header_no, header) = records
-            .next()
-            .ok_or_else(|| ParseError::at(0, "empty CSV: no header"))?;
+        let (header_no, header, records) = header_and_records(text)?;
         let names = cells(&header);
         // Each row's cells, parsed once.
         let mut rows: Vec<CsvRow> = Vec::new();
@@ -385,10 +395,7 @@ impl Parser for AiterTunedCsv {
         self.parse_in(text, &Context::default())
     }
     fn parse_in(&self, text: &str, cx: &Context) -> Result<Parsed, ParseError> {
-        let mut records = lines(text).filter(|(_, l)| !l.trim().is_empty());
-        let (header_no, header) = records
-            .next()
-            .ok_or_else(|| ParseError::at(0, "empty CSV: no header"))?;
+        let (header_no, header, records) = header_and_records(text)?;
         if !tuned_header(&header) {
             return Err(ParseError::at(
                 header_no,
