@@ -10,10 +10,12 @@
 //!   (compared), `Failure rate`, `Failures` and `Iters` derived (kept, not compared),
 //!   `Mitigations` and `Confound` kept as notes.
 
-use super::emit::{json_number, KeyLayout, Row, Spec};
+use super::emit::{lines_of, KeyLayout, Row, Spec};
+use super::json::{self, Fields};
 use super::{lines, Format, ParseError, Parser};
 use crate::model::{metric, Direction, Name, Parsed};
-use serde_json::Value;
+use serde_json::value::RawValue;
+use std::borrow::Cow;
 
 pub struct AortaResult;
 
@@ -27,22 +29,20 @@ impl Parser for AortaResult {
             && crate::text::has(text, "\"exit_code\"")
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
-        let doc: Value = serde_json::from_str(text)
-            .map_err(|e| ParseError::at(e.line(), format!("not JSON: {e}")))?;
-        let obj = doc
-            .as_object()
-            .ok_or_else(|| ParseError::at(1, "not a JSON object"))?;
+        let obj: Fields = serde_json::from_str(text)
+            .map_err(|e| ParseError::at(e.line(), format!("not a JSON object: {e}")))?;
         let line_of = |k: &str| {
-            super::emit::lines_of(text, &format!("\"{k}\""))
+            lines_of(text, &format!("\"{k}\""))
                 .first()
                 .copied()
                 .unwrap_or(1)
         };
         let verdict = obj
-            .get("verdict")
-            .and_then(Value::as_str)
+            .str("verdict")
             .ok_or_else(|| ParseError::at(line_of("verdict"), "`verdict` is not a string"))?;
-        let exit_code = obj.get("exit_code").and_then(Value::as_i64);
+        let exit_code = obj
+            .get("exit_code")
+            .and_then(|c| c.get().parse::<i64>().ok());
         let mut parsed = Parsed::default();
         let prov = &mut parsed.provenance;
         if verdict == "pass" && exit_code.unwrap_or(0) == 0 {
@@ -52,10 +52,9 @@ impl Parser for AortaResult {
             if let Some(c) = exit_code {
                 why.push(format!("exit code {c}"));
             }
-            let fired: Vec<&str> = obj
+            let fired: Vec<String> = obj
                 .get("failure_detectors_fired")
-                .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .and_then(|f| serde_json::from_str(f.get()).ok())
                 .unwrap_or_default();
             if !fired.is_empty() {
                 why.push(format!("detectors fired: {}", fired.join(", ")));
@@ -64,71 +63,59 @@ impl Parser for AortaResult {
             prov.verdict_detail = Some(why.join("; "));
         }
         for tag in ["trial_index", "timed_out"] {
-            if let Some(v) = obj.get(tag).filter(|v| !v.is_null()) {
-                prov.tags.push((tag.to_string(), super::emit::json_cell(v)));
+            if let Some(v) = obj.get(tag).filter(|v| v.get() != "null") {
+                prov.tags
+                    .push((tag.to_string(), json::key_text(v).into_owned()));
             }
         }
-        let variant = obj
-            .get("cell_name")
-            .and_then(Value::as_str)
-            .unwrap_or("trial");
+        let variant = obj.str("cell_name");
+        let variant = variant.as_deref().unwrap_or("trial");
         let row = |k: &str| Row::new("aorta", variant, &[], line_of(k));
-        let number = |k: &str, v: &Value| {
-            json_number(v)
-                .ok_or_else(|| ParseError::at(line_of(k), format!("`{k}` is {v}, not a number")))
+        let number = |k: &str, v: &RawValue| {
+            json::number(v)
+                .map_err(|t| ParseError::at(line_of(k), format!("`{k}` is {t}, not a number")))
         };
         if let Some(v) = obj.get("walltime_sec") {
-            parsed.measurements.push(row("walltime_sec").value(
-                Some("walltime"),
-                "sec",
+            let spec = Spec::measured(Some("walltime"), "sec", "walltime_sec");
+            parsed.measurements.push(row("walltime_sec").put(
+                &spec,
                 number("walltime_sec", v)?,
-                &v.to_string(),
-                "walltime_sec",
+                v.get(),
             ));
         }
         if let Some(v) = obj.get("peak_vram_mib") {
-            parsed.measurements.push(row("peak_vram_mib").directed(
-                "peak_vram",
-                "MiB",
-                Direction::Lower,
+            let spec = Spec::directed("peak_vram", "MiB", Direction::Lower, "peak_vram_mib");
+            parsed.measurements.push(row("peak_vram_mib").put(
+                &spec,
                 number("peak_vram_mib", v)?,
-                &v.to_string(),
-                "peak_vram_mib",
+                v.get(),
             ));
         }
         if let Some(v) = exit_code {
-            parsed.measurements.push(row("exit_code").derived(
-                "exit_code",
-                "",
-                Some(v as f64),
-                &v.to_string(),
-                "exit_code",
-                None,
-            ));
+            let spec = Spec::derived("exit_code", "", "exit_code", None);
+            parsed
+                .measurements
+                .push(row("exit_code").put(&spec, Some(v as f64), &v.to_string()));
         }
         for (group, unit) in [("tier_durations_ms", "ms"), ("capture", "")] {
-            if let Some(Value::Object(m)) = obj.get(group) {
-                for (k, v) in m {
-                    let value = json_number(v).flatten();
-                    let printed = match v {
-                        Value::String(s) => s.clone(),
-                        other => other.to_string(),
-                    };
-                    let column = format!("{group}.{k}");
-                    let mut m = if unit.is_empty() {
-                        row(group).derived(metric::UNCLASSIFIED, "", value, &printed, &column, None)
-                    } else {
-                        row(group).value(
-                            Some(&format!("{k}_duration")),
-                            unit,
-                            value,
-                            &printed,
-                            &column,
-                        )
-                    };
-                    m.direction = Direction::None;
-                    parsed.measurements.push(m);
-                }
+            let Some(m) = obj
+                .get(group)
+                .and_then(|g| serde_json::from_str::<Fields>(g.get()).ok())
+            else {
+                continue;
+            };
+            for (k, v) in &m.0 {
+                let column = format!("{group}.{}", k.0);
+                let spec = if unit.is_empty() {
+                    Spec::derived(metric::UNCLASSIFIED, "", &column, None)
+                } else {
+                    Spec::measured(Some(&format!("{}_duration", k.0)), unit, &column).kept()
+                };
+                let printed = json::text(v).unwrap_or(Cow::Borrowed(v.get()));
+                let value = json::number(v).ok().flatten();
+                parsed
+                    .measurements
+                    .push(row(group).put(&spec, value, &printed));
             }
         }
         Ok(parsed)

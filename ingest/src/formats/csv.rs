@@ -21,7 +21,7 @@
 
 use super::emit::{key_number, KeyLayout, Spec};
 use super::{lines, Context, Format, ParseError, Parser};
-use crate::model::{metric, Name, Parsed, Warning};
+use crate::model::{metric, Measurement, Name, Parsed, Warning};
 use crate::text::parse_value;
 use std::borrow::Cow;
 
@@ -249,31 +249,16 @@ impl Parser for RocmBenchCsv {
                 last = Some((header_text.to_string(), RocmHeader::new(names)));
             }
             let h = &last.as_ref().expect("set above").1;
-            let (names, specs, layout, table, variant) =
-                (&h.names, &h.specs, &h.layout, h.table, h.variant);
             // The value lines: every following line with as many cells.
             let mut j = i + 1;
             while j < all.len() {
-                let (no, line) = (&all[j].0, &all[j].1);
+                let (no, line) = (all[j].0, &all[j].1);
                 let c = cells(line);
-                if c.len() != names.len() {
+                if c.len() != h.columns.names.len() {
                     break;
                 }
-                let key: Vec<&str> = c
-                    .iter()
-                    .zip(specs)
-                    .filter(|(_, s)| s.is_none())
-                    .map(|(v, _)| v.as_ref())
-                    .collect();
-                let row = layout.row(table, variant, &key, *no);
-                for ((n, v), spec) in names.iter().zip(&c).zip(specs) {
-                    if let Some(spec) = spec {
-                        let value = parse_value(v).map_err(|_| {
-                            ParseError::at(*no, format!("`{v}` under `{n}` is not a number"))
-                        })?;
-                        parsed.measurements.push(row.put(spec, value, v));
-                    }
-                }
+                h.columns
+                    .record(h.table, h.variant, &c, no, &mut parsed.measurements)?;
                 j += 1;
             }
             if j == i + 1 {
@@ -294,12 +279,10 @@ impl Parser for RocmBenchCsv {
     }
 }
 
-/// A ROCm bench header, laid out: its columns, how each is stored, the key's layout,
-/// and the tool (`hipblaslt` of `hipblaslt-Gflops`) as the variant.
+/// A ROCm bench header, laid out: its columns, and the tool (`hipblaslt` of
+/// `hipblaslt-Gflops`) as the variant.
 struct RocmHeader {
-    names: Vec<String>,
-    specs: Vec<Option<Spec>>,
-    layout: KeyLayout,
+    columns: Columns,
     table: Name,
     variant: Name,
 }
@@ -315,20 +298,66 @@ impl RocmHeader {
                     .map(|t| n[..t.len()].to_string())
             })
             .unwrap_or_default();
-        let specs: Vec<Option<Spec>> = names.iter().map(|n| rocm_column(n)).collect();
+        RocmHeader {
+            columns: Columns::new(names, rocm_column),
+            table: Name::new("gemm"),
+            variant: Name::new(&tool),
+        }
+    }
+}
+
+/// A CSV header laid out once: how each column is stored (`None`: part of the key) and
+/// the key's layout.
+struct Columns {
+    names: Vec<String>,
+    specs: Vec<Option<Spec>>,
+    layout: KeyLayout,
+}
+
+impl Columns {
+    fn new(names: Vec<String>, classify: impl Fn(&str) -> Option<Spec>) -> Columns {
+        let specs: Vec<Option<Spec>> = names.iter().map(|n| classify(n)).collect();
         let key_names: Vec<&str> = names
             .iter()
             .zip(&specs)
             .filter(|(_, s)| s.is_none())
             .map(|(n, _)| n.as_str())
             .collect();
-        RocmHeader {
+        Columns {
             layout: KeyLayout::new(&key_names),
             specs,
             names,
-            table: Name::new("gemm"),
-            variant: Name::new(&tool),
         }
+    }
+
+    /// One record's values (its cells as many as the header's), appended to `out`: notes
+    /// as text, every other stored column as a number.
+    fn record(
+        &self,
+        table: Name,
+        variant: Name,
+        cells: &[Cow<str>],
+        no: usize,
+        out: &mut Vec<Measurement>,
+    ) -> Result<(), ParseError> {
+        let key: Vec<&str> = cells
+            .iter()
+            .zip(&self.specs)
+            .filter(|(_, s)| s.is_none())
+            .map(|(v, _)| v.as_ref())
+            .collect();
+        let row = self.layout.row(table, variant, &key, no);
+        for ((n, v), spec) in self.names.iter().zip(cells).zip(&self.specs) {
+            let Some(spec) = spec else { continue };
+            let value = if spec.metric.as_str() == metric::NOTE {
+                None
+            } else {
+                parse_value(v)
+                    .map_err(|_| ParseError::at(no, format!("`{v}` under `{n}` is not a number")))?
+            };
+            out.push(row.put(spec, value, v));
+        }
+        Ok(())
     }
 }
 
@@ -404,42 +433,18 @@ impl Parser for AiterTunedCsv {
             ));
         }
         let names: Vec<String> = cells(&header).into_iter().map(Cow::into_owned).collect();
-        let specs: Vec<Option<Spec>> = names.iter().map(|n| tuned_column(n)).collect();
-        let key_names: Vec<&str> = names
-            .iter()
-            .zip(&specs)
-            .filter(|(_, s)| s.is_none())
-            .map(|(n, _)| n.as_str())
-            .collect();
-        let layout = KeyLayout::new(&key_names);
+        let columns = Columns::new(names, tuned_column);
         let (table, variant) = (Name::new(file_table(cx, "aiter_tuned")), Name::new("tuned"));
         let mut parsed = Parsed::default();
         for (no, l) in records {
             let c = cells(&l);
-            if c.len() != names.len() {
+            if c.len() != columns.names.len() {
                 return Err(ParseError::at(
                     no,
-                    format!("{} cells under {} columns", c.len(), names.len()),
+                    format!("{} cells under {} columns", c.len(), columns.names.len()),
                 ));
             }
-            let key: Vec<&str> = c
-                .iter()
-                .zip(&specs)
-                .filter(|(_, s)| s.is_none())
-                .map(|(v, _)| v.as_ref())
-                .collect();
-            let row = layout.row(table, variant, &key, no);
-            for ((n, v), spec) in names.iter().zip(&c).zip(&specs) {
-                let Some(spec) = spec else { continue };
-                let value = if spec.metric.as_str() == metric::NOTE {
-                    None
-                } else {
-                    parse_value(v).map_err(|_| {
-                        ParseError::at(no, format!("`{v}` under `{n}` is not a number"))
-                    })?
-                };
-                parsed.measurements.push(row.put(spec, value, v));
-            }
+            columns.record(table, variant, &c, no, &mut parsed.measurements)?;
         }
         Ok(parsed)
     }

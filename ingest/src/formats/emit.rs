@@ -230,39 +230,6 @@ impl Row {
     ) -> Measurement {
         self.put(&Spec::derived(metric, unit, column, note), value, printed)
     }
-
-    /// [`Spec::directed`] for one value.
-    pub fn directed(
-        &self,
-        metric: &str,
-        unit: &str,
-        direction: Direction,
-        value: Option<f64>,
-        printed: &str,
-        column: &str,
-    ) -> Measurement {
-        self.put(
-            &Spec::directed(metric, unit, direction, column),
-            value,
-            printed,
-        )
-    }
-}
-
-/// A JSON scalar as key text: strings bare, numbers as printed, integral floats
-/// (`512.0`) as integers so they match the same key printed elsewhere.
-pub(crate) fn json_cell(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Number(n) => match n.as_f64() {
-            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 1e15 => {
-                format!("{}", f as i64)
-            }
-            _ => n.to_string(),
-        },
-        serde_json::Value::Null => "None".to_string(),
-        other => other.to_string(),
-    }
 }
 
 /// `512.000000` -> `512`: integral floats read as integers in keys.
@@ -298,16 +265,6 @@ pub(crate) fn lines_of(text: &str, needle: &str) -> Vec<usize> {
         .collect()
 }
 
-/// A JSON number field as a value (`null`, `"inf"`, `"nan"` are missing).
-pub(crate) fn json_number(v: &serde_json::Value) -> Option<Option<f64>> {
-    match v {
-        serde_json::Value::Number(n) => Some(n.as_f64().filter(|x| x.is_finite())),
-        serde_json::Value::Null => Some(None),
-        serde_json::Value::String(s) => crate::text::parse_value(s).ok(),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -320,9 +277,6 @@ mod tests {
         assert_eq!(key_number("0.5"), "0.5");
         assert_eq!(key_number("fp16"), "fp16");
         assert_eq!(key_number(".0"), ".0");
-        assert_eq!(json_cell(&serde_json::json!(512.0)), "512");
-        assert_eq!(json_cell(&serde_json::json!(0.5)), "0.5");
-        assert_eq!(json_cell(&serde_json::json!("inf")), "inf");
     }
 
     #[test]

@@ -154,5 +154,8 @@ mod tests {
         assert_eq!(key_text(f.get("i").unwrap()), "512");
         assert_eq!(key_text(f.get("b").unwrap()), "1.50");
         assert_eq!(key_text(f.get("n").unwrap()), "None");
+        assert_eq!(key_text(f.get("s").unwrap()), "inf");
+        let half: &RawValue = serde_json::from_str("0.5").unwrap();
+        assert_eq!(key_text(half), "0.5");
     }
 }

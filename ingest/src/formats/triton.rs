@@ -14,8 +14,9 @@
 //! (`units::unit_of`; a ylabel that names no unit is kept as `unclassified`). Source:
 //! `python/triton/testing.py` (`Mark._run`).
 
+use super::emit::{key_number, KeyLayout, Spec};
 use super::{Format, ParseError, Parser};
-use crate::model::{self, Direction, Measurement, Numerics, Parsed, Raw, Warning};
+use crate::model::{Measurement, Name, Parsed, Warning};
 
 pub struct TritonPerfReport;
 
@@ -192,22 +193,6 @@ fn line_and_ylabel(name: &str) -> Option<(&str, &str)> {
     Some((name[..open].trim(), ylabel.trim()))
 }
 
-/// `512.0` -> `512`: pandas prints integral x values as floats.
-fn key_cell(cell: &str) -> &str {
-    match cell.strip_suffix(".0") {
-        Some(int)
-            if !int.is_empty()
-                && int
-                    .trim_start_matches('-')
-                    .bytes()
-                    .all(|b| b.is_ascii_digit()) =>
-        {
-            int
-        }
-        _ => cell,
-    }
-}
-
 /// The values of one plot's table, appended to `out`.
 fn table(
     plot: &str,
@@ -231,61 +216,16 @@ fn table(
     let x: Vec<usize> = (0..cols.len())
         .filter(|c| !lines.iter().any(|(l, ..)| l == c))
         .collect();
-    // What each line column stores, worked out once per table (names are interned).
-    struct LineColumn<'a> {
-        c: usize,
-        variant: model::Name,
-        metric: model::Name,
-        unit: model::Name,
-        direction: Direction,
-        /// To the canonical unit, when the ylabel's unit is not it.
-        factor: Option<f64>,
-        ylabel: &'a str,
-        column: model::Name,
-    }
-    let line_columns: Vec<LineColumn> = lines
+    // What each line column stores, and the key's layout, worked out once per table.
+    let line_columns: Vec<(usize, Name, Spec)> = lines
         .iter()
-        .map(|&(c, line, ylabel)| {
-            let (metric, unit, direction, factor) =
-                match crate::units::unit_of(&ylabel.to_ascii_lowercase()) {
-                    Some(u) => (
-                        u.metric,
-                        u.canonical,
-                        u.direction,
-                        (u.factor != 1.0).then_some(u.factor),
-                    ),
-                    None => (model::metric::UNCLASSIFIED, ylabel, Direction::None, None),
-                };
-            LineColumn {
-                c,
-                variant: line.into(),
-                metric: metric.into(),
-                unit: unit.into(),
-                direction,
-                factor,
-                ylabel,
-                column: cols[c].as_str().into(),
-            }
-        })
+        .map(|&(c, line, ylabel)| (c, Name::new(line), Spec::measured(None, ylabel, &cols[c])))
         .collect();
-    let note: Option<model::Name> = Some("unclassified column".into());
-    let table: model::Name = plot.into();
-    // The key: x cells by name (canonical order), its printed order once per table.
-    let mut by_name: Vec<usize> = x.clone();
-    by_name.sort_by(|a, b| cols[*a].cmp(&cols[*b]));
-    let prefixes: Vec<String> = by_name
-        .iter()
-        .enumerate()
-        .map(|(i, &c)| {
-            let mut p = String::from(if i == 0 { "{" } else { "," });
-            model::push_json_str(&mut p, &cols[c]);
-            p.push(':');
-            p
-        })
-        .collect();
-    let key_order = model::order_of(x.iter().map(|&c| cols[c].as_str()));
+    let layout = KeyLayout::new(&x.iter().map(|&c| cols[c].as_str()).collect::<Vec<_>>());
+    let table = Name::new(plot);
     out.reserve(rows.len() * line_columns.len());
     let mut tokens: Vec<(usize, usize)> = Vec::with_capacity(cols.len() + 1);
+    let mut key: Vec<&str> = Vec::with_capacity(x.len());
     for (k, row) in rows.iter().enumerate() {
         let no = first_row + 1 + k;
         // One pass over the row: the index, then one token per column, each ending where
@@ -304,47 +244,15 @@ fn table(
             ));
         }
         let cell = |c: usize| &row[tokens[c + 1].0..tokens[c + 1].1];
-        let mut json = String::with_capacity(16 * by_name.len() + 2);
-        for (p, &c) in prefixes.iter().zip(&by_name) {
-            json.push_str(p);
-            model::push_json_str(&mut json, key_cell(cell(c)));
-        }
-        json.push('}');
-        let key: model::Key = json.into();
-        for lc in &line_columns {
-            let cell = cell(lc.c);
+        key.clear();
+        key.extend(x.iter().map(|&c| key_number(cell(c))));
+        let r = layout.row(table, table, &key, no);
+        for (c, variant, spec) in &line_columns {
+            let cell = cell(*c);
             let value = crate::text::parse_value(cell).map_err(|_| {
-                ParseError::at(
-                    no,
-                    format!("`{cell}` under `{}` is not a number", cols[lc.c]),
-                )
+                ParseError::at(no, format!("`{cell}` under `{}` is not a number", cols[*c]))
             })?;
-            let (value, raw) = match (lc.factor, value) {
-                (Some(f), Some(v)) => (
-                    Some(crate::units::to_canonical(v, f)),
-                    Raw::new(&format!("{cell} {}", lc.ylabel)),
-                ),
-                _ => (value, Raw::new(cell)),
-            };
-            out.push(Measurement {
-                table,
-                variant: lc.variant,
-                key: key.clone(),
-                key_order,
-                metric: lc.metric,
-                unit: lc.unit,
-                direction: lc.direction,
-                value,
-                raw,
-                column: lc.column,
-                numerics: Numerics::NotChecked,
-                line: no as u32,
-                note: if lc.direction == Direction::None {
-                    note
-                } else {
-                    None
-                },
-            });
+            out.push(r.put_as(*variant, spec, value, cell));
         }
     }
     Ok(())
@@ -395,8 +303,8 @@ mod tests {
         assert_eq!(edges, [14, 29, 43]);
         assert_eq!(line_and_ylabel("Triton (GB/s)"), Some(("Triton", "GB/s")));
         assert_eq!(line_and_ylabel("size"), None);
-        assert_eq!(key_cell("4096.0"), "4096");
-        assert_eq!(key_cell("0.5"), "0.5");
+        assert_eq!(key_number("4096.0"), "4096");
+        assert_eq!(key_number("0.5"), "0.5");
         assert!(title("matmul-performance-fp16:").is_some());
         assert!(title("gemm summary (markdown):").is_none());
     }
