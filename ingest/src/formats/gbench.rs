@@ -115,7 +115,8 @@ impl Parser for GoogleBenchmark {
             .filter_map(|b| b.str("run_name").or_else(|| b.str("name")))
             .map(Cow::into_owned)
             .collect();
-        let mut specs = Specs::default();
+        // Specs by record kind (aggregate, primary, percentage, time unit), then by field.
+        let mut specs: std::collections::HashMap<String, Specs> = Default::default();
         for (i, obj) in doc.benchmarks.iter().enumerate() {
             let no = record_lines.get(i).copied().unwrap_or(1);
             let run_name = obj
@@ -172,6 +173,9 @@ impl Parser for GoogleBenchmark {
                 (String::new(), true)
             };
             let percent = obj.str("aggregate_unit").as_deref() == Some("percentage");
+            let kind = specs
+                .entry(format!("{agg}\u{1f}{primary}\u{1f}{percent}\u{1f}{unit}"))
+                .or_default();
             for (k, v) in &obj.0 {
                 let k = k.0.as_ref();
                 let value = match json::scalar(v) {
@@ -185,9 +189,8 @@ impl Parser for GoogleBenchmark {
                 if k == "iterations" && !agg.is_empty() {
                     continue;
                 }
-                // One spec per (field, aggregate, unit) a file uses.
-                let id = format!("{k}\u{1f}{agg}\u{1f}{primary}\u{1f}{percent}\u{1f}{unit}");
-                let spec = specs.get(&id, || field_spec(k, &agg, primary, percent, unit));
+                // One spec per field and record kind a file uses.
+                let spec = kind.get(k, || field_spec(k, &agg, primary, percent, unit));
                 let value = if k == "bytes_per_second" {
                     value.map(|b| b / 1e6)
                 } else {
