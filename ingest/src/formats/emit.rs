@@ -123,6 +123,7 @@ impl KeyLayout {
         }
     }
     /// The key of a row whose cells (in source order) are `values`.
+    #[inline]
     pub fn key<S: AsRef<str>>(&self, values: &[S]) -> Key {
         if self.cells.is_empty() {
             return crate::model::empty_key();
@@ -176,6 +177,7 @@ impl Row {
     }
 
     /// [`Row::put`] for another variant of the same printed row.
+    #[inline]
     pub fn put_as(
         &self,
         variant: Name,
@@ -233,21 +235,23 @@ impl Row {
 }
 
 /// `512.000000` -> `512`: integral floats read as integers in keys.
+#[inline]
 pub(crate) fn key_number(cell: &str) -> &str {
-    let Some((int, frac)) = cell.split_once('.') else {
-        return cell;
-    };
-    if !int.is_empty()
-        && int
-            .trim_start_matches('-')
-            .bytes()
-            .all(|b| b.is_ascii_digit())
-        && !int.trim_start_matches('-').is_empty()
-        && frac.bytes().all(|b| b == b'0')
-    {
-        int
-    } else {
-        cell
+    // One pass over the bytes (these are short cells, one per key column and row).
+    let b = cell.as_bytes();
+    let start = usize::from(b.first() == Some(&b'-'));
+    let mut dot = None;
+    for (i, &c) in b.iter().enumerate().skip(start) {
+        match (c, dot) {
+            (b'0'..=b'9', None) => {}
+            (b'.', None) if i > start => dot = Some(i),
+            (b'0', Some(_)) => {}
+            _ => return cell,
+        }
+    }
+    match dot {
+        Some(d) => &cell[..d],
+        None => cell,
     }
 }
 
