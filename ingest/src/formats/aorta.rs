@@ -40,9 +40,16 @@ impl Parser for AortaResult {
         let verdict = obj
             .str("verdict")
             .ok_or_else(|| ParseError::at(line_of("verdict"), "`verdict` is not a string"))?;
-        let exit_code = obj
-            .get("exit_code")
-            .and_then(|c| c.get().parse::<i64>().ok());
+        let exit_code = match obj.get("exit_code") {
+            None => None,
+            Some(c) if c.get() == "null" => None,
+            Some(c) => Some(c.get().parse::<i64>().map_err(|_| {
+                ParseError::at(
+                    line_of("exit_code"),
+                    format!("`exit_code` is {}, not an integer", c.get()),
+                )
+            })?),
+        };
         let mut parsed = Parsed::default();
         let prov = &mut parsed.provenance;
         if verdict == "pass" && exit_code.unwrap_or(0) == 0 {
