@@ -24,7 +24,7 @@ PORT="${PORT:-18089}"
 "$BIN/perfdb" --warehouse "$WH" sql \
   "SELECT count(*) AS measurement_rows, count(DISTINCT run_id) AS runs FROM measurements"
 "$BIN/perfdb" --warehouse "$WH" sql "SELECT count(DISTINCT \"commit\") AS commits FROM runs"
-"$BIN/perfdb" --warehouse "$WH" serve --addr "127.0.0.1:$PORT" 2>/dev/null &
+"$BIN/perfdb" --warehouse "$WH" serve --bind "127.0.0.1:$PORT" 2>/dev/null &
 PID=$!
 trap 'kill $PID 2>/dev/null; rm -rf "$TMP"' EXIT
 # Ready when it answers (a URL the test does not time, so the first /api/runs is cold).

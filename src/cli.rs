@@ -46,6 +46,11 @@ pub enum Command {
     /// List runs
     Runs(RunsArgs),
     /// Run DuckDB SQL over the views `runs`, `measurements` and `summaries`
+    ///
+    /// Read-only: only queries run (SELECT, FROM, WITH, VALUES, DESCRIBE, SHOW,
+    /// SUMMARIZE, EXPLAIN), and they read the warehouse's committed files and nothing
+    /// else. `--write` runs any statement (COPY ... TO a file, ATTACH...) with file
+    /// access on, holding the warehouse's writer lock.
     Sql(SqlArgs),
     /// Compare two sets of runs and exit with a code CI can act on
     #[command(after_help = EXIT_CODES)]
@@ -257,6 +262,10 @@ pub struct SqlArgs {
     pub query: String,
     #[arg(long, value_enum, default_value = "table")]
     pub format: OutFormat,
+    /// Allow statements that change files or settings (COPY ... TO, ATTACH, SET...),
+    /// run under the warehouse's writer lock
+    #[arg(long)]
+    pub write: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -354,9 +363,10 @@ pub struct ExportSiteArgs {
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address to listen on (loopback by default)
-    #[arg(long, default_value = "127.0.0.1:8080")]
-    pub addr: std::net::SocketAddr,
+    /// Address to listen on: loopback by default; another address (0.0.0.0:8080) makes
+    /// the warehouse readable by anyone who reaches it, and says so
+    #[arg(long, alias = "addr", default_value = "127.0.0.1:8080")]
+    pub bind: std::net::SocketAddr,
     /// Config file with comparison defaults and per table/variant/metric thresholds,
     /// as for `compare` [default: ./perfdb.toml when present]
     #[arg(long)]

@@ -59,7 +59,7 @@ fn serve(wh: &Wh) -> (Server, String) {
 fn serve_with(wh: &Wh, extra: &[&str]) -> (Server, String) {
     let mut child = wh
         .cmd()
-        .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(["serve", "--bind", "127.0.0.1:0"])
         .args(extra)
         .stderr(Stdio::piped())
         .spawn()
@@ -252,6 +252,64 @@ fn an_alert_is_acknowledged_from_the_page_in_chromium() {
         serde_json::from_str(&wh.ok(&["alerts", "show", &id, "--format", "json"])).unwrap();
     assert_eq!(shown["status"], "acknowledged");
     assert_eq!(shown["history"][1]["who"], "web");
+}
+
+/// The pages run under the server's Content-Security-Policy (no inline script, the
+/// one stylesheet allowed by its hash): the style applies, and a picker still submits
+/// its form when changed, through `/app.js`.
+#[test]
+fn pages_work_under_the_security_policy_in_chromium() {
+    let (Some(bin), Some(driver)) = (chromium(), which("chromedriver")) else {
+        skip_or_fail("chromium and chromedriver");
+        return;
+    };
+    let wh = Wh::new();
+    ingest_history(&wh, &(1..=5).collect::<Vec<_>>());
+    let (_server, url) = serve(&wh);
+    let profile = wh.dir.path().join("chromium-profile-csp");
+    let (_driver, port, sid) = session(&bin, &driver, &profile);
+    let run = |script: &str| {
+        webdriver(
+            port,
+            "POST",
+            &format!("/session/{sid}/execute/sync"),
+            &serde_json::json!({"script": script, "args": []}),
+        )["value"]
+            .clone()
+    };
+    webdriver(
+        port,
+        "POST",
+        &format!("/session/{sid}/url"),
+        &serde_json::json!({"url": format!("{url}/history")}),
+    );
+    let nav = run("return getComputedStyle(document.querySelector('nav')).backgroundColor");
+    // The picker for the shape: pick its last option; app.js submits the form.
+    let picked = run(
+        "const s = document.querySelector('select[data-submit][name=key]'); \
+         s.selectedIndex = s.options.length - 1; s.dispatchEvent(new Event('change')); \
+         return s.value",
+    );
+    let mut at = String::new();
+    for _ in 0..50 {
+        at = run("return location.search")
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        if at.contains("key=") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    webdriver(
+        port,
+        "DELETE",
+        &format!("/session/{sid}"),
+        &serde_json::json!({}),
+    );
+    assert_eq!(nav, "rgb(31, 41, 55)", "the inline style was blocked");
+    assert!(picked.as_str().is_some_and(|p| !p.is_empty()), "{picked}");
+    assert!(at.contains("key="), "the picker did not submit: {at:?}");
 }
 
 /// chromedriver on a free loopback port with a headless Chromium session: the driver

@@ -4,6 +4,7 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::collections::HashMap;
+use std::path::Path;
 
 fn measurements_of(wh: &Wh, run_id: &str) -> Vec<Value> {
     wh.sql(&format!(
@@ -591,6 +592,82 @@ fn runs_lists_and_filters() {
         })
         .collect();
     assert_eq!(counts["base"], counts["head"]);
+}
+
+#[test]
+fn sql_is_read_only_unless_write() {
+    let wh = Wh::new();
+    wh.ingest(&sample("h200-gemm/ab/aiter/base"), "base");
+    let out = wh.path().join("out.csv");
+    let copy = format!(
+        "COPY (SELECT count(*) AS n FROM measurements) TO '{}'",
+        out.display()
+    );
+    for (q, says) in [
+        (copy.as_str(), "Permission Error"),
+        (
+            "SELECT * FROM read_text('/etc/hostname')",
+            "Permission Error",
+        ),
+        ("ATTACH '/tmp/perfdb-attach.db'", "statement 1 is ATTACH"),
+        ("SELECT 1; SET threads = 1", "statement 2 is SET"),
+        ("INSTALL httpfs", "is LOAD/INSTALL"),
+    ] {
+        let r = wh.run(&["sql", q]);
+        assert_eq!(code(&r), 2, "{q}");
+        let e = stderr(&r);
+        assert!(
+            e.contains("read-only") && e.contains(says) && e.contains("--write"),
+            "{q}: {e}"
+        );
+    }
+    assert!(!out.exists());
+    assert!(!Path::new("/tmp/perfdb-attach.db").exists());
+    // Queries of every read-only kind run.
+    for q in [
+        "DESCRIBE runs",
+        "SUMMARIZE SELECT value FROM measurements",
+        "EXPLAIN SELECT 1",
+        "WITH a AS (SELECT 1 AS x) FROM a",
+    ] {
+        wh.ok(&["sql", q]);
+    }
+    // --write runs it, under the writer lock, and the warehouse is unchanged.
+    let before = wh.count("SELECT count(*) FROM measurements");
+    wh.ok(&["sql", "--write", &copy]);
+    let written = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(written.trim(), format!("n\n{before}"));
+    assert_eq!(wh.count("SELECT count(*) FROM measurements"), before);
+}
+
+#[test]
+fn serve_warns_when_it_listens_beyond_loopback() {
+    let wh = Wh::new();
+    let mut child = wh
+        .cmd()
+        .args(["serve", "--bind", "0.0.0.0:0"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let mut text = String::new();
+    let mut buf = [0u8; 4096];
+    while !text.contains("warning") || !text.contains('\n') {
+        let n = std::io::Read::read(&mut err, &mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        text.push_str(&String::from_utf8_lossy(&buf[..n]));
+        if text.matches('\n').count() >= 2 {
+            break;
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        text.contains("warning: listening on 0.0.0.0:") && text.contains("beyond this machine"),
+        "{text}"
+    );
 }
 
 #[test]

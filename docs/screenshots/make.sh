@@ -20,7 +20,7 @@ done
 "$P" --warehouse "$WH" compare base head --control torch --save >/dev/null 2>&1 || true
 "$P" --warehouse "$WH" detect --label history >/dev/null || true
 PORT=18090
-"$P" --warehouse "$WH" serve --addr "127.0.0.1:$PORT" 2>/dev/null & PID=$!
+"$P" --warehouse "$WH" serve --bind "127.0.0.1:$PORT" 2>/dev/null & PID=$!
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$PORT/api/runs" >/dev/null 2>&1 && break; sleep 0.1; done
 KEY='%7B%22K%22%3A%224096%22%2C%22M%22%3A%22512%22%2C%22N%22%3A%224096%22%2C%22dtype%22%3A%22torch.bfloat16%22%7D'
 shot() {

@@ -368,6 +368,13 @@ impl Warehouse {
         &self.root
     }
 
+    /// Run `f` holding the writer lock every commit takes (`perfdb sql --write`: a
+    /// statement that writes files never interleaves with a commit).
+    pub fn with_writer_lock<T>(&self, f: impl FnOnce() -> T) -> Result<T> {
+        let _guard = self.lock()?;
+        Ok(f())
+    }
+
     fn lock(&self) -> Result<LockGuard> {
         fs::create_dir_all(&self.root).map_err(io(&self.root))?;
         let path = self.root.join(LOCK);

@@ -171,11 +171,44 @@ fn flat_view_sql(name: &str, files: &[PathBuf], schema: &arrow::datatypes::Schem
 }
 
 impl Db {
-    /// Open the warehouse at `root` (an empty or missing warehouse gives empty views).
+    /// Open the warehouse at `root` (an empty or missing warehouse gives empty views),
+    /// locked down: DuckDB may read the committed Parquet files and nothing else on disk
+    /// or the network (no `read_text`, `COPY ... TO`, `ATTACH`, `INSTALL`, `LOAD`), and
+    /// that setting cannot be changed back by a later statement. Every reader uses this.
     pub fn open(root: &Path) -> Result<Db, DbError> {
+        Db::open_on(Connection::open_in_memory()?, root)
+    }
+
+    /// [`Db::open`] on a connection to a fresh in-memory database.
+    pub fn open_on(conn: Connection, root: &Path) -> Result<Db, DbError> {
+        let (db, files) = Db::define(conn, root)?;
+        db.lock_down(&files)?;
+        Ok(db)
+    }
+
+    /// Open the warehouse with DuckDB's file and network access left on, for
+    /// `perfdb sql --write` (an export with `COPY ... TO`), which holds the writer lock.
+    pub fn open_unrestricted(root: &Path) -> Result<Db, DbError> {
+        Ok(Db::define(Connection::open_in_memory()?, root)?.0)
+    }
+
+    /// Only the committed files stay readable; external access off; settings locked.
+    fn lock_down(&self, files: &[PathBuf]) -> Result<(), DbError> {
+        if !files.is_empty() {
+            self.conn
+                .execute_batch(&format!("SET allowed_paths = {}", file_list(files)))?;
+        }
+        self.conn.execute_batch(
+            "SET enable_external_access = false; SET autoinstall_known_extensions = false; \
+             SET autoload_known_extensions = false; SET lock_configuration = true",
+        )?;
+        Ok(())
+    }
+
+    /// The views over the committed files, on `conn`; also every file they read.
+    fn define(conn: Connection, root: &Path) -> Result<(Db, Vec<PathBuf>), DbError> {
         let wh = Warehouse::new(root);
         let (runs, ms) = wh.committed_files()?;
-        let conn = Connection::open_in_memory()?;
         // Warehouse files never change once committed (new names per commit): their
         // footers can be kept between queries.
         conn.execute_batch("SET parquet_metadata_cache = true")?;
@@ -195,11 +228,14 @@ impl Db {
             &status,
             &schema::ALERT_STATUS_SCHEMA,
         ))?;
-        Ok(Db {
+        let n_files = runs.len() + ms.len();
+        let files = [runs, ms, sums, bare, alerts, status, delivery].concat();
+        let db = Db {
             conn,
-            n_files: runs.len() + ms.len(),
+            n_files,
             series: Default::default(),
-        })
+        };
+        Ok((db, files))
     }
 
     /// Another connection to the same in-memory database (views and caches shared).

@@ -8,6 +8,9 @@ pub mod db;
 pub mod detect;
 pub mod notify;
 pub mod render;
+// The one module with unsafe code: DuckDB's C API, for the kind of a statement.
+#[allow(unsafe_code)]
+pub mod sql;
 pub mod stats;
 pub mod table;
 pub mod triage;

@@ -3,6 +3,7 @@
 use crate::cli::{OutFormat, RunsArgs, SqlArgs};
 use crate::Exit;
 use perfdb_reports::db::{sql_str, Db};
+use perfdb_reports::sql::SqlDb;
 use perfdb_reports::table::{render, TableFormat};
 use std::io::Write;
 use std::path::Path;
@@ -16,7 +17,10 @@ fn table_format(f: OutFormat) -> TableFormat {
 }
 
 fn print_query(root: &Path, sql: &str, format: OutFormat) -> anyhow::Result<Exit> {
-    let db = Db::open(root)?;
+    print_result(&Db::open(root)?, sql, format)
+}
+
+fn print_result(db: &Db, sql: &str, format: OutFormat) -> anyhow::Result<Exit> {
     let (schema, batches) = db.query(sql)?;
     let text = render(&schema, &batches, table_format(format))?;
     std::io::stdout().lock().write_all(text.as_bytes())?;
@@ -48,5 +52,13 @@ pub fn runs(root: &Path, a: RunsArgs) -> anyhow::Result<Exit> {
 }
 
 pub fn sql(root: &Path, a: SqlArgs) -> anyhow::Result<Exit> {
-    print_query(root, &a.query, a.format)
+    if a.write {
+        let wh = perfdb_ingest::warehouse::Warehouse::new(root);
+        return wh.with_writer_lock(|| {
+            print_result(&Db::open_unrestricted(root)?, &a.query, a.format)
+        })?;
+    }
+    let db = SqlDb::open(root)?;
+    db.check_read_only(&a.query)?;
+    print_result(db.db(), &a.query, a.format)
 }

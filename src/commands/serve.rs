@@ -9,10 +9,17 @@ pub fn run(root: &Path, a: ServeArgs) -> anyhow::Result<Exit> {
     let config = perfdb_reports::config::Config::load_or_default(a.config.as_deref())?;
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {
-        let listener = tokio::net::TcpListener::bind(a.addr)
+        let listener = tokio::net::TcpListener::bind(a.bind)
             .await
-            .with_context(|| format!("cannot listen on {}", a.addr))?;
+            .with_context(|| format!("cannot listen on {}", a.bind))?;
         let addr = listener.local_addr()?;
+        if !addr.ip().is_loopback() {
+            eprintln!(
+                "warning: listening on {addr}, beyond this machine: anyone who reaches it can read \
+                 the warehouse{}",
+                if a.allow_triage { " and triage its alerts" } else { "" }
+            );
+        }
         eprintln!(
             "perfdb serving {} ({}) on http://{addr}/",
             root.display(),
@@ -27,11 +34,11 @@ pub fn run(root: &Path, a: ServeArgs) -> anyhow::Result<Exit> {
             state = state.with_triage();
         }
         let app = perfdb_web::app(state);
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await?;
+        let limits = perfdb_web::server::ServerLimits::default();
+        perfdb_web::server::serve(listener, app, limits, async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await;
         Ok(Exit::Ok)
     })
 }

@@ -246,6 +246,7 @@ pub async fn export_site(
         }
         out.push_str(&html[last..]);
         let out = out
+            .replacen(crate::page::SCRIPT, "", 1)
             .replacen("<main>", &format!("<main>{stamp}"), 1)
             .replacen("</nav>", CONTENTS_LINK, 1);
         std::fs::write(&path, &out).map_err(io(&path))?;
@@ -343,7 +344,8 @@ fn contents(pages: &BTreeMap<String, String>) -> String {
         last = end;
     }
     out.push_str(&page[last..]);
-    out.replacen("</nav>", CONTENTS_LINK, 1)
+    out.replacen(crate::page::SCRIPT, "", 1)
+        .replacen("</nav>", CONTENTS_LINK, 1)
 }
 
 /// An empty or new folder, or one an earlier export wrote (its pages are replaced).

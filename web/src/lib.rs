@@ -3,9 +3,11 @@
 
 pub mod cache;
 pub mod export;
+pub mod guard;
 mod page;
 pub mod paging;
 mod routes;
+pub mod server;
 
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
@@ -187,8 +189,10 @@ pub fn app(state: AppState) -> Router {
         .route("/api/compare", get(routes::compare::api))
         .route("/alerts", get(routes::alerts::page))
         .route("/api/alerts", get(routes::alerts::api))
+        .route("/app.js", get(guard::app_js))
         .fallback(|| async { AppError::not_found() })
         .layer(cached)
+        .layer(axum::middleware::from_fn(guard::layer))
         .with_state(state)
 }
 

@@ -130,7 +130,7 @@ pub async fn page(
         esc(&label)
     );
     let form = format!(
-        "<form method=\"get\">{}{}{}<label>shape <select name=\"key\" onchange=\"this.form.submit()\">{key_options}</select></label>{}{}</form>",
+        "<form method=\"get\">{}{}{}<label>shape <select name=\"key\" data-submit>{key_options}</select></label>{}{}</form>",
         select("table", &r.tables, &d.table),
         select("metric", &r.metrics, &d.metric),
         select("variant", &r.variants, &d.variant),
