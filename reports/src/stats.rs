@@ -212,6 +212,11 @@ fn exact_u2_distribution(n1: usize, blocks: &[usize]) -> Vec<f64> {
                     continue;
                 }
                 for a in 0..=t.min(n1 - m) {
+                    // More second-sample values than there are: no such assignment
+                    // (and its 2U would run past the table).
+                    if before + t - (m + a) > n2 {
+                        continue;
+                    }
                     let ys_before = before - m;
                     let gain = a * (2 * ys_before + (t - a));
                     let w = choose(t, a);

@@ -26,6 +26,20 @@ fn mann_whitney_exact_reference_values() {
     close(mw.p, 0.007936507936507936, 1e-12);
 }
 
+/// Found by the property test (`tests/stats_props.rs`): with ties and unequal sizes the
+/// exact distribution followed assignments with more second-sample values than exist,
+/// past the end of its table (a panic). Enumerated by hand: of the 6 ways to leave one
+/// of {0,0,0,0,1,1} out as the second sample, 4 give U = 3.5 and 2 give U = 0.5.
+#[test]
+fn mann_whitney_exact_with_ties_and_unequal_sizes() {
+    let mw = mann_whitney(&[0., 0., 1., 0., 1.], &[0.]);
+    assert!(mw.exact);
+    assert_eq!(mw.u, 3.5);
+    close(mw.p_less, 1.0, 1e-12);
+    close(mw.p_greater, 4.0 / 6.0, 1e-12);
+    close(mw.p, 1.0, 1e-12);
+}
+
 #[test]
 fn mann_whitney_ties_reference_values() {
     let a = [2., 1., 3., 5.];
