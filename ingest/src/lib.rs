@@ -6,6 +6,7 @@
 
 pub mod formats;
 pub mod model;
+pub mod roundtrip;
 pub mod schema;
 pub mod summary;
 pub mod text;
@@ -37,8 +38,16 @@ pub enum FileError {
         path: String,
         source: std::io::Error,
     },
-    #[error("{path}:{line}: not UTF-8 text (invalid byte at offset {offset})")]
+    #[error("{path}:{line}: not UTF-8 text (invalid byte at offset {offset}){hint}")]
     NotText {
+        path: String,
+        line: usize,
+        offset: usize,
+        /// What the bytes look like instead, when that is known (UTF-16).
+        hint: &'static str,
+    },
+    #[error("{path}:{line}: a NUL byte at offset {offset}: not a text log (binary data, or a file cut off while it was written)")]
+    Nul {
         path: String,
         line: usize,
         offset: usize,
@@ -75,13 +84,16 @@ pub struct Ingested {
     pub failed: Option<String>,
 }
 
-/// Expand directories (recursively, sorted) into files; files stay as given.
+/// Expand directories (recursively, sorted) into files; files stay as given. Symbolic
+/// links are followed, but a directory is walked once however many links reach it, so
+/// a link loop (`logs/again -> ..`) ends instead of repeating its files.
 pub fn expand_inputs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, FileError> {
     let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for p in paths {
         if p.is_dir() {
             let mut files = Vec::new();
-            walk(p, &mut files).map_err(|source| FileError::Read {
+            walk(p, &mut files, &mut seen).map_err(|source| FileError::Read {
                 path: p.display().to_string(),
                 source,
             })?;
@@ -94,7 +106,14 @@ pub fn expand_inputs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, FileError> {
     Ok(out)
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+fn walk(
+    dir: &Path,
+    out: &mut Vec<PathBuf>,
+    seen: &mut std::collections::HashSet<PathBuf>,
+) -> std::io::Result<()> {
+    if !seen.insert(std::fs::canonicalize(dir)?) {
+        return Ok(());
+    }
     for e in std::fs::read_dir(dir)? {
         let p = e?.path();
         let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -102,12 +121,22 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
             continue;
         }
         if p.is_dir() {
-            walk(&p, out)?;
+            walk(&p, out, seen)?;
         } else {
             out.push(p);
         }
     }
     Ok(())
+}
+
+/// What text that is not UTF-8 looks like, for the error: UTF-16 by its byte-order mark.
+fn text_hint(bytes: &[u8]) -> &'static str {
+    match bytes {
+        [0xFF, 0xFE, ..] | [0xFE, 0xFF, ..] => {
+            ": UTF-16 text (a byte-order mark); convert it first: iconv -f UTF-16 -t UTF-8"
+        }
+        _ => "",
+    }
 }
 
 /// Read and parse one file into a run ready to commit.
@@ -131,14 +160,22 @@ pub fn prepare_bytes(
     format: Option<Format>,
     meta: &RunMeta,
 ) -> Result<Prepared, FileError> {
-    let text = std::str::from_utf8(bytes).map_err(|e| {
-        let offset = e.valid_up_to();
-        FileError::NotText {
-            path: path.to_string(),
-            line: 1 + bytes[..offset].iter().filter(|b| **b == b'\n').count(),
-            offset,
-        }
+    let line_at = |offset: usize| 1 + bytes[..offset].iter().filter(|b| **b == b'\n').count();
+    let text = std::str::from_utf8(bytes).map_err(|e| FileError::NotText {
+        path: path.to_string(),
+        line: line_at(e.valid_up_to()),
+        offset: e.valid_up_to(),
+        hint: text_hint(bytes),
     })?;
+    // UTF-8, but a NUL byte is never part of a benchmark's text: binary data, or a log
+    // a crashed writer left with a hole. Rejected, not read as a value.
+    if let Some(offset) = memchr::memchr(0, bytes) {
+        return Err(FileError::Nul {
+            path: path.to_string(),
+            line: line_at(offset),
+            offset,
+        });
+    }
     let cx = formats::Context {
         source: path,
         unit: meta.unit.as_deref(),
