@@ -8,8 +8,9 @@
 # Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`). Targets run
 # two at a time (one per core here). Seeds: every file of sample-data/ up to 64 KB; the
 # corpus each target grows is kept under $PERFDB_FUZZ_DIR (default ~/.cache/perfdb/fuzz)
-# so a later run starts from it. A finding is saved under fuzz/artifacts/<target>/;
-# copy it to fuzz/regressions/<target>/ once fixed (ingest/tests/roundtrip.rs replays it).
+# so a later run starts from it. A finding is saved under $PERFDB_FUZZ_DIR/artifacts/
+# <target>/; copy it to fuzz/regressions/<target>/ once fixed (ingest/tests/roundtrip.rs
+# replays it).
 # Per input: at most 10 s, 2 GB resident, 8 KB long (longer seeds are cut). Built
 # without a sanitizer (`-s none`): the parsers are safe Rust, so what fuzzing looks for is
 # panics, unbounded memory or time and round-trip failures, and ASan cost 8x in speed.
@@ -27,7 +28,8 @@ if [ $# -gt 0 ]; then TARGETS="$*"; else TARGETS=$(cargo +nightly fuzz list); fi
 mkdir -p "$WORK"
 one() {
   local t=$1 corpus="$WORK/corpus/$1" log="$WORK/$1.log"
-  mkdir -p "$corpus" "artifacts/$t"
+  local artifacts="$WORK/artifacts/$t"
+  mkdir -p "$corpus" "$artifacts"
   if [ -z "$(ls -A "$corpus")" ]; then
     find ../sample-data -type f -size -64k | while read -r f; do
       cp "$f" "$corpus/seed-$(sha1sum "$f" | cut -c1-12)"
@@ -36,10 +38,10 @@ one() {
   local start=$SECONDS rc=0
   "$CARGO_TARGET_DIR/x86_64-unknown-linux-gnu/release/$t" "$corpus" \
     -runs="$RUNS" -max_total_time="${PERFDB_FUZZ_SECONDS:-0}" -rss_limit_mb=2048 -timeout=10 -max_len=8192 \
-    -print_final_stats=1 -artifact_prefix="artifacts/$t/" >"$log" 2>&1 || rc=$?
+    -print_final_stats=1 -artifact_prefix="$artifacts/" >"$log" 2>&1 || rc=$?
   local secs=$((SECONDS - start))
   local execs; execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
-  local found; found=$(find "artifacts/$t" -type f | wc -l)
+  local found; found=$(find "$artifacts" -type f | wc -l)
   local size; size=$(ls "$corpus" | wc -l)
   echo "$t ${execs:-0} $secs $size $found $rc"
 }
