@@ -13,7 +13,9 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     };
     for e in entries.flatten() {
         let p = e.path();
-        if p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')) {
+        if p.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        {
             continue;
         }
         let meta = std::fs::symlink_metadata(&p).unwrap();
