@@ -4,6 +4,8 @@
 //! ([`model`]), the one Arrow schema ([`schema`]), the parsers ([`formats`]) and the
 //! warehouse layout with its atomic writes ([`warehouse`]).
 
+pub mod delta;
+pub mod delta_tables;
 pub mod formats;
 pub mod model;
 pub mod roundtrip;

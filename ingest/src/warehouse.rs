@@ -69,6 +69,8 @@ pub enum WarehouseError {
     },
     #[error("invalid label '{0}': use letters, digits, '.', '_' and '-' (at most 100)")]
     Label(String),
+    #[error("committed, but the tables' Delta logs (for other engines) lag behind: {0}; the next commit brings them level")]
+    DeltaSync(#[from] crate::delta::DeltaError),
 }
 
 type Result<T> = std::result::Result<T, WarehouseError>;
@@ -523,6 +525,8 @@ impl Warehouse {
         let dst = self.root.join(MANIFEST);
         fs::rename(&tmp, &dst).map_err(io(&dst))?;
         sync_dir(&self.root);
+        // Committed. Then the Delta logs other engines read follow the manifest.
+        crate::delta_tables::sync(&self.root, &m)?;
         Ok(())
     }
 
