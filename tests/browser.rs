@@ -268,15 +268,7 @@ fn pages_work_under_the_security_policy_in_chromium() {
     let (_server, url) = serve(&wh);
     let profile = wh.dir.path().join("chromium-profile-csp");
     let (_driver, port, sid) = session(&bin, &driver, &profile);
-    let run = |script: &str| {
-        webdriver(
-            port,
-            "POST",
-            &format!("/session/{sid}/execute/sync"),
-            &serde_json::json!({"script": script, "args": []}),
-        )["value"]
-            .clone()
-    };
+    let run = |script: &str| execute(port, &sid, script);
     webdriver(
         port,
         "POST",
@@ -310,6 +302,17 @@ fn pages_work_under_the_security_policy_in_chromium() {
     assert_eq!(nav, "rgb(31, 41, 55)", "the inline style was blocked");
     assert!(picked.as_str().is_some_and(|p| !p.is_empty()), "{picked}");
     assert!(at.contains("key="), "the picker did not submit: {at:?}");
+}
+
+/// The value `script` returns in the page of session `sid`.
+fn execute(port: u16, sid: &str, script: &str) -> serde_json::Value {
+    webdriver(
+        port,
+        "POST",
+        &format!("/session/{sid}/execute/sync"),
+        &serde_json::json!({"script": script, "args": []}),
+    )["value"]
+        .clone()
 }
 
 /// chromedriver on a free loopback port with a headless Chromium session: the driver
@@ -377,15 +380,7 @@ fn the_exported_site_opens_from_disk_and_every_link_resolves() {
 
     let profile = wh.dir.path().join("chromium-profile-site");
     let (_driver, port, sid) = session(&bin, &driver, &profile);
-    let exec = |script: &str| {
-        webdriver(
-            port,
-            "POST",
-            &format!("/session/{sid}/execute/sync"),
-            &serde_json::json!({"script": script, "args": []}),
-        )["value"]
-            .clone()
-    };
+    let exec = |script: &str| execute(port, &sid, script);
     let start = format!("file://{}/index.html", site.display());
     let mut queue = std::collections::VecDeque::from([start.clone()]);
     let mut visited = std::collections::BTreeSet::new();
