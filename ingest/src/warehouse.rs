@@ -526,7 +526,9 @@ impl Warehouse {
         fs::rename(&tmp, &dst).map_err(io(&dst))?;
         sync_dir(&self.root);
         // Committed. Then the Delta logs other engines read follow the manifest.
+        let mut t = std::time::Instant::now();
         crate::delta_tables::sync(&self.root, &m)?;
+        crate::trace("Delta logs synced", &mut t);
         Ok(())
     }
 
