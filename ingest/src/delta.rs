@@ -169,6 +169,11 @@ impl DeltaTable {
         DeltaTable { store, root }
     }
 
+    /// The table's prefix in its store.
+    pub fn root(&self) -> &StorePath {
+        &self.root
+    }
+
     fn log_file(&self, version: u64) -> StorePath {
         self.root
             .clone()
@@ -226,6 +231,33 @@ impl DeltaTable {
         Ok(snap)
     }
 
+    /// Bring `snap` up to the latest version by reading the versions after it, one GET
+    /// each until the next does not exist: after a lost race that is one or two reads,
+    /// not a listing and a replay of the whole log.
+    pub async fn update(&self, snap: &mut Snapshot) -> Result<()> {
+        loop {
+            let v = snap.next_version();
+            let path = self.log_file(v);
+            let got = match self.store.get(&path).await {
+                Ok(r) => r.bytes().await,
+                Err(e) => Err(e),
+            };
+            match got {
+                Ok(bytes) => {
+                    apply(snap, path.as_ref(), &bytes)?;
+                    snap.version = Some(v);
+                }
+                Err(object_store::Error::NotFound { .. }) => return Ok(()),
+                Err(source) => {
+                    return Err(DeltaError::Store {
+                        path: path.to_string(),
+                        source,
+                    })
+                }
+            }
+        }
+    }
+
     /// Create version `version` holding `actions`; `Ok(false)` when another writer
     /// created it first.
     pub async fn try_commit(&self, version: u64, actions: &[Action]) -> Result<bool> {
@@ -264,8 +296,8 @@ impl DeltaTable {
         mut build: impl FnMut(&Snapshot) -> Result<Option<Vec<Action>>>,
     ) -> Result<Option<u64>> {
         let mut backoff = FIRST_BACKOFF;
+        let mut snap = self.snapshot().await?;
         for _ in 0..MAX_ATTEMPTS {
-            let snap = self.snapshot().await?;
             let Some(mut actions) = build(&snap)? else {
                 return Ok(None);
             };
@@ -293,6 +325,8 @@ impl DeltaTable {
             )
             .await;
             backoff = (backoff * 2).min(MAX_BACKOFF);
+            // What the winner (and anyone since) committed.
+            self.update(&mut snap).await?;
         }
         Err(DeltaError::Contended {
             attempts: MAX_ATTEMPTS,
