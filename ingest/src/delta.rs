@@ -143,6 +143,7 @@ pub struct Snapshot {
     pub files: BTreeMap<String, Add>,
     /// Each application's last `txn` version.
     pub txns: HashMap<String, i64>,
+    pub protocol: Option<Protocol>,
 }
 
 impl Snapshot {
@@ -158,6 +159,10 @@ pub struct DeltaTable {
     store: Arc<dyn ObjectStore>,
     root: StorePath,
 }
+
+/// A checkpoint after every this many versions (Delta's default interval), so a
+/// snapshot reads one Parquet file and at most this many JSON files.
+pub const CHECKPOINT_INTERVAL: u64 = 10;
 
 /// How often and how long a commit that keeps losing the race retries.
 const MAX_ATTEMPTS: u32 = 64;
@@ -181,8 +186,26 @@ impl DeltaTable {
             .join(format!("{version:020}.json"))
     }
 
-    /// Replay the log: every version in order (a table without a log is empty).
+    /// The table as of its latest version: the last checkpoint (if any), then every
+    /// JSON version after it, in order. A table without a log is empty.
     pub async fn snapshot(&self) -> Result<Snapshot> {
+        let mut snap = Snapshot::default();
+        if let Some(v) = self.last_checkpoint().await? {
+            self.read_checkpoint(v, &mut snap).await?;
+            snap.version = Some(v);
+        }
+        // The versions after it, by direct reads (a listing would grow with the log).
+        self.update(&mut snap).await?;
+        if snap.version.is_none() && self.first_version().await? == Some(0) {
+            // Version 0 was created since we looked: read again.
+            self.update(&mut snap).await?;
+        }
+        Ok(snap)
+    }
+
+    /// The lowest JSON version in the log. A log whose version 0 is missing while later
+    /// ones exist is broken, not empty.
+    async fn first_version(&self) -> Result<Option<u64>> {
         use futures::TryStreamExt;
         let dir = self.root.clone().join("_delta_log");
         let listed: Vec<_> = self
@@ -194,41 +217,49 @@ impl DeltaTable {
                 path: dir.to_string(),
                 source,
             })?;
-        let mut versions: Vec<u64> = listed
+        let first = listed
             .iter()
             .filter_map(|m| {
-                let name = m.location.filename()?;
-                let v = name.strip_suffix(".json")?;
-                (v.len() == 20).then(|| v.parse().ok()).flatten()
+                let v = m.location.filename()?.strip_suffix(".json")?;
+                (v.len() == 20).then(|| v.parse::<u64>().ok()).flatten()
             })
-            .collect();
-        versions.sort_unstable();
-        let mut snap = Snapshot::default();
-        for (i, v) in versions.iter().enumerate() {
-            if *v != i as u64 {
-                return Err(DeltaError::Corrupt {
-                    path: dir.to_string(),
-                    line: 0,
-                    reason: format!("version {i} is missing (the log jumps to {v})"),
-                });
+            .min();
+        match first {
+            Some(v) if v > 0 => Err(DeltaError::Corrupt {
+                path: dir.to_string(),
+                line: 0,
+                reason: format!("version 0 is missing (the log starts at {v})"),
+            }),
+            other => Ok(other),
+        }
+    }
+
+    /// `_delta_log/_last_checkpoint`'s version, when there is one.
+    async fn last_checkpoint(&self) -> Result<Option<u64>> {
+        let path = self
+            .root
+            .clone()
+            .join("_delta_log")
+            .join("_last_checkpoint");
+        let bytes = match self.store.get(&path).await {
+            Ok(r) => r.bytes().await,
+            Err(e) => Err(e),
+        };
+        match bytes {
+            Ok(b) => {
+                let v: Value = serde_json::from_slice(&b).map_err(|e| DeltaError::Corrupt {
+                    path: path.to_string(),
+                    line: 1,
+                    reason: e.to_string(),
+                })?;
+                Ok(v["version"].as_u64())
             }
-            let path = self.log_file(*v);
-            let store_err = |source| DeltaError::Store {
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(source) => Err(DeltaError::Store {
                 path: path.to_string(),
                 source,
-            };
-            let bytes = self
-                .store
-                .get(&path)
-                .await
-                .map_err(store_err)?
-                .bytes()
-                .await
-                .map_err(store_err)?;
-            apply(&mut snap, path.as_ref(), &bytes)?;
-            snap.version = Some(*v);
+            }),
         }
-        Ok(snap)
     }
 
     /// Bring `snap` up to the latest version by reading the versions after it, one GET
@@ -247,7 +278,24 @@ impl DeltaTable {
                     apply(snap, path.as_ref(), &bytes)?;
                     snap.version = Some(v);
                 }
-                Err(object_store::Error::NotFound { .. }) => return Ok(()),
+                Err(object_store::Error::NotFound { .. }) => {
+                    // The end of the log, unless a version is missing in the middle
+                    // (a deleted file): a commit there would fork the history. A
+                    // writer creates v + 1 only after v exists, so when v + 1 is there,
+                    // a second look at v is conclusive (v may have appeared meanwhile).
+                    let after = self.log_file(v + 1);
+                    if self.store.head(&after).await.is_err() {
+                        return Ok(());
+                    }
+                    if self.store.head(&path).await.is_ok() {
+                        continue;
+                    }
+                    return Err(DeltaError::Corrupt {
+                        path: path.to_string(),
+                        line: 0,
+                        reason: format!("version {v} is missing (the log continues at {})", v + 1),
+                    });
+                }
                 Err(source) => {
                     return Err(DeltaError::Store {
                         path: path.to_string(),
@@ -314,6 +362,12 @@ impl DeltaTable {
                 actions = first;
             }
             if self.try_commit(version, &actions).await? {
+                if (version + 1) % CHECKPOINT_INTERVAL == 0 {
+                    let mut at = snap.clone();
+                    apply_all(&mut at, &actions);
+                    at.version = Some(version);
+                    self.write_checkpoint(&at).await?;
+                }
                 return Ok(Some(version));
             }
             // Jitter from the clock: writers that collided do not retry in step.
@@ -334,7 +388,7 @@ impl DeltaTable {
     }
 }
 
-/// Apply one log file's actions to `snap`.
+/// Apply one log file's actions (JSON lines) to `snap`.
 fn apply(snap: &mut Snapshot, path: &str, bytes: &[u8]) -> Result<()> {
     for (i, line) in bytes.split(|b| *b == b'\n').enumerate() {
         if line.iter().all(u8::is_ascii_whitespace) {
@@ -359,29 +413,222 @@ fn apply(snap: &mut Snapshot, path: &str, bytes: &[u8]) -> Result<()> {
                 }
             }
         };
-        match action {
-            Action::Add(a) => {
-                snap.files.insert(a.path.clone(), a);
-            }
-            Action::Remove(r) => {
-                snap.files.remove(&r.path);
-            }
-            Action::Metadata(m) => snap.metadata = Some(m),
-            Action::Txn(t) => {
-                snap.txns.insert(t.app_id, t.version);
-            }
-            Action::Protocol(p) => {
-                if p.min_reader_version > 1 {
-                    return Err(DeltaError::Rejected(format!(
-                        "{path}: the table needs Delta reader version {}; perfdb reads version 1",
-                        p.min_reader_version
-                    )));
-                }
-            }
-            Action::CommitInfo(_) => {}
-        }
+        apply_action(snap, action)
+            .map_err(|reason| DeltaError::Rejected(format!("{path}: {reason}")))?;
     }
     Ok(())
+}
+
+/// Apply actions this writer just committed.
+fn apply_all(snap: &mut Snapshot, actions: &[Action]) {
+    for a in actions {
+        // Our own actions: protocol version 1, so this cannot fail.
+        let _ = apply_action(snap, a.clone());
+    }
+}
+
+fn apply_action(snap: &mut Snapshot, action: Action) -> std::result::Result<(), String> {
+    match action {
+        Action::Add(a) => {
+            snap.files.insert(a.path.clone(), a);
+        }
+        Action::Remove(r) => {
+            snap.files.remove(&r.path);
+        }
+        Action::Metadata(m) => snap.metadata = Some(m),
+        Action::Txn(t) => {
+            snap.txns.insert(t.app_id, t.version);
+        }
+        Action::Protocol(p) => {
+            if p.min_reader_version > 1 {
+                return Err(format!(
+                    "the table needs Delta reader version {}; perfdb reads version 1",
+                    p.min_reader_version
+                ));
+            }
+            snap.protocol = Some(p);
+        }
+        Action::CommitInfo(_) => {}
+    }
+    Ok(())
+}
+
+/// The checkpoint's Parquet schema: one nullable struct column per action kind, as the
+/// protocol lays it out (a row holds exactly one action).
+fn checkpoint_schema() -> Arc<Schema> {
+    use arrow::datatypes::{Field, Fields};
+    let s = |name: &str| Field::new(name, DataType::Utf8, true);
+    let i64f = |name: &str| Field::new(name, DataType::Int64, true);
+    let map = |name: &str| {
+        Field::new_map(
+            name,
+            "key_value",
+            Field::new("key", DataType::Utf8, false),
+            Field::new("value", DataType::Utf8, true),
+            false,
+            true,
+        )
+    };
+    let st = |name: &str, fields: Vec<Field>| {
+        Field::new(name, DataType::Struct(Fields::from(fields)), true)
+    };
+    Arc::new(Schema::new(vec![
+        st(
+            "txn",
+            vec![s("appId"), i64f("version"), i64f("lastUpdated")],
+        ),
+        st(
+            "add",
+            vec![
+                s("path"),
+                map("partitionValues"),
+                i64f("size"),
+                i64f("modificationTime"),
+                Field::new("dataChange", DataType::Boolean, true),
+                s("stats"),
+            ],
+        ),
+        st(
+            "remove",
+            vec![
+                s("path"),
+                i64f("deletionTimestamp"),
+                Field::new("dataChange", DataType::Boolean, true),
+            ],
+        ),
+        st(
+            "metaData",
+            vec![
+                s("id"),
+                s("name"),
+                s("description"),
+                st("format", vec![s("provider"), map("options")]),
+                s("schemaString"),
+                Field::new(
+                    "partitionColumns",
+                    DataType::List(Arc::new(Field::new("element", DataType::Utf8, true))),
+                    true,
+                ),
+                map("configuration"),
+                i64f("createdTime"),
+            ],
+        ),
+        st(
+            "protocol",
+            vec![
+                Field::new("minReaderVersion", DataType::Int32, true),
+                Field::new("minWriterVersion", DataType::Int32, true),
+            ],
+        ),
+    ]))
+}
+
+impl DeltaTable {
+    fn checkpoint_file(&self, version: u64) -> StorePath {
+        self.root
+            .clone()
+            .join("_delta_log")
+            .join(format!("{version:020}.checkpoint.parquet"))
+    }
+
+    /// Write the checkpoint of `snap` (protocol, metadata, app transactions, live files)
+    /// and point `_last_checkpoint` at it. Another writer writing the same version's
+    /// checkpoint writes the same state: plain puts.
+    async fn write_checkpoint(&self, snap: &Snapshot) -> Result<()> {
+        let version = snap.version.expect("a committed version");
+        let mut lines = Vec::new();
+        let mut push = |a: Action| {
+            serde_json::to_writer(&mut lines, &a).expect("actions serialise");
+            lines.push(b'\n');
+        };
+        if let Some(p) = &snap.protocol {
+            push(Action::Protocol(p.clone()));
+        }
+        if let Some(m) = &snap.metadata {
+            push(Action::Metadata(m.clone()));
+        }
+        for (app_id, v) in &snap.txns {
+            push(Action::Txn(Txn {
+                app_id: app_id.clone(),
+                version: *v,
+                last_updated: None,
+            }));
+        }
+        for a in snap.files.values() {
+            push(Action::Add(a.clone()));
+        }
+        let schema = checkpoint_schema();
+        let path = self.checkpoint_file(version);
+        let broken = |reason: String| DeltaError::Rejected(format!("{path}: {reason}"));
+        let reader = arrow::json::ReaderBuilder::new(schema.clone())
+            .build(std::io::Cursor::new(lines))
+            .map_err(|e| broken(e.to_string()))?;
+        let mut out = Vec::new();
+        let mut w = parquet::arrow::ArrowWriter::try_new(&mut out, schema, None)
+            .map_err(|e| broken(e.to_string()))?;
+        let mut rows = 0;
+        for b in reader {
+            let b = b.map_err(|e| broken(e.to_string()))?;
+            rows += b.num_rows();
+            w.write(&b).map_err(|e| broken(e.to_string()))?;
+        }
+        w.close().map_err(|e| broken(e.to_string()))?;
+        let put = |p: StorePath, body: Vec<u8>| async move {
+            self.store
+                .put(&p, PutPayload::from(body))
+                .await
+                .map_err(|source| DeltaError::Store {
+                    path: p.to_string(),
+                    source,
+                })
+        };
+        put(path.clone(), out).await?;
+        let last = serde_json::json!({"version": version, "size": rows}).to_string();
+        put(
+            self.root
+                .clone()
+                .join("_delta_log")
+                .join("_last_checkpoint"),
+            last.into_bytes(),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Apply the checkpoint of `version` to `snap`.
+    async fn read_checkpoint(&self, version: u64, snap: &mut Snapshot) -> Result<()> {
+        let path = self.checkpoint_file(version);
+        let store_err = |source| DeltaError::Store {
+            path: path.to_string(),
+            source,
+        };
+        let bytes = self
+            .store
+            .get(&path)
+            .await
+            .map_err(store_err)?
+            .bytes()
+            .await
+            .map_err(store_err)?;
+        let broken = |reason: String| DeltaError::Corrupt {
+            path: path.to_string(),
+            line: 0,
+            reason,
+        };
+        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
+            .and_then(|b| b.build())
+            .map_err(|e| broken(e.to_string()))?;
+        let mut lines = Vec::new();
+        {
+            let mut w = arrow::json::LineDelimitedWriter::new(&mut lines);
+            for b in reader {
+                let b = b.map_err(|e| broken(e.to_string()))?;
+                w.write(&b).map_err(|e| broken(e.to_string()))?;
+            }
+            w.finish().map_err(|e| broken(e.to_string()))?;
+        }
+        apply(snap, path.as_ref(), &lines)
+    }
 }
 
 /// The Delta (Spark) schema string of `schema`, with the partition columns (strings,
@@ -588,6 +835,50 @@ mod tests {
             e.contains("00000000000000000001.json:1: not a Delta log action"),
             "{e}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_checkpoint_every_ten_versions_gives_the_same_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path());
+        for i in 0..25 {
+            t.commit(meta, |_| {
+                let mut a = vec![add(&format!("label=a/{i}.parquet"))];
+                if i % 3 == 2 {
+                    a.push(Action::Remove(Remove {
+                        path: format!("label=a/{}.parquet", i - 1),
+                        deletion_timestamp: 0,
+                        data_change: true,
+                        partition_values: None,
+                        size: None,
+                    }));
+                }
+                a.push(Action::Txn(Txn {
+                    app_id: "w".into(),
+                    version: i,
+                    last_updated: None,
+                }));
+                Ok(Some(a))
+            })
+            .await
+            .unwrap();
+        }
+        let log = dir.path().join("t/_delta_log");
+        assert!(log.join(format!("{:020}.checkpoint.parquet", 19)).exists());
+        let last = std::fs::read_to_string(log.join("_last_checkpoint")).unwrap();
+        assert!(last.contains("\"version\":19"), "{last}");
+        let with = t.snapshot().await.unwrap();
+        // The same replay without checkpoints.
+        for v in [9, 19] {
+            std::fs::remove_file(log.join(format!("{v:020}.checkpoint.parquet"))).unwrap();
+        }
+        std::fs::remove_file(log.join("_last_checkpoint")).unwrap();
+        let without = t.snapshot().await.unwrap();
+        assert_eq!(with.version, Some(24));
+        assert_eq!(with.files, without.files);
+        assert_eq!(with.txns, without.txns);
+        assert_eq!(with.metadata, without.metadata);
+        assert_eq!(with.files.len(), 25 - 8);
     }
 
     #[test]

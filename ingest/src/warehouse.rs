@@ -716,7 +716,8 @@ impl Warehouse {
                 .strip_prefix(&self.root)
                 .map(|p| p.to_string_lossy().replace('\\', "/"))
                 .unwrap_or_default();
-            rel.ends_with(".parquet") && !listed.contains(&rel)
+            // The Delta logs' checkpoints are Parquet too, and never orphans.
+            rel.ends_with(".parquet") && !rel.contains("/_delta_log/") && !listed.contains(&rel)
         })
         .collect();
         let now = now_us();
