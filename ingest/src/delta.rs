@@ -15,9 +15,10 @@
 //! idempotency is re-checked), and retries with bounded backoff. No lock is needed, on
 //! one machine or many.
 //!
-//! Status (issue 13, first step): the log itself, tested here and read back by delta-rs
-//! (`tests/delta_readers.rs`). The warehouse does not commit through it yet: its
-//! `_manifest.json` remains the commit point until the migration lands.
+//! Status (issue 13, first steps): the log, its checkpoints, tested here, on SeaweedFS
+//! (`tests/delta_s3.rs`) and read back by delta-rs (`tests/delta_readers.rs`). The
+//! warehouse does not commit through it yet: `_manifest.json` remains the commit point
+//! and `delta_tables.rs` keeps each table's log following it (docs/delta.md).
 
 use arrow::datatypes::{DataType, Schema, TimeUnit};
 use object_store::path::Path as StorePath;
