@@ -65,10 +65,12 @@ pub fn check(format: Option<Format>, bytes: &[u8]) {
     }
 }
 
-/// `batch` written as a Parquet file in memory and read back as one batch.
+/// `batch` written as a Parquet file in memory, with the warehouse's writer properties,
+/// and read back as one batch.
 fn through_parquet(batch: &RecordBatch) -> RecordBatch {
     let mut buf = Vec::new();
-    let mut w = ArrowWriter::try_new(&mut buf, batch.schema(), None).expect("writer");
+    let props = crate::warehouse::writer_properties(None);
+    let mut w = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props)).expect("writer");
     w.write(batch).expect("write");
     w.close().expect("close");
     let reader = ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(buf))

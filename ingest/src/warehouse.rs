@@ -548,11 +548,7 @@ impl Warehouse {
         fs::create_dir_all(&tmp_dir).map_err(io(&tmp_dir))?;
         let tmp = tmp_dir.join(rel.replace('/', "__") + ".tmp");
         let f = File::create(&tmp).map_err(io(&tmp))?;
-        let mut props = WriterProperties::builder().set_compression(Compression::SNAPPY);
-        if let Some(n) = row_group {
-            props = props.set_max_row_group_row_count(Some(n));
-        }
-        let props = props.build();
+        let props = writer_properties(row_group);
         let schema = batches[0].schema();
         let mut w = ArrowWriter::try_new(f, schema, Some(props)).map_err(pq(&tmp))?;
         for b in batches {
@@ -862,6 +858,16 @@ pub struct CompactReport {
     pub retired_deleted: usize,
     /// Retired files still on disk after this compaction.
     pub files_still_retired: usize,
+}
+
+/// How every warehouse file is written (the fuzz checks write their round trip the
+/// same way): Snappy, and row groups of at most `row_group` rows when given.
+pub(crate) fn writer_properties(row_group: Option<usize>) -> WriterProperties {
+    let mut props = WriterProperties::builder().set_compression(Compression::SNAPPY);
+    if let Some(n) = row_group {
+        props = props.set_max_row_group_row_count(Some(n));
+    }
+    props.build()
 }
 
 /// `runs/label=base/part-x.parquet` -> `base`.
