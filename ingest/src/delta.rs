@@ -367,7 +367,11 @@ impl DeltaTable {
                     let mut at = snap.clone();
                     apply_all(&mut at, &actions);
                     at.version = Some(version);
-                    self.write_checkpoint(&at).await?;
+                    // The commit stands whatever happens here: a checkpoint only saves
+                    // readers work, and `_last_checkpoint` is written after it, so a
+                    // failed one leaves readers on the JSON versions and the next
+                    // interval writes another.
+                    let _ = self.write_checkpoint(&at).await;
                 }
                 return Ok(Some(version));
             }
