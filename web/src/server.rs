@@ -52,7 +52,8 @@ pub async fn serve(
                     .iter()
                     .map(|(k, v)| k.as_str().len() + v.len() + 4)
                     .sum::<usize>()
-                    + req.uri().to_string().len();
+                    + req.uri().path().len()
+                    + req.uri().query().map_or(0, str::len);
                 if size > max_header {
                     return (
                         axum::http::StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
