@@ -15,24 +15,11 @@
 mod common;
 use common::*;
 use perfdb_ingest::warehouse::{read_columns, Warehouse};
+// The drill's kill points, reproducible from the seed it prints.
+use perfdb_reports::stats::SplitMix64;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::{Duration, Instant};
-
-/// SplitMix64: the drill's kill points, reproducible from the seed it prints.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 fn iterations() -> usize {
     std::env::var("PERFDB_DRILL_ITERATIONS")
@@ -175,14 +162,14 @@ fn crash_drill_sigkill_ingest_compact_and_alert_writes_at_random_points() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x5eed);
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix64::new(seed);
     let mut acked = BTreeSet::new();
     let mut tally: BTreeMap<&str, Tally> = BTreeMap::new();
     let mut typical: BTreeMap<&str, Duration> = BTreeMap::new();
     let n = iterations();
     let started = Instant::now();
     for i in 0..n {
-        let c = 1 + rng.below(20) as usize;
+        let c = 1 + rng.below(20);
         let commit = format!("c{c:02}");
         let dir = sample(&format!("h200-gemm/history/{commit}"));
         let time = format!("2026-07-01T{c:02}:00:00Z");
@@ -225,7 +212,7 @@ fn crash_drill_sigkill_ingest_compact_and_alert_writes_at_random_points() {
             .get(op)
             .copied()
             .unwrap_or(Duration::from_millis(100));
-        let delay = Duration::from_micros(rng.below(span.as_micros() as u64 * 6 / 5 + 1));
+        let delay = Duration::from_micros(rng.below(span.as_micros() as usize * 6 / 5 + 1) as u64);
         let t0 = Instant::now();
         let mut finished = None;
         while t0.elapsed() < delay {
