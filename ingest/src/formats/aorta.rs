@@ -242,7 +242,7 @@ impl Parser for AortaMatrix {
             && crate::text::has(text, "| Cell")
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
-        let mut parsed = Parsed::default();
+        let mut parsed = Parsed::sized_for(text, 10);
         let mut table = Name::new("triage:aorta");
         let mut header: Option<MatrixHeader> = None;
         for (no, line) in lines(text) {

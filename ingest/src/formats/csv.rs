@@ -160,7 +160,7 @@ impl Parser for TritonCsv {
             .count()
             .max(1);
         let table = file_table(cx, "triton");
-        let mut parsed = Parsed::default();
+        let mut parsed = Parsed::sized_for(text, 24);
         if cx.unit.is_none() {
             parsed.warnings.push(Warning {
                 line: 0,
@@ -235,7 +235,7 @@ impl Parser for RocmBenchCsv {
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         let all: Vec<(usize, Cow<str>)> = lines(text).collect();
-        let mut parsed = Parsed::default();
+        let mut parsed = Parsed::sized_for(text, 120);
         let mut i = 0;
         // A bench prints the same header above every problem: lay it out once.
         let mut last: Option<(String, RocmHeader)> = None;
@@ -435,7 +435,7 @@ impl Parser for AiterTunedCsv {
         let names: Vec<String> = cells(&header).into_iter().map(Cow::into_owned).collect();
         let columns = Columns::new(names, tuned_column);
         let (table, variant) = (Name::new(file_table(cx, "aiter_tuned")), Name::new("tuned"));
-        let mut parsed = Parsed::default();
+        let mut parsed = Parsed::sized_for(text, 14);
         for (no, l) in records {
             let c = cells(&l);
             if c.len() != columns.names.len() {

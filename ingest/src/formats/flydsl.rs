@@ -113,7 +113,7 @@ impl Parser for FlydslBench {
                 })
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
-        let mut parsed = Parsed::default();
+        let mut parsed = Parsed::sized_for(text, 40);
         let mut header: Option<Header> = None;
         // The reference the next table measures (`found_main=1`), and the one the
         // table being read measures.

@@ -96,7 +96,7 @@ impl Parser for GoogleBenchmark {
             .filter(|e| !e.is_empty())
             .unwrap_or("google-benchmark")
             .to_string();
-        let mut parsed = Parsed::default();
+        let mut parsed = Parsed::sized_for(text, 150);
         if let Some(h) = doc.context.as_ref().and_then(|c| c.str("host_name")) {
             parsed
                 .provenance

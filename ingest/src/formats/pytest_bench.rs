@@ -53,7 +53,7 @@ impl Parser for PytestBenchmark {
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         let doc: Doc = serde_json::from_str(text)
             .map_err(|e| ParseError::at(e.line(), format!("not a pytest-benchmark JSON: {e}")))?;
-        let mut parsed = Parsed::default();
+        let mut parsed = Parsed::sized_for(text, 80);
         let prov = &mut parsed.provenance;
         if let Some(c) = &doc.commit_info {
             prov.commit = c.str("id").map(Cow::into_owned);

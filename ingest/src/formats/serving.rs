@@ -137,7 +137,7 @@ impl Parser for Serving {
                 out
             }
         };
-        let mut parsed = Parsed::default();
+        let mut parsed = Parsed::sized_for(text, 24);
         let mut specs = Specs::default();
         for (no, obj) in &objects {
             let no = *no;

@@ -100,7 +100,7 @@ impl Parser for TorchCompare {
                 .any(|at| threads(&line_at(at)).is_some())
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
-        let mut parsed = Parsed::default();
+        let mut parsed = Parsed::sized_for(text, 15);
         let mut pending: Option<Pending> = None;
         let mut group: Option<String> = None;
         let mut expect_header = false;

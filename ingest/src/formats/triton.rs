@@ -75,7 +75,7 @@ impl Parser for TritonPerfReport {
 
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         let lines: Vec<&str> = text.lines().collect();
-        let mut parsed = Parsed::default();
+        let mut parsed = Parsed::sized_for(text, 25);
         let mut first_error: Option<ParseError> = None;
         let mut i = 0;
         while i + 2 < lines.len() {
