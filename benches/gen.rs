@@ -368,15 +368,21 @@ pub fn format_inputs(seed: u64) -> Vec<(&'static str, &'static str, String)> {
             v(10.0, 5.0), v(10.0, 5.0), v(3.0, 3.0), v(18.0, 5.0), v(30.0, 10.0), v(5.0, 10.0)
         ));
     }
-    let mut matrix = String::from("# Triage Matrix - sweep\n\n**Ticket**: X\n\n## Reproduction Summary\n\n| Cell | Mitigations | Environment | Failure rate | Failures | Iters | Mean step (ms) | Confound |\n|---|---|---|---|---|---|---|---|\n");
-    for i in 0..40_000 {
-        matrix.push_str(&format!(
-            "| cell{i}-none | m{} | local | {}% | {} / 3 | 3/3 | {:.1} | no effect |\n",
-            i % 7,
-            (i % 4) * 33,
-            i % 4,
-            v(10_000.0, 8_000.0)
-        ));
+    // 2,000 sweeps' triage matrices of 20 cells each (an aorta sweep's matrix has tens
+    // of cells; the same cell names recur from sweep to sweep).
+    let mut matrix = String::new();
+    for sweep in 0..2_000 {
+        matrix.push_str(&format!("# Triage Matrix - sweep{sweep}\n\n**Ticket**: X\n\n## Reproduction Summary\n\n| Cell | Mitigations | Environment | Failure rate | Failures | Iters | Mean step (ms) | Confound |\n|---|---|---|---|---|---|---|---|\n"));
+        for i in 0..20 {
+            matrix.push_str(&format!(
+                "| cell{i}-none | m{} | local | {}% | {} / 3 | 3/3 | {:.1} | no effect |\n",
+                i % 7,
+                (i % 4) * 33,
+                i % 4,
+                v(10_000.0, 8_000.0)
+            ));
+        }
+        matrix.push('\n');
     }
     vec![
         ("triton_csv_50k_rows", "triton-csv", triton),
@@ -391,6 +397,6 @@ pub fn format_inputs(seed: u64) -> Vec<(&'static str, &'static str, String)> {
         ("aiter_tuned_csv_40k_rows", "aiter-tuned-csv", tuned),
         ("flydsl_bench_2000_tables", "flydsl-bench", flydsl),
         ("serving_jsonl_6000_results", "serving", serving),
-        ("aorta_matrix_40k_cells", "aorta-matrix", matrix),
+        ("aorta_matrix_2000x20_cells", "aorta-matrix", matrix),
     ]
 }

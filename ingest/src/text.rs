@@ -91,6 +91,17 @@ pub fn find_marker(line: &str, marker: &str) -> Option<usize> {
     memchr::memchr_iter(b'[', b).find(|&i| b[i..].starts_with(marker.as_bytes()))
 }
 
+/// `str::trim`, with ASCII whitespace (nearly every cell's) trimmed byte by byte and the
+/// Unicode rules only when a non-ASCII byte is left at either end.
+#[inline]
+pub fn trim(s: &str) -> &str {
+    let t = s.trim_ascii();
+    match (t.as_bytes().first(), t.as_bytes().last()) {
+        (Some(&a), Some(&b)) if a >= 0x80 || b >= 0x80 => t.trim(),
+        _ => t,
+    }
+}
+
 /// Tokens that mean "no value". A missing value is stored as null, never as 0.
 pub fn is_missing_token(cell: &str) -> bool {
     matches!(
@@ -311,6 +322,22 @@ pub fn strip_aiter_prefix(line: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trim_is_str_trim() {
+        for s in [
+            "",
+            " ",
+            " a ",
+            "\t1.5\r",
+            "\u{a0}x\u{a0}",
+            " é ",
+            "\u{3000} ",
+            "a\u{2003}",
+        ] {
+            assert_eq!(trim(s), s.trim(), "{s:?}");
+        }
+    }
 
     #[test]
     fn the_plain_decimal_path_agrees_with_std_to_the_bit() {

@@ -133,8 +133,12 @@ pub struct AortaMatrix;
 
 /// `| a | b |` -> [a, b].
 fn md_cells(line: &str) -> Option<Vec<&str>> {
-    let inner = line.trim().strip_prefix('|')?.strip_suffix('|')?;
-    Some(inner.split('|').map(str::trim).collect())
+    let inner = line.trim_ascii().strip_prefix('|')?.strip_suffix('|')?;
+    Some(
+        super::split_bytes(inner, b'|')
+            .map(crate::text::trim)
+            .collect(),
+    )
 }
 
 /// A cell's number: `33%` -> 33, `17012.4` -> 17012.4, `—`/`n/a` -> none.
@@ -245,8 +249,10 @@ impl Parser for AortaMatrix {
         let mut parsed = Parsed::sized_for(text, 10);
         let mut table = Name::new("triage:aorta");
         let mut header: Option<MatrixHeader> = None;
+        // The key of the last row: rows of one environment share it.
+        let mut last_key: Option<(String, crate::model::Key)> = None;
         for (no, line) in lines(text) {
-            if let Some(w) = line.trim().strip_prefix("# Triage Matrix") {
+            if let Some(w) = line.trim_start().strip_prefix("# Triage Matrix") {
                 let w = w.trim().trim_start_matches(['-', '—']).trim();
                 if !w.is_empty() {
                     table = Name::new(&format!("triage:{w}"));
@@ -262,6 +268,7 @@ impl Parser for AortaMatrix {
                 .is_some_and(|c| c.eq_ignore_ascii_case("cell"))
             {
                 header = Some(MatrixHeader::new(&cells));
+                last_key = None;
                 continue;
             }
             let Some(h) = &header else { continue };
@@ -277,10 +284,24 @@ impl Parser for AortaMatrix {
                     format!("{} cells under {} columns", cells.len(), h.names.len()),
                 ));
             }
-            let env = h.env.map(|i| cells[i]);
-            let row = match env {
-                Some(env) => h.layout.row(table, Name::new(cells[0]), &[env], no),
-                None => h.layout.row(table, Name::new(cells[0]), &[] as &[&str], no),
+            let env = h.env.map_or("", |i| cells[i]);
+            let key = match &last_key {
+                Some((e, key)) if e == env => key.clone(),
+                _ => {
+                    let key = match h.env {
+                        Some(_) => h.layout.key(&[env]),
+                        None => h.layout.key::<&str>(&[]),
+                    };
+                    last_key = Some((env.to_string(), key.clone()));
+                    key
+                }
+            };
+            let row = Row {
+                table,
+                variant: Name::new(cells[0]),
+                key,
+                key_order: h.layout.order,
+                line: no as u32,
             };
             for ((name, cell), col) in h.names.iter().zip(&cells).zip(&h.cols).skip(1) {
                 let bad = || ParseError::at(no, format!("`{cell}` under `{name}` is not a number"));
@@ -292,10 +313,11 @@ impl Parser for AortaMatrix {
                     }
                     MatrixColumn::Count(spec) => {
                         // `1 / 3`, `3/3`: the count before the slash.
-                        let value = match number(cell) {
-                            Ok(None) => None,
-                            _ => number(cell.split('/').next().unwrap_or("").trim())
-                                .map_err(|_| bad())?,
+                        let value = match cell.split_once('/') {
+                            Some((count, _)) if !crate::text::is_missing_token(cell) => {
+                                number(count.trim()).map_err(|_| bad())?
+                            }
+                            _ => number(cell).map_err(|_| bad())?,
                         };
                         row.put(spec, value, cell)
                     }
