@@ -19,14 +19,17 @@
 use super::emit::{KeyLayout, Spec};
 use super::{lines, Format, ParseError, Parser};
 use crate::model::{Name, Parsed, Warning};
+use crate::text::trim;
+use std::borrow::Cow;
+use std::ops::Range;
 
 pub struct TorchCompare;
 
 /// `[---- label ----]` -> `label`.
 fn title(line: &str) -> Option<&str> {
-    let t = line.trim();
+    let t = trim(line);
     let inner = t.strip_prefix("[-")?.strip_suffix("-]")?;
-    Some(inner.trim_matches('-').trim())
+    Some(trim(inner.trim_matches('-')))
 }
 
 /// `Times are in microseconds (us).` -> `us`.
@@ -47,12 +50,12 @@ fn threads(line: &str) -> Option<&str> {
 
 /// A cell: its number and whether `(! XX%)` marks it noisy (with the percent).
 fn cell(text: &str) -> Result<(Option<f64>, Option<&str>), ()> {
-    let t = text.trim();
+    let t = trim(text);
     let (num, warn) =
         match memchr::memchr(b'(', t.as_bytes()).filter(|&at| t[at..].starts_with("(!")) {
             Some(at) => (
-                t[..at].trim(),
-                Some(t[at + 2..].trim_end_matches(')').trim()),
+                trim(&t[..at]),
+                Some(trim(t[at + 2..].trim_end_matches(')'))),
             ),
             None => (t, None),
         };
@@ -62,21 +65,24 @@ fn cell(text: &str) -> Result<(Option<f64>, Option<&str>), ()> {
 }
 
 /// Rows of one table waiting for the footer that names their unit.
-struct Pending {
+struct Pending<'a> {
     label: String,
     variants: Vec<String>,
     title_line: usize,
-    rows: Vec<PendingRow>,
+    /// The `N threads:` groups seen so far; rows name theirs by index.
+    groups: Vec<String>,
+    rows: Vec<PendingRow<'a>>,
 }
 
-/// A row of a table: its line, thread count, env, sub-label and cells.
-struct PendingRow {
+/// A row of a table: its line as read (borrowed from the text unless escapes were
+/// stripped), thread group, and where its labels and cells are in the line.
+struct PendingRow<'a> {
     no: usize,
-    threads: String,
-    env: Option<String>,
-    sub: String,
+    group: usize,
+    line: Cow<'a, str>,
+    labels: Range<usize>,
     /// The row's cells, `|`-separated, as printed.
-    cells: String,
+    cells: Range<usize>,
 }
 
 impl Parser for TorchCompare {
@@ -102,11 +108,10 @@ impl Parser for TorchCompare {
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         let mut parsed = Parsed::sized_for(text, 15);
         let mut pending: Option<Pending> = None;
-        let mut group: Option<String> = None;
         let mut expect_header = false;
         for (no, line) in lines(text) {
             // One look at the first byte decides which kind of line it may be.
-            let first = line.trim_start().as_bytes().first().copied();
+            let first = line.trim_ascii_start().as_bytes().first().copied();
             if let Some(label) = (first == Some(b'[')).then(|| title(&line)).flatten() {
                 if let Some(p) = pending.take() {
                     parsed.warnings.push(Warning {
@@ -121,9 +126,9 @@ impl Parser for TorchCompare {
                     label: label.to_string(),
                     variants: Vec::new(),
                     title_line: no,
+                    groups: Vec::new(),
                     rows: Vec::new(),
                 });
-                group = None;
                 expect_header = true;
                 continue;
             }
@@ -131,9 +136,9 @@ impl Parser for TorchCompare {
                 continue;
             };
             if expect_header {
-                let mut parts = line.split('|');
+                let mut parts = super::split_bytes(&line, b'|');
                 let _row_labels = parts.next();
-                p.variants = parts.map(|v| v.trim().to_string()).collect();
+                p.variants = parts.map(|v| trim(v).to_string()).collect();
                 if p.variants.is_empty() {
                     return Err(ParseError::at(
                         no,
@@ -151,7 +156,7 @@ impl Parser for TorchCompare {
                 .then(|| threads(&line))
                 .flatten()
             {
-                group = Some(n.to_string());
+                p.groups.push(n.to_string());
                 continue;
             }
             if let Some(unit) = (first == Some(b'T')).then(|| footer_unit(&line)).flatten() {
@@ -162,12 +167,10 @@ impl Parser for TorchCompare {
             if first.is_none() {
                 continue;
             }
-            let (labels, cells) = line.split_once('|').unwrap_or((&line, ""));
-            let labels = labels.trim();
-            let n_cells = if line.contains('|') {
-                memchr::memchr_iter(b'|', cells.as_bytes()).count() + 1
-            } else {
-                0
+            let bar = memchr::memchr(b'|', line.as_bytes());
+            let n_cells = match bar {
+                Some(at) => memchr::memchr_iter(b'|', &line.as_bytes()[at + 1..]).count() + 1,
+                None => 0,
             };
             if n_cells != p.variants.len() {
                 return Err(ParseError::at(
@@ -179,21 +182,20 @@ impl Parser for TorchCompare {
                     ),
                 ));
             }
-            let cells = cells.to_string();
-            // `(envA)  tiny`: the env, then the sub-label.
-            let (env, sub) = match labels.strip_prefix('(').and_then(|r| r.split_once(')')) {
-                Some((env, sub)) => (Some(env.to_string()), sub.trim().to_string()),
-                None => (None, labels.to_string()),
+            let Some(group) = p.groups.len().checked_sub(1) else {
+                return Err(ParseError::at(
+                    no,
+                    "a Compare row before any `N threads:` line",
+                ));
             };
-            let threads = group
-                .clone()
-                .ok_or_else(|| ParseError::at(no, "a Compare row before any `N threads:` line"))?;
+            let bar = bar.unwrap_or(line.len());
+            let len = line.len();
             p.rows.push(PendingRow {
                 no,
-                threads,
-                env,
-                sub,
-                cells,
+                group,
+                line,
+                labels: 0..bar,
+                cells: (bar + 1).min(len)..len,
             });
         }
         if let Some(p) = pending {
@@ -236,26 +238,33 @@ fn emit(p: Pending, unit: &str, footer_line: usize, parsed: &mut Parsed) -> Resu
     let table = Name::new(&p.label);
     for PendingRow {
         no,
-        threads,
-        env,
-        sub,
+        group,
+        line,
+        labels,
         cells,
-    } in p.rows
+    } in &p.rows
     {
-        let row = match env {
-            Some(env) => with_env.row(table, table, &[&threads, &env, &sub], no),
-            None => plain.row(table, table, &[&threads, &sub], no),
+        let threads = p.groups[*group].as_str();
+        // `(envA)  tiny`: the env, then the sub-label.
+        let labels = trim(&line[labels.clone()]);
+        let row = match labels.strip_prefix('(').and_then(|r| r.split_once(')')) {
+            Some((env, sub)) => with_env.row(table, table, &[threads, env, trim(sub)], *no),
+            None => plain.row(table, table, &[threads, labels], *no),
         };
-        for ((variant, spec), text) in specs.iter().zip(cells.split('|')) {
+        let no = *no;
+        for ((variant, spec), text) in specs
+            .iter()
+            .zip(super::split_bytes(&line[cells.clone()], b'|'))
+        {
             let (value, warn) = cell(text).map_err(|_| {
                 ParseError::at(
                     no,
-                    format!("`{}` under `{variant}` is not a number", text.trim()),
+                    format!("`{}` under `{variant}` is not a number", trim(text)),
                 )
             })?;
-            let printed = text.trim();
+            let printed = trim(text);
             let printed = match warn {
-                Some(_) => printed.split("(!").next().unwrap_or(printed).trim(),
+                Some(_) => trim(printed.split("(!").next().unwrap_or(printed)),
                 None => printed,
             };
             let mut m = row.put_as(*variant, spec, value, printed);
