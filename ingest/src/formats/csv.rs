@@ -22,14 +22,16 @@
 use super::emit::{key_number, KeyLayout, Spec};
 use super::{lines, Context, Format, ParseError, Parser};
 use crate::model::{metric, Measurement, Name, Parsed, Warning};
-use crate::text::parse_value;
+use crate::text::{parse_value, trim};
 use std::borrow::Cow;
 
 /// Split one CSV record; `"..."` cells may hold commas and `""`. Cells borrow from the
 /// line unless quoting made them differ.
 fn cells(line: &str) -> Vec<Cow<'_, str>> {
-    if !line.contains('"') {
-        return line.split(',').map(|c| Cow::Borrowed(c.trim())).collect();
+    if memchr::memchr(b'"', line.as_bytes()).is_none() {
+        return super::split_bytes(line, b',')
+            .map(|c| Cow::Borrowed(trim(c)))
+            .collect();
     }
     let mut out = Vec::new();
     let mut cur = String::new();
@@ -131,7 +133,7 @@ impl Parser for TritonCsv {
                 // A cleaned line (CI prefix, escapes): no Triton CSV has one.
                 Cow::Owned(_) => return Err(ParseError::at(no, "not a CSV row")),
             };
-            let c: Vec<&str> = l.split(',').map(str::trim).collect();
+            let c: Vec<&str> = super::split_bytes(l, b',').map(trim).collect();
             if c.len() != names.len() {
                 return Err(ParseError::at(
                     no,
@@ -210,7 +212,7 @@ fn rocm_header(line: &str) -> Option<Vec<String>> {
     if crate::finder!("-Gflops").find(b).is_none() && crate::finder!("-gflops").find(b).is_none() {
         return None;
     }
-    let l = line.trim();
+    let l = trim(line);
     let l = match l.strip_prefix('[') {
         Some(rest) => rest.split_once("]:").map(|(_, h)| h)?,
         None => l,
@@ -240,7 +242,7 @@ impl Parser for RocmBenchCsv {
         // A bench prints the same header above every problem: lay it out once.
         let mut last: Option<(String, RocmHeader)> = None;
         while i < all.len() {
-            let header_text = all[i].1.trim();
+            let header_text = trim(&all[i].1);
             if last.as_ref().is_none_or(|(t, _)| t != header_text) {
                 let Some(names) = rocm_header(header_text) else {
                     i += 1;
