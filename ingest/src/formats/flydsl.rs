@@ -21,6 +21,13 @@ const OWN: &str = "flydsl";
 
 /// Whitespace tokens, a `(...)` group kept whole: `FlyDSL(gpu us)` is one.
 fn tokens(line: &str) -> Vec<&str> {
+    if line.is_ascii() {
+        return ascii_tokens(line);
+    }
+    unicode_tokens(line)
+}
+
+fn unicode_tokens(line: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start: Option<usize> = None;
     let mut depth = 0i32;
@@ -51,13 +58,46 @@ fn tokens(line: &str) -> Vec<&str> {
     out
 }
 
+/// [`tokens`] of an ASCII line, byte by byte (every line of a real log): runs of
+/// blanks skipped in a tight loop, then one token up to the next blank outside `(...)`.
+fn ascii_tokens(line: &str) -> Vec<&str> {
+    // `char::is_whitespace` on ASCII: space, \t, \n, \x0b, \x0c, \r.
+    let blank = |c: u8| c == b' ' || (b'\t'..=b'\r').contains(&c);
+    let b = line.as_bytes();
+    let mut out = Vec::with_capacity(8);
+    let mut i = 0;
+    loop {
+        while i < b.len() && blank(b[i]) {
+            i += 1;
+        }
+        if i == b.len() {
+            return out;
+        }
+        let (start, mut depth) = (i, 0i32);
+        while i < b.len() {
+            match b[i] {
+                b'(' => depth += 1,
+                b')' => depth -= 1,
+                c if blank(c) && depth <= 0 => break,
+                _ => {}
+            }
+            i += 1;
+        }
+        out.push(&line[start..i]);
+    }
+}
+
 fn is_header(t: &[&str]) -> bool {
     t.len() > 3 && t[0] == "op" && t[1] == "shape" && t[2] == "dtype"
 }
 
 /// `=== Benchmark: current vs main ===` -> `main`.
 fn versus(line: &str) -> Option<&str> {
-    line.trim()
+    let l = line.trim_ascii_start();
+    if !l.starts_with('=') && l.as_bytes().first().is_none_or(|b| b.is_ascii()) {
+        return None;
+    }
+    l.trim()
         .strip_prefix("=== Benchmark: current vs ")?
         .strip_suffix("===")
         .map(str::trim)
@@ -176,6 +216,7 @@ impl Parser for FlydslBench {
 /// its values are stored (worked out once per table).
 struct Header {
     names: Vec<String>,
+    own: Name,
     cols: Vec<(Name, Spec)>,
     layout: KeyLayout,
 }
@@ -211,6 +252,7 @@ impl Header {
             .collect();
         Header {
             names: t.iter().map(|s| s.to_string()).collect(),
+            own: Name::new(OWN),
             cols,
             layout: KeyLayout::new(&["shape", "dtype"]),
         }
@@ -218,7 +260,7 @@ impl Header {
 }
 
 fn row(h: &Header, t: &[&str], no: usize, parsed: &mut Parsed) -> Result<(), ParseError> {
-    let row = h.layout.row(Name::new(t[0]), Name::new(OWN), &t[1..3], no);
+    let row = h.layout.row(Name::new(t[0]), h.own, &t[1..3], no);
     for ((name, cell), (variant, spec)) in h.names[3..].iter().zip(&t[3..]).zip(&h.cols) {
         let value = parse_value(cell)
             .map_err(|_| ParseError::at(no, format!("`{cell}` under `{name}` is not a number")))?;
@@ -277,6 +319,22 @@ fn ratio_line(t: &[&str], r: &str, no: usize, parsed: &mut Parsed) -> Result<(),
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ascii_tokens_are_the_unicode_tokens() {
+        for l in [
+            "op shape dtype FlyDSL(gpu us) aiter(gpu us)",
+            "  softmax\t32768x8192  bf16 \x0b 4.1 \r",
+            "a (b c) d)) e( f",
+            "",
+            "   ",
+            "x(",
+            "(a b) (c",
+            ")a b",
+        ] {
+            assert_eq!(ascii_tokens(l), unicode_tokens(l), "{l:?}");
+        }
+    }
 
     #[test]
     fn parenthesised_headers_are_one_token() {
