@@ -164,16 +164,19 @@ pub fn parse_value(cell: &str) -> Result<Option<f64>, NotANumber> {
     }
 }
 
+/// The powers of ten an `f64` holds exactly (10^0 ..= 10^22): dividing an exact
+/// integer by one is a single correctly rounded operation.
+pub(crate) const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
 /// `[-]digits[.digits]` with at most 15 significant digits and 22 decimals:
 /// the mantissa and the power of ten are both exact in an `f64`, so one division is
 /// correctly rounded (Clinger's fast path, the same answer `str::parse` gives). `None`
 /// for anything else (exponents, long mantissas, `.5`), which the general parser takes.
 #[inline]
-pub fn plain_decimal(b: &[u8]) -> Option<f64> {
-    const POW10: [f64; 23] = [
-        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
-        1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-    ];
+pub(crate) fn plain_decimal(b: &[u8]) -> Option<f64> {
     let (neg, digits) = match b.first()? {
         b'-' => (true, &b[1..]),
         _ => (false, b),

@@ -123,10 +123,7 @@ pub fn to_canonical(value: f64, factor: f64) -> f64 {
 /// nearest double to the decimal, as parsing it gives). `None` where a power of ten is
 /// not exact or the scaled value is too close to a rounding tie to trust.
 fn round_12(v: f64) -> Option<f64> {
-    const POW10: [f64; 23] = [
-        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
-        1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-    ];
+    use crate::text::POW10;
     if v == 0.0 || !v.is_finite() {
         return Some(v);
     }

@@ -312,10 +312,10 @@ impl Parser for AortaMatrix {
                         row.put(spec, number(cell).map_err(|_| bad())?, cell)
                     }
                     MatrixColumn::Count(spec) => {
-                        // `1 / 3`, `3/3`: the count before the slash.
+                        // `1 / 3`, `3/3`: the count before the slash (`n/a` is no count).
                         let value = match cell.split_once('/') {
                             Some((count, _)) if !crate::text::is_missing_token(cell) => {
-                                number(count.trim()).map_err(|_| bad())?
+                                number(crate::text::trim(count)).map_err(|_| bad())?
                             }
                             _ => number(cell).map_err(|_| bad())?,
                         };

@@ -93,6 +93,8 @@ fn is_header(t: &[&str]) -> bool {
 
 /// `=== Benchmark: current vs main ===` -> `main`.
 fn versus(line: &str) -> Option<&str> {
+    // Most lines start with something else: decided on the first byte (a non-ASCII one
+    // may be Unicode blank before the `===`, which the full trim below takes).
     let l = line.trim_ascii_start();
     if !l.starts_with('=') && l.as_bytes().first().is_none_or(|b| b.is_ascii()) {
         return None;
