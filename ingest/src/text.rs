@@ -171,38 +171,50 @@ pub(crate) const POW10: [f64; 23] = [
     1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 ];
 
-/// `[-]digits[.digits]` with at most 15 significant digits and 22 decimals:
-/// the mantissa and the power of ten are both exact in an `f64`, so one division is
-/// correctly rounded (Clinger's fast path, the same answer `str::parse` gives). `None`
-/// for anything else (exponents, long mantissas, `.5`), which the general parser takes.
+/// `[-]digits[.digits]` whose digits, read as one integer, fit in 53 bits, with at most
+/// 22 decimals: the mantissa and the power of ten are both exact in an `f64`, so one
+/// division is correctly rounded (Clinger's fast path, the same answer `str::parse`
+/// gives). `None` for anything else (exponents, longer mantissas, `.5`), which the
+/// general parser takes. Each digit costs a compare and a multiply-add: no count of
+/// significant digits per digit (at most 19 digits cannot overflow a `u64`, and the
+/// 53-bit test is made once at the end).
 #[inline]
 pub(crate) fn plain_decimal(b: &[u8]) -> Option<f64> {
+    const EXACT: u64 = 1 << 53;
     let (neg, digits) = match b.first()? {
         b'-' => (true, &b[1..]),
         _ => (false, b),
     };
-    if digits.is_empty() || !digits[0].is_ascii_digit() {
+    let n = digits.len();
+    let mut m = 0u64;
+    let mut i = 0;
+    while i < n && digits[i].is_ascii_digit() {
+        m = m.wrapping_mul(10).wrapping_add(u64::from(digits[i] - b'0'));
+        i += 1;
+    }
+    // `.5` and `-` are the general parser's.
+    if i == 0 {
         return None;
     }
-    let (mut m, mut frac, mut dot, mut sig) = (0u64, 0usize, false, 0usize);
-    for &c in digits {
-        match c {
-            b'0'..=b'9' => {
-                if m != 0 || c != b'0' {
-                    sig += 1;
-                    if sig > 15 {
-                        return None;
-                    }
-                }
-                m = m * 10 + u64::from(c - b'0');
-                frac += usize::from(dot);
-            }
-            b'.' if !dot => dot = true,
-            _ => return None,
+    let mut frac = 0;
+    if i < n {
+        // `5.`: Python never prints it, and the general parser knows what it means.
+        if digits[i] != b'.' || i + 1 == n {
+            return None;
         }
+        let start = i + 1;
+        i = start;
+        while i < n && digits[i].is_ascii_digit() {
+            m = m.wrapping_mul(10).wrapping_add(u64::from(digits[i] - b'0'));
+            i += 1;
+        }
+        if i < n {
+            return None;
+        }
+        frac = n - start;
     }
-    // `5.`: Python never prints it, and the general parser knows what it means.
-    if frac > 22 || digits.last() == Some(&b'.') {
+    // More than 19 digits may have wrapped; 19 or fewer are exact in the `u64`.
+    if n - usize::from(frac > 0) > 19 || m > EXACT || frac > 22 {
         return None;
     }
     let v = m as f64 / POW10[frac];
@@ -364,6 +376,10 @@ mod tests {
             "123456789012345",
             "1234567890123456",
             "9007199254740993",
+            "9007199254740992",
+            "900719925474099.2",
+            "18446744073709551616",
+            "184467440737095516.16",
             "0.000000000000000000001",
             "0.00000000000000000000001",
             "1.",
@@ -399,7 +415,10 @@ mod tests {
             "1.",
             ".5",
             "1e5",
-            "1234567890123456",
+            "9007199254740993",
+            "90071992547409.93",
+            "12345678901234567890",
+            "1.2345678901234567890",
             "",
             "-",
             "1.2.3",

@@ -91,9 +91,6 @@ fn six_decimals(cell: &str) -> bool {
 
 pub struct TritonCsv;
 
-/// A Triton CSV row: its line, cells and their values.
-type CsvRow<'a> = (usize, Vec<&'a str>, Vec<Option<f64>>);
-
 impl Parser for TritonCsv {
     fn format(&self) -> Format {
         Format::TritonCsv
@@ -125,42 +122,45 @@ impl Parser for TritonCsv {
     fn parse_in(&self, text: &str, cx: &Context) -> Result<Parsed, ParseError> {
         let (header_no, header, records) = header_and_records(text)?;
         let names = cells(&header);
-        // Each row's cells, parsed once.
-        let mut rows: Vec<CsvRow> = Vec::new();
+        let width = names.len();
+        // Every row's cells and values, parsed once, kept in two flat lists (`width` per
+        // row) rather than two lists per row.
+        let mut nos: Vec<usize> = Vec::with_capacity(text.len() / 32);
+        let mut cells_: Vec<&str> = Vec::with_capacity(text.len() / 8);
+        let mut values: Vec<Option<f64>> = Vec::with_capacity(text.len() / 8);
         for (no, l) in records {
             let l = match l {
                 Cow::Borrowed(l) => l,
                 // A cleaned line (CI prefix, escapes): no Triton CSV has one.
                 Cow::Owned(_) => return Err(ParseError::at(no, "not a CSV row")),
             };
-            let c: Vec<&str> = super::split_bytes(l, b',').map(trim).collect();
-            if c.len() != names.len() {
+            let before = cells_.len();
+            cells_.extend(super::split_bytes(l, b',').map(trim));
+            if cells_.len() - before != width {
                 return Err(ParseError::at(
                     no,
-                    format!("{} cells under {} columns", c.len(), names.len()),
+                    format!("{} cells under {} columns", cells_.len() - before, width),
                 ));
             }
-            let values = c
-                .iter()
-                .map(|cell| {
+            for cell in &cells_[before..] {
+                values.push(
                     parse_value(cell)
-                        .map_err(|_| ParseError::at(no, format!("`{cell}` is not a number")))
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            rows.push((no, c, values));
+                        .map_err(|_| ParseError::at(no, format!("`{cell}` is not a number")))?,
+                );
+            }
+            nos.push(no);
         }
-        if rows.is_empty() {
+        if nos.is_empty() {
             return Err(ParseError::at(header_no, "a header and no rows"));
         }
         // The x columns: leading columns whose every value is integral.
         let integral = |c: usize| {
-            rows.iter()
-                .all(|(_, _, v)| v[c].is_some_and(|v| v.fract() == 0.0))
+            values[c..]
+                .iter()
+                .step_by(width)
+                .all(|v| v.is_some_and(|v| v.fract() == 0.0))
         };
-        let n_x = (0..names.len() - 1)
-            .take_while(|&c| integral(c))
-            .count()
-            .max(1);
+        let n_x = (0..width - 1).take_while(|&c| integral(c)).count().max(1);
         let table = file_table(cx, "triton");
         let mut parsed = Parsed::sized_for(text, 24);
         if cx.unit.is_none() {
@@ -186,11 +186,15 @@ impl Parser for TritonCsv {
                 (Name::new(n), spec)
             })
             .collect();
-        parsed.measurements.reserve(rows.len() * lines_.len());
+        parsed.measurements.reserve(nos.len() * lines_.len());
         let layout = KeyLayout::new(&names[..n_x]);
         let table = Name::new(table);
         let mut key: Vec<&str> = Vec::with_capacity(n_x);
-        for (no, r, values) in &rows {
+        for ((no, r), values) in nos
+            .iter()
+            .zip(cells_.chunks_exact(width))
+            .zip(values.chunks_exact(width))
+        {
             key.clear();
             key.extend(r[..n_x].iter().map(|c| key_number(c)));
             let row = layout.row(table, table, &key, *no);
