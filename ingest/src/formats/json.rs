@@ -70,6 +70,12 @@ impl<'a> Fields<'a> {
     }
 }
 
+/// A field's raw value, whatever it is, `null` included (with `#[serde(default,
+/// deserialize_with = "json::raw")]`; serde's `Option` alone reads `null` as absent).
+pub(crate) fn raw<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&'de RawValue>::deserialize(d).map(Some)
+}
+
 /// What a raw JSON value is.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Scalar<'a> {

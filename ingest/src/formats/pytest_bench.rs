@@ -18,15 +18,68 @@ use serde_json::value::RawValue;
 use std::borrow::Cow;
 
 /// The parts of the file perfdb reads; the rest (`datetime`, `version`, each
-/// benchmark's `options`, `extra_info`, `stats.data`) is skipped unread.
+/// benchmark's `options`, `extra_info`, `stats.data`) is skipped unread. A benchmark and
+/// its stats are read in the same pass as the document (their fields named here), so
+/// each byte is scanned once, not once more per nested object.
 #[derive(serde::Deserialize)]
 struct Doc<'a> {
     #[serde(borrow)]
-    benchmarks: Vec<Fields<'a>>,
+    benchmarks: Vec<Bench<'a>>,
     #[serde(borrow, default)]
     commit_info: Option<Fields<'a>>,
     #[serde(borrow, default)]
     machine_info: Option<Fields<'a>>,
+}
+
+/// One benchmark: each field as its raw JSON value (`null` included), read as the
+/// parser needs it.
+#[derive(serde::Deserialize)]
+struct Bench<'a> {
+    #[serde(borrow, default, deserialize_with = "json::raw")]
+    group: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "json::raw")]
+    name: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "json::raw")]
+    fullname: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "json::raw")]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    stats: Option<Stats<'a>>,
+}
+
+/// The stats perfdb keeps (`KEPT`, the median and rounds); the rest is skipped.
+#[derive(serde::Deserialize)]
+#[serde(expecting = "a stats object")]
+struct Stats<'a> {
+    #[serde(borrow, default, deserialize_with = "json::raw")]
+    median: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "json::raw")]
+    min: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "json::raw")]
+    max: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "json::raw")]
+    mean: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "json::raw")]
+    stddev: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "json::raw")]
+    iqr: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "json::raw")]
+    rounds: Option<&'a RawValue>,
+}
+
+impl<'a> Stats<'a> {
+    fn get(&self, field: &str) -> Option<&'a RawValue> {
+        match field {
+            "median" => self.median,
+            "min" => self.min,
+            "max" => self.max,
+            "mean" => self.mean,
+            "stddev" => self.stddev,
+            "iqr" => self.iqr,
+            "rounds" => self.rounds,
+            _ => None,
+        }
+    }
 }
 
 pub struct PytestBenchmark;
@@ -87,11 +140,12 @@ impl Parser for PytestBenchmark {
         for (i, b) in doc.benchmarks.iter().enumerate() {
             let no = record_lines.get(i).copied().unwrap_or(1);
             let name = b
-                .str("name")
+                .name
+                .and_then(json::text)
                 .ok_or_else(|| ParseError::at(no, format!("benchmark {i} has no name")))?;
-            let fullname = b.str("fullname");
+            let fullname = b.fullname.and_then(json::text);
             let fullname = fullname.as_deref().unwrap_or(&name);
-            let table = match b.str("group") {
+            let table = match b.group.and_then(json::text) {
                 Some(g) => g.into_owned(),
                 None => fullname
                     .split("::")
@@ -102,7 +156,7 @@ impl Parser for PytestBenchmark {
             };
             let variant = name.split('[').next().unwrap_or(&name);
             let params = b
-                .get("params")
+                .params
                 .and_then(|p| serde_json::from_str::<Fields>(p.get()).ok());
             let key: Vec<(String, String)> = match params {
                 Some(p) => {
@@ -119,16 +173,11 @@ impl Parser for PytestBenchmark {
                     None => Vec::new(),
                 },
             };
-            let stats: Fields = match b.get("stats") {
-                Some(s) => serde_json::from_str(s.get()).map_err(|e| {
-                    ParseError::at(no, format!("`{name}`: stats is not an object: {e}"))
-                })?,
-                None => {
-                    return Err(ParseError::at(
-                        no,
-                        format!("benchmark `{name}` has no stats"),
-                    ))
-                }
+            let Some(stats) = &b.stats else {
+                return Err(ParseError::at(
+                    no,
+                    format!("benchmark `{name}` has no stats"),
+                ));
             };
             let stat = |k: &str| -> Result<Option<(Option<f64>, &str)>, ParseError> {
                 match stats.get(k) {
@@ -154,5 +203,44 @@ impl Parser for PytestBenchmark {
             }
         }
         Ok(parsed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(stats: &str) -> String {
+        format!(
+            "{{\"machine_info\": {{}}, \"benchmarks\": [\n{{\"name\": \"test_x[1]\", \"params\": \
+             {{\"n\": 1}},\n \"stats\": {stats}}}]}}"
+        )
+    }
+
+    #[test]
+    fn stats_read_in_the_documents_pass_keep_nulls_and_errors() {
+        let p = PytestBenchmark
+            .parse(&doc(
+                "{\"median\": null, \"min\": 1e-3, \"q1\": [1, {\"x\": 2}]}",
+            ))
+            .unwrap();
+        let m: Vec<(&str, Option<f64>)> = p
+            .measurements
+            .iter()
+            .map(|m| (m.column.as_str(), m.value))
+            .collect();
+        assert_eq!(
+            m,
+            [("stats.median", None), ("stats.min", Some(1000.0))],
+            "a null median is a missing value, not an absent one"
+        );
+        let e = PytestBenchmark.parse(&doc("{\"min\": 1}")).unwrap_err();
+        assert_eq!(
+            (e.line, e.reason.as_str()),
+            (3, "`test_x[1]`: stats has no median")
+        );
+        let e = PytestBenchmark.parse(&doc("5")).unwrap_err();
+        assert_eq!(e.line, 3);
+        assert!(e.reason.contains("expected a stats object"), "{}", e.reason);
     }
 }
