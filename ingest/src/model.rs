@@ -114,13 +114,27 @@ pub fn empty_order() -> KeyOrder {
 
 /// Encode pairs (in source order) as a canonical [`Key`] and their [`KeyOrder`].
 pub fn key_of(pairs: &[(String, String)]) -> (Key, KeyOrder) {
-    // By name only (a stable sort): the aiter parser orders a table's key columns the same way.
-    let mut sorted = pairs.to_vec();
-    sorted.sort_by(|a, b| a.0.cmp(&b.0));
-    (
-        key_to_json(&sorted).into(),
-        order_of(pairs.iter().map(|(k, _)| k.as_str())),
-    )
+    // By name only (a stable sort): the aiter parser orders a table's key columns the
+    // same way. The pairs' places are sorted, not copies of the pairs.
+    let mut by_name: Vec<usize> = (0..pairs.len()).collect();
+    by_name.sort_by(|a, b| pairs[*a].0.cmp(&pairs[*b].0));
+    let mut json = String::with_capacity(
+        2 + pairs
+            .iter()
+            .map(|(k, v)| k.len() + v.len() + 6)
+            .sum::<usize>(),
+    );
+    json.push('{');
+    for (i, &p) in by_name.iter().enumerate() {
+        if i > 0 {
+            json.push(',');
+        }
+        push_json_str(&mut json, &pairs[p].0);
+        json.push(':');
+        push_json_str(&mut json, &pairs[p].1);
+    }
+    json.push('}');
+    (json.into(), order_of(pairs.iter().map(|(k, _)| k.as_str())))
 }
 
 /// The [`KeyOrder`] of cells named `names`, in that order.
@@ -591,6 +605,33 @@ pub struct StatusChange {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_is_its_pairs_stably_sorted_by_name() {
+        let p = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+            v.iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        for pairs in [
+            p(&[]),
+            p(&[("N", "1")]),
+            p(&[("n", "2"), ("dtype", "bf\"16"), ("M", "x\ny"), ("k", "1")]),
+        ] {
+            let mut sorted = pairs.clone();
+            sorted.sort_by(|a, b| a.0.cmp(&b.0));
+            let (key, order) = key_of(&pairs);
+            assert_eq!(&*key, key_to_json(&sorted));
+            assert_eq!(key_from_json(&key), sorted);
+            assert_eq!(
+                in_source_order(key_from_json(&key), &order)
+                    .iter()
+                    .map(|(k, _)| k.as_str())
+                    .collect::<Vec<_>>(),
+                pairs.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>()
+            );
+        }
+    }
 
     #[test]
     fn raw_text_of_every_inline_length_is_kept_whole() {

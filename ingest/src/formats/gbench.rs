@@ -32,28 +32,85 @@ const RUN_OPTIONS: &[&str] = &[
     "manual_time",
 ];
 
-/// Fields every record has that are not counters.
-const STANDARD: &[&str] = &[
-    "name",
-    "family_index",
-    "per_family_instance_index",
-    "run_name",
-    "run_type",
-    "repetitions",
-    "repetition_index",
-    "threads",
-    "iterations",
-    "real_time",
-    "cpu_time",
-    "time_unit",
-    "aggregate_name",
-    "aggregate_unit",
-    "label",
-    "error_occurred",
-    "error_message",
-    "big_o",
-    "rms",
-];
+/// Fields every record has that are neither counters nor the times (`real_time`,
+/// `cpu_time`) and `iterations`, which are stored.
+fn standard(field: &str) -> bool {
+    matches!(
+        field,
+        "name"
+            | "family_index"
+            | "per_family_instance_index"
+            | "run_name"
+            | "run_type"
+            | "repetitions"
+            | "repetition_index"
+            | "threads"
+            | "time_unit"
+            | "aggregate_name"
+            | "aggregate_unit"
+            | "label"
+            | "error_occurred"
+            | "error_message"
+            | "big_o"
+            | "rms"
+    )
+}
+
+/// The standard fields of one record, found in one pass over its fields (the first of
+/// a repeated name, as `Fields::get` reads).
+#[derive(Default)]
+struct Record<'a> {
+    name: Option<Cow<'a, str>>,
+    run_name: Option<Cow<'a, str>>,
+    run_type: Option<Cow<'a, str>>,
+    aggregate_name: Option<Cow<'a, str>>,
+    aggregate_unit: Option<Cow<'a, str>>,
+    time_unit: Option<Cow<'a, str>>,
+    error_message: Option<Cow<'a, str>>,
+    error_occurred: bool,
+    threads: Option<&'a serde_json::value::RawValue>,
+    repetition_index: Option<&'a serde_json::value::RawValue>,
+}
+
+impl<'a> Record<'a> {
+    fn of(obj: &Fields<'a>) -> Record<'a> {
+        let mut r = Record::default();
+        let mut seen = 0u16;
+        for (k, v) in &obj.0 {
+            let (bit, slot): (u16, Option<&mut Option<Cow<'a, str>>>) = match k.0.as_ref() {
+                "name" => (1, Some(&mut r.name)),
+                "run_name" => (2, Some(&mut r.run_name)),
+                "run_type" => (4, Some(&mut r.run_type)),
+                "aggregate_name" => (8, Some(&mut r.aggregate_name)),
+                "aggregate_unit" => (16, Some(&mut r.aggregate_unit)),
+                "time_unit" => (32, Some(&mut r.time_unit)),
+                "error_message" => (64, Some(&mut r.error_message)),
+                "error_occurred" => (128, None),
+                "threads" => (256, None),
+                "repetition_index" => (512, None),
+                _ => continue,
+            };
+            if seen & bit != 0 {
+                continue;
+            }
+            seen |= bit;
+            match (slot, bit) {
+                (Some(slot), _) => *slot = json::text(v),
+                (None, 128) => r.error_occurred = v.get() == "true",
+                (None, 256) => r.threads = Some(*v),
+                _ => r.repetition_index = Some(*v),
+            }
+        }
+        r
+    }
+    /// The run name, else the name (a run with repetitions names each `_mean`...).
+    fn run_name(&self) -> Option<&str> {
+        self.run_name.as_deref().or(self.name.as_deref())
+    }
+    fn aggregate(&self) -> bool {
+        self.run_type.as_deref() == Some("aggregate")
+    }
+}
 
 /// `BM_Gemm/512/64/threads:2/real_time` -> (`BM_Gemm`, [(arg1, 512), (arg2, 64),
 /// (threads, 2)]).
@@ -104,34 +161,30 @@ impl Parser for GoogleBenchmark {
                 .push(("host".to_string(), h.into_owned()));
         }
         let record_lines = lines_of(text, "\"run_type\"");
-        fn run_type<'a>(b: &Fields<'a>) -> Option<Cow<'a, str>> {
-            b.str("run_type")
-        }
+        // Each record's standard fields, found in one pass over its fields.
+        let records: Vec<Record> = doc.benchmarks.iter().map(Record::of).collect();
         // Run names that reported iterations: their aggregates are derived.
-        let iterated: std::collections::HashSet<String> = doc
-            .benchmarks
+        let iterated: std::collections::HashSet<&str, crate::text::Fx> = records
             .iter()
-            .filter(|b| run_type(b).as_deref() != Some("aggregate"))
-            .filter_map(|b| b.str("run_name").or_else(|| b.str("name")))
-            .map(Cow::into_owned)
+            .filter(|r| !r.aggregate())
+            .filter_map(|r| r.run_name())
             .collect();
-        // Specs by record kind (aggregate, primary, percentage, time unit), then by field.
-        let mut specs: std::collections::HashMap<String, Specs> = Default::default();
-        for (i, obj) in doc.benchmarks.iter().enumerate() {
+        // Specs by record kind (aggregate, primary, percentage, time unit), then by
+        // field: a file has a handful of kinds, so a list.
+        let mut specs: Vec<((String, bool, bool, &str), Specs)> = Vec::new();
+        for (i, (obj, rec)) in doc.benchmarks.iter().zip(&records).enumerate() {
             let no = record_lines.get(i).copied().unwrap_or(1);
-            let run_name = obj
-                .str("run_name")
-                .or_else(|| obj.str("name"))
+            let run_name = rec
+                .run_name()
                 .ok_or_else(|| ParseError::at(no, format!("benchmark {i} has no name")))?;
-            let (family, mut key) = split_name(&run_name);
+            let (family, mut key) = split_name(run_name);
             if !key.iter().any(|(k, _)| k == "threads") {
-                if let Some(t) = obj.get("threads") {
+                if let Some(t) = rec.threads {
                     key.push(("threads".to_string(), t.get().to_string()));
                 }
             }
             let row = Row::new(&table, family, &key, no);
-            let unit = obj.str("time_unit");
-            let unit = unit.as_deref().unwrap_or("ns");
+            let unit = rec.time_unit.as_deref().unwrap_or("ns");
             if crate::units::unit_of(unit).is_none() && unit != "s" {
                 return Err(ParseError::at(
                     no,
@@ -139,12 +192,12 @@ impl Parser for GoogleBenchmark {
                 ));
             }
             let unit = if unit == "s" { "sec" } else { unit };
-            let aggregate = run_type(obj).as_deref() == Some("aggregate");
+            let aggregate = rec.aggregate();
             let out: &mut Vec<Measurement> = if aggregate {
                 &mut parsed.measurements
             } else {
-                let rep = obj
-                    .get("repetition_index")
+                let rep = rec
+                    .repetition_index
                     .and_then(|r| r.get().parse::<usize>().ok())
                     .unwrap_or(0);
                 if rep == 0 {
@@ -156,41 +209,48 @@ impl Parser for GoogleBenchmark {
                     &mut parsed.repetitions[rep - 1]
                 }
             };
-            if obj.get("error_occurred").map(|e| e.get()) == Some("true") {
-                let why = obj.str("error_message");
+            if rec.error_occurred {
                 let mut m = row.value(None, unit, None, "error", "real_time");
-                m.note =
-                    Some(format!("benchmark error: {}", why.as_deref().unwrap_or("error")).into());
+                m.note = Some(
+                    format!(
+                        "benchmark error: {}",
+                        rec.error_message.as_deref().unwrap_or("error")
+                    )
+                    .into(),
+                );
                 out.push(m);
                 continue;
             }
             let (agg, primary) = if aggregate {
-                let agg = obj.str("aggregate_name");
-                let agg = agg.as_deref().unwrap_or("aggregate").to_string();
-                let primary = agg == "median" && !iterated.contains(run_name.as_ref());
-                (agg, primary)
+                let agg = rec.aggregate_name.as_deref().unwrap_or("aggregate");
+                (agg, agg == "median" && !iterated.contains(run_name))
             } else {
-                (String::new(), true)
+                ("", true)
             };
-            let percent = obj.str("aggregate_unit").as_deref() == Some("percentage");
-            let kind = specs
-                .entry(format!("{agg}\u{1f}{primary}\u{1f}{percent}\u{1f}{unit}"))
-                .or_default();
+            let percent = rec.aggregate_unit.as_deref() == Some("percentage");
+            let at = match specs.iter().position(|((a, p, pc, u), _)| {
+                a == agg && *p == primary && *pc == percent && *u == unit
+            }) {
+                Some(at) => at,
+                None => {
+                    specs.push(((agg.to_string(), primary, percent, unit), Specs::default()));
+                    specs.len() - 1
+                }
+            };
+            let kind = &mut specs[at].1;
             for (k, v) in &obj.0 {
                 let k = k.0.as_ref();
+                // Standard fields are skipped by name, before their value is read.
+                if standard(k) || (k == "iterations" && !agg.is_empty()) {
+                    continue;
+                }
                 let value = match json::scalar(v) {
                     json::Scalar::Number(x, _) => x.is_finite().then_some(x),
                     json::Scalar::Null => None,
                     _ => continue,
                 };
-                if STANDARD.contains(&k) && !matches!(k, "real_time" | "cpu_time" | "iterations") {
-                    continue;
-                }
-                if k == "iterations" && !agg.is_empty() {
-                    continue;
-                }
                 // One spec per field and record kind a file uses.
-                let spec = kind.get(k, || field_spec(k, &agg, primary, percent, unit));
+                let spec = kind.get(k, || field_spec(k, agg, primary, percent, unit));
                 let value = if k == "bytes_per_second" {
                     value.map(|b| b / 1e6)
                 } else {
@@ -198,7 +258,7 @@ impl Parser for GoogleBenchmark {
                 };
                 let mut m = row.put(&spec, value, v.get());
                 if k == "bytes_per_second" {
-                    m.raw = crate::model::Raw::new(&format!("{} B/s", v.get()));
+                    m.raw = crate::model::Raw::joined(v.get(), "B/s");
                 }
                 out.push(m);
             }
