@@ -162,10 +162,43 @@ pub fn in_source_order(key: Vec<(String, String)>, order: &str) -> Vec<(String, 
     key
 }
 
+/// Does `b` hold a `"`, a `\\` or a control character? Eight bytes at a time (every key
+/// cell of every row is looked at): a byte is zero in `x` exactly when the word test
+/// `(x - 0x01..) & !x & 0x80..` is non-zero, and below 0x20 exactly when
+/// `(x - 0x20..) & !x & 0x80..` is.
+#[inline]
+fn needs_escape(b: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH != 0;
+    let mut chunks = b.chunks_exact(8);
+    for c in &mut chunks {
+        let x = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+        if has_zero(x ^ (ONES * u64::from(b'"')))
+            || has_zero(x ^ (ONES * u64::from(b'\\')))
+            || x.wrapping_sub(ONES * 0x20) & !x & HIGH != 0
+        {
+            return true;
+        }
+    }
+    let r = chunks.remainder();
+    if r.len() >= 4 {
+        // Two overlapping four-byte loads cover 4 to 7 bytes.
+        let lo = u32::from_le_bytes([r[0], r[1], r[2], r[3]]);
+        let n = r.len();
+        let hi = u32::from_le_bytes([r[n - 4], r[n - 3], r[n - 2], r[n - 1]]);
+        let x = u64::from(lo) | u64::from(hi) << 32;
+        return has_zero(x ^ (ONES * u64::from(b'"')))
+            || has_zero(x ^ (ONES * u64::from(b'\\')))
+            || x.wrapping_sub(ONES * 0x20) & !x & HIGH != 0;
+    }
+    r.iter().any(|&c| c == b'"' || c == b'\\' || c < 0x20)
+}
+
 /// Append `s` as a JSON string literal.
 pub fn push_json_str(out: &mut String, s: &str) {
     out.push('"');
-    if !s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+    if !needs_escape(s.as_bytes()) {
         // Nothing to escape (nearly every cell): copy it whole.
         out.push_str(s);
         out.push('"');
@@ -605,6 +638,27 @@ pub struct StatusChange {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn escapes_are_found_at_every_place_of_a_word() {
+        for len in 0..20 {
+            let plain = "a".repeat(len);
+            assert!(!needs_escape(plain.as_bytes()));
+            for at in 0..len {
+                for c in [b'"', b'\\', 0u8, 0x1f, b'\n'] {
+                    let mut b = plain.clone().into_bytes();
+                    b[at] = c;
+                    assert!(needs_escape(&b), "{c} at {at} of {len}");
+                }
+                // Neighbours of the escaped bytes, and non-ASCII, need none.
+                for c in [b' ', b'!', b'#', b'[', b']', 0x7f, 0x80, 0xff] {
+                    let mut b = plain.clone().into_bytes();
+                    b[at] = c;
+                    assert!(!needs_escape(&b), "{c} at {at} of {len}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn a_key_is_its_pairs_stably_sorted_by_name() {

@@ -28,12 +28,18 @@ use std::borrow::Cow;
 /// Split one CSV record; `"..."` cells may hold commas and `""`. Cells borrow from the
 /// line unless quoting made them differ.
 fn cells(line: &str) -> Vec<Cow<'_, str>> {
-    if memchr::memchr(b'"', line.as_bytes()).is_none() {
-        return super::split_bytes(line, b',')
-            .map(|c| Cow::Borrowed(trim(c)))
-            .collect();
-    }
     let mut out = Vec::new();
+    cells_into(line, &mut out);
+    out
+}
+
+/// [`cells`] into `out` (cleared first): one list for every record of a file.
+fn cells_into<'a>(line: &'a str, out: &mut Vec<Cow<'a, str>>) {
+    out.clear();
+    if memchr::memchr(b'"', line.as_bytes()).is_none() {
+        out.extend(super::split_bytes(line, b',').map(|c| Cow::Borrowed(trim(c))));
+        return;
+    }
     let mut cur = String::new();
     let mut quoted = false;
     let mut chars = line.chars().peekable();
@@ -49,7 +55,6 @@ fn cells(line: &str) -> Vec<Cow<'_, str>> {
         }
     }
     out.push(Cow::Owned(cur.trim().to_string()));
-    out
 }
 
 /// Numbered lines of a text, cleaned.
@@ -245,6 +250,8 @@ impl Parser for RocmBenchCsv {
         let mut i = 0;
         // A bench prints the same header above every problem: lay it out once.
         let mut last: Option<(String, RocmHeader)> = None;
+        // One list of cells for every value line.
+        let mut buf: Vec<Cow<str>> = Vec::new();
         while i < all.len() {
             let header_text = trim(&all[i].1);
             if last.as_ref().is_none_or(|(t, _)| t != header_text) {
@@ -259,12 +266,12 @@ impl Parser for RocmBenchCsv {
             let mut j = i + 1;
             while j < all.len() {
                 let (no, line) = (all[j].0, &all[j].1);
-                let c = cells(line);
-                if c.len() != h.columns.names.len() {
+                cells_into(line, &mut buf);
+                if buf.len() != h.columns.names.len() {
                     break;
                 }
                 h.columns
-                    .record(h.table, h.variant, &c, no, &mut parsed.measurements)?;
+                    .record(h.table, h.variant, &buf, no, &mut parsed.measurements)?;
                 j += 1;
             }
             if j == i + 1 {
@@ -317,6 +324,8 @@ impl RocmHeader {
 struct Columns {
     names: Vec<String>,
     specs: Vec<Option<Spec>>,
+    /// The key columns' places in a record, in the order `layout` numbers them.
+    key_cols: Vec<usize>,
     layout: KeyLayout,
 }
 
@@ -331,6 +340,7 @@ impl Columns {
             .collect();
         Columns {
             layout: KeyLayout::new(&key_names),
+            key_cols: (0..names.len()).filter(|c| specs[*c].is_none()).collect(),
             specs,
             names,
         }
@@ -346,13 +356,9 @@ impl Columns {
         no: usize,
         out: &mut Vec<Measurement>,
     ) -> Result<(), ParseError> {
-        let key: Vec<&str> = cells
-            .iter()
-            .zip(&self.specs)
-            .filter(|(_, s)| s.is_none())
-            .map(|(v, _)| v.as_ref())
-            .collect();
-        let row = self.layout.row(table, variant, &key, no);
+        let row = self
+            .layout
+            .row_by(table, variant, |k| &cells[self.key_cols[k]], no);
         for ((n, v), spec) in self.names.iter().zip(cells).zip(&self.specs) {
             let Some(spec) = spec else { continue };
             let value = if spec.metric.as_str() == metric::NOTE {
@@ -442,15 +448,27 @@ impl Parser for AiterTunedCsv {
         let columns = Columns::new(names, tuned_column);
         let (table, variant) = (Name::new(file_table(cx, "aiter_tuned")), Name::new("tuned"));
         let mut parsed = Parsed::sized_for(text, 14);
+        // One list of cells for the records read straight from the text.
+        let mut buf: Vec<Cow<str>> = Vec::with_capacity(columns.names.len());
         for (no, l) in records {
-            let c = cells(&l);
+            let owned;
+            let c = match l {
+                Cow::Borrowed(l) => {
+                    cells_into(l, &mut buf);
+                    &buf
+                }
+                Cow::Owned(l) => {
+                    owned = l;
+                    &cells(&owned)
+                }
+            };
             if c.len() != columns.names.len() {
                 return Err(ParseError::at(
                     no,
                     format!("{} cells under {} columns", c.len(), columns.names.len()),
                 ));
             }
-            columns.record(table, variant, &c, no, &mut parsed.measurements)?;
+            columns.record(table, variant, c, no, &mut parsed.measurements)?;
         }
         Ok(parsed)
     }

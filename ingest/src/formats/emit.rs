@@ -125,23 +125,39 @@ impl KeyLayout {
     /// The key of a row whose cells (in source order) are `values`.
     #[inline]
     pub fn key<S: AsRef<str>>(&self, values: &[S]) -> Key {
+        self.key_by(|c| values[c].as_ref())
+    }
+    /// The key of a row whose cell `c` (in source order) is `cell(c)`: for rows whose key
+    /// cells are not a list of their own.
+    #[inline]
+    pub fn key_by<'v>(&self, cell: impl Fn(usize) -> &'v str) -> Key {
         if self.cells.is_empty() {
             return crate::model::empty_key();
         }
         let mut json = String::with_capacity(self.cells.len() * 16 + 2);
         for (c, prefix) in &self.cells {
             json.push_str(prefix);
-            crate::model::push_json_str(&mut json, values[*c].as_ref());
+            crate::model::push_json_str(&mut json, cell(*c));
         }
         json.push('}');
         json.into()
     }
     /// A row of `table`/`variant` with the key of `values`.
     pub fn row<S: AsRef<str>>(&self, table: Name, variant: Name, values: &[S], line: usize) -> Row {
+        self.row_by(table, variant, |c| values[c].as_ref(), line)
+    }
+    /// [`KeyLayout::row`] with [`KeyLayout::key_by`].
+    pub fn row_by<'v>(
+        &self,
+        table: Name,
+        variant: Name,
+        cell: impl Fn(usize) -> &'v str,
+        line: usize,
+    ) -> Row {
         Row {
             table,
             variant,
-            key: self.key(values),
+            key: self.key_by(cell),
             key_order: self.order,
             line: line as u32,
         }
