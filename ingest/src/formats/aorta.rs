@@ -131,14 +131,19 @@ impl Parser for AortaResult {
 
 pub struct AortaMatrix;
 
-/// `| a | b |` -> [a, b].
-fn md_cells(line: &str) -> Option<Vec<&str>> {
-    let inner = line.trim_ascii().strip_prefix('|')?.strip_suffix('|')?;
-    Some(
-        super::split_bytes(inner, b'|')
-            .map(crate::text::trim)
-            .collect(),
-    )
+/// `| a | b |` -> [a, b], into `out` (cleared first); `false` when the line is no table
+/// row.
+fn md_cells<'a>(line: &'a str, out: &mut Vec<&'a str>) -> bool {
+    out.clear();
+    let Some(inner) = line
+        .trim_ascii()
+        .strip_prefix('|')
+        .and_then(|l| l.strip_suffix('|'))
+    else {
+        return false;
+    };
+    out.extend(super::split_cells(inner, b'|').map(crate::text::trim));
+    true
 }
 
 /// A cell's number: `33%` -> 33, `17012.4` -> 17012.4, `—`/`n/a` -> none.
@@ -251,6 +256,12 @@ impl Parser for AortaMatrix {
         let mut header: Option<MatrixHeader> = None;
         // The key of the last row: rows of one environment share it.
         let mut last_key: Option<(String, crate::model::Key)> = None;
+        // One list of cells for the rows read straight from the text (nearly all).
+        let mut buf: Vec<&str> = Vec::new();
+        // The variant names of the last table's rows, by position: a sweep's matrices
+        // list the same cells in the same order, so a name is rarely looked up.
+        let mut variants: Vec<Name> = Vec::new();
+        let mut row_at = 0;
         for (no, line) in lines(text) {
             if let Some(w) = line.trim_start().strip_prefix("# Triage Matrix") {
                 let w = w.trim().trim_start_matches(['-', '—']).trim();
@@ -259,16 +270,30 @@ impl Parser for AortaMatrix {
                 }
                 continue;
             }
-            let Some(cells) = md_cells(&line) else {
-                header = None;
-                continue;
+            let mut owned = Vec::new();
+            let cells = match &line {
+                Cow::Borrowed(l) => {
+                    if !md_cells(l, &mut buf) {
+                        header = None;
+                        continue;
+                    }
+                    &buf
+                }
+                Cow::Owned(l) => {
+                    if !md_cells(l, &mut owned) {
+                        header = None;
+                        continue;
+                    }
+                    &owned
+                }
             };
             if cells
                 .first()
                 .is_some_and(|c| c.eq_ignore_ascii_case("cell"))
             {
-                header = Some(MatrixHeader::new(&cells));
+                header = Some(MatrixHeader::new(cells));
                 last_key = None;
+                row_at = 0;
                 continue;
             }
             let Some(h) = &header else { continue };
@@ -296,14 +321,24 @@ impl Parser for AortaMatrix {
                     key
                 }
             };
+            let variant = match variants.get(row_at) {
+                Some(v) if v.as_str() == cells[0] => *v,
+                _ => {
+                    let v = Name::new(cells[0]);
+                    variants.truncate(row_at);
+                    variants.push(v);
+                    v
+                }
+            };
+            row_at += 1;
             let row = Row {
                 table,
-                variant: Name::new(cells[0]),
+                variant,
                 key,
                 key_order: h.layout.order,
                 line: no as u32,
             };
-            for ((name, cell), col) in h.names.iter().zip(&cells).zip(&h.cols).skip(1) {
+            for ((name, cell), col) in h.names.iter().zip(cells).zip(&h.cols).skip(1) {
                 let bad = || ParseError::at(no, format!("`{cell}` under `{name}` is not a number"));
                 let m = match col {
                     MatrixColumn::Key => continue,

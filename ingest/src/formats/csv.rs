@@ -37,7 +37,7 @@ fn cells(line: &str) -> Vec<Cow<'_, str>> {
 fn cells_into<'a>(line: &'a str, out: &mut Vec<Cow<'a, str>>) {
     out.clear();
     if memchr::memchr(b'"', line.as_bytes()).is_none() {
-        out.extend(super::split_bytes(line, b',').map(|c| Cow::Borrowed(trim(c))));
+        out.extend(super::split_cells(line, b',').map(|c| Cow::Borrowed(trim(c))));
         return;
     }
     let mut cur = String::new();
@@ -140,7 +140,7 @@ impl Parser for TritonCsv {
                 Cow::Owned(_) => return Err(ParseError::at(no, "not a CSV row")),
             };
             let before = cells_.len();
-            cells_.extend(super::split_bytes(l, b',').map(trim));
+            cells_.extend(super::split_cells(l, b',').map(trim));
             if cells_.len() - before != width {
                 return Err(ParseError::at(
                     no,

@@ -254,7 +254,7 @@ fn emit(p: Pending, unit: &str, footer_line: usize, parsed: &mut Parsed) -> Resu
         let no = *no;
         for ((variant, spec), text) in specs
             .iter()
-            .zip(super::split_bytes(&line[cells.clone()], b'|'))
+            .zip(super::split_cells(&line[cells.clone()], b'|'))
         {
             let (value, warn) = cell(text).map_err(|_| {
                 ParseError::at(
