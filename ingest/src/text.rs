@@ -9,7 +9,7 @@ use std::borrow::Cow;
 pub fn clean_line(line: &str) -> Cow<'_, str> {
     let line = line.strip_suffix('\r').unwrap_or(line);
     let line = strip_ci_timestamp(line);
-    if line.as_bytes().contains(&0x1b) {
+    if memchr::memchr(0x1b, line.as_bytes()).is_some() {
         Cow::Owned(strip_ansi(line))
     } else {
         Cow::Borrowed(line)

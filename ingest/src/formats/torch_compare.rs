@@ -52,7 +52,8 @@ fn threads(line: &str) -> Option<&str> {
 fn cell(text: &str) -> Result<(Option<f64>, Option<&str>), ()> {
     let t = trim(text);
     let (num, warn) =
-        match memchr::memchr(b'(', t.as_bytes()).filter(|&at| t[at..].starts_with("(!")) {
+        // A cell is a few bytes: a byte loop, not a `memchr` call.
+        match t.bytes().position(|b| b == b'(').filter(|&at| t[at..].starts_with("(!")) {
             Some(at) => (
                 trim(&t[..at]),
                 Some(trim(t[at + 2..].trim_end_matches(')'))),
@@ -108,6 +109,7 @@ impl Parser for TorchCompare {
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         let mut parsed = Parsed::sized_for(text, 15);
         let mut pending: Option<Pending> = None;
+        let mut spare_rows: Vec<PendingRow> = Vec::new();
         let mut expect_header = false;
         for (no, line) in lines(text) {
             // One look at the first byte decides which kind of line it may be.
@@ -127,7 +129,8 @@ impl Parser for TorchCompare {
                     variants: Vec::new(),
                     title_line: no,
                     groups: Vec::new(),
-                    rows: Vec::new(),
+                    // The last table's list, emptied: tables have alike row counts.
+                    rows: std::mem::take(&mut spare_rows),
                 });
                 expect_header = true;
                 continue;
@@ -161,7 +164,9 @@ impl Parser for TorchCompare {
             }
             if let Some(unit) = (first == Some(b'T')).then(|| footer_unit(&line)).flatten() {
                 let p = pending.take().expect("checked above");
-                emit(p, unit, no, &mut parsed)?;
+                emit(&p, unit, no, &mut parsed)?;
+                spare_rows = p.rows;
+                spare_rows.clear();
                 continue;
             }
             if first.is_none() {
@@ -217,7 +222,12 @@ impl Parser for TorchCompare {
     }
 }
 
-fn emit(p: Pending, unit: &str, footer_line: usize, parsed: &mut Parsed) -> Result<(), ParseError> {
+fn emit(
+    p: &Pending,
+    unit: &str,
+    footer_line: usize,
+    parsed: &mut Parsed,
+) -> Result<(), ParseError> {
     // Compare prints `seconds (s)`; a bare `s` is no unit word elsewhere.
     let unit = if unit == "s" { "sec" } else { unit };
     if crate::units::unit_of(unit).is_none_or(|u| u.canonical != "us") {

@@ -32,8 +32,34 @@ fn title(line: &str) -> Option<&str> {
     .then_some(name)
 }
 
-/// A data row of `to_string()`: an integer index, then one token per column.
+/// A data row of `to_string()`: an integer index, then one token per column. Looked at
+/// byte by byte while the line is ASCII (every row pandas prints for numbers), with
+/// Unicode's whitespace rules otherwise.
 fn is_row(line: &str) -> bool {
+    let b = line.as_bytes();
+    let mut i = 0;
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    let digits = i;
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    let after_digits = i;
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    match b.get(i) {
+        Some(c) if c.is_ascii() && !b[..i].iter().any(|c| !c.is_ascii()) => {
+            after_digits > digits && i > after_digits
+        }
+        None => false,
+        Some(_) => is_row_unicode(line),
+    }
+}
+
+/// [`is_row`] by Unicode's whitespace rules.
+fn is_row_unicode(line: &str) -> bool {
     let mut tokens = line.split_whitespace();
     tokens
         .next()
@@ -153,14 +179,7 @@ fn columns(
     let mut tokens = Vec::new();
     spans(rows[0], &mut tokens);
     let edges: Vec<usize> = tokens.iter().skip(1).map(|t| t.1).collect();
-    let index_end = rows
-        .iter()
-        .map(|r| {
-            let r = r.trim_start();
-            r.len() - r.trim_start_matches(|c: char| !c.is_whitespace()).len()
-        })
-        .max()
-        .unwrap_or(0);
+    let index_end = rows.iter().map(|r| index_width(r)).max().unwrap_or(0);
     let mut names = Vec::new();
     let mut start = index_end;
     for &end in &edges {
@@ -184,6 +203,29 @@ fn columns(
         ));
     }
     Ok((names, edges))
+}
+
+/// The length of a row's first token (its index), byte by byte while it is ASCII.
+fn index_width(row: &str) -> usize {
+    let b = row.as_bytes();
+    let start = b
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(b.len());
+    let len = b[start..]
+        .iter()
+        .position(|c| c.is_ascii_whitespace() || !c.is_ascii())
+        .unwrap_or(b.len() - start);
+    match b.get(start + len) {
+        Some(c) if !c.is_ascii() => index_width_unicode(row),
+        _ => len,
+    }
+}
+
+/// [`index_width`] by Unicode's whitespace rules.
+fn index_width_unicode(row: &str) -> usize {
+    let r = row.trim_start();
+    r.len() - r.trim_start_matches(|c: char| !c.is_whitespace()).len()
 }
 
 /// `Triton (GB/s)` -> (`Triton`, `GB/s`); an x column has no parenthesised ylabel.
@@ -292,6 +334,28 @@ mod tests {
             (e.line, e.reason.as_str()),
             (4, "row not aligned with the first row's columns")
         );
+    }
+
+    #[test]
+    fn rows_are_told_byte_by_byte_as_by_unicode_rules() {
+        for line in [
+            "0       4096.0      11.953308",
+            "  12  1.0",
+            "12",
+            "12   ",
+            "x 1",
+            "1x 2",
+            "",
+            "   ",
+            "3\u{a0}4",
+            "\u{3000}7 1.0",
+            "7\u{3000}1.0",
+            "7 é",
+            "-1 2",
+        ] {
+            assert_eq!(is_row(line), is_row_unicode(line), "{line:?}");
+            assert_eq!(index_width(line), index_width_unicode(line), "{line:?}");
+        }
     }
 
     #[test]
