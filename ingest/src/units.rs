@@ -127,13 +127,21 @@ fn round_12(v: f64) -> Option<f64> {
     if v == 0.0 || !v.is_finite() {
         return Some(v);
     }
-    let mut e = v.abs().log10().floor() as i32;
-    // log10 can be one off next to a power of ten.
-    if v.abs() >= 10f64.powi(e + 1) {
-        e += 1;
-    } else if v.abs() < 10f64.powi(e) {
-        e -= 1;
-    }
+    let a = v.abs();
+    let e = if (1.0..1e12).contains(&a) {
+        // The decimal exponent by comparison with the exact powers (no `log10` for
+        // the usual magnitudes).
+        POW10[..12].partition_point(|&p| p <= a) as i32 - 1
+    } else {
+        let mut e = a.log10().floor() as i32;
+        // log10 can be one off next to a power of ten.
+        if a >= 10f64.powi(e + 1) {
+            e += 1;
+        } else if a < 10f64.powi(e) {
+            e -= 1;
+        }
+        e
+    };
     let k = 11 - e;
     if !(0..=22).contains(&k) {
         return None;

@@ -263,7 +263,12 @@ impl Parser for AortaMatrix {
         let mut variants: Vec<Name> = Vec::new();
         let mut row_at = 0;
         for (no, line) in lines(text) {
-            if let Some(w) = line.trim_start().strip_prefix("# Triage Matrix") {
+            let start = line.trim_start();
+            // One byte first: most lines are table rows.
+            if let Some(w) = (start.as_bytes().first() == Some(&b'#'))
+                .then(|| start.strip_prefix("# Triage Matrix"))
+                .flatten()
+            {
                 let w = w.trim().trim_start_matches(['-', '—']).trim();
                 if !w.is_empty() {
                     table = Name::new(&format!("triage:{w}"));

@@ -93,6 +93,33 @@ impl Specs {
     }
 }
 
+/// Specs by field place and name, for records that list the same fields in the same
+/// order (JSONL lines, a benchmark's repeated records): the name at a place is compared
+/// with the last one seen there instead of being hashed and looked up.
+#[derive(Default)]
+pub(crate) struct SpecsByPlace {
+    places: Vec<(Box<str>, Spec)>,
+    by_name: Specs,
+}
+
+impl SpecsByPlace {
+    pub fn get(&mut self, place: usize, name: &str, make: impl FnOnce() -> Spec) -> Spec {
+        if let Some((n, s)) = self.places.get(place) {
+            if **n == *name {
+                return *s;
+            }
+        }
+        let s = self.by_name.get(name, make);
+        let len = self.places.len();
+        if place < len {
+            self.places[place] = (name.into(), s);
+        } else if place == len {
+            self.places.push((name.into(), s));
+        }
+        s
+    }
+}
+
 /// The key of every row of one table, laid out once: the cells' canonical order (by
 /// name, as [`key_of`] sorts them), each cell's JSON prefix and the source order. A
 /// row's key is then its values pushed behind the prefixes: the same text `key_of`

@@ -13,7 +13,7 @@
 //! `_stddev`, `_cv`) are kept as derived values, and when only aggregates were reported
 //! the median is the value.
 
-use super::emit::{lines_of, Row, Spec, Specs};
+use super::emit::{lines_of, Row, Spec, SpecsByPlace};
 use super::json::{self, Fields};
 use super::{Format, ParseError, Parser};
 use crate::model::{Direction, Measurement, Parsed};
@@ -171,7 +171,7 @@ impl Parser for GoogleBenchmark {
             .collect();
         // Specs by record kind (aggregate, primary, percentage, time unit), then by
         // field: a file has a handful of kinds, so a list.
-        let mut specs: Vec<((String, bool, bool, &str), Specs)> = Vec::new();
+        let mut specs: Vec<((String, bool, bool, &str), SpecsByPlace)> = Vec::new();
         for (i, (obj, rec)) in doc.benchmarks.iter().zip(&records).enumerate() {
             let no = record_lines.get(i).copied().unwrap_or(1);
             let run_name = rec
@@ -233,12 +233,15 @@ impl Parser for GoogleBenchmark {
             }) {
                 Some(at) => at,
                 None => {
-                    specs.push(((agg.to_string(), primary, percent, unit), Specs::default()));
+                    specs.push((
+                        (agg.to_string(), primary, percent, unit),
+                        SpecsByPlace::default(),
+                    ));
                     specs.len() - 1
                 }
             };
             let kind = &mut specs[at].1;
-            for (k, v) in &obj.0 {
+            for (place, (k, v)) in obj.0.iter().enumerate() {
                 let k = k.0.as_ref();
                 // Standard fields are skipped by name, before their value is read.
                 if standard(k) || (k == "iterations" && !agg.is_empty()) {
@@ -250,7 +253,7 @@ impl Parser for GoogleBenchmark {
                     _ => continue,
                 };
                 // One spec per field and record kind a file uses.
-                let spec = kind.get(k, || field_spec(k, agg, primary, percent, unit));
+                let spec = kind.get(place, k, || field_spec(k, agg, primary, percent, unit));
                 let value = if k == "bytes_per_second" {
                     value.map(|b| b / 1e6)
                 } else {

@@ -96,8 +96,13 @@ pub(crate) fn scalar(raw: &RawValue) -> Scalar<'_> {
         Some(b't') => Scalar::Bool(true),
         Some(b'f') => Scalar::Bool(false),
         Some(b'{' | b'[') => Scalar::Nested,
-        // serde_json checked the number's syntax; it parses as f64 (maybe to infinity).
-        _ => Scalar::Number(t.parse().unwrap_or(f64::NAN), t),
+        // serde_json checked the number's syntax; it parses as f64 (maybe to infinity),
+        // a plain decimal without the general parser.
+        _ => Scalar::Number(
+            crate::text::plain_decimal(t.as_bytes())
+                .unwrap_or_else(|| t.parse().unwrap_or(f64::NAN)),
+            t,
+        ),
     }
 }
 

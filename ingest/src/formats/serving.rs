@@ -10,7 +10,7 @@
 //! throughputs are `req/s` and `tokens/s` (higher is better); counts and durations are
 //! kept derived. [`field`] is shared with the `TS_BENCH_*` lines of the probe format.
 
-use super::emit::{lines_of, Row, Spec, Specs};
+use super::emit::{lines_of, Row, Spec, SpecsByPlace};
 use super::json::{self, Fields};
 use super::{Format, ParseError, Parser};
 use crate::model::{Direction, Parsed};
@@ -138,14 +138,12 @@ impl Parser for Serving {
             }
         };
         let mut parsed = Parsed::sized_for(text, 24);
-        let mut specs = Specs::default();
+        let mut by_place = SpecsByPlace::default();
         for (no, obj) in &objects {
             let no = *no;
-            if !obj
-                .0
-                .iter()
-                .any(|(k, _)| specs.get(&k.0, || spec(&k.0)).direction != Direction::None)
-            {
+            if !obj.0.iter().enumerate().any(|(place, (k, _))| {
+                by_place.get(place, &k.0, || spec(&k.0)).direction != Direction::None
+            }) {
                 return Err(ParseError::at(
                     no,
                     "a JSON object with no serving result field (request_throughput, \
@@ -162,7 +160,7 @@ impl Parser for Serving {
                 .collect();
             let variant = obj.str("backend");
             let row = Row::new(TABLE, variant.as_deref().unwrap_or("serve"), &key, no);
-            for (k, v) in &obj.0 {
+            for (place, (k, v)) in obj.0.iter().enumerate() {
                 if KEY_FIELDS.contains(&k.0.as_ref()) {
                     continue;
                 }
@@ -172,7 +170,7 @@ impl Parser for Serving {
                     json::Scalar::Null if field(&k.0).is_some() => None,
                     _ => continue, // strings (date, backend), per-request arrays
                 };
-                let spec = specs.get(&k.0, || spec(&k.0));
+                let spec = by_place.get(place, &k.0, || spec(&k.0));
                 parsed.measurements.push(row.put(&spec, value, v.get()));
             }
         }
