@@ -56,6 +56,10 @@ fn standard(field: &str) -> bool {
     )
 }
 
+/// A kind of record: its aggregate name (empty for an iteration), whether its times are
+/// the compared latency, whether it is a percentage, and its time unit.
+type Kind<'a> = (String, bool, bool, &'a str);
+
 /// The standard fields of one record, found in one pass over its fields (the first of
 /// a repeated name, as `Fields::get` reads).
 #[derive(Default)]
@@ -171,7 +175,7 @@ impl Parser for GoogleBenchmark {
             .collect();
         // Specs by record kind (aggregate, primary, percentage, time unit), then by
         // field: a file has a handful of kinds, so a list.
-        let mut specs: Vec<((String, bool, bool, &str), SpecsByPlace)> = Vec::new();
+        let mut specs: Vec<(Kind, SpecsByPlace)> = Vec::new();
         for (i, (obj, rec)) in doc.benchmarks.iter().zip(&records).enumerate() {
             let no = record_lines.get(i).copied().unwrap_or(1);
             let run_name = rec
