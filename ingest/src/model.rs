@@ -232,35 +232,12 @@ pub enum Raw {
 /// Longest text [`Raw`] keeps inline.
 pub const RAW_INLINE: usize = 22;
 
-/// `buf[..src.len()] = src` for the short texts [`Raw`] keeps inline, as at most two
-/// fixed-size (overlapping) copies instead of a call to `memcpy`: this runs once per
-/// parsed value, and the call was a visible part of the dense formats' profiles.
-#[inline(always)]
-fn copy_short(buf: &mut [u8; RAW_INLINE], src: &[u8]) {
-    let n = src.len();
-    debug_assert!(n <= RAW_INLINE);
-    if n >= 16 {
-        buf[..16].copy_from_slice(&src[..16]);
-        buf[n - 16..n].copy_from_slice(&src[n - 16..]);
-    } else if n >= 8 {
-        buf[..8].copy_from_slice(&src[..8]);
-        buf[n - 8..n].copy_from_slice(&src[n - 8..]);
-    } else if n >= 4 {
-        buf[..4].copy_from_slice(&src[..4]);
-        buf[n - 4..n].copy_from_slice(&src[n - 4..]);
-    } else {
-        for (d, s) in buf.iter_mut().zip(src) {
-            *d = *s;
-        }
-    }
-}
-
 impl Raw {
     #[inline]
     pub fn new(s: &str) -> Raw {
         if s.len() <= RAW_INLINE {
             let mut buf = [0u8; RAW_INLINE];
-            copy_short(&mut buf, s.as_bytes());
+            buf[..s.len()].copy_from_slice(s.as_bytes());
             Raw::Inline {
                 len: s.len() as u8,
                 buf,
