@@ -171,15 +171,18 @@ fn needs_escape(b: &[u8]) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH != 0;
-    let mut chunks = b.chunks_exact(8);
-    for c in &mut chunks {
-        let x = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
-        if has_zero(x ^ (ONES * u64::from(b'"')))
+    let special = |x: u64| {
+        has_zero(x ^ (ONES * u64::from(b'"')))
             || has_zero(x ^ (ONES * u64::from(b'\\')))
             || x.wrapping_sub(ONES * 0x20) & !x & HIGH != 0
-        {
-            return true;
-        }
+    };
+    let mut chunks = b.chunks_exact(8);
+    if chunks.any(|c| {
+        special(u64::from_le_bytes([
+            c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7],
+        ]))
+    }) {
+        return true;
     }
     let r = chunks.remainder();
     if r.len() >= 4 {
@@ -187,10 +190,7 @@ fn needs_escape(b: &[u8]) -> bool {
         let lo = u32::from_le_bytes([r[0], r[1], r[2], r[3]]);
         let n = r.len();
         let hi = u32::from_le_bytes([r[n - 4], r[n - 3], r[n - 2], r[n - 1]]);
-        let x = u64::from(lo) | u64::from(hi) << 32;
-        return has_zero(x ^ (ONES * u64::from(b'"')))
-            || has_zero(x ^ (ONES * u64::from(b'\\')))
-            || x.wrapping_sub(ONES * 0x20) & !x & HIGH != 0;
+        return special(u64::from(lo) | u64::from(hi) << 32);
     }
     r.iter().any(|&c| c == b'"' || c == b'\\' || c < 0x20)
 }

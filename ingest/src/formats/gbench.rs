@@ -79,30 +79,20 @@ struct Record<'a> {
 impl<'a> Record<'a> {
     fn of(obj: &Fields<'a>) -> Record<'a> {
         let mut r = Record::default();
-        let mut seen = 0u16;
-        for (k, v) in &obj.0 {
-            let (bit, slot): (u16, Option<&mut Option<Cow<'a, str>>>) = match k.0.as_ref() {
-                "name" => (1, Some(&mut r.name)),
-                "run_name" => (2, Some(&mut r.run_name)),
-                "run_type" => (4, Some(&mut r.run_type)),
-                "aggregate_name" => (8, Some(&mut r.aggregate_name)),
-                "aggregate_unit" => (16, Some(&mut r.aggregate_unit)),
-                "time_unit" => (32, Some(&mut r.time_unit)),
-                "error_message" => (64, Some(&mut r.error_message)),
-                "error_occurred" => (128, None),
-                "threads" => (256, None),
-                "repetition_index" => (512, None),
-                _ => continue,
-            };
-            if seen & bit != 0 {
-                continue;
-            }
-            seen |= bit;
-            match (slot, bit) {
-                (Some(slot), _) => *slot = json::text(v),
-                (None, 128) => r.error_occurred = v.get() == "true",
-                (None, 256) => r.threads = Some(*v),
-                _ => r.repetition_index = Some(*v),
+        // Last to first, so the first of a repeated name is the one left.
+        for (k, v) in obj.0.iter().rev() {
+            match k.0.as_ref() {
+                "name" => r.name = json::text(v),
+                "run_name" => r.run_name = json::text(v),
+                "run_type" => r.run_type = json::text(v),
+                "aggregate_name" => r.aggregate_name = json::text(v),
+                "aggregate_unit" => r.aggregate_unit = json::text(v),
+                "time_unit" => r.time_unit = json::text(v),
+                "error_message" => r.error_message = json::text(v),
+                "error_occurred" => r.error_occurred = v.get() == "true",
+                "threads" => r.threads = Some(*v),
+                "repetition_index" => r.repetition_index = Some(*v),
+                _ => {}
             }
         }
         r

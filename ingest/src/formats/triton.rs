@@ -50,9 +50,8 @@ fn is_row(line: &str) -> bool {
         i += 1;
     }
     match b.get(i) {
-        Some(c) if c.is_ascii() && !b[..i].iter().any(|c| !c.is_ascii()) => {
-            after_digits > digits && i > after_digits
-        }
+        // Everything before `i` is ASCII blanks and digits.
+        Some(c) if c.is_ascii() => after_digits > digits && i > after_digits,
         None => false,
         Some(_) => is_row_unicode(line),
     }
