@@ -50,7 +50,7 @@ pub enum Command {
     /// Read-only: only queries run (SELECT, FROM, WITH, VALUES, DESCRIBE, SHOW,
     /// SUMMARIZE, EXPLAIN), and they read the warehouse's committed files and nothing
     /// else. `--write` runs any statement (COPY ... TO a file, ATTACH...) with file
-    /// access on, holding the warehouse's writer lock.
+    /// access on; what it writes is not part of the warehouse.
     Sql(SqlArgs),
     /// Compare two sets of runs and exit with a code CI can act on
     #[command(after_help = EXIT_CODES)]
@@ -61,8 +61,13 @@ pub enum Command {
     Detect(DetectArgs),
     /// The alerts `detect` stored: list, show, acknowledge, dismiss, reopen
     Alerts(AlertsArgs),
-    /// Merge each partition's files into one and delete unreferenced files
+    /// Merge each partition's files into one (files stay on disk until `vacuum`)
     Compact(CompactArgs),
+    /// Delete files no table lists any more (replaced by `compact`, or left by
+    /// interrupted commands) once they are older than the retention
+    Vacuum(VacuumArgs),
+    /// Move a warehouse written by an older perfdb (`_manifest.json`) to the Delta log
+    Migrate,
     /// Serve the web app over the warehouse (read-only)
     Serve(ServeArgs),
     /// Write the web app's pages as a static site (HTML and SVG, relative links) for
@@ -229,10 +234,18 @@ pub enum AlertsFormat {
 
 #[derive(Debug, Args)]
 pub struct CompactArgs {
-    /// Seconds a replaced file is kept for readers that may still hold the manifest
-    /// listing it; a later compaction deletes files retired longer ago than this
+    /// Seconds after which the files of a commit that never completed (an interrupted
+    /// ingest) are taken out of the tables' logs
     #[arg(long, value_name = "SECONDS", default_value_t = 600)]
     pub grace: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct VacuumArgs {
+    /// Hours a file no table lists is kept before it is deleted: readers that still
+    /// hold an older snapshot (a long query, another engine) may be reading it
+    #[arg(long, value_name = "HOURS", default_value_t = 168.0)]
+    pub retain: f64,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

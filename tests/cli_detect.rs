@@ -154,14 +154,11 @@ fn triage_round_trip_survives_reingest_and_compaction() {
     // Re-ingest, compaction and a new detect keep the status and add nothing.
     history(&wh, &[1, 2]);
     wh.ok(&["compact"]);
-    let manifest: Value =
-        serde_json::from_slice(&std::fs::read(wh.path().join("_manifest.json")).unwrap()).unwrap();
-    assert_eq!(manifest["alerts"].as_array().unwrap().len(), 1, "merged");
-    assert_eq!(
-        manifest["alert_status"].as_array().unwrap().len(),
-        1,
-        "merged"
-    );
+    let committed = perfdb_ingest::warehouse::Warehouse::new(wh.path())
+        .committed()
+        .unwrap();
+    assert_eq!(committed.alerts.len(), 1, "merged");
+    assert_eq!(committed.alert_status.len(), 1, "merged");
     let out = wh.run(&["detect", "--label", "main"]);
     assert_eq!(code(&out), 0, "{}", stdout(&out));
     let shown: Value =

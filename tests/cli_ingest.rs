@@ -421,7 +421,7 @@ fn one_file_per_command_and_partition_then_compact() {
         );
     }
     assert_eq!(parquet_files("measurements/label=hist"), 4);
-    // An orphan left by an interrupted command is invisible, then deleted by compact.
+    // A file no log lists (an interrupted write) is invisible, and stays until vacuum.
     std::fs::copy(
         std::fs::read_dir(wh.path().join("measurements/label=hist"))
             .unwrap()
@@ -436,23 +436,40 @@ fn one_file_per_command_and_partition_then_compact() {
     let before = wh.count("SELECT count(*) FROM measurements");
     let out = wh.ok(&["compact"]);
     assert!(
-        out.contains("8 file(s) -> 2, 1 orphan file(s) of interrupted commands deleted; 12 replaced file(s) kept for readers"),
+        out.contains("8 file(s) -> 2; 0 file(s) of interrupted commands (older than 600s) taken out of the tables; 12 replaced file(s) stay on disk until `perfdb vacuum`"),
         "{out}"
     );
     // The four ingests' summaries are replaced by one rebuilt from the merged file.
     assert!(out.ends_with("; 1 summary file(s) written\n"), "{out}");
     assert_eq!(parquet_files("summaries/label=hist"), 5);
-    // The replaced files stay on disk (a reader may hold the old manifest), unlisted.
-    assert_eq!(parquet_files("measurements/label=hist"), 5);
+    // The replaced files stay on disk (a reader may hold an older snapshot), unlisted.
+    assert_eq!(parquet_files("measurements/label=hist"), 6);
     assert_eq!(wh.count("SELECT count(*) FROM measurements"), before);
     assert_eq!(wh.count("SELECT count(*) FROM runs"), 123);
     assert_eq!(wh.count("SELECT max(trial) FROM runs"), 123);
-    // A later compaction deletes those retired longer ago than its grace period.
-    let out = wh.ok(&["compact", "--grace", "0"]);
-    assert!(out.contains("12 retired more than 0s ago deleted"), "{out}");
+    // Compacting again changes nothing.
+    let out = wh.ok(&["compact"]);
+    assert!(out.contains("2 file(s) -> 2; 0 file(s)"), "{out}");
+    // Vacuum deletes what no log lists once older than its retention: not yet...
+    let out = wh.ok(&["vacuum"]);
+    assert!(
+        out.contains(": 0 file(s) no table lists deleted (0.0 MB); 13 younger than 168 h kept"),
+        "{out}"
+    );
+    // ...and with no retention, all of it: the 12 replaced files and the orphan.
+    let out = wh.ok(&["vacuum", "--retain", "0"]);
+    assert!(out.contains(": 13 file(s) no table lists deleted"), "{out}");
     assert_eq!(parquet_files("measurements/label=hist"), 1);
     assert_eq!(parquet_files("summaries/label=hist"), 1);
+    assert_eq!(parquet_files("runs/label=hist"), 1);
     assert_eq!(wh.count("SELECT count(*) FROM measurements"), before);
+    let out = wh.run(&["vacuum", "--retain=-1"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("expected a number of hours"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

@@ -37,13 +37,23 @@ fn write(wh: &Wh, name: &str, body: impl FnOnce(&mut dyn Write)) -> std::path::P
 fn with_one_run() -> (Wh, String) {
     let wh = Wh::new();
     wh.ingest(&sample("h200-gemm/ab/aiter/base/trial1.log"), "base");
-    let manifest = std::fs::read_to_string(wh.path().join("_manifest.json")).unwrap();
-    (wh, manifest)
+    let state = committed(&wh);
+    (wh, state)
 }
 
-fn assert_unchanged(wh: &Wh, manifest: &str) {
-    let now = std::fs::read_to_string(wh.path().join("_manifest.json")).unwrap();
-    assert_eq!(now, manifest, "a rejected input changed the warehouse");
+fn committed(wh: &Wh) -> String {
+    let c = perfdb_ingest::warehouse::Warehouse::new(wh.path())
+        .committed()
+        .unwrap();
+    format!("{c:?}")
+}
+
+fn assert_unchanged(wh: &Wh, state: &str) {
+    assert_eq!(
+        committed(wh),
+        state,
+        "a rejected input changed the warehouse"
+    );
     assert_eq!(wh.count("SELECT count(*) FROM runs"), 1);
 }
 

@@ -15,10 +15,9 @@
 //! idempotency is re-checked), and retries with bounded backoff. No lock is needed, on
 //! one machine or many.
 //!
-//! Status (issue 13, first steps): the log, its checkpoints, tested here, on SeaweedFS
-//! (`tests/delta_s3.rs`) and read back by delta-rs (`tests/delta_readers.rs`). The
-//! warehouse does not commit through it yet: `_manifest.json` remains the commit point
-//! and `delta_tables.rs` keeps each table's log following it (docs/delta.md).
+//! The warehouse commits through it (`warehouse.rs`: the log is the commit point); it
+//! is tested here, on SeaweedFS (`tests/delta_s3.rs`), and read back by delta-rs and
+//! Spark (`tests/delta_readers.rs`).
 
 use arrow::datatypes::{DataType, Schema, TimeUnit};
 use object_store::path::Path as StorePath;
@@ -64,6 +63,9 @@ pub struct Add {
     /// `{"numRecords": n}`: readers plan with it; perfdb checks row counts with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stats: Option<String>,
+    /// The protocol's free-form file tags: perfdb's batch gate (`warehouse.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<BTreeMap<String, String>>,
 }
 
 /// `remove`: a data file leaves the table (its bytes stay until a vacuum).
@@ -344,52 +346,119 @@ impl DeltaTable {
         create: impl Fn() -> Metadata,
         mut build: impl FnMut(&Snapshot) -> Result<Option<Vec<Action>>>,
     ) -> Result<Option<u64>> {
-        let mut backoff = FIRST_BACKOFF;
+        let mut backoff = Backoff::default();
         let mut snap = self.snapshot().await?;
-        for _ in 0..MAX_ATTEMPTS {
-            let Some(mut actions) = build(&snap)? else {
+        loop {
+            let Some(actions) = build(&snap)? else {
                 return Ok(None);
             };
-            let version = snap.next_version();
-            if version == 0 {
-                let mut first = vec![
-                    Action::Protocol(Protocol {
-                        min_reader_version: 1,
-                        min_writer_version: 2,
-                    }),
-                    Action::Metadata(create()),
-                ];
-                first.append(&mut actions);
-                actions = first;
+            if self.commit_next(&mut snap, &create, actions).await? {
+                return Ok(snap.version);
             }
-            if self.try_commit(version, &actions).await? {
-                if (version + 1) % CHECKPOINT_INTERVAL == 0 {
-                    let mut at = snap.clone();
-                    apply_all(&mut at, &actions);
-                    at.version = Some(version);
-                    // The commit stands whatever happens here: a checkpoint only saves
-                    // readers work, and `_last_checkpoint` is written after it, so a
-                    // failed one leaves readers on the JSON versions and the next
-                    // interval writes another.
-                    let _ = self.write_checkpoint(&at).await;
-                }
-                return Ok(Some(version));
-            }
-            // Jitter from the clock: writers that collided do not retry in step.
-            let jitter = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.subsec_nanos() as u64 % 1000);
-            tokio::time::sleep(
-                backoff + Duration::from_micros(jitter * backoff.as_millis() as u64),
-            )
-            .await;
-            backoff = (backoff * 2).min(MAX_BACKOFF);
+            backoff.wait().await?;
             // What the winner (and anyone since) committed.
             self.update(&mut snap).await?;
         }
-        Err(DeltaError::Contended {
-            attempts: MAX_ATTEMPTS,
-        })
+    }
+
+    /// Try to commit `actions` as the version after `snap`; on success `snap` becomes
+    /// that version (and a checkpoint is written at each interval). `Ok(false)`: another
+    /// writer committed that version first; `snap` is unchanged.
+    pub async fn commit_next(
+        &self,
+        snap: &mut Snapshot,
+        create: impl Fn() -> Metadata,
+        mut actions: Vec<Action>,
+    ) -> Result<bool> {
+        let version = snap.next_version();
+        if version == 0 {
+            let mut first = vec![
+                Action::Protocol(Protocol {
+                    min_reader_version: 1,
+                    min_writer_version: 2,
+                }),
+                Action::Metadata(create()),
+            ];
+            first.append(&mut actions);
+            actions = first;
+        }
+        if !self.try_commit(version, &actions).await? {
+            return Ok(false);
+        }
+        apply_all(snap, &actions);
+        snap.version = Some(version);
+        if (version + 1).is_multiple_of(CHECKPOINT_INTERVAL) {
+            // The commit stands whatever happens here: a checkpoint only saves readers
+            // work, and `_last_checkpoint` is written after it, so a failed one leaves
+            // readers on the JSON versions and the next interval writes another.
+            let _ = self.write_checkpoint(snap).await;
+        }
+        Ok(true)
+    }
+
+    /// The latest version, found without reading the log: from `known` (or the last
+    /// checkpoint) one existence check per version after it. `None`: no log.
+    pub async fn latest_version(&self, known: Option<u64>) -> Result<Option<u64>> {
+        // A known version that is gone (the table was made again) is no start.
+        let known = match known {
+            Some(v) if self.store.head(&self.log_file(v)).await.is_ok() => Some(v),
+            _ => None,
+        };
+        let mut v = match known {
+            Some(v) => Some(v),
+            None => self.last_checkpoint().await?,
+        };
+        loop {
+            let next = v.map_or(0, |v| v + 1);
+            match self.store.head(&self.log_file(next)).await {
+                Ok(_) => v = Some(next),
+                Err(object_store::Error::NotFound { .. }) => return Ok(v),
+                Err(source) => {
+                    return Err(DeltaError::Store {
+                        path: self.log_file(next).to_string(),
+                        source,
+                    })
+                }
+            }
+        }
+    }
+}
+
+/// Bounded, jittered exponential backoff between attempts of a commit that keeps
+/// losing the race.
+pub struct Backoff {
+    next: Duration,
+    attempts: u32,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Backoff {
+            next: FIRST_BACKOFF,
+            attempts: 0,
+        }
+    }
+}
+
+impl Backoff {
+    /// Sleep before the next attempt; an error once the attempts are used up.
+    pub async fn wait(&mut self) -> Result<()> {
+        self.attempts += 1;
+        if self.attempts >= MAX_ATTEMPTS {
+            return Err(DeltaError::Contended {
+                attempts: MAX_ATTEMPTS,
+            });
+        }
+        // Jitter from the clock: writers that collided do not retry in step.
+        let jitter = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos() as u64 % 1000);
+        tokio::time::sleep(
+            self.next + Duration::from_micros(jitter * self.next.as_millis() as u64),
+        )
+        .await;
+        self.next = (self.next * 2).min(MAX_BACKOFF);
+        Ok(())
     }
 }
 
@@ -491,6 +560,7 @@ fn checkpoint_schema() -> Arc<Schema> {
                 i64f("modificationTime"),
                 Field::new("dataChange", DataType::Boolean, true),
                 s("stats"),
+                map("tags"),
             ],
         ),
         st(
@@ -734,6 +804,7 @@ mod tests {
             modification_time: 0,
             data_change: true,
             stats: Some("{\"numRecords\":1}".into()),
+            tags: None,
         })
     }
 

@@ -4,13 +4,15 @@
 //! ([`model`]), the one Arrow schema ([`schema`]), the parsers ([`formats`]) and the
 //! warehouse layout with its atomic writes ([`warehouse`]).
 
+pub mod compact;
 pub mod delta;
-pub mod delta_tables;
 pub mod formats;
+pub mod migrate;
 pub mod model;
 pub mod roundtrip;
 pub mod schema;
 pub mod summary;
+pub mod tables;
 pub mod text;
 pub mod units;
 pub mod warehouse;

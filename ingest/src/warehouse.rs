@@ -1,38 +1,50 @@
-//! The Parquet warehouse on disk.
+//! The Parquet warehouse: six Delta tables under one root.
 //!
 //! ```text
-//! <root>/_manifest.json                          the committed file list (commit point)
-//! <root>/runs/label=<label>/part-<batch>.parquet
-//! <root>/measurements/label=<label>/part-<batch>.parquet
-//! <root>/summaries/label=<label>/part-<batch>.parquet   per-run summaries of that batch
-//! <root>/_tmp/                                   files being written
-//! <root>/.lock                                   writers hold an exclusive lock on it
+//! <root>/runs/label=<label>/part-<batch>-r<n>.parquet    + runs/_delta_log/
+//! <root>/measurements/label=<label>/part-<batch>.parquet + measurements/_delta_log/
+//! <root>/summaries/label=<label>/part-<batch>.parquet    per-run summaries of that batch
+//! <root>/alert_records/, alert_status/, alert_delivery/  the alerts (flat)
+//! <root>/_tmp/                                           files being written
 //! ```
-//! Hive-style partitions are readable as-is by DuckDB, pandas, polars and Spark. One
-//! ingest command writes one file per table and label, whatever the number of runs.
+//! Hive-style partitions and Delta logs (`delta.rs`, `tables.rs`), readable as they are
+//! by delta-rs, Spark, Trino and polars. One ingest command writes one file per table
+//! and label, whatever the number of runs.
 //!
-//! Crash safety: data files are written into `_tmp/`, fsynced and renamed into their
-//! partition; then a new manifest is written aside and renamed over the old one. That
-//! rename is the commit: readers that go through perfdb see exactly the files the
-//! manifest lists, so a crash at any moment leaves either the old or the new state.
-//! Files of an interrupted command are orphans (unlisted) and `perfdb compact` deletes
-//! them. Writers serialise on `.lock`, so concurrent ingests lose nothing and never
-//! assign the same trial number twice.
+//! **The log is the commit point**, and no lock is taken: a commit is the conditional
+//! create of a table's next log version, so writers on one machine or many race, and a
+//! loser re-reads and retries. Delta has no transaction across tables, so one ingest's
+//! tables are ordered and gated:
+//! 1. its data files are written (into `_tmp/`, fsynced, renamed into their partition);
+//! 2. `measurements` and `summaries` get their `add`s, each tagged with the batch id
+//!    (`perfdb.batch`): appends that commute with any other writer's;
+//! 3. `runs` gets its `add`s, tagged with the batches they admit (`perfdb.batches`).
+//!    This is the gate: perfdb's readers take the runs snapshot first and use only the
+//!    measurement and summary files whose batch it admits, so a reader never sees a run
+//!    without its values, nor the values of a batch that lost or died. Losing the race
+//!    on `runs`, a writer re-reads it: run ids another writer committed meanwhile leave
+//!    this batch (its values are written again without them, under a new batch id), and
+//!    trial numbers are assigned again; then it retries.
+//!
+//! Files of a batch never gated (a killed writer) stay in their logs but out of every
+//! perfdb read; `compact` removes them from the logs once older than its grace period.
+//! Nothing deletes a file but `vacuum` (`compact.rs`). A warehouse written before the
+//! log was the commit point (`_manifest.json`) is moved over by `migrate.rs`.
 
+use crate::delta::{Action, Add, Backoff, Snapshot};
 use crate::model::{Measurement, Parsed, Run, RunMeta, Warning};
 use crate::schema::{self, measurements_batch, runs_batch};
 use crate::summary;
+use crate::tables::{add_of, block_on, rel_of, Logs, Table};
 use arrow::array::{Array, Int32Array, RecordBatch, StringArray};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::fs::{self, File};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -46,9 +58,13 @@ pub const SUMMARIES_DIR: &str = "summaries";
 pub const ALERT_RECORDS_DIR: &str = "alert_records";
 pub const ALERT_STATUS_DIR: &str = "alert_status";
 pub const ALERT_DELIVERY_DIR: &str = "alert_delivery";
+/// The commit point of warehouses written before the Delta log was (`migrate.rs`).
 pub const MANIFEST: &str = "_manifest.json";
-const TMP_DIR: &str = "_tmp";
-const LOCK: &str = ".lock";
+pub(crate) const TMP_DIR: &str = "_tmp";
+/// Tag of a measurements or summaries file: the batch (one ingest) that wrote it.
+pub const BATCH_TAG: &str = "perfdb.batch";
+/// Tag of a runs file: the batches whose values it admits, comma-separated.
+pub const GATE_TAG: &str = "perfdb.batches";
 
 #[derive(Debug, thiserror::Error)]
 pub enum WarehouseError {
@@ -69,11 +85,15 @@ pub enum WarehouseError {
     },
     #[error("invalid label '{0}': use letters, digits, '.', '_' and '-' (at most 100)")]
     Label(String),
-    #[error("committed, but the tables' Delta logs (for other engines) lag behind: {0}; the next commit brings them level")]
-    DeltaSync(#[from] crate::delta::DeltaError),
+    #[error(transparent)]
+    Log(#[from] crate::delta::DeltaError),
+    #[error("{0}: this warehouse keeps its commits in _manifest.json (perfdb before the Delta log); run `perfdb --warehouse {0} migrate` once to move it to the log")]
+    NeedsMigration(PathBuf),
+    #[error("{0}")]
+    Conflict(String),
 }
 
-type Result<T> = std::result::Result<T, WarehouseError>;
+pub(crate) type Result<T> = std::result::Result<T, WarehouseError>;
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> WarehouseError + '_ {
     move |source| WarehouseError::Io {
@@ -121,35 +141,18 @@ impl fmt::Display for Label {
 /// Label of runs ingested without `--label`.
 pub const DEFAULT_LABEL: &str = "unlabeled";
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct Manifest {
-    pub format_version: u32,
-    /// Counts the commits of this warehouse: every write of the manifest adds one, so
-    /// caches key on it (the web app's ETags).
-    #[serde(default)]
+/// The committed state as perfdb reads it: the live files of each table that the
+/// gate admits, relative to the warehouse root.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Committed {
+    /// Grows with every commit to any table (the tables' version counts summed).
     pub version: u64,
-    /// Relative paths of the committed runs files.
     pub runs: Vec<String>,
-    /// Relative paths of the committed measurements files.
     pub measurements: Vec<String>,
-    /// Files a compaction replaced: no longer part of the warehouse, kept on disk because
-    /// a reader that read an earlier manifest may still be reading them. A later
-    /// compaction deletes them once they have been retired longer than its grace period.
-    #[serde(default)]
-    pub retired: Vec<Retired>,
-    /// Relative paths of the committed alert record files.
-    #[serde(default)]
-    pub alerts: Vec<String>,
-    /// Relative paths of the committed alert status change files.
-    #[serde(default)]
-    pub alert_status: Vec<String>,
-    /// Relative paths of the committed alert delivery files.
-    #[serde(default)]
-    pub alert_delivery: Vec<String>,
-    /// Relative paths of the committed summary files, one per measurements file (none
-    /// for files written before summaries existed; `perfdb compact` adds them).
-    #[serde(default)]
     pub summaries: Vec<String>,
+    pub alerts: Vec<String>,
+    pub alert_status: Vec<String>,
+    pub alert_delivery: Vec<String>,
 }
 
 /// The summary file that summarises measurements file `rel`.
@@ -160,15 +163,8 @@ pub fn summary_of(rel: &str) -> String {
     }
 }
 
-/// A replaced file and when it was replaced (microseconds since the Unix epoch).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct Retired {
-    pub path: String,
-    pub at_us: i64,
-}
-
-/// How long `compact` keeps a replaced file by default: far longer than any compare or
-/// web request holds a manifest it read.
+/// How old a file of a batch that was never gated must be before `compact` takes it
+/// out of its log: far longer than any writer takes from its first `add` to its gate.
 pub const DEFAULT_GRACE: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// A parsed file, ready to commit.
@@ -354,13 +350,6 @@ pub fn prepare(
     }
 }
 
-struct LockGuard(File);
-impl Drop for LockGuard {
-    fn drop(&mut self) {
-        let _ = self.0.unlock();
-    }
-}
-
 impl Warehouse {
     pub fn new(root: impl Into<PathBuf>) -> Self {
         Warehouse { root: root.into() }
@@ -370,106 +359,111 @@ impl Warehouse {
         &self.root
     }
 
-    /// Run `f` holding the writer lock every commit takes (`perfdb sql --write`: a
-    /// statement that writes files never interleaves with a commit).
-    pub fn with_writer_lock<T>(&self, f: impl FnOnce() -> T) -> Result<T> {
-        let _guard = self.lock()?;
-        Ok(f())
+    /// The tables' logs; `None` for a warehouse that does not exist yet.
+    pub(crate) fn logs(&self) -> Result<Option<Logs>> {
+        if !self.root.is_dir() {
+            return Ok(None);
+        }
+        if self.root.join(MANIFEST).exists() {
+            return Err(WarehouseError::NeedsMigration(self.root.clone()));
+        }
+        Ok(Some(Logs::local(&self.root)?))
     }
 
-    fn lock(&self) -> Result<LockGuard> {
+    /// The tables' logs, creating the warehouse directory for a first commit.
+    pub(crate) fn logs_creating(&self) -> Result<Logs> {
         fs::create_dir_all(&self.root).map_err(io(&self.root))?;
-        let path = self.root.join(LOCK);
-        let f = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(io(&path))?;
-        f.lock().map_err(io(&path))?;
-        Ok(LockGuard(f))
+        Ok(self.logs()?.expect("the directory was just created"))
     }
 
     /// The committed state. A warehouse that does not exist yet is empty.
-    pub fn manifest(&self) -> Result<Manifest> {
-        let path = self.root.join(MANIFEST);
-        match fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map_err(|source| WarehouseError::Manifest { path, source }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest {
-                format_version: 1,
-                ..Default::default()
-            }),
-            Err(e) => Err(io(&path)(e)),
+    pub fn committed(&self) -> Result<Committed> {
+        match self.logs()? {
+            None => Ok(Committed::default()),
+            Some(logs) => Ok(block_on(read_committed(&logs))?),
         }
     }
 
-    /// Identifies the committed state cheaply (manifest size and modification time), so
-    /// a long-running reader knows when to look again. `None` for an empty warehouse.
-    /// With the file's inode: every commit renames a new file into place, so two
-    /// commits within one clock tick and of equal size still differ.
-    pub fn state_signature(&self) -> Option<(u64, SystemTime, u64)> {
-        let m = fs::metadata(self.root.join(MANIFEST)).ok()?;
-        #[cfg(unix)]
-        let ino = std::os::unix::fs::MetadataExt::ino(&m);
-        #[cfg(not(unix))]
-        let ino = 0;
-        Some((m.len(), m.modified().ok()?, ino))
+    /// Identifies the committed state cheaply (each log's latest version, found by
+    /// existence checks, not reads), so a long-running reader knows when to look again.
+    /// `None` for an empty warehouse.
+    pub fn state_signature(&self) -> Option<u64> {
+        let logs = self.logs().ok()??;
+        let versions = block_on(async {
+            let mut vs = Vec::new();
+            for t in Table::ALL {
+                vs.push(logs.table(t).latest_version(None).await.ok()?);
+            }
+            Some(vs)
+        })?;
+        if versions.iter().all(Option::is_none) {
+            return None;
+        }
+        let mix = format!("{versions:?}");
+        Some(mix.bytes().fold(0xcbf29ce484222325u64, |h, b| {
+            (h ^ b as u64).wrapping_mul(0x100000001b3)
+        }))
     }
 
     /// Absolute paths of the committed summary files, and of the committed measurements
     /// files that have none (written before summaries existed, until `compact`).
     pub fn committed_summaries(&self) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
-        let m = self.manifest()?;
-        let listed: HashSet<&String> = m.summaries.iter().collect();
-        let bare = m
+        Ok(self.summaries_of(&self.committed()?))
+    }
+
+    /// [`Warehouse::committed_summaries`] of a state already read.
+    pub fn summaries_of(&self, c: &Committed) -> (Vec<PathBuf>, Vec<PathBuf>) {
+        let listed: HashSet<&String> = c.summaries.iter().collect();
+        let bare = c
             .measurements
             .iter()
             .filter(|rel| !listed.contains(&summary_of(rel)))
             .map(|p| self.root.join(p))
             .collect();
-        Ok((
-            m.summaries.iter().map(|p| self.root.join(p)).collect(),
+        (
+            c.summaries.iter().map(|p| self.root.join(p)).collect(),
             bare,
-        ))
+        )
     }
 
     /// Absolute paths of the committed files of `runs` and `measurements`.
     pub fn committed_files(&self) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
-        let m = self.manifest()?;
-        let abs = |v: &[String]| v.iter().map(|p| self.root.join(p)).collect();
-        Ok((abs(&m.runs), abs(&m.measurements)))
+        let c = self.committed()?;
+        Ok((self.abs(&c.runs), self.abs(&c.measurements)))
+    }
+
+    pub fn abs(&self, rels: &[String]) -> Vec<PathBuf> {
+        rels.iter().map(|p| self.root.join(p)).collect()
     }
 
     /// Absolute paths of the committed alert record, status and delivery files.
     pub fn committed_alert_files(&self) -> Result<(Vec<PathBuf>, Vec<PathBuf>, Vec<PathBuf>)> {
-        let m = self.manifest()?;
-        let abs = |v: &[String]| v.iter().map(|p| self.root.join(p)).collect();
-        Ok((abs(&m.alerts), abs(&m.alert_status), abs(&m.alert_delivery)))
+        let c = self.committed()?;
+        Ok((
+            self.abs(&c.alerts),
+            self.abs(&c.alert_status),
+            self.abs(&c.alert_delivery),
+        ))
     }
 
     /// Commit one delivery record (right after the receiver acknowledged it, so a
     /// process killed later never sends it again).
     pub fn commit_delivery(&self, d: &crate::model::Delivery) -> Result<()> {
-        let _guard = self.lock()?;
-        let mut manifest = self.manifest()?;
-        let rel = format!(
-            "{ALERT_DELIVERY_DIR}/part-{:x}-{:x}.parquet",
-            now_us(),
-            std::process::id()
-        );
+        let logs = self.logs_creating()?;
+        let rel = format!("{ALERT_DELIVERY_DIR}/part-{}.parquet", new_batch_id(""));
         self.write_parquet(
             &rel,
             &[schema::alert_delivery_batch(std::slice::from_ref(d))],
         )?;
-        manifest.alert_delivery.push(rel);
-        self.write_manifest(&manifest)
+        let add = add_of(&self.root, &rel, Table::AlertDelivery, None)?;
+        Ok(block_on(append(&logs, Table::AlertDelivery, vec![add]))?)
     }
 
-    /// Commit new alerts and status changes in one transaction (same protocol as runs:
-    /// files aside, renamed in, then the manifest). `new_alerts` is called under the
-    /// writer lock with the ids already stored, so concurrent detects never store one
-    /// alert twice; it returns the records and the status changes to add.
+    /// Commit new alerts and status changes. `new_alerts` is called with the ids already
+    /// stored and returns the records and the status changes to add. The records are
+    /// committed first (an alert id once: a writer that loses the race drops the ids
+    /// the winner stored, and the status changes of alerts it no longer adds), then the
+    /// status changes, so no status change ever names an alert that is not stored.
     pub fn commit_alerts(
         &self,
         new_alerts: impl FnOnce(
@@ -482,63 +476,68 @@ impl Warehouse {
         Vec<crate::model::AlertRecord>,
         Vec<crate::model::StatusChange>,
     )> {
-        let _guard = self.lock()?;
-        let mut manifest = self.manifest()?;
-        let mut known = HashSet::new();
-        for rel in &manifest.alerts {
-            for b in read_columns(&self.root.join(rel), &[schema::alerts::ALERT_ID])? {
-                if let Some(ids) = b.column(0).as_any().downcast_ref::<StringArray>() {
-                    known.extend(ids.iter().flatten().map(String::from));
-                }
+        let logs = self.logs_creating()?;
+        let records_t = logs.table(Table::AlertRecords);
+        let mut snap = block_on(records_t.snapshot())?;
+        let mut known = FileIndex::default();
+        known.refresh(
+            &self.root,
+            Table::AlertRecords,
+            &snap,
+            &[schema::alerts::ALERT_ID],
+        )?;
+        let (mut records, mut changes) = new_alerts(&known.ids());
+        let batch = new_batch_id("");
+        let mut backoff = Backoff::default();
+        for attempt in 0.. {
+            let stored = known.ids();
+            records.retain(|r| !stored.contains(&r.alert_id));
+            let ours: HashSet<&str> = records.iter().map(|r| r.alert_id.as_str()).collect();
+            changes.retain(|c| stored.contains(&c.alert_id) || ours.contains(c.alert_id.as_str()));
+            if records.is_empty() {
+                break;
             }
-        }
-        let (mut records, changes) = new_alerts(&known);
-        records.retain(|r| !known.contains(&r.alert_id));
-        if records.is_empty() && changes.is_empty() {
-            return Ok((records, changes));
-        }
-        let batch_id = format!("{:x}-{:x}", now_us(), std::process::id());
-        if !records.is_empty() {
-            let rel = format!("{ALERT_RECORDS_DIR}/part-{batch_id}.parquet");
+            let rel = format!("{ALERT_RECORDS_DIR}/part-{batch}-{attempt}.parquet");
             self.write_parquet(&rel, &[schema::alerts_batch(&records)])?;
-            manifest.alerts.push(rel);
+            let actions = vec![
+                Action::Add(add_of(&self.root, &rel, Table::AlertRecords, None)?),
+                commit_info("WRITE"),
+            ];
+            let won = block_on(records_t.commit_next(
+                &mut snap,
+                || logs.metadata(Table::AlertRecords),
+                actions,
+            ))?;
+            if won {
+                break;
+            }
+            block_on(async {
+                backoff.wait().await?;
+                records_t.update(&mut snap).await
+            })?;
+            known.refresh(
+                &self.root,
+                Table::AlertRecords,
+                &snap,
+                &[schema::alerts::ALERT_ID],
+            )?;
         }
         if !changes.is_empty() {
-            let rel = format!("{ALERT_STATUS_DIR}/part-{batch_id}.parquet");
+            let rel = format!("{ALERT_STATUS_DIR}/part-{batch}.parquet");
             self.write_parquet(&rel, &[schema::alert_status_batch(&changes)])?;
-            manifest.alert_status.push(rel);
+            let add = add_of(&self.root, &rel, Table::AlertStatus, None)?;
+            block_on(append(&logs, Table::AlertStatus, vec![add]))?;
         }
-        self.write_manifest(&manifest)?;
         Ok((records, changes))
     }
 
-    fn write_manifest(&self, m: &Manifest) -> Result<()> {
-        let mut m = m.clone();
-        m.version += 1;
-        let tmp_dir = self.root.join(TMP_DIR);
-        fs::create_dir_all(&tmp_dir).map_err(io(&tmp_dir))?;
-        let tmp = tmp_dir.join(format!("manifest-{}-{}.json", std::process::id(), now_us()));
-        let body = serde_json::to_vec_pretty(&m).expect("manifest serialises");
-        let mut f = File::create(&tmp).map_err(io(&tmp))?;
-        f.write_all(&body).map_err(io(&tmp))?;
-        f.sync_all().map_err(io(&tmp))?;
-        let dst = self.root.join(MANIFEST);
-        fs::rename(&tmp, &dst).map_err(io(&dst))?;
-        sync_dir(&self.root);
-        // Committed. Then the Delta logs other engines read follow the manifest.
-        let mut t = std::time::Instant::now();
-        crate::delta_tables::sync(&self.root, &m)?;
-        crate::trace("Delta logs synced", &mut t);
-        Ok(())
-    }
-
     /// Write `batches` into one Parquet file at `rel` (relative to root), atomically.
-    fn write_parquet(&self, rel: &str, batches: &[RecordBatch]) -> Result<()> {
+    pub(crate) fn write_parquet(&self, rel: &str, batches: &[RecordBatch]) -> Result<()> {
         self.write_parquet_grouped(rel, batches, None)
     }
 
     /// `write_parquet` with row groups of at most `row_group` rows.
-    fn write_parquet_grouped(
+    pub(crate) fn write_parquet_grouped(
         &self,
         rel: &str,
         batches: &[RecordBatch],
@@ -564,30 +563,6 @@ impl Warehouse {
         Ok(())
     }
 
-    /// Existing run ids and the highest trial number per label.
-    fn existing(&self, m: &Manifest) -> Result<(HashSet<String>, HashMap<String, i32>)> {
-        let mut ids = HashSet::new();
-        let mut trials: HashMap<String, i32> = HashMap::new();
-        for rel in &m.runs {
-            let label = label_of(rel).unwrap_or_default();
-            for b in read_columns(
-                &self.root.join(rel),
-                &[schema::runs::RUN_ID, schema::runs::TRIAL],
-            )? {
-                let idc = b.column(0).as_any().downcast_ref::<StringArray>();
-                let tc = b.column(1).as_any().downcast_ref::<Int32Array>();
-                if let (Some(idc), Some(tc)) = (idc, tc) {
-                    for i in 0..b.num_rows() {
-                        ids.insert(idc.value(i).to_string());
-                        let t = trials.entry(label.clone()).or_insert(0);
-                        *t = (*t).max(tc.value(i));
-                    }
-                }
-            }
-        }
-        Ok((ids, trials))
-    }
-
     /// Commit prepared runs together: one file per table and label. Returns one outcome
     /// per input, in order.
     pub fn commit(&self, mut prepared: Vec<Prepared>) -> Result<Vec<Outcome>> {
@@ -595,47 +570,115 @@ impl Warehouse {
             // Nothing parsed: do not create a warehouse just to say so.
             return Ok(Vec::new());
         }
-        let _guard = self.lock()?;
-        let mut manifest = self.manifest()?;
-        manifest.format_version = 1;
-        let (mut ids, mut trials) = self.existing(&manifest)?;
-        let now = now_us();
-        let mut outcomes = Vec::with_capacity(prepared.len());
-        let mut fresh: Vec<usize> = Vec::new();
-        for (i, p) in prepared.iter_mut().enumerate() {
-            if !ids.insert(p.run.run_id.clone()) {
-                outcomes.push(Outcome::AlreadyPresent {
-                    run_id: p.run.run_id.clone(),
-                });
-                continue;
+        let logs = self.logs_creating()?;
+        let runs_t = logs.table(Table::Runs);
+        let mut snap = block_on(runs_t.snapshot())?;
+        let mut known = FileIndex::default();
+        let mut backoff = Backoff::default();
+        // The runs whose values are committed, and their batch.
+        let mut written: Option<(Vec<usize>, String)> = None;
+        for attempt in 0.. {
+            known.refresh(
+                &self.root,
+                Table::Runs,
+                &snap,
+                &[schema::runs::RUN_ID, schema::runs::TRIAL],
+            )?;
+            let (outcomes, fresh) = assign(&mut prepared, &known);
+            if fresh.is_empty() {
+                return Ok(outcomes);
             }
-            let t = trials.entry(p.run.label.clone()).or_insert(0);
-            *t += 1;
-            p.run.trial = *t;
-            p.run.ingested_at_us = now;
-            if p.run.commit_time_us == 0 {
-                // No --commit-time: the commit is taken to be as new as the ingest.
-                p.run.commit_time_us = now;
+            let mut by_label: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+            for &i in &fresh {
+                by_label
+                    .entry(prepared[i].run.label.clone())
+                    .or_default()
+                    .push(i);
             }
-            outcomes.push(Outcome::Added {
-                run_id: p.run.run_id.clone(),
-                trial: *t,
-            });
-            fresh.push(i);
+            let batch = match &written {
+                Some((runs, batch)) if *runs == fresh => batch.clone(),
+                _ => {
+                    // The first attempt, or another writer committed some of these runs
+                    // meanwhile: the values of exactly the runs still to add, as a new
+                    // batch. An earlier attempt's files are never gated.
+                    let batch = new_batch_id(&attempt.to_string());
+                    let (m_adds, s_adds) = self.write_values(&prepared, &by_label, &batch)?;
+                    let mut t = std::time::Instant::now();
+                    block_on(async {
+                        append(&logs, Table::Measurements, m_adds).await?;
+                        append(&logs, Table::Summaries, s_adds).await
+                    })?;
+                    crate::trace("measurements and summaries committed", &mut t);
+                    written = Some((fresh.clone(), batch.clone()));
+                    batch
+                }
+            };
+            let mut actions = Vec::new();
+            for (label, idx) in &by_label {
+                let runs: Vec<&Run> = idx.iter().map(|i| &prepared[*i].run).collect();
+                let rel = format!("{RUNS_DIR}/label={label}/part-{batch}-r{attempt}.parquet");
+                self.write_parquet(&rel, &[runs_batch(&runs)])?;
+                let tags = BTreeMap::from([(GATE_TAG.to_string(), batch.clone())]);
+                actions.push(Action::Add(add_of(
+                    &self.root,
+                    &rel,
+                    Table::Runs,
+                    Some(tags),
+                )?));
+            }
+            actions.push(commit_info("WRITE"));
+            let mut t = std::time::Instant::now();
+            let won =
+                block_on(runs_t.commit_next(&mut snap, || logs.metadata(Table::Runs), actions))?;
+            crate::trace("runs committed", &mut t);
+            if won {
+                self.keep_gated(&logs, &batch)?;
+                return Ok(outcomes);
+            }
+            block_on(async {
+                backoff.wait().await?;
+                runs_t.update(&mut snap).await
+            })?;
         }
-        if fresh.is_empty() {
-            return Ok(outcomes);
+        unreachable!("the backoff gives up first")
+    }
+
+    /// After the gate: the values of `batch` are still in their logs. A compaction given
+    /// a grace shorter than this commit took may have taken them out as never gated;
+    /// they are still on disk (only `vacuum` deletes, after hours), so they go back in.
+    fn keep_gated(&self, logs: &Logs, batch: &str) -> Result<()> {
+        let prefix = format!("part-{batch}.parquet");
+        for t in [Table::Measurements, Table::Summaries] {
+            let snap = block_on(logs.table(t).snapshot())?;
+            let live: HashSet<String> = snap.files.keys().map(|p| rel_of(t, p)).collect();
+            let mut missing = Vec::new();
+            for f in std::fs::read_dir(self.root.join(t.dir()))
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                let rel = format!("{}/{}/{prefix}", t.dir(), f.file_name().to_string_lossy());
+                if self.root.join(&rel).is_file() && !live.contains(&rel) {
+                    let tags = BTreeMap::from([(BATCH_TAG.to_string(), batch.to_string())]);
+                    missing.push(add_of(&self.root, &rel, t, Some(tags))?);
+                }
+            }
+            block_on(append(logs, t, missing))?;
         }
-        let mut by_label: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-        for i in fresh {
-            by_label
-                .entry(prepared[i].run.label.clone())
-                .or_default()
-                .push(i);
-        }
-        let batch_id = format!("{now:x}-{:x}", std::process::id());
-        for (label, idx) in &by_label {
-            let runs: Vec<&Run> = idx.iter().map(|i| &prepared[*i].run).collect();
+        Ok(())
+    }
+
+    /// Write the measurements and summaries of the runs `by_label` names, one file of
+    /// each per label, as `batch`; their `add`s.
+    fn write_values(
+        &self,
+        prepared: &[Prepared],
+        by_label: &BTreeMap<String, Vec<usize>>,
+        batch: &str,
+    ) -> Result<(Vec<Add>, Vec<Add>)> {
+        let tags = Some(BTreeMap::from([(BATCH_TAG.to_string(), batch.to_string())]));
+        let (mut m_adds, mut s_adds) = (Vec::new(), Vec::new());
+        for (label, idx) in by_label {
             let ms: Vec<(&str, &[Measurement])> = idx
                 .iter()
                 .map(|i| {
@@ -645,219 +688,226 @@ impl Warehouse {
                     )
                 })
                 .collect();
-            let m_rel = format!("{MEASUREMENTS_DIR}/label={label}/part-{batch_id}.parquet");
-            let r_rel = format!("{RUNS_DIR}/label={label}/part-{batch_id}.parquet");
+            let m_rel = format!("{MEASUREMENTS_DIR}/label={label}/part-{batch}.parquet");
             let s_rel = summary_of(&m_rel);
             // The measurements and their summaries are written side by side (two cores).
             let mut t = std::time::Instant::now();
-            let batch = measurements_batch(&ms);
+            let values = measurements_batch(&ms);
             crate::trace("measurements batch", &mut t);
             let (written, summarised) = std::thread::scope(|s| {
                 let summaries = s.spawn(|| {
                     let mut t = std::time::Instant::now();
-                    let sums = summary::from_batch(&batch);
+                    let sums = summary::from_batch(&values);
                     crate::trace("summaries batch", &mut t);
                     let r = self.write_parquet_grouped(&s_rel, &[sums], Some(summary::ROW_GROUP));
                     crate::trace("summaries file", &mut t);
                     r
                 });
-                let written = self.write_parquet(&m_rel, std::slice::from_ref(&batch));
+                let written = self.write_parquet(&m_rel, std::slice::from_ref(&values));
                 (written, summaries.join().expect("summary thread panicked"))
             });
             written?;
             summarised?;
             crate::trace("measurements and summaries", &mut t);
-            self.write_parquet(&r_rel, &[runs_batch(&runs)])?;
-            crate::trace("runs file", &mut t);
-            manifest.measurements.push(m_rel);
-            manifest.summaries.push(s_rel);
-            manifest.runs.push(r_rel);
+            m_adds.push(add_of(
+                &self.root,
+                &m_rel,
+                Table::Measurements,
+                tags.clone(),
+            )?);
+            s_adds.push(add_of(&self.root, &s_rel, Table::Summaries, tags.clone())?);
         }
-        self.write_manifest(&manifest)?;
-        Ok(outcomes)
-    }
-
-    /// Merge each partition's files into one, with the same crash safety as ingest, and
-    /// delete files no manifest lists (left by interrupted commands). Replaced files are
-    /// retired, not deleted: a reader may hold the manifest that lists them. Files retired
-    /// by an earlier compaction more than `grace` ago are deleted.
-    pub fn compact(&self, grace: std::time::Duration) -> Result<CompactReport> {
-        let _guard = self.lock()?;
-        let mut manifest = self.manifest()?;
-        let mut report = CompactReport::default();
-        // Files no manifest lists: left by commands interrupted before their commit.
-        let listed: HashSet<String> = manifest
-            .runs
-            .iter()
-            .chain(&manifest.measurements)
-            .chain(manifest.retired.iter().map(|r| &r.path))
-            .chain(&manifest.alerts)
-            .chain(&manifest.alert_status)
-            .chain(&manifest.alert_delivery)
-            .chain(&manifest.summaries)
-            .cloned()
-            .collect();
-        let orphans: Vec<PathBuf> = [
-            RUNS_DIR,
-            MEASUREMENTS_DIR,
-            SUMMARIES_DIR,
-            ALERT_RECORDS_DIR,
-            ALERT_STATUS_DIR,
-            ALERT_DELIVERY_DIR,
-        ]
-        .iter()
-        .flat_map(|d| walk_files(&self.root.join(d)))
-        .filter(|f| {
-            let rel = f
-                .strip_prefix(&self.root)
-                .map(|p| p.to_string_lossy().replace('\\', "/"))
-                .unwrap_or_default();
-            // The Delta logs' checkpoints are Parquet too, and never orphans.
-            rel.ends_with(".parquet") && !rel.contains("/_delta_log/") && !listed.contains(&rel)
-        })
-        .collect();
-        let now = now_us();
-        let batch_id = format!("{:x}-{:x}-c", now, std::process::id());
-        // Retired long enough ago that no reader can still hold a manifest listing them.
-        let cutoff = now - grace.as_micros() as i64;
-        let (expired, kept): (Vec<Retired>, Vec<Retired>) = std::mem::take(&mut manifest.retired)
-            .into_iter()
-            .partition(|r| r.at_us <= cutoff);
-        manifest.retired = kept;
-        let mut replaced: Vec<String> = Vec::new();
-        for (dir, list) in [
-            (RUNS_DIR, &mut manifest.runs),
-            (MEASUREMENTS_DIR, &mut manifest.measurements),
-        ] {
-            let mut by_label: BTreeMap<String, Vec<String>> = BTreeMap::new();
-            for rel in list.iter() {
-                by_label
-                    .entry(label_of(rel).unwrap_or_default())
-                    .or_default()
-                    .push(rel.clone());
-            }
-            let mut new_list = Vec::new();
-            for (label, files) in by_label {
-                report.files_before += files.len();
-                if files.len() == 1 {
-                    new_list.extend(files);
-                    continue;
-                }
-                let mut batches = Vec::new();
-                for rel in &files {
-                    batches.extend(read_columns(&self.root.join(rel), &[])?);
-                }
-                let rel = format!("{dir}/label={label}/part-{batch_id}.parquet");
-                self.write_parquet(&rel, &batches)?;
-                new_list.push(rel);
-                replaced.extend(files);
-            }
-            report.files_after += new_list.len();
-            *list = new_list;
-        }
-        // Summaries: one per measurements file, rebuilt from the measurements where these
-        // were merged or have none (written before summaries existed).
-        let summaries: HashSet<String> = manifest.summaries.iter().cloned().collect();
-        let mut new_summaries = Vec::new();
-        for rel in &manifest.measurements {
-            let s_rel = summary_of(rel);
-            if !summaries.contains(&s_rel) {
-                let batches = read_columns(&self.root.join(rel), &[])?;
-                self.write_parquet_grouped(
-                    &s_rel,
-                    &[summary::from_batches(&batches)],
-                    Some(summary::ROW_GROUP),
-                )?;
-                report.summaries_written += 1;
-            }
-            new_summaries.push(s_rel);
-        }
-        let kept: HashSet<&String> = new_summaries.iter().collect();
-        replaced.extend(
-            manifest
-                .summaries
-                .iter()
-                .filter(|s| !kept.contains(s))
-                .cloned(),
-        );
-        manifest.summaries = new_summaries;
-        // The alert tables are small and unpartitioned: one file each.
-        for (dir, list) in [
-            (ALERT_RECORDS_DIR, &mut manifest.alerts),
-            (ALERT_STATUS_DIR, &mut manifest.alert_status),
-            (ALERT_DELIVERY_DIR, &mut manifest.alert_delivery),
-        ] {
-            report.files_before += list.len();
-            if list.len() > 1 {
-                let mut batches = Vec::new();
-                for rel in list.iter() {
-                    batches.extend(read_columns(&self.root.join(rel), &[])?);
-                }
-                let rel = format!("{dir}/part-{batch_id}.parquet");
-                self.write_parquet(&rel, &batches)?;
-                replaced.append(list);
-                list.push(rel);
-            }
-            report.files_after += list.len();
-        }
-        report.files_retired = replaced.len();
-        manifest.retired.extend(
-            replaced
-                .into_iter()
-                .map(|path| Retired { path, at_us: now }),
-        );
-        if report.files_retired > 0 || report.summaries_written > 0 || !expired.is_empty() {
-            self.write_manifest(&manifest)?;
-        }
-        // The manifest no longer lists the expired files; delete them and the orphans.
-        for r in &expired {
-            let f = self.root.join(&r.path);
-            match fs::remove_file(&f) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&f)(e)),
-                _ => {}
-            }
-        }
-        // A file this compaction wrote again under an orphan's name (a summary rebuilt
-        // over one a manifest no longer listed) is listed now: not an orphan.
-        let now_listed: HashSet<PathBuf> = manifest
-            .summaries
-            .iter()
-            .map(|rel| self.root.join(rel))
-            .collect();
-        let orphans: Vec<&PathBuf> = orphans
-            .iter()
-            .filter(|f| !now_listed.contains(*f))
-            .collect();
-        for f in &orphans {
-            fs::remove_file(f).map_err(io(f))?;
-        }
-        report.files_deleted = orphans.len();
-        report.retired_deleted = expired.len();
-        report.files_still_retired = manifest.retired.len();
-        let tmp = self.root.join(TMP_DIR);
-        if tmp.exists() {
-            for f in walk_files(&tmp) {
-                let _ = fs::remove_file(f);
-            }
-        }
-        Ok(report)
+        Ok((m_adds, s_adds))
     }
 }
 
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct CompactReport {
-    pub files_before: usize,
-    /// Summary files written for measurements that had none (merged, or older).
-    pub summaries_written: usize,
-    pub files_after: usize,
-    /// Orphans: files of interrupted commands that no manifest listed.
-    pub files_deleted: usize,
-    /// Files this compaction replaced (kept on disk for readers, see [`Manifest::retired`]).
-    pub files_retired: usize,
-    /// Files retired by earlier compactions, past the grace period, deleted now.
-    pub retired_deleted: usize,
-    /// Retired files still on disk after this compaction.
-    pub files_still_retired: usize,
+/// Give each prepared run its outcome against the runs `known` holds (and the ones
+/// before it in `prepared`): already present, or added with the next trial number of
+/// its label. Returns the outcomes and the places of the runs to add.
+fn assign(prepared: &mut [Prepared], known: &FileIndex) -> (Vec<Outcome>, Vec<usize>) {
+    let mut ids = known.ids();
+    let mut trials = known.trials_by_label();
+    let now = now_us();
+    let mut outcomes = Vec::with_capacity(prepared.len());
+    let mut fresh = Vec::new();
+    for (i, p) in prepared.iter_mut().enumerate() {
+        if !ids.insert(p.run.run_id.clone()) {
+            outcomes.push(Outcome::AlreadyPresent {
+                run_id: p.run.run_id.clone(),
+            });
+            continue;
+        }
+        let t = trials.entry(p.run.label.clone()).or_insert(0);
+        *t += 1;
+        p.run.trial = *t;
+        // No --commit-time (or the time an earlier attempt gave it): the commit is
+        // taken to be as new as the ingest.
+        let no_commit_time =
+            p.run.commit_time_us == 0 || p.run.commit_time_us == p.run.ingested_at_us;
+        p.run.ingested_at_us = now;
+        if no_commit_time {
+            p.run.commit_time_us = now;
+        }
+        outcomes.push(Outcome::Added {
+            run_id: p.run.run_id.clone(),
+            trial: *t,
+        });
+        fresh.push(i);
+    }
+    (outcomes, fresh)
+}
+
+/// A new batch id: the time, the process, and `suffix`.
+pub(crate) fn new_batch_id(suffix: &str) -> String {
+    let id = format!("{:x}-{:x}", now_us(), std::process::id());
+    if suffix.is_empty() {
+        id
+    } else {
+        format!("{id}-{suffix}")
+    }
+}
+
+/// The `commitInfo` of a perfdb commit.
+pub(crate) fn commit_info(operation: &str) -> Action {
+    Action::CommitInfo(serde_json::json!({
+        "timestamp": crate::delta::now_ms(),
+        "operation": operation,
+        "engineInfo": concat!("perfdb/", env!("CARGO_PKG_VERSION")),
+    }))
+}
+
+/// Append `adds` to `t`: commits that commute with any other writer's, retried until
+/// they land.
+pub(crate) async fn append(
+    logs: &Logs,
+    t: Table,
+    adds: Vec<Add>,
+) -> std::result::Result<(), crate::delta::DeltaError> {
+    if adds.is_empty() {
+        return Ok(());
+    }
+    let mut actions: Vec<Action> = adds.into_iter().map(Action::Add).collect();
+    actions.push(commit_info("WRITE"));
+    logs.table(t)
+        .commit(|| logs.metadata(t), |_| Ok(Some(actions.clone())))
+        .await?;
+    Ok(())
+}
+
+/// The committed state: the runs snapshot (the gate) first, then the others; again
+/// if `runs` moved meanwhile (a compaction commits its merged runs before it replaces
+/// their values, so a gate read before that commit does not admit values read after).
+async fn read_committed(logs: &Logs) -> std::result::Result<Committed, crate::delta::DeltaError> {
+    for _ in 0..16 {
+        let runs_t = logs.table(Table::Runs);
+        let runs = runs_t.snapshot().await?;
+        let measurements = logs.table(Table::Measurements).snapshot().await?;
+        let summaries = logs.table(Table::Summaries).snapshot().await?;
+        // Status changes before the records they name (written in the other order).
+        let status = logs.table(Table::AlertStatus).snapshot().await?;
+        let records = logs.table(Table::AlertRecords).snapshot().await?;
+        let delivery = logs.table(Table::AlertDelivery).snapshot().await?;
+        if runs_t.latest_version(runs.version).await? != runs.version {
+            continue;
+        }
+        let gate: HashSet<&str> = runs
+            .files
+            .values()
+            .filter_map(|a| a.tags.as_ref()?.get(GATE_TAG))
+            .flat_map(|b| b.split(','))
+            .collect();
+        let admitted = |t: Table, snap: &Snapshot| -> Vec<String> {
+            snap.files
+                .values()
+                .filter(|a| {
+                    a.tags
+                        .as_ref()
+                        .and_then(|t| t.get(BATCH_TAG))
+                        .is_none_or(|b| gate.contains(b.as_str()))
+                })
+                .map(|a| rel_of(t, &a.path))
+                .collect()
+        };
+        let all = |t: Table, snap: &Snapshot| -> Vec<String> {
+            snap.files.keys().map(|p| rel_of(t, p)).collect()
+        };
+        let version = [
+            &runs,
+            &measurements,
+            &summaries,
+            &status,
+            &records,
+            &delivery,
+        ]
+        .iter()
+        .map(|s| s.version.map_or(0, |v| v + 1))
+        .sum();
+        return Ok(Committed {
+            version,
+            runs: all(Table::Runs, &runs),
+            measurements: admitted(Table::Measurements, &measurements),
+            summaries: admitted(Table::Summaries, &summaries),
+            alerts: all(Table::AlertRecords, &records),
+            alert_status: all(Table::AlertStatus, &status),
+            alert_delivery: all(Table::AlertDelivery, &delivery),
+        });
+    }
+    Err(crate::delta::DeltaError::Contended { attempts: 16 })
+}
+
+/// Columns of a table's live files, read once per file and kept across the attempts
+/// of a commit: run ids and trials, or alert ids.
+#[derive(Default)]
+struct FileIndex {
+    /// By live file: its label and rows (first column; second as a number, if asked).
+    files: HashMap<String, (String, Vec<(String, i32)>)>,
+}
+
+impl FileIndex {
+    /// Read the files live in `snap` not read yet; forget those no longer live.
+    fn refresh(&mut self, root: &Path, t: Table, snap: &Snapshot, columns: &[&str]) -> Result<()> {
+        let live: HashSet<String> = snap.files.keys().map(|p| rel_of(t, p)).collect();
+        self.files.retain(|rel, _| live.contains(rel));
+        for rel in live {
+            if self.files.contains_key(&rel) {
+                continue;
+            }
+            let mut rows = Vec::new();
+            for b in read_columns(&root.join(&rel), columns)? {
+                let ids = b.column(0).as_any().downcast_ref::<StringArray>();
+                let nums = (b.num_columns() > 1)
+                    .then(|| b.column(1).as_any().downcast_ref::<Int32Array>())
+                    .flatten();
+                if let Some(ids) = ids {
+                    for i in 0..b.num_rows() {
+                        rows.push((ids.value(i).to_string(), nums.map_or(0, |n| n.value(i))));
+                    }
+                }
+            }
+            self.files
+                .insert(rel.clone(), (label_of(&rel).unwrap_or_default(), rows));
+        }
+        Ok(())
+    }
+
+    fn ids(&self) -> HashSet<String> {
+        self.files
+            .values()
+            .flat_map(|(_, rows)| rows.iter().map(|(id, _)| id.clone()))
+            .collect()
+    }
+
+    /// The highest trial number per label.
+    fn trials_by_label(&self) -> HashMap<String, i32> {
+        let mut out: HashMap<String, i32> = HashMap::new();
+        for (label, rows) in self.files.values() {
+            for (_, trial) in rows {
+                let t = out.entry(label.clone()).or_insert(0);
+                *t = (*t).max(*trial);
+            }
+        }
+        out
+    }
 }
 
 /// How every warehouse file is written (the fuzz checks write their round trip the
@@ -899,22 +949,6 @@ pub fn read_columns(path: &Path, columns: &[&str]) -> Result<Vec<RecordBatch>> {
             })
         })
         .collect()
-}
-
-fn walk_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let Ok(rd) = fs::read_dir(dir) else {
-        return out;
-    };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk_files(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 fn sync_dir(dir: &Path) {

@@ -70,6 +70,7 @@ fn add(path: String) -> Action {
         modification_time: 0,
         data_change: true,
         stats: None,
+        tags: None,
     })
 }
 

@@ -187,7 +187,7 @@ impl Db {
     }
 
     /// Open the warehouse with DuckDB's file and network access left on, for
-    /// `perfdb sql --write` (an export with `COPY ... TO`), which holds the writer lock.
+    /// `perfdb sql --write` (an export with `COPY ... TO`).
     pub fn open_unrestricted(root: &Path) -> Result<Db, DbError> {
         Ok(Db::define(Connection::open_in_memory()?, root)?.0)
     }

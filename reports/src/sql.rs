@@ -20,14 +20,14 @@ use std::path::Path;
 pub enum SqlError {
     #[error(
         "perfdb sql is read-only: statement {index} is {kind}, which can change files or settings; \
-         pass --write to run it (under the warehouse's writer lock)"
+         pass --write to run it (what it writes is not part of the warehouse)"
     )]
     NotReadOnly { index: usize, kind: &'static str },
     #[error("{0}")]
     Invalid(String),
     #[error(
         "perfdb sql is read-only and reads only the warehouse's committed files: {0}; \
-         pass --write to run it with file access (under the warehouse's writer lock)"
+         pass --write to run it with file access (what it writes is not part of the warehouse)"
     )]
     Refused(String),
     #[error(transparent)]

@@ -219,30 +219,6 @@ fn git_commit_time(dir: &Path, commit: Option<&str>) -> anyhow::Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-pub fn compact(root: &Path, grace: std::time::Duration) -> anyhow::Result<Exit> {
-    let wh = Warehouse::new(root);
-    let r = wh
-        .compact(grace)
-        .with_context(|| format!("cannot compact {}", root.display()))?;
-    println!(
-        "compacted {}: {} file(s) -> {}, {} orphan file(s) of interrupted commands deleted; \
-         {} replaced file(s) kept for readers ({} in all), {} retired more than {}s ago deleted{}",
-        root.display(),
-        r.files_before,
-        r.files_after,
-        r.files_deleted,
-        r.files_retired,
-        r.files_still_retired,
-        r.retired_deleted,
-        grace.as_secs(),
-        match r.summaries_written {
-            0 => String::new(),
-            n => format!("; {n} summary file(s) written"),
-        }
-    );
-    Ok(Exit::Ok)
-}
-
 /// `perfdb formats`: every format with its one line (the README's table holds the same).
 pub fn formats() -> anyhow::Result<Exit> {
     let mut out = std::io::stdout().lock();

@@ -6,6 +6,7 @@ mod ingest;
 mod query;
 mod run;
 mod serve;
+mod upkeep;
 
 use crate::cli::{Cli, Command};
 use crate::Exit;
@@ -19,7 +20,9 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Compare(a) => compare::run(&wh, a),
         Command::Detect(a) => compare::detect(&wh, a),
         Command::Alerts(a) => alerts::run(&wh, a),
-        Command::Compact(a) => ingest::compact(&wh, std::time::Duration::from_secs(a.grace)),
+        Command::Compact(a) => upkeep::compact(&wh, std::time::Duration::from_secs(a.grace)),
+        Command::Vacuum(a) => upkeep::vacuum(&wh, a.retain),
+        Command::Migrate => upkeep::migrate(&wh),
         Command::Serve(a) => serve::run(&wh, a),
         Command::ExportSite(a) => serve::export_site(&wh, a),
         Command::Run(a) => run::run(&wh, a),

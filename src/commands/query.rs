@@ -53,10 +53,7 @@ pub fn runs(root: &Path, a: RunsArgs) -> anyhow::Result<Exit> {
 
 pub fn sql(root: &Path, a: SqlArgs) -> anyhow::Result<Exit> {
     if a.write {
-        let wh = perfdb_ingest::warehouse::Warehouse::new(root);
-        return wh.with_writer_lock(|| {
-            print_result(&Db::open_unrestricted(root)?, &a.query, a.format)
-        })?;
+        return print_result(&Db::open_unrestricted(root)?, &a.query, a.format);
     }
     let db = SqlDb::open(root)?;
     db.check_read_only(&a.query)?;

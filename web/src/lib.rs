@@ -18,7 +18,11 @@ use std::sync::Arc;
 
 pub use page::esc;
 
-type Signature = Option<(u64, std::time::SystemTime, u64)>;
+/// The warehouse's committed state, cheaply told apart (`Warehouse::state_signature`).
+type Signature = Option<u64>;
+
+/// The state a version was computed for: the signature and the saved comparisons' time.
+type VersionOf = Option<(u64, Option<std::time::SystemTime>)>;
 
 /// How much work the server takes on at once, and for how long.
 #[derive(Debug, Clone, Copy)]
@@ -65,8 +69,8 @@ pub struct AppState {
     open: Arc<std::sync::Mutex<Option<(Signature, perfdb_reports::db::Db)>>>,
     /// Responses of this warehouse version (see `cache`).
     pub cache: Arc<cache::Cache>,
-    /// The warehouse version last seen, by manifest signature.
-    seen: Arc<std::sync::Mutex<(Signature, u64)>>,
+    /// The version last given out, by the state it was computed for.
+    seen: Arc<std::sync::Mutex<(VersionOf, u64)>>,
     pub limits: Limits,
     work: Arc<tokio::sync::Semaphore>,
 }
@@ -93,24 +97,19 @@ impl AppState {
         self
     }
 
-    /// The committed state's version: the manifest's commit counter mixed with its
-    /// signature (inode, size, time) and the time of the saved-comparisons folder, so
-    /// any commit or save, by any perfdb, changes it. The manifest is read only when the
-    /// signature moved.
+    /// The committed state's version: the tables' log versions mixed with the time of
+    /// the saved-comparisons folder, so any commit or save, by any perfdb, changes it.
     pub fn version(&self) -> u64 {
         let wh = perfdb_ingest::warehouse::Warehouse::new(self.root.as_path());
-        // Saved comparisons live beside the manifest (`alerts/`): their folder's times
+        // Saved comparisons live beside the tables (`alerts/`): their folder's times
         // count too.
         let saved = std::fs::metadata(self.root.join(perfdb_reports::alerts::ALERTS_DIR))
             .and_then(|m| m.modified())
             .ok();
-        let sig = wh
-            .state_signature()
-            .map(|(len, t, ino)| (len, saved.map_or(t, |s| s.max(t)), ino));
+        let sig = wh.state_signature().map(|s| (s, saved));
         let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
         if seen.0 != sig || sig.is_none() {
-            let counter = wh.manifest().map(|m| m.version).unwrap_or(0);
-            let mix = format!("{sig:?}/{counter}");
+            let mix = format!("{sig:?}");
             let v = mix.bytes().fold(0xcbf29ce484222325u64, |h, b| {
                 (h ^ b as u64).wrapping_mul(0x100000001b3)
             });

@@ -1,0 +1,65 @@
+//! `compact`, `vacuum` and `migrate`: upkeep of the warehouse's tables.
+
+use crate::Exit;
+use anyhow::Context;
+use perfdb_ingest::warehouse::Warehouse;
+use std::path::Path;
+
+pub fn compact(root: &Path, grace: std::time::Duration) -> anyhow::Result<Exit> {
+    let r = Warehouse::new(root)
+        .compact(grace)
+        .with_context(|| format!("cannot compact {}", root.display()))?;
+    println!(
+        "compacted {}: {} file(s) -> {}; {} file(s) of interrupted commands (older than {}s) \
+         taken out of the tables; {} replaced file(s) stay on disk until `perfdb vacuum`{}",
+        root.display(),
+        r.files_before,
+        r.files_after,
+        r.ungated_removed,
+        grace.as_secs(),
+        r.files_replaced,
+        match r.summaries_written {
+            0 => String::new(),
+            n => format!("; {n} summary file(s) written"),
+        }
+    );
+    Ok(Exit::Ok)
+}
+
+pub fn vacuum(root: &Path, retain_hours: f64) -> anyhow::Result<Exit> {
+    if !(retain_hours.is_finite() && retain_hours >= 0.0) {
+        anyhow::bail!("--retain {retain_hours}: expected a number of hours, 0 or more");
+    }
+    let retain = std::time::Duration::from_secs_f64(retain_hours * 3600.0);
+    let r = Warehouse::new(root)
+        .vacuum(retain)
+        .with_context(|| format!("cannot vacuum {}", root.display()))?;
+    println!(
+        "vacuumed {}: {} file(s) no table lists deleted ({:.1} MB); {} younger than {retain_hours} h kept",
+        root.display(),
+        r.deleted,
+        r.bytes as f64 / 1e6,
+        r.kept,
+    );
+    Ok(Exit::Ok)
+}
+
+pub fn migrate(root: &Path) -> anyhow::Result<Exit> {
+    let r = Warehouse::new(root)
+        .migrate()
+        .with_context(|| format!("cannot migrate {}", root.display()))?;
+    match r.set_aside {
+        None => println!(
+            "{}: nothing to migrate (no _manifest.json; the Delta logs are the commit point)",
+            root.display()
+        ),
+        Some(aside) => println!(
+            "migrated {}: {} file(s) in {} log commit(s); the old manifest is kept as {}",
+            root.display(),
+            r.files,
+            r.commits,
+            aside.display()
+        ),
+    }
+    Ok(Exit::Ok)
+}
