@@ -633,6 +633,7 @@ impl Warehouse {
             crate::trace("runs committed", &mut t);
             if won {
                 self.keep_gated(&logs, &batch)?;
+                crate::trace("values checked live", &mut t);
                 return Ok(outcomes);
             }
             block_on(async {
