@@ -10,7 +10,7 @@
 
 use crate::delta::{Action, Add, Remove, Snapshot};
 use crate::summary;
-use crate::tables::{add_of, block_on, rel_of, Logs, Table};
+use crate::tables::{block_on, rel_of, Logs, Table};
 use crate::warehouse::{
     commit_info, new_batch_id, read_columns, Result, Warehouse, WarehouseError, BATCH_TAG,
     GATE_TAG, TMP_DIR,
@@ -160,7 +160,7 @@ impl Warehouse {
             let merge = |t: Table, files: &[Add]| -> Result<Vec<arrow::array::RecordBatch>> {
                 let mut out = Vec::new();
                 for a in files {
-                    out.extend(read_columns(&self.root().join(rel_of(t, &a.path)), &[])?);
+                    out.extend(read_columns(&self.local(&rel_of(t, &a.path))?, &[])?);
                 }
                 Ok(out)
             };
@@ -170,7 +170,7 @@ impl Warehouse {
                 .then(|| BTreeMap::from([(BATCH_TAG.to_string(), batch.clone())]));
             if !runs.is_empty() {
                 let rel = part(Table::Runs);
-                self.write_parquet(&rel, &merge(Table::Runs, &runs)?)?;
+                let merged = merge(Table::Runs, &runs)?;
                 // The merged batch, and the batches of the values it replaces, until
                 // those are replaced.
                 let mut admits: BTreeSet<&str> =
@@ -182,7 +182,7 @@ impl Warehouse {
                 )]);
                 let c = changes.entry(Table::Runs.dir()).or_default();
                 c.adds
-                    .push(add_of(self.root(), &rel, Table::Runs, Some(tags))?);
+                    .push(self.write_file(&rel, Table::Runs, &merged, None, Some(tags))?);
                 c.removes.extend(runs.iter().cloned());
                 report.files_after += 1;
             }
@@ -190,28 +190,26 @@ impl Warehouse {
                 let batches = merge(Table::Measurements, &ms)?;
                 let m_rel = part(Table::Measurements);
                 let s_rel = part(Table::Summaries);
-                self.write_parquet(&m_rel, &batches)?;
-                self.write_parquet_grouped(
+                let m_add = self.write_file(
+                    &m_rel,
+                    Table::Measurements,
+                    &batches,
+                    None,
+                    batch_tag.clone(),
+                )?;
+                let s_add = self.write_file(
                     &s_rel,
+                    Table::Summaries,
                     &[summary::from_batches(&batches)],
                     Some(summary::ROW_GROUP),
+                    batch_tag.clone(),
                 )?;
                 report.summaries_written += 1;
                 let c = changes.entry(Table::Measurements.dir()).or_default();
-                c.adds.push(add_of(
-                    self.root(),
-                    &m_rel,
-                    Table::Measurements,
-                    batch_tag.clone(),
-                )?);
+                c.adds.push(m_add);
                 c.removes.extend(ms.iter().cloned());
                 let c = changes.entry(Table::Summaries.dir()).or_default();
-                c.adds.push(add_of(
-                    self.root(),
-                    &s_rel,
-                    Table::Summaries,
-                    batch_tag.clone(),
-                )?);
+                c.adds.push(s_add);
                 c.removes.extend(sums.iter().cloned());
                 report.files_after += 1;
             }
@@ -231,12 +229,12 @@ impl Warehouse {
             }
             let mut batches = Vec::new();
             for a in &files {
-                batches.extend(read_columns(&self.root().join(rel_of(t, &a.path)), &[])?);
+                batches.extend(read_columns(&self.local(&rel_of(t, &a.path))?, &[])?);
             }
             let rel = format!("{}/part-{batch}.parquet", t.dir());
-            self.write_parquet(&rel, &batches)?;
+            let add = self.write_file(&rel, t, &batches, None, None)?;
             let c = changes.entry(t.dir()).or_default();
-            c.adds.push(add_of(self.root(), &rel, t, None)?);
+            c.adds.push(add);
             c.removes.extend(files);
             report.files_after += 1;
             report.files_replaced += c.removes.len();
@@ -264,39 +262,67 @@ impl Warehouse {
         let Some(logs) = self.logs()? else {
             return Ok(VacuumReport::default());
         };
-        let mut listed: HashSet<PathBuf> = HashSet::new();
-        for t in Table::ALL {
-            let snap = block_on(logs.table(t).snapshot())?;
-            listed.extend(snap.files.keys().map(|p| self.root().join(rel_of(t, p))));
-        }
-        let cutoff = std::time::SystemTime::now()
+        let cutoff = chrono_cutoff(retain);
+        let report = block_on(async {
+            use futures::TryStreamExt;
+            use object_store::ObjectStoreExt;
+            let store = logs.store();
+            let mut report = VacuumReport::default();
+            for t in Table::ALL {
+                let snap = logs.table(t).snapshot().await?;
+                let listed: HashSet<String> = snap.files.keys().map(|p| rel_of(t, p)).collect();
+                let dir = object_store::path::Path::from(t.dir());
+                let objects: Vec<object_store::ObjectMeta> = store
+                    .list(Some(&dir))
+                    .try_collect()
+                    .await
+                    .map_err(|source| crate::delta::DeltaError::Store {
+                        path: format!("{}/{}", self.location(), t.dir()),
+                        source,
+                    })?;
+                for o in objects {
+                    let rel = o.location.to_string();
+                    if rel.contains("/_delta_log/") || listed.contains(&rel) {
+                        continue;
+                    }
+                    if o.last_modified.timestamp_millis() > cutoff {
+                        report.kept += 1;
+                        continue;
+                    }
+                    match store.delete(&o.location).await {
+                        Ok(()) | Err(object_store::Error::NotFound { .. }) => {
+                            report.deleted += 1;
+                            report.bytes += o.size;
+                        }
+                        Err(source) => {
+                            return Err(crate::delta::DeltaError::Store {
+                                path: format!("{}/{rel}", self.location()),
+                                source,
+                            })
+                        }
+                    }
+                }
+            }
+            Ok(report)
+        })?;
+        // Leftovers of interrupted local writes.
+        let since = std::time::SystemTime::now()
             .checked_sub(retain)
             .unwrap_or(std::time::UNIX_EPOCH);
-        let mut report = VacuumReport::default();
-        let candidates = Table::ALL
-            .iter()
-            .flat_map(|t| data_files(&self.root().join(t.dir())))
-            .chain(data_files(&self.root().join(TMP_DIR)));
-        for f in candidates {
-            if listed.contains(&f) {
-                continue;
-            }
+        for f in data_files(&self.root().join(TMP_DIR)) {
             let meta = std::fs::metadata(&f).map_err(|e| io_error(&f, e))?;
-            if meta.modified().map_or(true, |m| m > cutoff) {
-                report.kept += 1;
+            if meta.modified().map_or(true, |m| m > since) {
                 continue;
             }
-            match std::fs::remove_file(&f) {
-                Ok(()) => {
-                    report.deleted += 1;
-                    report.bytes += meta.len();
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(io_error(&f, e)),
-            }
+            std::fs::remove_file(&f).map_err(|e| io_error(&f, e))?;
         }
         Ok(report)
     }
+}
+
+/// `retain` before now, in milliseconds since the Unix epoch.
+fn chrono_cutoff(retain: std::time::Duration) -> i64 {
+    crate::delta::now_ms() - retain.as_millis() as i64
 }
 
 fn io_error(path: &Path, source: std::io::Error) -> WarehouseError {

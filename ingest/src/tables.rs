@@ -113,8 +113,21 @@ impl Logs {
         })
     }
 
+    /// The tables under a remote location's prefix (`remote_store`).
+    pub fn remote(store: Arc<dyn ObjectStore>, url: &str) -> Logs {
+        Logs {
+            store,
+            location: url.to_string(),
+        }
+    }
+
     pub fn table(&self, t: Table) -> DeltaTable {
         DeltaTable::new(self.store.clone(), StorePath::from(t.dir()))
+    }
+
+    /// The store, rooted at the warehouse (paths are warehouse-relative).
+    pub fn store(&self) -> &Arc<dyn ObjectStore> {
+        &self.store
     }
 
     /// `t`'s version-0 `metaData`.
@@ -123,26 +136,118 @@ impl Logs {
     }
 }
 
-/// Run `fut` to completion from synchronous code. Called from async code (the web
-/// app's triage, tests), a runtime cannot block its own thread: the future then runs on
-/// a thread of its own.
-pub fn block_on<T: Send>(fut: impl std::future::Future<Output = T> + Send) -> T {
-    let run = || {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .expect("a current-thread runtime")
-            .block_on(fut)
+/// Is `location` a URL perfdb reaches through an object store (`s3://`, `gs://`,
+/// `az://`...), rather than a local directory (a path or `file://`)?
+pub fn is_remote(location: &str) -> bool {
+    matches!(
+        location.split_once("://").map(|(scheme, _)| scheme),
+        Some("s3" | "s3a" | "gs" | "az" | "abfs" | "abfss" | "azure")
+    )
+}
+
+/// A local directory given as `file:///path`, as its path.
+pub fn file_url_path(location: &str) -> Option<std::path::PathBuf> {
+    let url = url::Url::parse(location).ok()?;
+    (url.scheme() == "file").then(|| url.to_file_path().ok())?
+}
+
+/// The store of a remote warehouse, rooted at its prefix: credentials, region and
+/// endpoint from the usual environment variables (`AWS_ACCESS_KEY_ID`,
+/// `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, `AWS_ENDPOINT_URL` or `AWS_ENDPOINT`;
+/// `GOOGLE_SERVICE_ACCOUNT`...; `AZURE_STORAGE_ACCOUNT_NAME`...).
+pub fn remote_store(location: &str) -> Result<Arc<dyn ObjectStore>, String> {
+    use object_store::aws::AmazonS3Builder;
+    use object_store::azure::MicrosoftAzureBuilder;
+    use object_store::gcp::GoogleCloudStorageBuilder;
+    let url = url::Url::parse(location).map_err(|e| format!("{location}: not a URL ({e})"))?;
+    let bad = |e: object_store::Error| format!("{location}: {e}");
+    let store: Arc<dyn ObjectStore> = match url.scheme() {
+        "s3" | "s3a" => {
+            let mut b = AmazonS3Builder::from_env().with_url(location);
+            // `AWS_ENDPOINT_URL` is the AWS tools' name; object_store reads
+            // `AWS_ENDPOINT`.
+            let endpoint = std::env::var("AWS_ENDPOINT")
+                .or_else(|_| std::env::var("AWS_ENDPOINT_URL"))
+                .ok();
+            if let Some(e) = &endpoint {
+                b = b.with_endpoint(e).with_allow_http(e.starts_with("http://"));
+            }
+            if std::env::var("AWS_REGION").is_err() && std::env::var("AWS_DEFAULT_REGION").is_err()
+            {
+                b = b.with_region("us-east-1");
+            }
+            Arc::new(b.build().map_err(bad)?)
+        }
+        "gs" => Arc::new(
+            GoogleCloudStorageBuilder::from_env()
+                .with_url(location)
+                .build()
+                .map_err(bad)?,
+        ),
+        "az" | "abfs" | "abfss" | "azure" => Arc::new(
+            MicrosoftAzureBuilder::from_env()
+                .with_url(location)
+                .build()
+                .map_err(bad)?,
+        ),
+        other => {
+            return Err(format!(
+                "{location}: `{other}://` is no object store perfdb knows (s3, gs, az, file)"
+            ))
+        }
     };
-    if tokio::runtime::Handle::try_current().is_ok() {
-        std::thread::scope(|s| s.spawn(run).join().expect("the log's thread"))
+    let prefix = url.path().trim_matches('/');
+    Ok(if prefix.is_empty() {
+        store
     } else {
-        run()
+        Arc::new(object_store::prefix::PrefixStore::new(
+            store,
+            StorePath::from(prefix),
+        ))
+    })
+}
+
+/// Where a remote warehouse's files are kept on this machine once read (they never
+/// change: every commit writes new names): `$PERFDB_CACHE_DIR`, else the user's cache
+/// directory, then one directory per location.
+pub fn cache_dir(location: &str) -> std::path::PathBuf {
+    let base = std::env::var_os("PERFDB_CACHE_DIR")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| Path::new(&d).join("perfdb")))
+        .or_else(|| std::env::var_os("HOME").map(|d| Path::new(&d).join(".cache/perfdb")))
+        .unwrap_or_else(|| std::env::temp_dir().join("perfdb-cache"));
+    let id = &crate::warehouse::sha256_hex(location.as_bytes())[..16];
+    base.join("warehouses").join(id)
+}
+
+/// The runtime the warehouse's store calls run on: one per process, so an object
+/// store's HTTP connections are reused from call to call.
+static RUNTIME: std::sync::LazyLock<tokio::runtime::Runtime> = std::sync::LazyLock::new(|| {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("perfdb-store")
+        .enable_all()
+        .build()
+        .expect("the store's runtime")
+});
+
+/// Run `fut` to completion from synchronous code. Called from async code (the web
+/// app's triage, tests), a runtime cannot block its own thread: the future then is
+/// waited for on a thread of its own.
+pub fn block_on<T: Send>(fut: impl std::future::Future<Output = T> + Send) -> T {
+    if tokio::runtime::Handle::try_current().is_ok() {
+        std::thread::scope(|s| {
+            s.spawn(|| RUNTIME.block_on(fut))
+                .join()
+                .expect("the store's thread")
+        })
+    } else {
+        RUNTIME.block_on(fut)
     }
 }
 
-/// The `add` of the data file `rel` (relative to the warehouse root), with its size,
-/// row count and label, and `tags`.
+/// The `add` of the local data file `rel` (relative to the warehouse root), with its
+/// size, row count and label, and `tags`.
 pub fn add_of(
     root: &Path,
     rel: &str,
@@ -160,11 +265,17 @@ pub fn add_of(
             r.metadata().file_metadata().num_rows()
         })
         .map_err(|e| broken(e.to_string()))?;
-    let modified = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_millis() as i64);
+    Ok(add_from(rel, t, meta.len(), rows as u64, tags))
+}
+
+/// The `add` of data file `rel` of `t`, of `size` bytes and `rows` rows, written now.
+pub fn add_from(
+    rel: &str,
+    t: Table,
+    size: u64,
+    rows: u64,
+    tags: Option<BTreeMap<String, String>>,
+) -> Add {
     let mut partition_values = BTreeMap::new();
     if t.by_label() {
         partition_values.insert(
@@ -176,15 +287,15 @@ pub fn add_of(
         .strip_prefix(t.dir())
         .and_then(|r| r.strip_prefix('/'))
         .unwrap_or(rel);
-    Ok(Add {
+    Add {
         path: delta::encode_path(in_table),
         partition_values,
-        size: meta.len(),
-        modification_time: modified,
+        size,
+        modification_time: delta::now_ms(),
         data_change: true,
         stats: Some(format!("{{\"numRecords\":{rows}}}")),
         tags,
-    })
+    }
 }
 
 /// The warehouse-relative path of a live file of `t` (`add.path` is relative to the

@@ -14,9 +14,17 @@ pub struct AlertError {
     source: std::io::Error,
 }
 
+/// The folder of the saved comparisons of the warehouse at `root` (a path or a URL: a
+/// remote warehouse's are kept on this machine, beside its cached files).
+pub fn dir_of(root: &Path) -> PathBuf {
+    perfdb_ingest::warehouse::Warehouse::new(root)
+        .root()
+        .join(ALERTS_DIR)
+}
+
 /// Save `report`; returns the file written.
 pub fn save(root: &Path, report: &Report) -> Result<PathBuf, AlertError> {
-    let dir = root.join(ALERTS_DIR);
+    let dir = dir_of(root);
     let err = |path: &Path| {
         let path = path.to_path_buf();
         move |source| AlertError { path, source }
@@ -67,7 +75,7 @@ pub struct Alert {
 
 /// Saved comparisons, newest first.
 pub fn list(root: &Path) -> Vec<Alert> {
-    let dir = root.join(ALERTS_DIR);
+    let dir = dir_of(root);
     let Ok(rd) = std::fs::read_dir(&dir) else {
         return Vec::new();
     };

@@ -12,20 +12,34 @@ pub fn sample(rel: &str) -> PathBuf {
 
 pub struct Wh {
     pub dir: tempfile::TempDir,
+    /// A remote warehouse's URL (`s3://...`); none: the directory `wh` in `dir`.
+    pub url: Option<String>,
 }
 
 impl Wh {
     pub fn new() -> Wh {
         Wh {
             dir: tempfile::tempdir().expect("temp dir"),
+            url: None,
+        }
+    }
+    /// A warehouse at `url` (its cache in a temp dir of its own).
+    pub fn remote(url: String) -> Wh {
+        Wh {
+            url: Some(url),
+            ..Wh::new()
         }
     }
     pub fn path(&self) -> PathBuf {
-        self.dir.path().join("wh")
+        match &self.url {
+            Some(url) => PathBuf::from(url),
+            None => self.dir.path().join("wh"),
+        }
     }
     pub fn cmd(&self) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_perfdb"));
         c.env("PERFDB_WAREHOUSE", self.path())
+            .env("PERFDB_CACHE_DIR", self.dir.path().join("cache"))
             .env("NO_COLOR", "1")
             .current_dir(self.dir.path());
         c

@@ -103,7 +103,7 @@ impl AppState {
         let wh = perfdb_ingest::warehouse::Warehouse::new(self.root.as_path());
         // Saved comparisons live beside the tables (`alerts/`): their folder's times
         // count too.
-        let saved = std::fs::metadata(self.root.join(perfdb_reports::alerts::ALERTS_DIR))
+        let saved = std::fs::metadata(perfdb_reports::alerts::dir_of(&self.root))
             .and_then(|m| m.modified())
             .ok();
         let sig = wh.state_signature().map(|s| (s, saved));

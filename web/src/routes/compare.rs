@@ -142,10 +142,7 @@ fn saved(state: &AppState, name: &str) -> Result<Report, AppError> {
             "no saved comparison '{name}': see the alerts page for the saved ones"
         )));
     }
-    let path = state
-        .root
-        .join(perfdb_reports::alerts::ALERTS_DIR)
-        .join(name);
+    let path = perfdb_reports::alerts::dir_of(&state.root).join(name);
     let bytes =
         std::fs::read(&path).map_err(|e| AppError::internal(format!("{}: {e}", path.display())))?;
     serde_json::from_slice(&bytes).map_err(|e| {

