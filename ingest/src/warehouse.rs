@@ -551,10 +551,27 @@ impl Warehouse {
     /// `None` for an empty warehouse.
     pub fn state_signature(&self) -> Option<u64> {
         let logs = self.logs().ok()??;
+        // The versions this process saw last, per table: from there it takes two
+        // existence checks per table (the version seen, the next), not a walk from the
+        // last checkpoint.
+        static SEEN: std::sync::LazyLock<std::sync::Mutex<HashMap<String, Option<u64>>>> =
+            std::sync::LazyLock::new(Default::default);
+        let location = self.location();
         let versions = block_on(async {
             let mut vs = Vec::new();
             for t in Table::ALL {
-                vs.push(logs.table(t).latest_version(None).await.ok()?);
+                let key = format!("{location}/{}", t.dir());
+                let known = SEEN
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get(&key)
+                    .copied()
+                    .flatten();
+                let v = logs.table(t).latest_version(known).await.ok()?;
+                SEEN.lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(key, v);
+                vs.push(v);
             }
             Some(vs)
         })?;
