@@ -69,6 +69,14 @@ impl Change {
     }
 }
 
+fn label_of_add(a: &Add) -> String {
+    a.partition_values
+        .get(crate::schema::LABEL)
+        .cloned()
+        .flatten()
+        .unwrap_or_default()
+}
+
 fn batch_of(a: &Add) -> Option<&str> {
     a.tags.as_ref()?.get(BATCH_TAG).map(String::as_str)
 }
@@ -112,13 +120,7 @@ impl Warehouse {
                     }
                     continue;
                 }
-                let label = a
-                    .partition_values
-                    .get(crate::schema::LABEL)
-                    .cloned()
-                    .flatten()
-                    .unwrap_or_default();
-                let entry = values.entry(label).or_default();
+                let entry = values.entry(label_of_add(a)).or_default();
                 if t == Table::Measurements {
                     entry.0.push(a.clone());
                 } else {
@@ -128,13 +130,10 @@ impl Warehouse {
         }
         let mut runs_by_label: BTreeMap<String, Vec<Add>> = BTreeMap::new();
         for a in snap(Table::Runs).files.values() {
-            let label = a
-                .partition_values
-                .get(crate::schema::LABEL)
-                .cloned()
-                .flatten()
-                .unwrap_or_default();
-            runs_by_label.entry(label).or_default().push(a.clone());
+            runs_by_label
+                .entry(label_of_add(a))
+                .or_default()
+                .push(a.clone());
         }
         let labels: BTreeSet<&String> = runs_by_label.keys().chain(values.keys()).collect();
         for label in labels {
@@ -239,15 +238,9 @@ impl Warehouse {
             report.files_after += 1;
             report.files_replaced += c.removes.len();
         }
-        // In the gate's order: runs, then the values; the alerts' records, then status.
-        for t in [
-            Table::Runs,
-            Table::Measurements,
-            Table::Summaries,
-            Table::AlertRecords,
-            Table::AlertStatus,
-            Table::AlertDelivery,
-        ] {
+        // In the gate's order (`Table::ALL` lists it): runs, then the values; the alerts'
+        // records, then status.
+        for t in Table::ALL {
             if let Some(c) = changes.get(t.dir()) {
                 commit_replacing(&logs, t, c)?;
             }

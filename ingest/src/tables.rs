@@ -24,6 +24,9 @@ pub enum Table {
 }
 
 impl Table {
+    /// Every table, in the order a compaction commits them (`compact.rs`): runs, whose
+    /// merged files admit the values they replace, before measurements and summaries;
+    /// alert records before their status changes.
     pub const ALL: [Table; 6] = [
         Table::Runs,
         Table::Measurements,
@@ -137,12 +140,19 @@ impl Logs {
 }
 
 /// Is `location` a URL perfdb reaches through an object store (`s3://`, `gs://`,
-/// `az://`...), rather than a local directory (a path or `file://`)?
+/// `az://`...; any scheme but `file://`, so an unknown one is an error, not a local
+/// directory named `http:`), rather than a local directory?
 pub fn is_remote(location: &str) -> bool {
-    matches!(
-        location.split_once("://").map(|(scheme, _)| scheme),
-        Some("s3" | "s3a" | "gs" | "az" | "abfs" | "abfss" | "azure")
-    )
+    match location.split_once("://") {
+        Some((scheme, _)) => {
+            scheme != "file"
+                && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        }
+        None => false,
+    }
 }
 
 /// A local directory given as `file:///path`, as its path.
@@ -348,6 +358,8 @@ mod tests {
 
     #[test]
     fn paths_round_trip_through_the_protocols_encoding() {
+        assert!(is_remote("s3://b/p") && is_remote("http://x") && !is_remote("file:///x"));
+        assert!(!is_remote("./wh") && !is_remote("dir with :// inside"));
         for p in ["label=a b/x.parquet", "label=feature/x%y/z", "label=ü/1"] {
             assert_eq!(decode_path(&delta::encode_path(p)), p);
         }

@@ -491,6 +491,11 @@ impl Warehouse {
         Ok(())
     }
 
+    /// [`Warehouse::write_file`] of one batch of an alert table (flat, untagged).
+    fn write_flat(&self, rel: &str, t: Table, batch: RecordBatch) -> Result<Add> {
+        self.write_file(rel, t, &[batch], None, None)
+    }
+
     /// Write `batches` as one Parquet file at `rel` of table `t` (row groups of at most
     /// `row_group` rows when given): locally written aside, flushed and renamed in;
     /// remotely one put (and a copy kept in the cache). Returns its `add`.
@@ -623,13 +628,8 @@ impl Warehouse {
     pub fn commit_delivery(&self, d: &crate::model::Delivery) -> Result<()> {
         let logs = self.logs_creating()?;
         let rel = format!("{ALERT_DELIVERY_DIR}/part-{}.parquet", new_batch_id(""));
-        let add = self.write_file(
-            &rel,
-            Table::AlertDelivery,
-            &[schema::alert_delivery_batch(std::slice::from_ref(d))],
-            None,
-            None,
-        )?;
+        let batch = schema::alert_delivery_batch(std::slice::from_ref(d));
+        let add = self.write_flat(&rel, Table::AlertDelivery, batch)?;
         Ok(block_on(append(&logs, Table::AlertDelivery, vec![add]))?)
     }
 
@@ -654,12 +654,10 @@ impl Warehouse {
         let records_t = logs.table(Table::AlertRecords);
         let mut snap = block_on(records_t.snapshot())?;
         let mut known = FileIndex::default();
-        known.refresh(
-            self,
-            Table::AlertRecords,
-            &snap,
-            &[schema::alerts::ALERT_ID],
-        )?;
+        let refresh = |known: &mut FileIndex, snap: &Snapshot| {
+            known.refresh(self, Table::AlertRecords, snap, &[schema::alerts::ALERT_ID])
+        };
+        refresh(&mut known, &snap)?;
         let (mut records, mut changes) = new_alerts(&known.ids());
         let batch = new_batch_id("");
         let mut backoff = Backoff::default();
@@ -672,13 +670,7 @@ impl Warehouse {
                 break;
             }
             let rel = format!("{ALERT_RECORDS_DIR}/part-{batch}-{attempt}.parquet");
-            let add = self.write_file(
-                &rel,
-                Table::AlertRecords,
-                &[schema::alerts_batch(&records)],
-                None,
-                None,
-            )?;
+            let add = self.write_flat(&rel, Table::AlertRecords, schema::alerts_batch(&records))?;
             let actions = vec![Action::Add(add), commit_info("WRITE")];
             let won = block_on(records_t.commit_next(
                 &mut snap,
@@ -692,21 +684,14 @@ impl Warehouse {
                 backoff.wait().await?;
                 records_t.update(&mut snap).await
             })?;
-            known.refresh(
-                self,
-                Table::AlertRecords,
-                &snap,
-                &[schema::alerts::ALERT_ID],
-            )?;
+            refresh(&mut known, &snap)?;
         }
         if !changes.is_empty() {
             let rel = format!("{ALERT_STATUS_DIR}/part-{batch}.parquet");
-            let add = self.write_file(
+            let add = self.write_flat(
                 &rel,
                 Table::AlertStatus,
-                &[schema::alert_status_batch(&changes)],
-                None,
-                None,
+                schema::alert_status_batch(&changes),
             )?;
             block_on(append(&logs, Table::AlertStatus, vec![add]))?;
         }
