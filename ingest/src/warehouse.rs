@@ -457,7 +457,7 @@ impl Warehouse {
                 source,
             }
         })?;
-        self.save_local(rel, &bytes, false)?;
+        self.save_local(rel, &bytes)?;
         Ok(path)
     }
 
@@ -466,9 +466,8 @@ impl Warehouse {
         rels.iter().map(|r| self.local(r)).collect()
     }
 
-    /// Put `bytes` at `rel` under the local root: written aside, then renamed in (with
-    /// `sync`, flushed to disk first: the warehouse's own files).
-    fn save_local(&self, rel: &str, bytes: &[u8], sync: bool) -> Result<()> {
+    /// A file aside (in `_tmp/`) to write `rel` into before [`Warehouse::place`].
+    fn aside(&self, rel: &str) -> Result<(PathBuf, File)> {
         let tmp_dir = self.root.join(TMP_DIR);
         fs::create_dir_all(&tmp_dir).map_err(io(&tmp_dir))?;
         let tmp = tmp_dir.join(format!(
@@ -476,24 +475,32 @@ impl Warehouse {
             rel.replace('/', "__"),
             std::process::id()
         ));
-        let mut f = File::create(&tmp).map_err(io(&tmp))?;
-        std::io::Write::write_all(&mut f, bytes).map_err(io(&tmp))?;
+        let f = File::create(&tmp).map_err(io(&tmp))?;
+        Ok((tmp, f))
+    }
+
+    /// Rename the file written aside at `tmp` to `rel` under the local root; with
+    /// `sync` (the warehouse's own files, not a cache's copies), flushed to disk first.
+    fn place(&self, tmp: &Path, f: File, rel: &str, sync: bool) -> Result<()> {
         if sync {
-            f.sync_all().map_err(io(&tmp))?;
+            f.sync_all().map_err(io(tmp))?;
         }
+        drop(f);
         let dst = self.root.join(rel);
         let dir = dst.parent().expect("partition dir");
         fs::create_dir_all(dir).map_err(io(dir))?;
-        fs::rename(&tmp, &dst).map_err(io(&dst))?;
+        fs::rename(tmp, &dst).map_err(io(&dst))?;
         if sync {
             sync_dir(dir);
         }
         Ok(())
     }
 
-    /// [`Warehouse::write_file`] of one batch of an alert table (flat, untagged).
-    fn write_flat(&self, rel: &str, t: Table, batch: RecordBatch) -> Result<Add> {
-        self.write_file(rel, t, &[batch], None, None)
+    /// Keep `bytes` at `rel` under the local root (a remote file's cached copy).
+    fn save_local(&self, rel: &str, bytes: &[u8]) -> Result<()> {
+        let (tmp, mut f) = self.aside(rel)?;
+        std::io::Write::write_all(&mut f, bytes).map_err(io(&tmp))?;
+        self.place(&tmp, f, rel, false)
     }
 
     /// Write `batches` as one Parquet file at `rel` of table `t` (row groups of at most
@@ -507,40 +514,48 @@ impl Warehouse {
         row_group: Option<usize>,
         tags: Option<BTreeMap<String, String>>,
     ) -> Result<Add> {
-        let mut body = Vec::new();
-        let mut w = ArrowWriter::try_new(
-            &mut body,
-            batches[0].schema(),
-            Some(writer_properties(row_group)),
-        )
-        .map_err(pq(&self.root.join(rel)))?;
-        let mut rows = 0u64;
-        for b in batches {
-            rows += b.num_rows() as u64;
-            w.write(b).map_err(pq(&self.root.join(rel)))?;
+        fn encode<W: std::io::Write + Send>(
+            out: W,
+            batches: &[RecordBatch],
+            row_group: Option<usize>,
+        ) -> std::result::Result<W, parquet::errors::ParquetError> {
+            let props = writer_properties(row_group);
+            let mut w = ArrowWriter::try_new(out, batches[0].schema(), Some(props))?;
+            for b in batches {
+                w.write(b)?;
+            }
+            w.into_inner()
         }
-        w.close().map_err(pq(&self.root.join(rel)))?;
-        if let Some(store) = self.store()? {
-            let at = StorePath::from(rel);
-            let payload = object_store::PutPayload::from(body.clone());
-            block_on(store.put(&at, payload)).map_err(|source| {
-                crate::delta::DeltaError::Store {
-                    path: format!("{}/{rel}", self.location()),
-                    source,
-                }
-            })?;
-            // The cache is a convenience: a failure to keep a copy is no failure.
-            let _ = self.save_local(rel, &body, false);
-        } else {
-            self.save_local(rel, &body, true)?;
-        }
-        Ok(crate::tables::add_from(
-            rel,
-            t,
-            body.len() as u64,
-            rows,
-            tags,
-        ))
+        let rows = batches.iter().map(|b| b.num_rows() as u64).sum();
+        let size = match self.store()? {
+            None => {
+                let (tmp, f) = self.aside(rel)?;
+                let f = encode(f, batches, row_group).map_err(pq(&tmp))?;
+                let size = f.metadata().map_err(io(&tmp))?.len();
+                self.place(&tmp, f, rel, true)?;
+                size
+            }
+            Some(store) => {
+                let body =
+                    encode(Vec::new(), batches, row_group).map_err(pq(&self.root.join(rel)))?;
+                let payload = object_store::PutPayload::from(body.clone());
+                block_on(store.put(&StorePath::from(rel), payload)).map_err(|source| {
+                    crate::delta::DeltaError::Store {
+                        path: format!("{}/{rel}", self.location()),
+                        source,
+                    }
+                })?;
+                // The cache is a convenience: a failure to keep a copy is no failure.
+                let _ = self.save_local(rel, &body);
+                body.len() as u64
+            }
+        };
+        Ok(crate::tables::add_from(rel, t, size, rows, tags))
+    }
+
+    /// [`Warehouse::write_file`] of one batch of an alert table (flat, untagged).
+    fn write_flat(&self, rel: &str, t: Table, batch: RecordBatch) -> Result<Add> {
+        self.write_file(rel, t, &[batch], None, None)
     }
 
     /// The committed state. A warehouse that does not exist yet is empty.
