@@ -461,8 +461,40 @@ impl Warehouse {
         Ok(path)
     }
 
-    /// [`Warehouse::local`] of each of `rels`.
+    /// [`Warehouse::local`] of each of `rels`; a remote warehouse's files not cached
+    /// yet are fetched 16 at a time (a first read of a warehouse is many small GETs).
     pub fn local_all(&self, rels: &[String]) -> Result<Vec<PathBuf>> {
+        if let Some(store) = self.store()? {
+            use futures::StreamExt;
+            let missing: Vec<String> = rels
+                .iter()
+                .filter(|r| !self.root.join(r.as_str()).is_file())
+                .cloned()
+                .collect();
+            let fetches = missing.into_iter().map(|rel| {
+                let store = store.clone();
+                async move {
+                    let at = StorePath::from(rel.as_str());
+                    let got = match store.get(&at).await {
+                        Ok(r) => r.bytes().await,
+                        Err(e) => Err(e),
+                    };
+                    (rel, got)
+                }
+            });
+            let fetched: Vec<_> = block_on(
+                futures::stream::iter(fetches)
+                    .buffer_unordered(16)
+                    .collect::<Vec<_>>(),
+            );
+            for (rel, got) in fetched {
+                let bytes = got.map_err(|source| crate::delta::DeltaError::Store {
+                    path: format!("{}/{rel}", self.location()),
+                    source,
+                })?;
+                self.save_local(&rel, &bytes)?;
+            }
+        }
         rels.iter().map(|r| self.local(r)).collect()
     }
 
@@ -571,6 +603,9 @@ impl Warehouse {
     /// `None` for an empty warehouse.
     pub fn state_signature(&self) -> Option<u64> {
         let logs = self.logs().ok()??;
+        if self.remote.is_none() {
+            return local_signature(&self.root);
+        }
         // The versions this process saw last, per table: from there it takes two
         // existence checks per table (the version seen, the next), not a walk from the
         // last checkpoint.
@@ -874,6 +909,43 @@ fn keep_gated(logs: &Logs, adds: &[(Table, Vec<Add>); 2]) -> Result<()> {
     Ok(())
 }
 
+/// [`Warehouse::state_signature`] of a local warehouse, by plain file-system calls (it
+/// runs on every web request: no runtime, no thread): each log's latest version, from
+/// the one this process saw last (or the last checkpoint), one `stat` per version.
+fn local_signature(root: &Path) -> Option<u64> {
+    static SEEN: std::sync::LazyLock<std::sync::Mutex<HashMap<PathBuf, u64>>> =
+        std::sync::LazyLock::new(Default::default);
+    let mut mix = 0xcbf29ce484222325u64;
+    let mut any = false;
+    for t in Table::ALL {
+        let log = root.join(t.dir()).join("_delta_log");
+        let file = |v: u64| log.join(format!("{v:020}.json"));
+        let known = SEEN
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&log)
+            .copied()
+            .filter(|v| file(*v).exists());
+        let mut v = known.or_else(|| {
+            let last = fs::read(log.join("_last_checkpoint")).ok()?;
+            serde_json::from_slice::<serde_json::Value>(&last).ok()?["version"].as_u64()
+        });
+        while file(v.map_or(0, |v| v + 1)).exists() {
+            v = Some(v.map_or(0, |v| v + 1));
+        }
+        if let Some(v) = v {
+            any = true;
+            SEEN.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(log, v);
+        }
+        for b in format!("{v:?};").bytes() {
+            mix = (mix ^ b as u64).wrapping_mul(0x100000001b3);
+        }
+    }
+    any.then_some(mix)
+}
+
 /// Give each prepared run its outcome against the runs `known` holds (and the ones
 /// before it in `prepared`): already present, or added with the next trial number of
 /// its label. Returns the outcomes and the places of the runs to add.
@@ -1027,6 +1099,12 @@ impl FileIndex {
     ) -> Result<()> {
         let live: HashSet<String> = snap.files.keys().map(|p| rel_of(t, p)).collect();
         self.files.retain(|rel, _| live.contains(rel));
+        let unread: Vec<String> = live
+            .iter()
+            .filter(|r| !self.files.contains_key(*r))
+            .cloned()
+            .collect();
+        wh.local_all(&unread)?;
         for rel in live {
             if self.files.contains_key(&rel) {
                 continue;
