@@ -602,10 +602,11 @@ impl Warehouse {
     /// existence checks, not reads), so a long-running reader knows when to look again.
     /// `None` for an empty warehouse.
     pub fn state_signature(&self) -> Option<u64> {
-        let logs = self.logs().ok()??;
         if self.remote.is_none() {
-            return local_signature(&self.root);
+            let ours = self.root.is_dir() && !self.root.join(MANIFEST).exists();
+            return ours.then(|| local_signature(&self.root)).flatten();
         }
+        let logs = self.logs().ok()??;
         // The versions this process saw last, per table: from there it takes two
         // existence checks per table (the version seen, the next), not a walk from the
         // last checkpoint.
