@@ -27,7 +27,8 @@ Exit codes:
     after_help = EXIT_CODES
 )]
 pub struct Cli {
-    /// Warehouse directory
+    /// Warehouse: a directory, or a URL (s3://bucket/prefix, gs://, az://, file://; credentials
+    /// and endpoint from the usual environment variables, e.g. AWS_ENDPOINT_URL)
     #[arg(
         long,
         global = true,
