@@ -255,7 +255,7 @@ impl Warehouse {
         let Some(logs) = self.logs()? else {
             return Ok(VacuumReport::default());
         };
-        let cutoff = chrono_cutoff(retain);
+        let cutoff = cutoff_ms(retain);
         let report = block_on(async {
             use futures::TryStreamExt;
             use object_store::ObjectStoreExt;
@@ -314,7 +314,7 @@ impl Warehouse {
 }
 
 /// `retain` before now, in milliseconds since the Unix epoch.
-fn chrono_cutoff(retain: std::time::Duration) -> i64 {
+fn cutoff_ms(retain: std::time::Duration) -> i64 {
     crate::delta::now_ms() - retain.as_millis() as i64
 }
 

@@ -640,13 +640,9 @@ impl Warehouse {
         }))
     }
 
-    /// Local paths of the committed summary files, and of the committed measurements
-    /// files that have none (written before summaries existed, until `compact`).
-    pub fn committed_summaries(&self) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
-        self.summaries_of(&self.committed()?)
-    }
-
-    /// [`Warehouse::committed_summaries`] of a state already read.
+    /// Local paths of the summary files of the committed state `c`, and of its
+    /// measurements files that have none (written before summaries existed, until
+    /// `compact`).
     pub fn summaries_of(&self, c: &Committed) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
         let listed: HashSet<&String> = c.summaries.iter().collect();
         let bare: Vec<String> = c
@@ -656,22 +652,6 @@ impl Warehouse {
             .cloned()
             .collect();
         Ok((self.local_all(&c.summaries)?, self.local_all(&bare)?))
-    }
-
-    /// Local paths of the committed files of `runs` and `measurements`.
-    pub fn committed_files(&self) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
-        let c = self.committed()?;
-        Ok((self.local_all(&c.runs)?, self.local_all(&c.measurements)?))
-    }
-
-    /// Local paths of the committed alert record, status and delivery files.
-    pub fn committed_alert_files(&self) -> Result<(Vec<PathBuf>, Vec<PathBuf>, Vec<PathBuf>)> {
-        let c = self.committed()?;
-        Ok((
-            self.local_all(&c.alerts)?,
-            self.local_all(&c.alert_status)?,
-            self.local_all(&c.alert_delivery)?,
-        ))
     }
 
     /// Commit one delivery record (right after the receiver acknowledged it, so a

@@ -208,15 +208,22 @@ impl Db {
     /// The views over the committed files, on `conn`; also every file they read.
     fn define(conn: Connection, root: &Path) -> Result<(Db, Vec<PathBuf>), DbError> {
         let wh = Warehouse::new(root);
-        let (runs, ms) = wh.committed_files()?;
+        // One read of the logs for every table (each read is six snapshots; on a remote
+        // warehouse, GETs).
+        let c = wh.committed()?;
+        let (runs, ms) = (wh.local_all(&c.runs)?, wh.local_all(&c.measurements)?);
         // Warehouse files never change once committed (new names per commit): their
         // footers can be kept between queries.
         conn.execute_batch("SET parquet_metadata_cache = true")?;
         conn.execute_batch(&view_sql("runs", &runs, &RUNS_SCHEMA))?;
         conn.execute_batch(&view_sql("measurements", &ms, &MEASUREMENTS_SCHEMA))?;
-        let (sums, bare) = wh.committed_summaries()?;
+        let (sums, bare) = wh.summaries_of(&c)?;
         conn.execute_batch(&summaries_view_sql(&sums, &bare))?;
-        let (alerts, status, delivery) = wh.committed_alert_files()?;
+        let (alerts, status, delivery) = (
+            wh.local_all(&c.alerts)?,
+            wh.local_all(&c.alert_status)?,
+            wh.local_all(&c.alert_delivery)?,
+        );
         conn.execute_batch(&flat_view_sql(
             "alert_delivery",
             &delivery,
