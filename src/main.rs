@@ -31,7 +31,7 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             eprintln!("error: {e}");
-            for cause in e.chain().skip(1) {
+            for cause in causes(&e) {
                 eprintln!("  caused by: {cause}");
             }
             ExitCode::from(Exit::Error as u8)
@@ -39,9 +39,45 @@ fn main() -> ExitCode {
     }
 }
 
+/// The causes under an error worth a line each: a cause whose text its parent already
+/// quotes is left out (object_store's errors repeat each source inside their own text,
+/// four or five deep for one failed request).
+fn causes(e: &anyhow::Error) -> Vec<String> {
+    let mut shown = e.to_string();
+    let mut out = Vec::new();
+    for cause in e.chain().skip(1) {
+        let text = cause.to_string();
+        if !shown.contains(text.trim()) {
+            out.push(text.clone());
+        }
+        shown = text;
+    }
+    out
+}
+
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn causes_a_parent_quotes_are_left_out() {
+        let inner = anyhow::anyhow!("Server returned 501 Not Implemented");
+        let mid = inner.context("Error performing GET /b: Server returned 501 Not Implemented");
+        let e = mid
+            .context("list failed")
+            .context("runs/_delta_log: list failed");
+        // `list failed` is quoted by its parent; the GET line is not, and its own cause
+        // is quoted by it.
+        assert_eq!(
+            super::causes(&e),
+            ["Error performing GET /b: Server returned 501 Not Implemented"]
+        );
+        let plain = anyhow::anyhow!("disk full").context("writing runs");
+        assert_eq!(super::causes(&plain), ["disk full"]);
+    }
 }
