@@ -217,6 +217,20 @@ pub fn remote_store(location: &str) -> Result<Arc<dyn ObjectStore>, String> {
     })
 }
 
+/// [`remote_store`], one client per location for the life of the process: a client
+/// keeps its HTTP connections, so a server's requests (or a command's many reads) do not
+/// each open new ones. The environment it was built from is read once.
+pub fn shared_store(location: &str) -> Result<Arc<dyn ObjectStore>, String> {
+    type Clients = std::collections::HashMap<String, Result<Arc<dyn ObjectStore>, String>>;
+    static CLIENTS: std::sync::LazyLock<std::sync::Mutex<Clients>> =
+        std::sync::LazyLock::new(Default::default);
+    let mut clients = CLIENTS.lock().unwrap_or_else(|p| p.into_inner());
+    clients
+        .entry(location.to_string())
+        .or_insert_with(|| remote_store(location))
+        .clone()
+}
+
 /// Where a remote warehouse's files are kept on this machine once read (they never
 /// change: every commit writes new names): `$PERFDB_CACHE_DIR`, else the user's cache
 /// directory, then one directory per location.

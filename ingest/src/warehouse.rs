@@ -383,7 +383,7 @@ impl Warehouse {
             return Warehouse {
                 root: crate::tables::cache_dir(&url),
                 remote: Some(Remote {
-                    store: crate::tables::remote_store(&url),
+                    store: crate::tables::shared_store(&url),
                     url,
                 }),
             };
@@ -613,10 +613,11 @@ impl Warehouse {
         static SEEN: std::sync::LazyLock<std::sync::Mutex<HashMap<String, Option<u64>>>> =
             std::sync::LazyLock::new(Default::default);
         let location = self.location();
-        let versions = block_on(async {
-            let mut vs = Vec::new();
-            for t in Table::ALL {
-                let key = format!("{location}/{}", t.dir());
+        // The six tables at once: one round trip's wait for all, not six.
+        let versions = block_on(futures::future::join_all(Table::ALL.map(|t| {
+            let key = format!("{location}/{}", t.dir());
+            let logs = &logs;
+            async move {
                 let known = SEEN
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
@@ -627,10 +628,11 @@ impl Warehouse {
                 SEEN.lock()
                     .unwrap_or_else(|p| p.into_inner())
                     .insert(key, v);
-                vs.push(v);
+                Some(v)
             }
-            Some(vs)
-        })?;
+        })))
+        .into_iter()
+        .collect::<Option<Vec<Option<u64>>>>()?;
         if versions.iter().all(Option::is_none) {
             return None;
         }

@@ -150,7 +150,8 @@ pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> R
     if req.method() != Method::GET {
         return next.run(req).await;
     }
-    let version = state.version();
+    let sig = state.signature();
+    let version = state.version_of(sig);
     let key = format!("{}?{}", req.uri().path(), normalised(req.uri().query()));
     let headers = req.headers().clone();
     let slot = state.cache.slot(version, &key);
@@ -158,7 +159,7 @@ pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> R
     let stored = slot
         .get_or_init(|| async {
             computed = true;
-            let resp = next.run(req).await;
+            let resp = crate::REQUEST_SIGNATURE.scope(sig, next.run(req)).await;
             let (mut parts, body) = resp.into_parts();
             let body = axum::body::to_bytes(body, usize::MAX)
                 .await

@@ -56,6 +56,18 @@ thread_local! {
 
 type Interrupts = Arc<std::sync::Mutex<Vec<Arc<duckdb::InterruptHandle>>>>;
 
+tokio::task_local! {
+    /// The signature the cache layer read for this request: its warehouse work opens
+    /// the state of that signature instead of reading every log again (on a remote
+    /// warehouse, a round trip to the store).
+    pub(crate) static REQUEST_SIGNATURE: Signature;
+}
+
+thread_local! {
+    /// [`REQUEST_SIGNATURE`] carried onto the thread doing the request's work.
+    static WORK_SIGNATURE: std::cell::Cell<Option<Signature>> = const { std::cell::Cell::new(None) };
+}
+
 #[derive(Clone)]
 pub struct AppState {
     pub root: Arc<PathBuf>,
@@ -100,13 +112,22 @@ impl AppState {
     /// The committed state's version: the tables' log versions mixed with the time of
     /// the saved-comparisons folder, so any commit or save, by any perfdb, changes it.
     pub fn version(&self) -> u64 {
-        let wh = perfdb_ingest::warehouse::Warehouse::new(self.root.as_path());
+        self.version_of(self.signature())
+    }
+
+    /// The committed state's signature, read now.
+    pub fn signature(&self) -> Signature {
+        perfdb_ingest::warehouse::Warehouse::new(self.root.as_path()).state_signature()
+    }
+
+    /// [`AppState::version`] of a signature just read.
+    pub fn version_of(&self, sig: Signature) -> u64 {
         // Saved comparisons live beside the tables (`alerts/`): their folder's times
         // count too.
         let saved = std::fs::metadata(perfdb_reports::alerts::dir_of(&self.root))
             .and_then(|m| m.modified())
             .ok();
-        let sig = wh.state_signature().map(|s| (s, saved));
+        let sig = sig.map(|s| (s, saved));
         let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
         if seen.0 != sig || sig.is_none() {
             let mix = format!("{sig:?}");
@@ -146,7 +167,9 @@ impl AppState {
     /// A connection for one request, read-only over the warehouse as last committed.
     pub fn db(&self) -> Result<perfdb_reports::db::Db, AppError> {
         let internal = |e: perfdb_reports::db::DbError| AppError::internal(e.to_string());
-        let sig = perfdb_ingest::warehouse::Warehouse::new(self.root.as_path()).state_signature();
+        let sig = WORK_SIGNATURE
+            .with(|s| s.get())
+            .unwrap_or_else(|| self.signature());
         let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
         let conn = match open.as_ref() {
             Some((s, db)) if *s == sig => db.try_clone().map_err(internal)?,
@@ -329,11 +352,14 @@ pub(crate) async fn blocking<T: Send + 'static>(
         };
     let handles: Interrupts = Default::default();
     let mine = handles.clone();
+    let sig = REQUEST_SIGNATURE.try_with(|s| *s).ok();
     let task = tokio::task::spawn_blocking(move || {
         // The permit is held until the work really ends, timed out or not.
         let _permit = permit;
         INTERRUPTS.with(|i| *i.borrow_mut() = Some(mine));
+        WORK_SIGNATURE.with(|s| s.set(sig));
         let r = f();
+        WORK_SIGNATURE.with(|s| s.set(None));
         INTERRUPTS.with(|i| *i.borrow_mut() = None);
         r
     });
