@@ -37,6 +37,9 @@ pub struct Db {
     /// Every series, computed once per opened warehouse state (one pass over the
     /// summaries), shared by clones: catalogs and pickers read it.
     pub series: std::sync::Arc<std::sync::OnceLock<std::sync::Arc<Vec<SeriesEntry>>>>,
+    /// The committed summaries files; `None` when some measurements files have no
+    /// summary file (the view computes theirs), so per-file facts cannot stand in.
+    summary_files: Option<std::sync::Arc<Vec<PathBuf>>>,
 }
 
 /// SQL for a run's `machine` tag (from `r.tags`, the JSON perfdb writes), `''` without one.
@@ -66,7 +69,7 @@ pub fn sql_str(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }
 
-fn file_list(files: &[PathBuf]) -> String {
+pub(crate) fn file_list(files: &[PathBuf]) -> String {
     let items: Vec<String> = files
         .iter()
         .map(|p| sql_str(&p.to_string_lossy()))
@@ -116,6 +119,14 @@ fn view_sql(name: &str, files: &[PathBuf], schema: &arrow::datatypes::Schema) ->
 /// The `summaries` view: the summary files, and for measurements files without one the
 /// same numbers computed from their raw values (`perfdb_ingest::summary` defines them).
 fn summaries_view_sql(sums: &[PathBuf], bare: &[PathBuf]) -> String {
+    format!(
+        "CREATE OR REPLACE VIEW summaries AS {}",
+        summaries_select(sums, bare)
+    )
+}
+
+/// The `summaries` view's query over these files.
+fn summaries_select(sums: &[PathBuf], bare: &[PathBuf]) -> String {
     let mut parts = Vec::new();
     let names: Vec<String> = SUMMARIES_SCHEMA
         .fields()
@@ -144,12 +155,11 @@ fn summaries_view_sql(sums: &[PathBuf], bare: &[PathBuf]) -> String {
             label = schema::LABEL
         ));
     }
-    let body = if parts.is_empty() {
+    if parts.is_empty() {
         empty_view(&SUMMARIES_SCHEMA)
     } else {
         parts.join(" UNION ALL ")
-    };
-    format!("CREATE OR REPLACE VIEW summaries AS {body}")
+    }
 }
 
 /// A view over unpartitioned files (the alert tables), empty with the schema when none.
@@ -207,16 +217,21 @@ impl Db {
 
     /// The views over the committed files, on `conn`; also every file they read.
     fn define(conn: Connection, root: &Path) -> Result<(Db, Vec<PathBuf>), DbError> {
+        let mut t = std::time::Instant::now();
         let wh = Warehouse::new(root);
         // One read of the logs for every table (each read is six snapshots; on a remote
         // warehouse, GETs).
         let c = wh.committed()?;
+        perfdb_ingest::trace("open: committed", &mut t);
         let (runs, ms) = (wh.local_all(&c.runs)?, wh.local_all(&c.measurements)?);
+        perfdb_ingest::trace("open: local", &mut t);
         // Warehouse files never change once committed (new names per commit): their
         // footers can be kept between queries.
         conn.execute_batch("SET parquet_metadata_cache = true")?;
         conn.execute_batch(&view_sql("runs", &runs, &RUNS_SCHEMA))?;
+        perfdb_ingest::trace("open: runs", &mut t);
         conn.execute_batch(&view_sql("measurements", &ms, &MEASUREMENTS_SCHEMA))?;
+        perfdb_ingest::trace("open: measurements", &mut t);
         let (sums, bare) = wh.summaries_of(&c)?;
         conn.execute_batch(&summaries_view_sql(&sums, &bare))?;
         let (alerts, status, delivery) = (
@@ -235,12 +250,15 @@ impl Db {
             &status,
             &schema::ALERT_STATUS_SCHEMA,
         ))?;
+        perfdb_ingest::trace("open: rest", &mut t);
         let n_files = runs.len() + ms.len();
+        let summary_files = bare.is_empty().then(|| std::sync::Arc::new(sums.clone()));
         let files = [runs, ms, sums, bare, alerts, status, delivery].concat();
         let db = Db {
             conn,
             n_files,
             series: Default::default(),
+            summary_files,
         };
         Ok((db, files))
     }
@@ -251,6 +269,7 @@ impl Db {
             conn: self.conn.try_clone()?,
             n_files: self.n_files,
             series: self.series.clone(),
+            summary_files: self.summary_files.clone(),
         })
     }
 
@@ -258,6 +277,11 @@ impl Db {
     pub fn series(&self) -> Result<std::sync::Arc<Vec<SeriesEntry>>, DbError> {
         if let Some(s) = self.series.get() {
             return Ok(s.clone());
+        }
+        if let Some(files) = &self.summary_files {
+            let rows = std::sync::Arc::new(crate::facts::series(&self.conn, files)?);
+            let _ = self.series.set(rows.clone());
+            return Ok(rows);
         }
         let mut stmt = self.conn.prepare(
             "SELECT table_name, metric, variant, key, any_value(key_order), bool_or(direction <> 'none') \
@@ -278,6 +302,18 @@ impl Db {
         let rows = std::sync::Arc::new(rows);
         let _ = self.series.set(rows.clone());
         Ok(rows)
+    }
+
+    /// The summaries of the runs `runs` (and of any other run sharing their files) as a
+    /// query to read `FROM`: only the files holding them, where the per-file facts can
+    /// tell (see [`crate::facts`]); else the whole `summaries` view. A selection of one
+    /// commit's runs then reads one file, not every summary of the warehouse.
+    pub fn summaries_of_runs(&self, runs: &[String]) -> Result<String, DbError> {
+        let Some(files) = &self.summary_files else {
+            return Ok("summaries".into());
+        };
+        let holding = crate::facts::files_holding(&self.conn, files, runs)?;
+        Ok(format!("({})", summaries_select(&holding, &[])))
     }
 
     /// (Re)create the temporary table `name(run_id)` holding `runs`, to join against.

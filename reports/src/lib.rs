@@ -6,6 +6,7 @@ pub mod compare;
 pub mod config;
 pub mod db;
 pub mod detect;
+pub mod facts;
 pub mod notify;
 pub mod render;
 // The one module with unsafe code: DuckDB's C API, for the kind of a statement.

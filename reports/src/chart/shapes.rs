@@ -72,11 +72,14 @@ pub fn chart_data(
         [spec.as_str()],
         |r| r.get(0),
     )?;
-    let (mut runs_pred, mut n_runs, on_runs) = if label_runs > 0 {
+    // Where the summaries are read from: a label's are the view's label partitions; a
+    // few runs' (a commit's) only the files that hold them.
+    let (mut runs_pred, mut n_runs, on_runs, sums) = if label_runs > 0 {
         (
             format!("label = {}", sql_str(&spec)),
             label_runs as usize,
             format!("r.label = {}", sql_str(&spec)),
+            "summaries".to_string(),
         )
     } else {
         let side = select_runs(db, &spec)?;
@@ -85,6 +88,7 @@ pub fn chart_data(
             "run_id IN (SELECT run_id FROM chart_sel)".to_string(),
             side.runs.len(),
             "r.run_id IN (SELECT run_id FROM chart_sel)".to_string(),
+            db.summaries_of_runs(&side.runs)?,
         )
     };
     // One machine class: the one asked for, else the one with the most runs. The run
@@ -105,7 +109,7 @@ pub fn chart_data(
     let mut classes = classes_where("")?;
     if classes.len() > 1 {
         classes = classes_where(&format!(
-            " AND r.run_id IN (SELECT run_id FROM summaries WHERE {runs_pred} AND table_name = {} AND metric = {})",
+            " AND r.run_id IN (SELECT run_id FROM {sums} WHERE {runs_pred} AND table_name = {} AND metric = {})",
             sql_str(table),
             sql_str(metric)
         ))?;
@@ -129,8 +133,8 @@ pub fn chart_data(
     let sql = format!(
         "SELECT key, variant, any_value(unit), median(median), min(min), max(max), count(*), \
                 any_value(key_order) \
-         FROM summaries WHERE table_name = {} AND metric = {} \
-         AND {runs_pred} GROUP BY key, variant",
+         FROM {sums} WHERE table_name = {} AND metric = {} \
+         AND {runs_pred} GROUP BY key, variant ORDER BY key, variant",
         sql_str(table),
         sql_str(metric)
     );
@@ -145,7 +149,7 @@ pub fn chart_data(
         sql_str(metric)
     );
     let most = rows.iter().map(|r| r.6 as usize).max().unwrap_or(0);
-    let mut dots = trial_dots(db, &filter, dots_per_point(rows.len()), most)?;
+    let mut dots = trial_dots(db, &sums, &filter, dots_per_point(rows.len()), most)?;
     let refs = run_refs(db, &on_runs)?;
     // Keys are stored in canonical order; shapes read in the order the log printed them.
     let shown = |k: &str, order: &Option<String>| {
@@ -341,12 +345,21 @@ type Dots = std::collections::HashMap<(String, String), Vec<(f64, String)>>;
 /// The trials drawn for the summaries `filter` selects, about `cap` a point: the lowest,
 /// the highest, and either evenly spaced ranks or (points of more than `RANKED_UP_TO`
 /// trials; `most` is the largest) a sample by run id hash.
-fn trial_dots(db: &Db, filter: &str, cap: usize, most: usize) -> Result<Dots, ChartError> {
-    trial_dots_ranked_up_to(db, filter, cap, most, RANKED_UP_TO)
+/// The trial dots of each point: the rows of `sums` (the summaries, or a query over
+/// some of their files) that `filter` picks.
+fn trial_dots(
+    db: &Db,
+    sums: &str,
+    filter: &str,
+    cap: usize,
+    most: usize,
+) -> Result<Dots, ChartError> {
+    trial_dots_ranked_up_to(db, sums, filter, cap, most, RANKED_UP_TO)
 }
 
 fn trial_dots_ranked_up_to(
     db: &Db,
+    sums: &str,
     filter: &str,
     cap: usize,
     most: usize,
@@ -358,18 +371,18 @@ fn trial_dots_ranked_up_to(
                SELECT key, variant, median, run_id, \
                       row_number() OVER (PARTITION BY key, variant ORDER BY median, run_id) - 1 AS i, \
                       count(*) OVER (PARTITION BY key, variant) AS n \
-               FROM summaries WHERE {filter}) \
+               FROM {sums} WHERE {filter}) \
              WHERE {}",
             thin_sql("i", "n", cap)
         )
     } else {
         let every = most.div_ceil(cap.max(1)).max(1);
         format!(
-            "SELECT key, variant, median, run_id FROM summaries WHERE {filter} AND hash(run_id) % {every} = 0 \
+            "SELECT key, variant, median, run_id FROM {sums} WHERE {filter} AND hash(run_id) % {every} = 0 \
              UNION ALL \
-             SELECT key, variant, min(median), arg_min(run_id, median) FROM summaries WHERE {filter} GROUP BY key, variant \
+             SELECT key, variant, min(median), arg_min(run_id, median) FROM {sums} WHERE {filter} GROUP BY key, variant \
              UNION ALL \
-             SELECT key, variant, max(median), arg_max(run_id, median) FROM summaries WHERE {filter} GROUP BY key, variant"
+             SELECT key, variant, max(median), arg_max(run_id, median) FROM {sums} WHERE {filter} GROUP BY key, variant"
         )
     };
     let mut stmt = db.conn.prepare(&sql)?;
@@ -433,12 +446,12 @@ mod tests {
         let filter = "table_name = 't' AND metric = 'latency'";
         let key = |d: &Dots| d.values().next().unwrap().clone();
         // By rank: the ends and evenly spaced ranks between.
-        let ranked = key(&trial_dots_ranked_up_to(&db, filter, 5, 40, 1000).unwrap());
+        let ranked = key(&trial_dots_ranked_up_to(&db, "summaries", filter, 5, 40, 1000).unwrap());
         let values: Vec<f64> = ranked.iter().map(|d| d.0).collect();
         assert_eq!(values, [0.0, 10.0, 20.0, 30.0, 39.0]);
         // By sample (as for a point of more trials than ranking is worth): the ends, some
         // between, each trial once, ascending.
-        let sampled = key(&trial_dots_ranked_up_to(&db, filter, 5, 40, 10).unwrap());
+        let sampled = key(&trial_dots_ranked_up_to(&db, "summaries", filter, 5, 40, 10).unwrap());
         let values: Vec<f64> = sampled.iter().map(|d| d.0).collect();
         assert_eq!((values[0], *values.last().unwrap()), (0.0, 39.0));
         assert!(values.windows(2).all(|w| w[0] < w[1]), "{values:?}");

@@ -24,8 +24,11 @@ type Resolved = (Vec<(String, Vec<String>)>, ChartData);
 
 /// Pick defaults: the first table, its throughput metric if it has one.
 fn resolve(state: &AppState, q: &ChartQuery) -> Result<Option<Resolved>, AppError> {
+    let mut t = std::time::Instant::now();
     let db = state.db()?;
+    perfdb_ingest::trace("chart: db", &mut t);
     let cat = catalog(&db)?;
+    perfdb_ingest::trace("chart: catalog", &mut t);
     if cat.is_empty() {
         return Ok(None);
     }
@@ -57,6 +60,7 @@ fn resolve(state: &AppState, q: &ChartQuery) -> Result<Option<Resolved>, AppErro
         q.runs.as_deref(),
         q.machine.as_deref(),
     )?;
+    perfdb_ingest::trace("chart: data", &mut t);
     Ok(Some((cat, data)))
 }
 
