@@ -7,6 +7,7 @@
 # each page after it. Prints one line per page. Figures: BENCHMARKS.md.
 #
 #   bash benches/load_web.sh [ROWS=1000000] [DURATION=10s] [PER_COMMIT=ROWS/125000]
+#   (PERFDB_BIN=path: serve and ingest with another build, for an A/B in the same minutes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROWS="${1:-1000000}"
@@ -20,11 +21,12 @@ TMP="$(mktemp -d)"
 WH="$TMP/wh"
 PORT="${PORT:-18089}"
 "$BIN/examples/gen_warehouse" "$WH" "$ROWS" --commits "$PER_COMMIT"
-"$BIN/perfdb" --warehouse "$WH" compare base head --save >/dev/null || true
-"$BIN/perfdb" --warehouse "$WH" sql \
+PERFDB="${PERFDB_BIN:-$BIN/perfdb}"
+"$PERFDB" --warehouse "$WH" compare base head --save >/dev/null || true
+"$PERFDB" --warehouse "$WH" sql \
   "SELECT count(*) AS measurement_rows, count(DISTINCT run_id) AS runs FROM measurements"
-"$BIN/perfdb" --warehouse "$WH" sql "SELECT count(DISTINCT \"commit\") AS commits FROM runs"
-"$BIN/perfdb" --warehouse "$WH" serve --bind "127.0.0.1:$PORT" 2>/dev/null &
+"$PERFDB" --warehouse "$WH" sql "SELECT count(DISTINCT \"commit\") AS commits FROM runs"
+"$PERFDB" --warehouse "$WH" serve --bind "127.0.0.1:$PORT" 2>/dev/null &
 PID=$!
 trap 'kill $PID 2>/dev/null; rm -rf "$TMP"' EXIT
 # Ready when it answers (a URL the test does not time, so the first /api/runs is cold).
@@ -58,7 +60,7 @@ for p in "${PAGES[@]}"; do
   wrk -t2 -c32 -d"$DURATION" --timeout 10s -s "$TMP/report.lua" "http://127.0.0.1:$PORT$url" | tail -1
 done
 echo "== one ingest (a new commit on main), then the first request to each page"
-"$BIN/perfdb" --warehouse "$WH" ingest sample-data/h200-gemm/ab/aiter/base/trial1.log \
+"$PERFDB" --warehouse "$WH" ingest sample-data/h200-gemm/ab/aiter/base/trial1.log \
   --label main --commit cnew >/dev/null
 for p in "${PAGES[@]}"; do
   name="${p%%|*}"; url="${p#*|}"

@@ -192,7 +192,9 @@ impl Db {
     /// [`Db::open`] on a connection to a fresh in-memory database.
     pub fn open_on(conn: Connection, root: &Path) -> Result<Db, DbError> {
         let (db, files) = Db::define(conn, root)?;
+        let mut t = std::time::Instant::now();
         db.lock_down(&files)?;
+        perfdb_ingest::trace("open: lock down", &mut t);
         Ok(db)
     }
 
