@@ -821,6 +821,45 @@ fn sql_prints_nested_values_as_csv_text() {
 }
 
 #[test]
+fn sql_prints_timestamps_in_every_format() {
+    // `TIMESTAMPTZ` columns (`commit_time`, `ingested_at`) used to fail every format
+    // ("Invalid timezone \"UTC\"").
+    let wh = Wh::new();
+    wh.ok(&[
+        "ingest",
+        sample("h200-gemm/ab/perf/base/trial1.log")
+            .to_str()
+            .unwrap(),
+        "--label",
+        "x",
+        "--commit",
+        "abc",
+        "--commit-time",
+        "2026-07-01T08:30:00Z",
+    ]);
+    let q = "SELECT \"commit\", commit_time FROM runs";
+    assert_eq!(
+        wh.ok(&["sql", q, "--format", "csv"]),
+        "commit,commit_time\nabc,2026-07-01T08:30:00Z\n"
+    );
+    assert_eq!(
+        wh.ok(&["sql", q, "--format", "json"]),
+        "{\"commit\":\"abc\",\"commit_time\":\"2026-07-01T08:30:00Z\"}\n"
+    );
+    let table = wh.ok(&["sql", q]);
+    assert!(
+        table.contains("| abc    | 2026-07-01T08:30:00Z |"),
+        "{table}"
+    );
+    // And the time of ingest, whatever it is, prints too.
+    let now = wh.ok(&["sql", "SELECT ingested_at FROM runs", "--format", "csv"]);
+    assert!(
+        now.starts_with("ingested_at\n20") && now.trim_end().ends_with('Z'),
+        "{now}"
+    );
+}
+
+#[test]
 fn stdin_is_one_run_named_by_name() {
     let wh = Wh::new();
     let text = std::fs::read(sample("h200-gemm/ab/perf/base/trial1.log")).unwrap();

@@ -20,6 +20,10 @@ pub fn render(
     batches: &[RecordBatch],
     format: TableFormat,
 ) -> Result<String, RenderError> {
+    let batches = &batches
+        .iter()
+        .map(utc_as_offset)
+        .collect::<Result<Vec<_>, _>>()?;
     match format {
         TableFormat::Table => {
             if batches.iter().all(|b| b.num_rows() == 0) {
@@ -63,6 +67,36 @@ pub fn render(
             Ok(String::from_utf8_lossy(&buf).into_owned())
         }
     }
+}
+
+/// DuckDB hands `TIMESTAMPTZ` columns over as timestamps in the zone named `UTC`, and
+/// arrow prints a named zone only with its time-zone database, which perfdb leaves
+/// out: the same instants, labelled `+00:00`, print everywhere (`...T08:00:00Z`).
+fn utc_as_offset(b: &RecordBatch) -> Result<RecordBatch, RenderError> {
+    use arrow::datatypes::{DataType, Field, Schema};
+    let utc = |t: &DataType| matches!(t, DataType::Timestamp(_, Some(tz)) if matches!(&**tz, "UTC" | "Etc/UTC" | "GMT" | "Z"));
+    if !b.schema().fields().iter().any(|f| utc(f.data_type())) {
+        return Ok(b.clone());
+    }
+    let mut fields = Vec::new();
+    let mut cols = Vec::new();
+    for (f, c) in b.schema().fields().iter().zip(b.columns()) {
+        match f.data_type() {
+            DataType::Timestamp(unit, Some(_)) if utc(f.data_type()) => {
+                let to = DataType::Timestamp(*unit, Some("+00:00".into()));
+                cols.push(arrow::compute::cast(c, &to)?);
+                fields.push(Field::new(f.name(), to, f.is_nullable()));
+            }
+            _ => {
+                cols.push(c.clone());
+                fields.push(f.as_ref().clone());
+            }
+        }
+    }
+    Ok(RecordBatch::try_new(
+        std::sync::Arc::new(Schema::new(fields)),
+        cols,
+    )?)
 }
 
 /// CSV has no nested types: print list and struct cells as text (`[1.0, 2.0]`).
