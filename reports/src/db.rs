@@ -30,6 +30,28 @@ pub struct SeriesEntry {
     pub compared: bool,
 }
 
+impl SeriesEntry {
+    /// The query listing the series of `from` (a view, or `read_parquet` of summaries
+    /// files), one row each, as [`SeriesEntry::from_row`] reads them.
+    pub(crate) fn query(from: &str) -> String {
+        format!(
+            "SELECT table_name, metric, variant, key, any_value(key_order), \
+                    bool_or(direction <> 'none') \
+             FROM {from} GROUP BY table_name, metric, variant, key"
+        )
+    }
+    pub(crate) fn from_row(r: &duckdb::Row) -> duckdb::Result<SeriesEntry> {
+        Ok(SeriesEntry {
+            table: r.get(0)?,
+            metric: r.get(1)?,
+            variant: r.get(2)?,
+            key: r.get(3)?,
+            key_order: r.get(4)?,
+            compared: r.get(5)?,
+        })
+    }
+}
+
 /// A connection with the `runs` and `measurements` views defined.
 pub struct Db {
     pub conn: Connection,
@@ -285,21 +307,9 @@ impl Db {
             let _ = self.series.set(rows.clone());
             return Ok(rows);
         }
-        let mut stmt = self.conn.prepare(
-            "SELECT table_name, metric, variant, key, any_value(key_order), bool_or(direction <> 'none') \
-             FROM summaries GROUP BY table_name, metric, variant, key",
-        )?;
+        let mut stmt = self.conn.prepare(&SeriesEntry::query("summaries"))?;
         let rows = stmt
-            .query_map([], |r| {
-                Ok(SeriesEntry {
-                    table: r.get(0)?,
-                    metric: r.get(1)?,
-                    variant: r.get(2)?,
-                    key: r.get(3)?,
-                    key_order: r.get(4)?,
-                    compared: r.get(5)?,
-                })
-            })?
+            .query_map([], SeriesEntry::from_row)?
             .collect::<Result<Vec<_>, _>>()?;
         let rows = std::sync::Arc::new(rows);
         let _ = self.series.set(rows.clone());

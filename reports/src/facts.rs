@@ -52,22 +52,11 @@ pub fn series(conn: &Connection, files: &[PathBuf]) -> Result<Vec<SeriesEntry>, 
         .cloned()
         .collect();
     if !new.is_empty() {
-        let mut stmt = conn.prepare(&format!(
-            "SELECT table_name, metric, variant, key, any_value(key_order), \
-                    bool_or(direction <> 'none') \
-             FROM read_parquet({}) GROUP BY table_name, metric, variant, key",
+        let mut stmt = conn.prepare(&SeriesEntry::query(&format!(
+            "read_parquet({})",
             file_list(&new)
-        ))?;
-        let rows = stmt.query_map([], |r| {
-            Ok(SeriesEntry {
-                table: r.get(0)?,
-                metric: r.get(1)?,
-                variant: r.get(2)?,
-                key: r.get(3)?,
-                key_order: r.get(4)?,
-                compared: r.get(5)?,
-            })
-        })?;
+        )))?;
+        let rows = stmt.query_map([], SeriesEntry::from_row)?;
         for row in rows {
             let entry = row?;
             let id = (
