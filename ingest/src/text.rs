@@ -536,6 +536,14 @@ impl std::hash::Hasher for FnvHasher {
 
 pub type Fnv = std::hash::BuildHasherDefault<FnvHasher>;
 
+/// 64-bit FNV-1a of `s`: a stable short name for a text (a state's log versions, a
+/// query), the same in every process and build.
+pub fn fnv64(s: &str) -> u64 {
+    s.bytes().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100000001b3)
+    })
+}
+
 /// FxHash (rustc's): eight bytes a step, for maps keyed by longer strings (series keys,
 /// run ids) built once per value.
 #[derive(Default)]

@@ -633,13 +633,7 @@ impl Warehouse {
         })))
         .into_iter()
         .collect::<Option<Vec<Option<u64>>>>()?;
-        if versions.iter().all(Option::is_none) {
-            return None;
-        }
-        let mix = format!("{versions:?}");
-        Some(mix.bytes().fold(0xcbf29ce484222325u64, |h, b| {
-            (h ^ b as u64).wrapping_mul(0x100000001b3)
-        }))
+        signature_of(&versions)
     }
 
     /// Local paths of the summary files of the committed state `c`, and of its
@@ -898,8 +892,7 @@ fn keep_gated(logs: &Logs, adds: &[(Table, Vec<Add>); 2]) -> Result<()> {
 fn local_signature(root: &Path) -> Option<u64> {
     static SEEN: std::sync::LazyLock<std::sync::Mutex<HashMap<PathBuf, u64>>> =
         std::sync::LazyLock::new(Default::default);
-    let mut mix = 0xcbf29ce484222325u64;
-    let mut any = false;
+    let mut versions = Vec::with_capacity(Table::ALL.len());
     for t in Table::ALL {
         let log = root.join(t.dir()).join("_delta_log");
         let file = |v: u64| log.join(format!("{v:020}.json"));
@@ -917,16 +910,18 @@ fn local_signature(root: &Path) -> Option<u64> {
             v = Some(v.map_or(0, |v| v + 1));
         }
         if let Some(v) = v {
-            any = true;
             SEEN.lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .insert(log, v);
         }
-        for b in format!("{v:?};").bytes() {
-            mix = (mix ^ b as u64).wrapping_mul(0x100000001b3);
-        }
+        versions.push(v);
     }
-    any.then_some(mix)
+    signature_of(&versions)
+}
+
+/// The signature of the tables' latest log versions; `None` when no table has a log.
+fn signature_of(versions: &[Option<u64>]) -> Option<u64> {
+    (!versions.iter().all(Option::is_none)).then(|| crate::text::fnv64(&format!("{versions:?}")))
 }
 
 /// Give each prepared run its outcome against the runs `known` holds (and the ones

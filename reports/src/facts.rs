@@ -8,7 +8,7 @@ use crate::db::{file_list, DbError, SeriesEntry};
 use duckdb::Connection;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 /// (table, metric, variant, key).
 type SeriesId = (String, String, String, String);
@@ -24,7 +24,7 @@ static SERIES: std::sync::LazyLock<Mutex<Option<SeriesOf>>> =
     std::sync::LazyLock::new(Default::default);
 
 /// Per file: the runs it holds summaries of.
-static RUNS_OF: std::sync::LazyLock<Mutex<HashMap<PathBuf, Arc<HashSet<String>>>>> =
+static RUNS_OF: std::sync::LazyLock<Mutex<HashMap<PathBuf, HashSet<String>>>> =
     std::sync::LazyLock::new(Default::default);
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -125,16 +125,19 @@ pub fn files_holding(
         let current: HashSet<&PathBuf> = files.iter().collect();
         known.retain(|f, _| current.contains(f));
         for (file, set) in per_file {
-            known.insert(file, Arc::new(set));
+            known.insert(file, set);
         }
     }
+    // Each file's few runs looked up among the wanted ones (not every wanted run in
+    // every file: a selection can be thousands of runs).
+    let wanted: HashSet<&str> = runs.iter().map(String::as_str).collect();
     let known = lock(&RUNS_OF);
     Ok(files
         .iter()
         .filter(|f| {
             known
                 .get(*f)
-                .is_some_and(|set| runs.iter().any(|r| set.contains(r)))
+                .is_some_and(|set| set.iter().any(|r| wanted.contains(r.as_str())))
         })
         .cloned()
         .collect())

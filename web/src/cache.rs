@@ -17,6 +17,7 @@ use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use perfdb_ingest::text::fnv64;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use tokio::sync::OnceCell;
@@ -109,12 +110,6 @@ fn normalised(query: Option<&str>) -> String {
         .collect();
     pairs.sort_unstable();
     pairs.join("&")
-}
-
-fn fnv64(s: &str) -> u64 {
-    s.bytes().fold(0xcbf29ce484222325u64, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x100000001b3)
-    })
 }
 
 /// Does `If-None-Match` name `etag` (or `*`)?

@@ -72,9 +72,7 @@ fn file_name(url: &str) -> String {
             if query.is_empty() {
                 format!("{route}.html")
             } else {
-                let h = query.bytes().fold(0xcbf29ce484222325u64, |h, b| {
-                    (h ^ b as u64).wrapping_mul(0x100000001b3)
-                });
+                let h = perfdb_ingest::text::fnv64(query);
                 format!("{route}-{h:016x}.html")
             }
         }

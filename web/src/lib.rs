@@ -21,9 +21,6 @@ pub use page::esc;
 /// The warehouse's committed state, cheaply told apart (`Warehouse::state_signature`).
 type Signature = Option<u64>;
 
-/// The state a version was computed for: the signature and the saved comparisons' time.
-type VersionOf = Option<(u64, Option<std::time::SystemTime>)>;
-
 /// How much work the server takes on at once, and for how long.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -81,8 +78,6 @@ pub struct AppState {
     open: Arc<std::sync::Mutex<Option<(Signature, perfdb_reports::db::Db)>>>,
     /// Responses of this warehouse version (see `cache`).
     pub cache: Arc<cache::Cache>,
-    /// The version last given out, by the state it was computed for.
-    seen: Arc<std::sync::Mutex<(VersionOf, u64)>>,
     pub limits: Limits,
     work: Arc<tokio::sync::Semaphore>,
 }
@@ -96,7 +91,6 @@ impl AppState {
             triage_token: None,
             open: Default::default(),
             cache: Default::default(),
-            seen: Default::default(),
             work: Arc::new(tokio::sync::Semaphore::new(limits.workers)),
             limits,
         }
@@ -127,16 +121,7 @@ impl AppState {
         let saved = std::fs::metadata(perfdb_reports::alerts::dir_of(&self.root))
             .and_then(|m| m.modified())
             .ok();
-        let sig = sig.map(|s| (s, saved));
-        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
-        if seen.0 != sig || sig.is_none() {
-            let mix = format!("{sig:?}");
-            let v = mix.bytes().fold(0xcbf29ce484222325u64, |h, b| {
-                (h ^ b as u64).wrapping_mul(0x100000001b3)
-            });
-            *seen = (sig, v);
-        }
-        seen.1
+        perfdb_ingest::text::fnv64(&format!("{:?}", sig.map(|s| (s, saved))))
     }
 
     /// The same state, accepting triage actions (acknowledge, dismiss, reopen) from the
