@@ -103,6 +103,7 @@ pub fn synthetic_run_rows(
     rows: usize,
 ) -> (RunMeta, Parsed, Vec<u8>) {
     let mut ms = Vec::with_capacity(rows);
+    let mut keys = perfdb_ingest::model::Keys::default();
     for r in 0..rows {
         let variant = if r % 2 == 0 { "torch" } else { "triton" };
         let base = 10.0 + (r / 2) as f64;
@@ -116,7 +117,7 @@ pub fn synthetic_run_rows(
         ms.push(Measurement {
             table: "gemm".into(),
             variant: variant.into(),
-            key,
+            key: keys.push(&key),
             key_order,
             metric: "latency".into(),
             unit: "us".into(),
@@ -137,6 +138,7 @@ pub fn synthetic_run_rows(
         meta,
         Parsed {
             measurements: ms,
+            keys,
             ..Default::default()
         },
         format!("{label}-{i}").into_bytes(),

@@ -52,7 +52,7 @@ pub fn check(format: Option<Format>, bytes: &[u8]) {
             "a value on a line past the end"
         );
         let runs = schema::runs_batch(&[&p.run]);
-        let ms = schema::measurements_batch(&[(p.run.run_id.as_str(), &p.measurements)]);
+        let ms = schema::measurements_batch(&[(p.run.run_id.as_str(), &p.measurements, &p.keys)]);
         // Summaries are computed from the measurements as a commit computes them (their
         // columns are the measurements' own, so their round trip adds nothing but time:
         // half of each fuzz execution went to Parquet).

@@ -5,7 +5,7 @@
 //! The partition column `label` is not stored inside the files: it is the Hive path
 //! segment `label=<label>/`, and readers add it back (`hive_partitioning`).
 
-use crate::model::{Measurement, Run};
+use crate::model::{Keys, Measurement, Run};
 use arrow::array::{
     ArrayRef, Float64Builder, Int32Builder, Int64Builder, RecordBatch, StringBuilder,
     TimestampMicrosecondBuilder,
@@ -170,9 +170,9 @@ pub fn runs_batch(rows: &[&Run]) -> RecordBatch {
     RecordBatch::try_new(RUNS_SCHEMA.clone(), cols).expect("runs batch matches RUNS_SCHEMA")
 }
 
-/// Measurements of several runs: `(run_id, measurements)`.
-pub fn measurements_batch(rows: &[(&str, &[Measurement])]) -> RecordBatch {
-    let n: usize = rows.iter().map(|(_, m)| m.len()).sum();
+/// Measurements of several runs: `(run_id, measurements, their keys)`.
+pub fn measurements_batch(rows: &[(&str, &[Measurement], &Keys)]) -> RecordBatch {
+    let n: usize = rows.iter().map(|(_, m, _)| m.len()).sum();
     let mut run_id = StringBuilder::with_capacity(n, n * 16);
     let mut table = StringBuilder::with_capacity(n, n * 12);
     let mut variant = StringBuilder::with_capacity(n, n * 8);
@@ -187,12 +187,12 @@ pub fn measurements_batch(rows: &[(&str, &[Measurement])]) -> RecordBatch {
     let mut numerics = StringBuilder::with_capacity(n, n * 6);
     let mut line = Int32Builder::with_capacity(n);
     let mut note = StringBuilder::new();
-    for (id, ms) in rows {
+    for (id, ms, keys) in rows {
         for m in *ms {
             run_id.append_value(id);
             table.append_value(m.table);
             variant.append_value(m.variant);
-            key.append_value(&m.key);
+            key.append_value(keys.get(m.key));
             key_order.append_value(m.key_order);
             metric.append_value(m.metric);
             unit.append_value(m.unit);

@@ -32,7 +32,7 @@
 //! log was the commit point (`_manifest.json`) is moved over by `migrate.rs`.
 
 use crate::delta::{Action, Add, Backoff, Snapshot};
-use crate::model::{Measurement, Parsed, Run, RunMeta, Warning};
+use crate::model::{Keys, Measurement, Parsed, Run, RunMeta, Warning};
 use crate::schema::{self, measurements_batch, runs_batch};
 use crate::summary;
 use crate::tables::{block_on, rel_of, Logs, Table};
@@ -175,6 +175,8 @@ pub const DEFAULT_GRACE: std::time::Duration = std::time::Duration::from_secs(60
 pub struct Prepared {
     pub run: Run,
     pub measurements: Vec<Measurement>,
+    /// The keys of `measurements`, shared with `repetitions`.
+    pub keys: Arc<Keys>,
     pub tables: Vec<(String, usize)>,
     /// What the parser skipped or could not classify (the rest is ingested).
     pub warnings: Vec<Warning>,
@@ -298,6 +300,7 @@ pub fn prepare(
             }
         }
     }
+    let keys = Arc::new(parsed.keys);
     let repetitions: Vec<Prepared> = parsed
         .repetitions
         .into_iter()
@@ -305,17 +308,21 @@ pub fn prepare(
         .map(|(i, measurements)| {
             let rep = Parsed {
                 measurements,
+                keys: Keys::default(),
                 provenance: parsed.provenance.clone(),
                 warnings: Vec::new(),
                 repetitions: Vec::new(),
             };
-            prepare(
-                &format!("{source_path}#{}", i + 2),
-                bytes,
-                format,
-                rep,
-                meta,
-            )
+            Prepared {
+                keys: keys.clone(),
+                ..prepare(
+                    &format!("{source_path}#{}", i + 2),
+                    bytes,
+                    format,
+                    rep,
+                    meta,
+                )
+            }
         })
         .collect();
     let p = parsed.provenance;
@@ -362,6 +369,7 @@ pub fn prepare(
     Prepared {
         run,
         measurements: parsed.measurements,
+        keys,
         tables,
         warnings: parsed.warnings,
         repetitions,
@@ -819,12 +827,14 @@ impl Warehouse {
         let tags = Some(BTreeMap::from([(BATCH_TAG.to_string(), batch.to_string())]));
         let (mut m_adds, mut s_adds) = (Vec::new(), Vec::new());
         for (label, idx) in by_label {
-            let ms: Vec<(&str, &[Measurement])> = idx
+            let ms: Vec<(&str, &[Measurement], &Keys)> = idx
                 .iter()
                 .map(|i| {
+                    let p = &prepared[*i];
                     (
-                        prepared[*i].run.run_id.as_str(),
-                        prepared[*i].measurements.as_slice(),
+                        p.run.run_id.as_str(),
+                        p.measurements.as_slice(),
+                        p.keys.as_ref(),
                     )
                 })
                 .collect();

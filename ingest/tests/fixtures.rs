@@ -3,7 +3,7 @@
 //! comparison half is in the binary's `tests/cli_compare.rs`.
 
 use perfdb_ingest::formats::{self, Format};
-use perfdb_ingest::model::{key_from_json, Measurement, Numerics, RunMeta};
+use perfdb_ingest::model::{Measurement, Numerics, RunMeta};
 use perfdb_ingest::warehouse::{Outcome, Warehouse};
 use std::path::PathBuf;
 
@@ -42,15 +42,16 @@ fn parse(rel: &str) -> perfdb_ingest::model::Parsed {
 }
 
 /// (table, variant, canonical key, metric) of every compared value: the row identities.
-fn identities(ms: &[Measurement]) -> Vec<(String, String, String, String)> {
-    let mut ids: Vec<_> = ms
+fn identities(p: &perfdb_ingest::model::Parsed) -> Vec<(String, String, String, String)> {
+    let mut ids: Vec<_> = p
+        .measurements
         .iter()
         .filter(|m| m.direction != perfdb_ingest::model::Direction::None)
         .map(|m| {
             (
                 m.table.to_string(),
                 m.variant.to_string(),
-                m.key.to_string(),
+                p.key(m).to_string(),
                 m.metric.to_string(),
             )
         })
@@ -121,7 +122,7 @@ fn units_are_stored_in_one_unit_per_metric() {
     for (changed, format) in [("aa-ms", "aiter"), ("aa-ms-perf", "perf")] {
         let ms = parse(&format!("derived/{changed}/trial1.log"));
         let us = parse(&format!("h200-gemm/ab/{format}/base/trial1.log"));
-        assert_eq!(identities(&ms.measurements), identities(&us.measurements));
+        assert_eq!(identities(&ms), identities(&us));
         for (a, b) in ms.measurements.iter().zip(&us.measurements) {
             assert_eq!(a.unit, b.unit);
             if &*a.metric == "latency" {
@@ -142,10 +143,7 @@ fn identity_is_a_map_independent_of_column_order() {
     for t in 1..=5 {
         let reordered = parse(&format!("derived/aa-reordered/trial{t}.log"));
         let original = parse(&format!("h200-gemm/ab/aiter/base/trial{t}.log"));
-        assert_eq!(
-            identities(&reordered.measurements),
-            identities(&original.measurements)
-        );
+        assert_eq!(identities(&reordered), identities(&original));
         // The source order is kept for display.
         assert_eq!(
             &*reordered.measurements[0].key_order,
@@ -162,7 +160,7 @@ fn identity_is_a_map_independent_of_column_order() {
 fn an_unknown_variant_is_a_variant_and_rows_do_not_split() {
     let a = parse("derived/fa3-variant/trial1.log");
     let b = parse("derived/fa3-variant/trial2.log");
-    assert_eq!(identities(&a.measurements), identities(&b.measurements));
+    assert_eq!(identities(&a), identities(&b));
     let variants: Vec<&str> = a.measurements.iter().map(|m| &*m.variant).collect();
     assert_eq!(variants, ["fa3", "torch", "fa3", "torch"]);
     assert!(a.measurements.iter().all(|m| &*m.metric == "latency"));
@@ -182,28 +180,25 @@ fn an_unclassified_column_is_reported_and_never_identity() {
     assert!(p
         .measurements
         .iter()
-        .all(|m| !key_from_json(&m.key).iter().any(|(k, _)| k == "gpu temp")));
+        .all(|m| !p.key_pairs(m).iter().any(|(k, _)| k == "gpu temp")));
     let warned: Vec<&str> = p.warnings.iter().map(|w| w.reason.as_str()).collect();
     assert_eq!(warned.len(), 1, "once per column and file: {warned:?}");
     assert!(warned[0].contains("'gpu temp'"), "{warned:?}");
     assert_eq!(p.warnings[0].line, 62, "the header's line");
     // The text column `host` is a key column here; compare matches it away (it is on one
     // side only), see tests/cli_compare.rs.
-    assert_eq!(
-        identities(&p.measurements).len(),
-        identities(&base.measurements).len()
-    );
+    assert_eq!(identities(&p).len(), identities(&base).len());
 }
 
 #[test]
 fn tokenspeed_problem_fields_are_identity() {
     let bf16 = parse("h200-gemm/ab/probe/base/trial1.log");
     let fp8 = parse("derived/probe-fp8/trial1.log");
-    let key = |p: &perfdb_ingest::model::Parsed, i: usize| key_from_json(&p.measurements[i].key);
+    let key = |p: &perfdb_ingest::model::Parsed, i: usize| p.key_pairs(&p.measurements[i]);
     assert!(key(&bf16, 0).contains(&("dtype".into(), "bf16".into())));
     assert!(key(&bf16, 0).contains(&("mode".into(), "bench".into())));
-    let ids_b = identities(&bf16.measurements);
-    let ids_f = identities(&fp8.measurements);
+    let ids_b = identities(&bf16);
+    let ids_f = identities(&fp8);
     assert!(
         ids_b.iter().all(|id| !ids_f.contains(id)),
         "bf16 and fp8 never one row"
@@ -214,7 +209,9 @@ fn tokenspeed_problem_fields_are_identity() {
         .iter()
         .find(|m| m.variant.starts_with("triton"))
         .unwrap();
-    assert!(key_from_json(&triton.key).contains(&("split_k".into(), "1".into())));
+    assert!(fp8
+        .key_pairs(triton)
+        .contains(&("split_k".into(), "1".into())));
 }
 
 #[test]
@@ -252,7 +249,7 @@ fn repeated_tables_are_told_apart_by_their_calling_arguments() {
         .measurements
         .iter()
         .map(|m| {
-            key_from_json(&m.key)
+            p.key_pairs(m)
                 .into_iter()
                 .find(|(k, _)| k == "layout")
                 .expect("layout added to the key")
@@ -328,10 +325,10 @@ fn failrec_lines_are_kept_with_the_row_they_name() {
     assert_eq!(rec[0].value, Some(0.5));
     // Attached: the M=4096 record's measurements carry the failure, M=1's do not.
     for m in p.measurements.iter().filter(|m| &*m.metric == "latency") {
-        let big = key_from_json(&m.key).contains(&("M".into(), "4096".into()));
-        assert_eq!(m.key == rec[0].key, big);
+        let big = p.key_pairs(m).contains(&("M".into(), "4096".into()));
+        assert_eq!(p.key(m) == p.key(rec[0]), big);
         let want = if big { Numerics::Fail } else { Numerics::Pass };
-        assert_eq!(m.numerics, want, "{:?}", m.key);
+        assert_eq!(m.numerics, want, "{}", p.key(m));
     }
 }
 
@@ -369,7 +366,7 @@ fn triton_perf_report_reads_every_line_of_every_plot() {
             .iter()
             .find(|m| {
                 *m.table == *table && *m.variant == *variant && {
-                    let mut got = key_from_json(&m.key);
+                    let mut got = parsed.key_pairs(m);
                     let mut w = want.clone();
                     got.sort();
                     w.sort();
@@ -541,7 +538,7 @@ fn one<'a>(
         .measurements
         .iter()
         .filter(|m| {
-            let mut got = key_from_json(&m.key);
+            let mut got = p.key_pairs(m);
             got.sort();
             *m.table == *table && *m.variant == *variant && *m.metric == *metric && got == want
         })
@@ -621,11 +618,11 @@ fn torch_compare_reads_labels_threads_sub_labels_and_the_footer_unit() {
         .iter()
         .filter(|m| {
             *m.variant == *"mm"
-                && m.key_pairs()
+                && p.key_pairs(m)
                     .iter()
                     .any(|(k, v)| k == "threads" && v == "4")
         })
-        .filter(|m| m.key_pairs().iter().any(|(_, v)| v == k[1].1))
+        .filter(|m| p.key_pairs(m).iter().any(|(_, v)| v == k[1].1))
         .collect();
     let values: Vec<Option<f64>> = ms.iter().map(|m| m.value).collect();
     assert_eq!(values, [Some(56.5), Some(57.0)]);
@@ -715,7 +712,7 @@ fn google_benchmark_repetitions_are_trials_and_aggregates_are_derived() {
     assert_eq!(second["repetition_index"].as_u64(), Some(1));
     let rep = p.repetitions[0]
         .iter()
-        .find(|m| *m.variant == *"BM_Sum" && *m.metric == *"latency" && m.key.contains("4096"))
+        .find(|m| *m.variant == *"BM_Sum" && *m.metric == *"latency" && p.key(m).contains("4096"))
         .unwrap();
     assert!(close(
         rep.value,
@@ -733,7 +730,7 @@ fn rocm_bench_csv_reads_each_problem_under_its_header() {
         .find(|m| {
             *m.variant == *"hipblaslt"
                 && *m.metric == *"throughput"
-                && m.key.contains("\"m\":\"128\"")
+                && p.key(m).contains("\"m\":\"128\"")
         })
         .unwrap();
     assert!(close(m.value, 0.415278));
@@ -742,7 +739,7 @@ fn rocm_bench_csv_reads_each_problem_under_its_header() {
         (&*m.unit, m.raw.as_str(), m.line),
         ("TFLOPS", "415.278 Gflops", 10)
     );
-    let k: Vec<(String, String)> = key_from_json(&m.key);
+    let k: Vec<(String, String)> = p.key_pairs(m);
     assert!(k.contains(&("d_type".to_string(), "f16_r".to_string())));
     assert!(!k.iter().any(|(n, _)| n == "us" || n.ends_with("-Gflops")));
     let lat = p

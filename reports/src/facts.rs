@@ -156,6 +156,7 @@ mod tests {
         let prepared = (0..runs)
             .map(|i| {
                 let mut measurements = Vec::new();
+                let mut keys = perfdb_ingest::model::Keys::default();
                 for (m, n) in [("1", "64"), ("2", "128")] {
                     let (key, key_order) =
                         key_of(&[("N".to_string(), n.to_string()), ("M".into(), m.into())]);
@@ -166,7 +167,7 @@ mod tests {
                             measurements.push(Measurement {
                                 table: "t".into(),
                                 variant: variant.into(),
-                                key: key.clone(),
+                                key: keys.push(&key),
                                 key_order,
                                 metric: metric.into(),
                                 unit: "us".into(),
@@ -183,6 +184,7 @@ mod tests {
                 }
                 let parsed = Parsed {
                     measurements,
+                    keys,
                     ..Default::default()
                 };
                 let meta = RunMeta {

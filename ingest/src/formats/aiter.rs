@@ -7,8 +7,8 @@ use super::columns::{classify_header, ColumnRole, KNOWN_VARIANTS};
 use super::perf::parse_perf_line;
 use super::{lines, Format, ParseError, Parser};
 use crate::model::{
-    key_from_json, key_of, metric, order_of, push_json_str, Direction, Key, Measurement, Name,
-    Numerics, Parsed, Raw, Warning,
+    key_from_json, key_of, metric, order_of, push_json_str, Direction, KeyId, Keys, Measurement,
+    Name, Numerics, Parsed, Raw, Warning,
 };
 use crate::text::{find_marker, is_missing_token, parse_value, strip_aiter_prefix};
 use std::borrow::Cow;
@@ -60,7 +60,7 @@ impl Parser for AiterTables {
                 continue;
             }
             if find_marker(body, "[perf]").is_some() {
-                if let Some(ms) = parse_perf_line(body, *no)? {
+                if let Some(ms) = parse_perf_line(body, *no, &mut st.keys)? {
                     st.out.extend(ms);
                 }
                 i += 1;
@@ -89,6 +89,8 @@ impl Parser for AiterTables {
 #[derive(Default)]
 struct State {
     out: Vec<Measurement>,
+    /// The keys of `out`.
+    keys: Keys,
     pending_title: Option<String>,
     /// `checkAllclose` verdicts seen since the last table: (message prefix, verdict, line).
     verdicts: Vec<(String, Numerics, usize)>,
@@ -753,18 +755,18 @@ impl State {
         self.out
             .reserve(rows.len() * outs.iter().filter(|o| o.is_some()).count());
         for (r, (no, cells)) in rows.iter().enumerate() {
-            let mut json = String::with_capacity(96);
+            let json = self.keys.text_mut();
             json.push('{');
-            for (c, prefix) in key_cols {
-                if json.len() > 1 {
+            for (i, (c, prefix)) in key_cols.iter().enumerate() {
+                if i > 0 {
                     json.push(',');
                 }
                 json.push_str(prefix);
                 let v = cells[*c];
-                push_json_str(&mut json, if is_missing_token(v) { "None" } else { v });
+                push_json_str(json, if is_missing_token(v) { "None" } else { v });
             }
             json.push('}');
-            let key: Key = json.into();
+            let key = self.keys.finish();
             for (o, raw) in outs.iter().zip(cells.iter()) {
                 let Some((t, checks, escalated, column_note)) = o else {
                     continue;
@@ -787,7 +789,7 @@ impl State {
                 self.out.push(Measurement {
                     table,
                     variant: t.variant,
-                    key: key.clone(),
+                    key,
                     key_order,
                     metric: t.metric,
                     unit: t.unit,
@@ -829,6 +831,7 @@ impl State {
         }
         Ok(Parsed {
             measurements: self.out,
+            keys: self.keys,
             provenance,
             warnings: self.warnings,
             repetitions: Vec::new(),
@@ -947,7 +950,7 @@ impl State {
             let cells = extra.get(i).map(Vec::as_slice);
             self.out[self.tables[*t].values.clone()]
                 .iter()
-                .all(|m| seen.insert((m.variant, &*m.key, m.column, cells)))
+                .all(|m| seen.insert((m.variant, self.keys.get(m.key), m.column, cells)))
         })
     }
 
@@ -962,7 +965,12 @@ impl State {
         let first = &self.tables[group[0]];
         let key_names: Vec<String> = self.out[first.values.clone()]
             .first()
-            .map(|m| key_from_json(&m.key).into_iter().map(|(k, _)| k).collect())
+            .map(|m| {
+                key_from_json(self.keys.get(m.key))
+                    .into_iter()
+                    .map(|(k, _)| k)
+                    .collect()
+            })
             .unwrap_or_default();
         let names: Vec<&String> = shared[0]
             .iter()
@@ -992,24 +1000,23 @@ impl State {
 
     fn add_key_cells(&mut self, table: usize, cells: &[(String, String)]) {
         let range = self.tables[table].values.clone();
-        let mut rekeyed: HashMap<Key, (Key, Name)> = HashMap::new();
+        let mut rekeyed: HashMap<KeyId, (KeyId, Name)> = HashMap::new();
+        let keys = &mut self.keys;
         for m in &mut self.out[range] {
-            let (key, order) = rekeyed
-                .entry(m.key.clone())
-                .or_insert_with(|| {
-                    let mut pairs = key_from_json(&m.key);
-                    pairs.extend(cells.iter().cloned());
-                    let (key, _) = key_of(&pairs);
-                    let names: Vec<String> = serde_json::from_str(&m.key_order).unwrap_or_default();
-                    let order = order_of(
-                        names
-                            .iter()
-                            .map(String::as_str)
-                            .chain(cells.iter().map(|(k, _)| k.as_str())),
-                    );
-                    (key, order)
-                })
-                .clone();
+            let (key, order) = *rekeyed.entry(m.key).or_insert_with(|| {
+                let mut pairs = key_from_json(keys.get(m.key));
+                pairs.extend(cells.iter().cloned());
+                let (key, _) = key_of(&pairs);
+                let key = keys.push(&key);
+                let names: Vec<String> = serde_json::from_str(&m.key_order).unwrap_or_default();
+                let order = order_of(
+                    names
+                        .iter()
+                        .map(String::as_str)
+                        .chain(cells.iter().map(|(k, _)| k.as_str())),
+                );
+                (key, order)
+            });
             m.key = key;
             m.key_order = order;
         }

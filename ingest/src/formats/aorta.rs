@@ -13,7 +13,7 @@
 use super::emit::{lines_of, KeyLayout, Row, Spec};
 use super::json::{self, Fields};
 use super::{lines, Format, ParseError, Parser};
-use crate::model::{metric, Direction, Name, Parsed};
+use crate::model::{metric, Direction, Keys, Name, Parsed};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 
@@ -77,32 +77,40 @@ impl Parser for AortaResult {
         }
         let variant = obj.str("cell_name");
         let variant = variant.as_deref().unwrap_or("trial");
-        let row = |k: &str| Row::new("aorta", variant, &[], line_of(k));
+        let row = |keys: &mut Keys, k: &str| Row::new(keys, "aorta", variant, &[], line_of(k));
         let number = |k: &str, v: &RawValue| {
             json::number(v)
                 .map_err(|t| ParseError::at(line_of(k), format!("`{k}` is {t}, not a number")))
         };
         if let Some(v) = obj.get("walltime_sec") {
             let spec = Spec::measured(Some("walltime"), "sec", "walltime_sec");
-            parsed.measurements.push(row("walltime_sec").put(
-                &spec,
-                number("walltime_sec", v)?,
-                v.get(),
-            ));
+            parsed
+                .measurements
+                .push(row(&mut parsed.keys, "walltime_sec").put(
+                    &spec,
+                    number("walltime_sec", v)?,
+                    v.get(),
+                ));
         }
         if let Some(v) = obj.get("peak_vram_mib") {
             let spec = Spec::directed("peak_vram", "MiB", Direction::Lower, "peak_vram_mib");
-            parsed.measurements.push(row("peak_vram_mib").put(
-                &spec,
-                number("peak_vram_mib", v)?,
-                v.get(),
-            ));
+            parsed
+                .measurements
+                .push(row(&mut parsed.keys, "peak_vram_mib").put(
+                    &spec,
+                    number("peak_vram_mib", v)?,
+                    v.get(),
+                ));
         }
         if let Some(v) = exit_code {
             let spec = Spec::derived("exit_code", "", "exit_code", None);
             parsed
                 .measurements
-                .push(row("exit_code").put(&spec, Some(v as f64), &v.to_string()));
+                .push(row(&mut parsed.keys, "exit_code").put(
+                    &spec,
+                    Some(v as f64),
+                    &v.to_string(),
+                ));
         }
         for (group, unit) in [("tier_durations_ms", "ms"), ("capture", "")] {
             let Some(m) = obj
@@ -122,7 +130,7 @@ impl Parser for AortaResult {
                 let value = json::number(v).ok().flatten();
                 parsed
                     .measurements
-                    .push(row(group).put(&spec, value, &printed));
+                    .push(row(&mut parsed.keys, group).put(&spec, value, &printed));
             }
         }
         Ok(parsed)
@@ -255,7 +263,7 @@ impl Parser for AortaMatrix {
         let mut table = Name::new("triage:aorta");
         let mut header: Option<MatrixHeader> = None;
         // The key of the last row: rows of one environment share it.
-        let mut last_key: Option<(String, crate::model::Key)> = None;
+        let mut last_key: Option<(String, crate::model::KeyId)> = None;
         // One list of cells for the rows read straight from the text (nearly all).
         let mut buf: Vec<&str> = Vec::new();
         // The variant names of the last table's rows, by position: a sweep's matrices
@@ -316,13 +324,13 @@ impl Parser for AortaMatrix {
             }
             let env = h.env.map_or("", |i| cells[i]);
             let key = match &last_key {
-                Some((e, key)) if e == env => key.clone(),
+                Some((e, key)) if e == env => *key,
                 _ => {
                     let key = match h.env {
-                        Some(_) => h.layout.key(&[env]),
-                        None => h.layout.key::<&str>(&[]),
+                        Some(_) => h.layout.key(&mut parsed.keys, &[env]),
+                        None => h.layout.key::<&str>(&mut parsed.keys, &[]),
                     };
-                    last_key = Some((env.to_string(), key.clone()));
+                    last_key = Some((env.to_string(), key));
                     key
                 }
             };

@@ -21,7 +21,7 @@
 
 use super::emit::{key_number, KeyLayout, Spec};
 use super::{lines, Context, Format, ParseError, Parser};
-use crate::model::{metric, Measurement, Name, Parsed, Warning};
+use crate::model::{metric, Name, Parsed, Warning};
 use crate::text::{parse_value, trim};
 use std::borrow::Cow;
 
@@ -206,7 +206,7 @@ impl Parser for TritonCsv {
         {
             key.clear();
             key.extend(r[..n_x].iter().map(|c| key_number(c)));
-            let row = layout.row(table, table, &key, *no);
+            let row = layout.row(&mut parsed.keys, table, table, &key, *no);
             for (k, (variant, spec)) in lines_.iter().enumerate() {
                 let c = n_x + k;
                 parsed
@@ -275,7 +275,7 @@ impl Parser for RocmBenchCsv {
                     break;
                 }
                 h.columns
-                    .record(h.table, h.variant, &buf, no, &mut parsed.measurements)?;
+                    .record(h.table, h.variant, &buf, no, &mut parsed)?;
                 j += 1;
             }
             if j == i + 1 {
@@ -358,11 +358,15 @@ impl Columns {
         variant: Name,
         cells: &[Cow<str>],
         no: usize,
-        out: &mut Vec<Measurement>,
+        out: &mut Parsed,
     ) -> Result<(), ParseError> {
-        let row = self
-            .layout
-            .row_by(table, variant, |k| &cells[self.key_cols[k]], no);
+        let row = self.layout.row_by(
+            &mut out.keys,
+            table,
+            variant,
+            |k| &cells[self.key_cols[k]],
+            no,
+        );
         for ((n, v), spec) in self.names.iter().zip(cells).zip(&self.specs) {
             let Some(spec) = spec else { continue };
             let value = if spec.metric.as_str() == metric::NOTE {
@@ -371,7 +375,7 @@ impl Columns {
                 parse_value(v)
                     .map_err(|_| ParseError::at(no, format!("`{v}` under `{n}` is not a number")))?
             };
-            out.push(row.put(spec, value, v));
+            out.measurements.push(row.put(spec, value, v));
         }
         Ok(())
     }
@@ -472,7 +476,7 @@ impl Parser for AiterTunedCsv {
                     format!("{} cells under {} columns", c.len(), columns.names.len()),
                 ));
             }
-            columns.record(table, variant, c, no, &mut parsed.measurements)?;
+            columns.record(table, variant, c, no, &mut parsed)?;
         }
         Ok(parsed)
     }

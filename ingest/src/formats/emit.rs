@@ -3,7 +3,9 @@
 //! each either measured in a unit (stored in the unit's canonical unit, with metric and
 //! direction from [`crate::units`]) or derived (kept, never compared).
 
-use crate::model::{key_of, metric, Direction, Key, KeyOrder, Measurement, Name, Numerics, Raw};
+use crate::model::{
+    key_of, metric, Direction, KeyId, KeyOrder, Keys, Measurement, Name, Numerics, Raw,
+};
 use crate::units;
 
 /// How the values of one column or field are stored, worked out once per table header
@@ -149,33 +151,41 @@ impl KeyLayout {
             order: crate::model::order_of(names.iter().map(|n| n.as_ref())),
         }
     }
-    /// The key of a row whose cells (in source order) are `values`.
+    /// The key of a row whose cells (in source order) are `values`, written to `keys`.
     #[inline]
-    pub fn key<S: AsRef<str>>(&self, values: &[S]) -> Key {
-        self.key_by(|c| values[c].as_ref())
+    pub fn key<S: AsRef<str>>(&self, keys: &mut Keys, values: &[S]) -> KeyId {
+        self.key_by(keys, |c| values[c].as_ref())
     }
     /// The key of a row whose cell `c` (in source order) is `cell(c)`: for rows whose key
     /// cells are not a list of their own.
     #[inline]
-    pub fn key_by<'v>(&self, cell: impl Fn(usize) -> &'v str) -> Key {
+    pub fn key_by<'v>(&self, keys: &mut Keys, cell: impl Fn(usize) -> &'v str) -> KeyId {
         if self.cells.is_empty() {
-            return crate::model::empty_key();
+            return keys.empty();
         }
-        let mut json = String::with_capacity(self.cells.len() * 16 + 2);
+        let json = keys.text_mut();
         for (c, prefix) in &self.cells {
             json.push_str(prefix);
-            crate::model::push_json_str(&mut json, cell(*c));
+            crate::model::push_json_str(json, cell(*c));
         }
         json.push('}');
-        json.into()
+        keys.finish()
     }
     /// A row of `table`/`variant` with the key of `values`.
-    pub fn row<S: AsRef<str>>(&self, table: Name, variant: Name, values: &[S], line: usize) -> Row {
-        self.row_by(table, variant, |c| values[c].as_ref(), line)
+    pub fn row<S: AsRef<str>>(
+        &self,
+        keys: &mut Keys,
+        table: Name,
+        variant: Name,
+        values: &[S],
+        line: usize,
+    ) -> Row {
+        self.row_by(keys, table, variant, |c| values[c].as_ref(), line)
     }
     /// [`KeyLayout::row`] with [`KeyLayout::key_by`].
     pub fn row_by<'v>(
         &self,
+        keys: &mut Keys,
         table: Name,
         variant: Name,
         cell: impl Fn(usize) -> &'v str,
@@ -184,7 +194,7 @@ impl KeyLayout {
         Row {
             table,
             variant,
-            key: self.key_by(cell),
+            key: self.key_by(keys, cell),
             key_order: self.order,
             line: line as u32,
         }
@@ -196,19 +206,25 @@ impl KeyLayout {
 pub(crate) struct Row {
     pub table: Name,
     pub variant: Name,
-    pub key: Key,
+    pub key: KeyId,
     pub key_order: KeyOrder,
     pub line: u32,
 }
 
 impl Row {
-    /// `pairs` in source order.
-    pub fn new(table: &str, variant: &str, pairs: &[(String, String)], line: usize) -> Row {
+    /// `pairs` in source order; the key is written to `keys`.
+    pub fn new(
+        keys: &mut Keys,
+        table: &str,
+        variant: &str,
+        pairs: &[(String, String)],
+        line: usize,
+    ) -> Row {
         let (key, key_order) = key_of(pairs);
         Row {
             table: table.into(),
             variant: variant.into(),
-            key,
+            key: keys.push(&key),
             key_order,
             line: line as u32,
         }
@@ -237,7 +253,7 @@ impl Row {
         Measurement {
             table: self.table,
             variant,
-            key: self.key.clone(),
+            key: self.key,
             key_order: self.key_order,
             metric: spec.metric,
             unit: spec.unit,
@@ -337,14 +353,31 @@ mod tests {
             .map(|(n, v)| (n.to_string(), v.to_string()))
             .collect();
         let (key, order) = key_of(&pairs);
-        assert_eq!(layout.key(&values), key);
+        let mut keys = Keys::default();
+        let id = layout.key(&mut keys, &values);
+        assert_eq!(keys.get(id), &*key);
         assert_eq!(layout.order, order);
-        assert_eq!(KeyLayout::new::<&str>(&[]).key::<&str>(&[]), key_of(&[]).0);
+        let none = KeyLayout::new::<&str>(&[]).key::<&str>(&mut keys, &[]);
+        assert_eq!(keys.get(none), &*key_of(&[]).0);
+        // Each key reads back as written, the same key twice in a row once.
+        let again = layout.key(&mut keys, &values);
+        assert_eq!(
+            (keys.get(id), keys.get(again), keys.len()),
+            (&*key, &*key, 3)
+        );
+        assert_eq!(layout.key(&mut keys, &values), again);
+        assert_eq!(keys.len(), 3);
     }
 
     #[test]
     fn values_land_in_canonical_units() {
-        let row = Row::new("t", "v", &[("M".into(), "1".into())], 3);
+        let row = Row::new(
+            &mut Keys::default(),
+            "t",
+            "v",
+            &[("M".into(), "1".into())],
+            3,
+        );
         let m = row.value(Some("ttft_p99"), "ms", Some(1.5), "1.5", "p99_ttft_ms");
         assert_eq!(
             (&*m.metric, &*m.unit, m.direction, m.value),

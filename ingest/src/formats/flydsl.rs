@@ -180,7 +180,7 @@ impl Parser for FlydslBench {
         let mut next_reference: Option<String> = None;
         let mut ratios_vs: Option<String> = None;
         for (no, line) in lines(text) {
-            if let Some(ms) = super::perf::parse_perf_line(&line, no)? {
+            if let Some(ms) = super::perf::parse_perf_line(&line, no, &mut parsed.keys)? {
                 parsed.measurements.extend(ms);
                 continue;
             }
@@ -280,7 +280,9 @@ impl Header {
 }
 
 fn row(h: &Header, t: &[&str], no: usize, parsed: &mut Parsed) -> Result<(), ParseError> {
-    let row = h.layout.row(Name::new(t[0]), h.own, &t[1..3], no);
+    let row = h
+        .layout
+        .row(&mut parsed.keys, Name::new(t[0]), h.own, &t[1..3], no);
     for ((name, cell), (variant, spec)) in h.names[3..].iter().zip(&t[3..]).zip(&h.cols) {
         let value = parse_value(cell)
             .map_err(|_| ParseError::at(no, format!("`{cell}` under `{name}` is not a number")))?;
@@ -297,7 +299,7 @@ fn ratio_line(t: &[&str], r: &str, no: usize, parsed: &mut Parsed) -> Result<(),
         ("shape".to_string(), t[1].to_string()),
         ("dtype".to_string(), t[2].to_string()),
     ];
-    let row = Row::new(t[0], OWN, &key, no);
+    let row = Row::new(&mut parsed.keys, t[0], OWN, &key, no);
     // `ratio= 0.959x` or `ratio=0.959x`.
     let after = |name: &str| {
         t.iter().position(|s| s.starts_with(name)).map(|i| {

@@ -177,7 +177,7 @@ impl Parser for GoogleBenchmark {
                     key.push(("threads".to_string(), t.get().to_string()));
                 }
             }
-            let row = Row::new(&table, family, &key, no);
+            let row = Row::new(&mut parsed.keys, &table, family, &key, no);
             let unit = rec.time_unit.as_deref().unwrap_or("ns");
             if crate::units::unit_of(unit).is_none() && unit != "s" {
                 return Err(ParseError::at(

@@ -11,7 +11,7 @@
 
 use super::{lines, Format, ParseError, Parser};
 use crate::model::{
-    empty_key, empty_order, key_of, metric, Direction, Measurement, Name, Numerics, Parsed, Raw,
+    empty_order, key_of, metric, Direction, KeyId, Keys, Measurement, Name, Numerics, Parsed, Raw,
 };
 use crate::text::{collapse_ws, number_prefix_len, parse_value};
 use crate::units::{to_canonical, Unit};
@@ -31,7 +31,7 @@ impl Parser for PerfLines {
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         let mut parsed = Parsed::default();
         for (no, line) in lines(text) {
-            if let Some(ms) = parse_perf_line(&line, no)? {
+            if let Some(ms) = parse_perf_line(&line, no, &mut parsed.keys)? {
                 parsed.measurements.extend(ms);
             }
         }
@@ -78,7 +78,12 @@ pub(crate) fn numerics_of_tail(tail: &str) -> Numerics {
 }
 
 /// Parse one cleaned line. `Ok(None)` when the line has no `[perf]` marker.
-pub fn parse_perf_line(line: &str, no: usize) -> Result<Option<Vec<Measurement>>, ParseError> {
+/// Keys go to `keys`.
+pub fn parse_perf_line(
+    line: &str,
+    no: usize,
+    keys: &mut Keys,
+) -> Result<Option<Vec<Measurement>>, ParseError> {
     let Some(at) = crate::text::find_marker(line, "[perf]") else {
         return Ok(None);
     };
@@ -123,15 +128,7 @@ pub fn parse_perf_line(line: &str, no: usize) -> Result<Option<Vec<Measurement>>
                 )
             })?;
             identity_end.get_or_insert(off);
-            out.push(derived(
-                table,
-                metric::UPLIFT,
-                "%",
-                value,
-                value_tok,
-                "uplift",
-                no,
-            ));
+            out.push(uplift(keys.empty(), table, value, value_tok, no));
             i += 2;
             continue;
         } else {
@@ -174,7 +171,7 @@ pub fn parse_perf_line(line: &str, no: usize) -> Result<Option<Vec<Measurement>>
         out.push(Measurement {
             table,
             variant: name.into(),
-            key: empty_key(),
+            key: keys.empty(),
             key_order: empty_order(),
             metric: metric::LATENCY.into(),
             unit: unit.canonical.into(),
@@ -195,6 +192,7 @@ pub fn parse_perf_line(line: &str, no: usize) -> Result<Option<Vec<Measurement>>
             if let (Ok(value), Some((printed, unit))) = (parse_value(v), is_unit(u)) {
                 let ident = collapse_ws(&body[u_off + u.len()..]);
                 let (key, key_order) = key_of(&[("row".to_string(), ident)]);
+                let key = keys.push(&key);
                 let (value, raw) = value_in(value, v, printed, &unit);
                 out.push(Measurement {
                     table,
@@ -222,33 +220,27 @@ pub fn parse_perf_line(line: &str, no: usize) -> Result<Option<Vec<Measurement>>
 
     let identity = identity_text(&body[..identity_end.unwrap_or(0)]);
     let (key, key_order) = key_of(&identity_key(&identity));
+    let key = keys.push(&key);
     for m in &mut out {
-        m.key = key.clone();
+        m.key = key;
         m.key_order = key_order;
     }
     Ok(Some(out))
 }
 
-fn derived(
-    table: Name,
-    metric: &str,
-    unit: &str,
-    value: Option<f64>,
-    raw: &str,
-    column: &str,
-    no: usize,
-) -> Measurement {
+/// The `uplift: 32.4%` of a `[perf]` line: derived, never compared.
+fn uplift(key: KeyId, table: Name, value: Option<f64>, raw: &str, no: usize) -> Measurement {
     Measurement {
         table,
         variant: Name::from(""),
-        key: empty_key(),
+        key,
         key_order: empty_order(),
-        metric: metric.into(),
-        unit: unit.into(),
+        metric: metric::UPLIFT.into(),
+        unit: "%".into(),
         direction: Direction::None,
         value,
         raw: Raw::new(raw),
-        column: column.into(),
+        column: "uplift".into(),
         numerics: Numerics::NotChecked,
         line: no as u32,
         note: None,
@@ -307,19 +299,22 @@ pub fn identity_key(identity: &str) -> Vec<(String, String)> {
 mod tests {
     use super::*;
 
-    fn parse(line: &str) -> Vec<Measurement> {
-        parse_perf_line(line, 7).unwrap().unwrap()
+    fn parse(line: &str) -> Parsed {
+        let mut p = Parsed::default();
+        p.measurements = parse_perf_line(line, 7, &mut p.keys).unwrap().unwrap();
+        p
     }
 
     #[test]
     fn check_allclose_shape() {
-        let ms = parse("[aiter] [perf] dim: (4, 32, 8192)        dtype: torch.float16, torch avg: 10.33    us, B avg: 7.80     us, uplift: 32.4%[checkAllclose atol=0.01 rtol=0.01 passed~]");
+        let p = parse("[aiter] [perf] dim: (4, 32, 8192)        dtype: torch.float16, torch avg: 10.33    us, B avg: 7.80     us, uplift: 32.4%[checkAllclose atol=0.01 rtol=0.01 passed~]");
+        let ms = &p.measurements;
         assert_eq!(ms.len(), 3);
         let key = [
             ("dim".to_string(), "(4, 32, 8192)".to_string()),
             ("dtype".to_string(), "torch.float16".to_string()),
         ];
-        assert_eq!(ms[0].key_pairs(), key);
+        assert_eq!(p.key_pairs(&ms[0]), key);
         assert_eq!((&*ms[0].variant, ms[0].value), ("torch", Some(10.33)));
         assert_eq!(ms[0].numerics, Numerics::NotChecked);
         assert_eq!((&*ms[1].variant, ms[1].value), ("B", Some(7.80)));
@@ -330,52 +325,62 @@ mod tests {
 
     #[test]
     fn printed_tagged_and_underscore_shapes() {
-        let ms = parse("[perf] dim: (64, 4096), dtype: torch.bfloat16, torch avg: 8.10     us, ck avg: 5.20     us, uplift: 55.8%");
-        assert_eq!(ms[0].key_pairs()[0].1, "(64, 4096)");
+        let p = parse("[perf] dim: (64, 4096), dtype: torch.bfloat16, torch avg: 8.10     us, ck avg: 5.20     us, uplift: 55.8%");
+        let ms = &p.measurements;
+        assert_eq!(p.key_pairs(&ms[0])[0].1, "(64, 4096)");
         assert_eq!(&*ms[1].variant, "ck");
-        let ms = parse("[perf][qk_1way_perhead] === dtype:bf16, M:4 === baseline avg: 12.30    us, hip avg: 9.80     us, uplift: 25.5%");
+        let p = parse("[perf][qk_1way_perhead] === dtype:bf16, M:4 === baseline avg: 12.30    us, hip avg: 9.80     us, uplift: 25.5%");
+        let ms = &p.measurements;
         assert_eq!(&*ms[0].table, "perf[qk_1way_perhead]");
         assert_eq!(
-            ms[0].key_pairs(),
+            p.key_pairs(&ms[0]),
             [("row".to_string(), "dtype:bf16, M:4".to_string())]
         );
         assert_eq!(&*ms[1].variant, "hip");
-        let ms = parse("[aiter] [perf] token: 128, expert: 8, torch_avg: 101.5 us, asm_avg: 80.25 us, uplift: 26.5%");
+        let p = parse("[aiter] [perf] token: 128, expert: 8, torch_avg: 101.5 us, asm_avg: 80.25 us, uplift: 26.5%");
+        let ms = &p.measurements;
         assert_eq!(
             ms.iter().map(|m| &*m.variant).collect::<Vec<_>>(),
             ["torch", "asm", ""]
         );
         assert_eq!(ms[1].value, Some(80.25));
-        let ms = parse("  [perf] 12.34 us/call (oneshot)");
+        let p = parse("  [perf] 12.34 us/call (oneshot)");
+        let ms = &p.measurements;
         assert_eq!(ms[0].value, Some(12.34));
-        assert_eq!(ms[0].key_pairs()[0].1, "(oneshot)");
+        assert_eq!(p.key_pairs(&ms[0])[0].1, "(oneshot)");
     }
 
     #[test]
     fn exponents_and_units_other_than_us() {
-        let ms = parse("[perf] dim: 1, torch avg: 1.5e+01 us, ck avg: 1e-05 us");
+        let p = parse("[perf] dim: 1, torch avg: 1.5e+01 us, ck avg: 1e-05 us");
+        let ms = &p.measurements;
         assert_eq!(ms[0].value, Some(15.0));
         assert_eq!(ms[1].value, Some(1e-05));
-        let ms = parse("[perf] dim: 1, torch avg: 1.5e+01us, ck avg: 2.5E-1ms");
+        let p = parse("[perf] dim: 1, torch avg: 1.5e+01us, ck avg: 2.5E-1ms");
+        let ms = &p.measurements;
         assert_eq!(ms[0].value, Some(15.0));
         assert_eq!((ms[1].value, &*ms[1].unit), (Some(250.0), "us"));
         assert_eq!(ms[1].raw, "2.5E-1 ms");
-        let ms = parse("[perf] dim: 1, torch avg: 0.0123 ms, ck avg: 900 ns");
+        let p = parse("[perf] dim: 1, torch avg: 0.0123 ms, ck avg: 900 ns");
+        let ms = &p.measurements;
         assert_eq!((ms[0].value, &*ms[0].unit), (Some(12.3), "us"));
         assert_eq!((ms[1].value, &*ms[1].unit), (Some(0.9), "us"));
-        let ms = parse("  [perf] 1.234e+01 us/call (oneshot)");
+        let p = parse("  [perf] 1.234e+01 us/call (oneshot)");
+        let ms = &p.measurements;
         assert_eq!(ms[0].value, Some(12.34));
     }
 
     #[test]
     fn failed_check_and_bad_values() {
-        let ms = parse("[perf] dim: 1, torch avg: nan us, B avg: 3 us[checkAllclose atol=0.01 rtol=0.01 failed!]");
+        let p = parse("[perf] dim: 1, torch avg: nan us, B avg: 3 us[checkAllclose atol=0.01 rtol=0.01 failed!]");
+        let ms = &p.measurements;
         assert_eq!(ms[0].value, None);
         assert_eq!(ms[1].numerics, Numerics::Fail);
-        let err = parse_perf_line("[perf] dim: 1, torch avg: fast us", 3).unwrap_err();
+        let err = parse_perf_line("[perf] dim: 1, torch avg: fast us", 3, &mut Keys::default())
+            .unwrap_err();
         assert_eq!(err.line, 3);
         assert!(err.reason.contains("not a number"), "{err}");
-        let err = parse_perf_line("[perf] hello", 4).unwrap_err();
+        let err = parse_perf_line("[perf] hello", 4, &mut Keys::default()).unwrap_err();
         assert!(err.reason.contains("no `<name> avg"), "{err}");
     }
 }

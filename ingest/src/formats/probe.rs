@@ -6,7 +6,9 @@
 //! `TS_KERNEL_RESULT: fail`, while the serving probe does print `TS_BENCH_RESULT: fail`.
 
 use super::{lines, Format, ParseError, Parser};
-use crate::model::{key_of, metric, Direction, Measurement, Name, Numerics, Parsed, Raw, Warning};
+use crate::model::{
+    key_of, metric, Direction, Keys, Measurement, Name, Numerics, Parsed, Raw, Warning,
+};
 use crate::text::parse_value;
 
 pub struct TsProbe;
@@ -137,9 +139,16 @@ impl Parser for TsProbe {
                     }
                 }
             } else if let Some(rest) = line.strip_prefix("TS_KERNEL_FAILREC ") {
-                failrecs.extend(failrec_line(rest, &table, &problem, no)?);
+                failrecs.extend(failrec_line(rest, &table, &problem, no, &mut parsed.keys)?);
             } else if let Some(rest) = line.strip_prefix("TS_KERNEL_METRIC ") {
-                let ms = metric_line(rest, &table, &problem, no, &mut parsed.warnings)?;
+                let ms = metric_line(
+                    rest,
+                    &table,
+                    &problem,
+                    no,
+                    &mut parsed.warnings,
+                    &mut parsed.keys,
+                )?;
                 if parsed.provenance.arch.is_none() {
                     parsed.provenance.arch = rest
                         .split_whitespace()
@@ -160,17 +169,17 @@ impl Parser for TsProbe {
             {
                 result = Some(rest.trim().to_string());
             } else if let Some(rest) = line.strip_prefix("TS_BENCH_METRIC: ") {
-                bench_fields(rest, &[], no, &mut parsed.measurements)?;
+                bench_fields(rest, &[], no, &mut parsed)?;
             } else if let Some(rest) = line.strip_prefix("TS_BENCH_OK: step ") {
                 // `TS_BENCH_OK: step 1 completed=32 output_throughput=3585.9 ...` (the
                 // warmup's `warmup step` lines are not measurements).
                 if let Some((step, fields)) = rest.split_once(' ') {
                     let key = [("step".to_string(), step.to_string())];
-                    bench_fields(fields, &key, no, &mut parsed.measurements)?;
+                    bench_fields(fields, &key, no, &mut parsed)?;
                 }
             }
         }
-        attach_failrecs(&mut parsed.measurements, failrecs);
+        attach_failrecs(&mut parsed, failrecs);
         // Verdict: any FAIL line fails the run; otherwise the RESULT line, if any.
         let prov = &mut parsed.provenance;
         if !fail_reasons.is_empty() {
@@ -195,13 +204,15 @@ fn bench_fields(
     fields: &str,
     key: &[(String, String)],
     no: usize,
-    out: &mut Vec<Measurement>,
+    parsed: &mut Parsed,
 ) -> Result<(), ParseError> {
-    let row = super::emit::Row::new("ts_bench", "serve", key, no);
+    let row = super::emit::Row::new(&mut parsed.keys, "ts_bench", "serve", key, no);
     for (k, v) in fields.split_whitespace().filter_map(|f| f.split_once('=')) {
         let value = parse_value(v)
             .map_err(|_| ParseError::at(no, format!("TS_BENCH field {k}='{v}' is not a number")))?;
-        out.push(row.put(&super::serving::spec(k), value, v));
+        parsed
+            .measurements
+            .push(row.put(&super::serving::spec(k), value, v));
     }
     Ok(())
 }
@@ -212,6 +223,7 @@ fn metric_line(
     problem: &[(String, String)],
     no: usize,
     warnings: &mut Vec<Warning>,
+    keys: &mut Keys,
 ) -> Result<Vec<Measurement>, ParseError> {
     let mut fields: Vec<(&str, &str)> = Vec::new();
     for f in rest.split_whitespace() {
@@ -258,6 +270,7 @@ fn metric_line(
         }
     }
     let (key, key_order) = key_of(&key);
+    let key = keys.push(&key);
     let (table, variant): (Name, Name) = (table.into(), kernel.into());
     let mut out = Vec::new();
     for (k, v) in &fields {
@@ -271,7 +284,7 @@ fn metric_line(
         out.push(Measurement {
             table,
             variant,
-            key: key.clone(),
+            key,
             key_order,
             metric: metric_name.into(),
             unit: unit.into(),
@@ -300,7 +313,7 @@ fn metric_line(
         out.push(Measurement {
             table,
             variant,
-            key: key.clone(),
+            key,
             key_order,
             metric: metric::UNCLASSIFIED.into(),
             unit: "".into(),
@@ -341,6 +354,7 @@ fn failrec_line(
     table: &str,
     problem: &[(String, String)],
     no: usize,
+    keys: &mut Keys,
 ) -> Result<Vec<Measurement>, ParseError> {
     let bad = |why: &str| ParseError::at(no, format!("TS_KERNEL_FAILREC {why}"));
     let (kernel, rest) = rest
@@ -366,6 +380,7 @@ fn failrec_line(
     }
     key.extend(problem.iter().cloned());
     let (key, key_order) = key_of(&key);
+    let key = keys.push(&key);
     let mut out = Vec::new();
     for (k, v) in fields.split_whitespace().filter_map(|f| f.split_once('=')) {
         let Some((metric_name, unit, direction)) = field_metric(k) else {
@@ -375,7 +390,7 @@ fn failrec_line(
         out.push(Measurement {
             table: table.into(),
             variant: kernel.into(),
-            key: key.clone(),
+            key,
             key_order,
             metric: metric_name.into(),
             unit: unit.into(),
@@ -396,12 +411,14 @@ fn failrec_line(
 
 /// Keep each FAILREC's values with the run, and mark the record they name as failed:
 /// a failure record is evidence even where the METRIC line said nothing.
-fn attach_failrecs(measurements: &mut Vec<Measurement>, failrecs: Vec<Measurement>) {
+fn attach_failrecs(parsed: &mut Parsed, failrecs: Vec<Measurement>) {
+    let (measurements, keys) = (&mut parsed.measurements, &parsed.keys);
     for f in &failrecs {
         for m in measurements.iter_mut() {
+            // By text: the same key written twice (not in a row) has two ids.
             if m.table == f.table
                 && m.variant == f.variant
-                && m.key == f.key
+                && keys.get(m.key) == keys.get(f.key)
                 && m.direction != Direction::None
             {
                 m.numerics = Numerics::Fail;
@@ -438,6 +455,7 @@ mod tests {
             &[],
             9,
             &mut Vec::new(),
+            &mut Keys::default(),
         )
         .unwrap();
         assert_eq!(ms.len(), 4);
@@ -453,6 +471,7 @@ mod tests {
             &[],
             3,
             &mut Vec::new(),
+            &mut Keys::default(),
         )
         .unwrap_err();
         assert!(err.reason.contains("numerics_passed"), "{err}");

@@ -187,7 +187,7 @@ impl Parser for PytestBenchmark {
                     }),
                 }
             };
-            let row = Row::new(&table, variant, &key, no);
+            let row = Row::new(&mut parsed.keys, &table, variant, &key, no);
             let (median, printed) = stat("median")?
                 .ok_or_else(|| ParseError::at(no, format!("`{name}`: stats has no median")))?;
             parsed

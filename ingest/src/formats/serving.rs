@@ -159,7 +159,13 @@ impl Parser for Serving {
                 })
                 .collect();
             let variant = obj.str("backend");
-            let row = Row::new(TABLE, variant.as_deref().unwrap_or("serve"), &key, no);
+            let row = Row::new(
+                &mut parsed.keys,
+                TABLE,
+                variant.as_deref().unwrap_or("serve"),
+                &key,
+                no,
+            );
             for (place, (k, v)) in obj.0.iter().enumerate() {
                 if KEY_FIELDS.contains(&k.0.as_ref()) {
                     continue;

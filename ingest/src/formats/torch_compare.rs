@@ -258,8 +258,14 @@ fn emit(
         // `(envA)  tiny`: the env, then the sub-label.
         let labels = trim(&line[labels.clone()]);
         let row = match labels.strip_prefix('(').and_then(|r| r.split_once(')')) {
-            Some((env, sub)) => with_env.row(table, table, &[threads, env, trim(sub)], *no),
-            None => plain.row(table, table, &[threads, labels], *no),
+            Some((env, sub)) => with_env.row(
+                &mut parsed.keys,
+                table,
+                table,
+                &[threads, env, trim(sub)],
+                *no,
+            ),
+            None => plain.row(&mut parsed.keys, table, table, &[threads, labels], *no),
         };
         let no = *no;
         for ((variant, spec), text) in specs

@@ -16,7 +16,7 @@
 
 use super::emit::{key_number, KeyLayout, Spec};
 use super::{Format, ParseError, Parser};
-use crate::model::{Measurement, Name, Parsed, Warning};
+use crate::model::{Keys, Measurement, Name, Parsed, Warning};
 
 pub struct TritonPerfReport;
 
@@ -123,6 +123,7 @@ impl Parser for TritonPerfReport {
                 lines[i + 1],
                 &lines[i + 2..end],
                 &mut parsed.measurements,
+                &mut parsed.keys,
             ) {
                 Ok(()) => {}
                 Err(e) => {
@@ -241,6 +242,7 @@ fn table(
     header: &str,
     rows: &[&str],
     out: &mut Vec<Measurement>,
+    keys: &mut Keys,
 ) -> Result<(), ParseError> {
     let (cols, edges) = columns(header, rows, first_row + 1)?;
     let lines: Vec<(usize, &str, &str)> = cols
@@ -287,7 +289,7 @@ fn table(
         let cell = |c: usize| &row[tokens[c + 1].0..tokens[c + 1].1];
         key.clear();
         key.extend(x.iter().map(|&c| key_number(cell(c))));
-        let r = layout.row(table, table, &key, no);
+        let r = layout.row(keys, table, table, &key, no);
         for (c, variant, spec) in &line_columns {
             let cell = cell(*c);
             let value = crate::text::parse_value(cell).map_err(|_| {

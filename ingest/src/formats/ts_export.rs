@@ -56,6 +56,7 @@ impl Parser for TsExport {
                 key_cells.push(("dtype".to_string(), d.to_string()));
             }
             let (key, key_order) = key_of(&key_cells);
+            let key = parsed.keys.push(&key);
             let (table, variant): (Name, Name) = (table.into(), kernel.into());
             let numerics = match obj.get("numerics_passed") {
                 None => Numerics::NotChecked,
@@ -86,7 +87,7 @@ impl Parser for TsExport {
                 parsed.measurements.push(Measurement {
                     table,
                     variant,
-                    key: key.clone(),
+                    key,
                     key_order,
                     metric: metric.into(),
                     unit: unit.into(),

@@ -409,10 +409,11 @@ mod tests {
         let (key, key_order) = perfdb_ingest::model::key_of(&[("M".to_string(), "1".to_string())]);
         let prepared = (0..40)
             .map(|i| {
+                let mut keys = perfdb_ingest::model::Keys::default();
                 let m = Measurement {
                     table: "t".into(),
                     variant: "v".into(),
-                    key: key.clone(),
+                    key: keys.push(&key),
                     key_order,
                     metric: "latency".into(),
                     unit: "us".into(),
@@ -426,6 +427,7 @@ mod tests {
                 };
                 let parsed = Parsed {
                     measurements: vec![m],
+                    keys,
                     ..Default::default()
                 };
                 let meta = RunMeta {
