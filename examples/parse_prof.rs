@@ -8,7 +8,8 @@
 //! would allow on that input (issue 2's target, held for every format by issue 11), and
 //! the floor: building and dropping the parse's `Measurement`s alone (each cloned from
 //! the parse's own output into a list sized up front), which every parser pays on top of
-//! reading its text.
+//! reading its text; and how long detection alone takes (part of the parse time: the
+//! formats tried before the one that fits each read the text).
 //!
 //! `cargo run --release --example parse_prof -- [NAME...]` (a name matches any part
 //! of a benchmark's name; none: all); `PERFDB_PARSE_ITERS=N` (default 30).
@@ -65,6 +66,15 @@ fn main() {
                 .sum();
             best = best.min(t.elapsed().as_secs_f64());
         }
+        // Detection alone: every format tried before the one that fits reads the text.
+        let mut detect = f64::MAX;
+        for _ in 0..iters {
+            let t = std::time::Instant::now();
+            for text in &files {
+                std::hint::black_box(perfdb_ingest::formats::detect(text).ok());
+            }
+            detect = detect.min(t.elapsed().as_secs_f64());
+        }
         let parsed: Vec<_> = files
             .iter()
             .filter_map(|text| parse_in(text, None, cx).ok())
@@ -84,12 +94,13 @@ fn main() {
         let per_value = |s: f64| s * 1e9 / values.max(1) as f64;
         println!(
             "{name:36} {:8.2} ms {:7.1} MB/s {values:>8} values (best of {iters}) \
-             {:6.1} ns/value, {:6.1} at 300 MB/s, floor {:5.1}",
+             {:6.1} ns/value, {:6.1} at 300 MB/s, floor {:5.1}, detection {:5.2} ms",
             best * 1e3,
             bytes / best / 1e6,
             per_value(best),
             per_value(bytes / 300e6),
             per_value(floor),
+            detect * 1e3,
         );
     }
 }

@@ -150,7 +150,7 @@ fn md_cells<'a>(line: &'a str, out: &mut Vec<&'a str>) -> bool {
     else {
         return false;
     };
-    out.extend(super::split_cells(inner, b'|').map(crate::text::trim));
+    super::for_each_cell(inner, b'|', |c| out.push(c));
     true
 }
 

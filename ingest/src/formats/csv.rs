@@ -37,7 +37,7 @@ fn cells(line: &str) -> Vec<Cow<'_, str>> {
 fn cells_into<'a>(line: &'a str, out: &mut Vec<Cow<'a, str>>) {
     out.clear();
     if memchr::memchr(b'"', line.as_bytes()).is_none() {
-        out.extend(super::split_cells(line, b',').map(|c| Cow::Borrowed(trim(c))));
+        super::for_each_cell(line, b',', |c| out.push(Cow::Borrowed(c)));
         return;
     }
     let mut cur = String::new();
@@ -144,7 +144,7 @@ impl Parser for TritonCsv {
                 Cow::Owned(_) => return Err(ParseError::at(no, "not a CSV row")),
             };
             let before = cells_.len();
-            cells_.extend(super::split_cells(l, b',').map(trim));
+            super::for_each_cell(l, b',', |c| cells_.push(c));
             if cells_.len() - before != width {
                 return Err(ParseError::at(
                     no,
