@@ -105,6 +105,10 @@ impl Parser for TritonCsv {
         let Some(header) = ls.next() else {
             return false;
         };
+        // Detection asks this of every log's first line: most have no comma.
+        if memchr::memchr(b',', header.as_bytes()).is_none() {
+            return false;
+        }
         let names = cells(header);
         if names.len() < 2 || names.iter().any(|n| n.is_empty() || parse_value(n).is_ok()) {
             return false;
@@ -412,6 +416,10 @@ const CHOSEN: &[&str] = &[
 ];
 
 fn tuned_header(line: &str) -> bool {
+    // Detection asks this of every log's first line: most have no `kernelName`.
+    if !line.contains("kernelName") {
+        return false;
+    }
     let names = cells(line);
     let has = |n: &str| names.iter().any(|c| c == n);
     has("us") && has("kernelName") && (has("tflops") || has("errRatio"))
