@@ -197,6 +197,19 @@ impl Parser for GoogleBenchmark {
                 if rep == 0 {
                     &mut parsed.measurements
                 } else {
+                    // Each repetition is a run with at least one record of its own: an
+                    // index past the number of records is no repetition this file holds
+                    // (and would size the list of runs by a number from the file).
+                    if rep >= records.len() {
+                        return Err(ParseError::at(
+                            no,
+                            format!(
+                                "`{run_name}`: repetition_index {rep}, but the file has only {} \
+                                 benchmark records",
+                                records.len()
+                            ),
+                        ));
+                    }
                     if parsed.repetitions.len() < rep {
                         parsed.repetitions.resize_with(rep, Vec::new);
                     }
@@ -360,5 +373,32 @@ mod tests {
             (f, k),
             ("BM_Copy", vec![("size".to_string(), "4096".to_string())])
         );
+    }
+
+    #[test]
+    fn a_repetition_index_no_record_can_fill_is_refused() {
+        let record = |rep: u64| {
+            format!(
+                r#"{{"name": "BM_Sum/64", "run_name": "BM_Sum/64", "run_type": "iteration",
+                "repetitions": 2, "repetition_index": {rep}, "iterations": 10,
+                "real_time": 1.5, "cpu_time": 1.5, "time_unit": "ns"}}"#
+            )
+        };
+        let doc = |reps: &[u64]| {
+            let records: Vec<String> = reps.iter().map(|r| record(*r)).collect();
+            format!(
+                "{{\"context\": {{}},\n\"benchmarks\": [\n{}]}}",
+                records.join(",\n")
+            )
+        };
+        let ok = GoogleBenchmark.parse(&doc(&[0, 1])).unwrap();
+        assert_eq!(ok.repetitions.len(), 1);
+        assert_eq!(ok.measurements.len(), ok.repetitions[0].len());
+        // Found by fuzzing: an index of 86 billion sized the list of runs by it.
+        let e = GoogleBenchmark
+            .parse(&doc(&[0, 86_133_930_793]))
+            .unwrap_err();
+        assert_eq!(e.line, 6, "the second record's line: {e:?}");
+        assert!(e.reason.contains("repetition_index 86133930793"), "{e:?}");
     }
 }
