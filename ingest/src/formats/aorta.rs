@@ -13,7 +13,7 @@
 use super::emit::{lines_of, KeyLayout, Row, Spec};
 use super::json::{self, Fields};
 use super::{lines, Format, ParseError, Parser};
-use crate::model::{metric, Direction, Keys, Name, Parsed};
+use crate::model::{empty_order, metric, Direction, Name, Parsed};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 
@@ -77,40 +77,40 @@ impl Parser for AortaResult {
         }
         let variant = obj.str("cell_name");
         let variant = variant.as_deref().unwrap_or("trial");
-        let row = |keys: &mut Keys, k: &str| Row::new(keys, "aorta", variant, &[], line_of(k));
+        // Every value of a trial has the key with no cells.
+        let key = parsed.keys.empty();
+        let row = |k: &str| Row {
+            table: "aorta".into(),
+            variant: variant.into(),
+            key,
+            key_order: empty_order(),
+            line: line_of(k) as u32,
+        };
         let number = |k: &str, v: &RawValue| {
             json::number(v)
                 .map_err(|t| ParseError::at(line_of(k), format!("`{k}` is {t}, not a number")))
         };
         if let Some(v) = obj.get("walltime_sec") {
             let spec = Spec::measured(Some("walltime"), "sec", "walltime_sec");
-            parsed
-                .measurements
-                .push(row(&mut parsed.keys, "walltime_sec").put(
-                    &spec,
-                    number("walltime_sec", v)?,
-                    v.get(),
-                ));
+            parsed.measurements.push(row("walltime_sec").put(
+                &spec,
+                number("walltime_sec", v)?,
+                v.get(),
+            ));
         }
         if let Some(v) = obj.get("peak_vram_mib") {
             let spec = Spec::directed("peak_vram", "MiB", Direction::Lower, "peak_vram_mib");
-            parsed
-                .measurements
-                .push(row(&mut parsed.keys, "peak_vram_mib").put(
-                    &spec,
-                    number("peak_vram_mib", v)?,
-                    v.get(),
-                ));
+            parsed.measurements.push(row("peak_vram_mib").put(
+                &spec,
+                number("peak_vram_mib", v)?,
+                v.get(),
+            ));
         }
         if let Some(v) = exit_code {
             let spec = Spec::derived("exit_code", "", "exit_code", None);
             parsed
                 .measurements
-                .push(row(&mut parsed.keys, "exit_code").put(
-                    &spec,
-                    Some(v as f64),
-                    &v.to_string(),
-                ));
+                .push(row("exit_code").put(&spec, Some(v as f64), &v.to_string()));
         }
         for (group, unit) in [("tier_durations_ms", "ms"), ("capture", "")] {
             let Some(m) = obj
@@ -130,7 +130,7 @@ impl Parser for AortaResult {
                 let value = json::number(v).ok().flatten();
                 parsed
                     .measurements
-                    .push(row(&mut parsed.keys, group).put(&spec, value, &printed));
+                    .push(row(group).put(&spec, value, &printed));
             }
         }
         Ok(parsed)
