@@ -102,13 +102,8 @@ pub type Key = Arc<str>;
 /// (`["M","N","K","dtype"]`): one per table or record layout, for display only.
 pub type KeyOrder = Name;
 
-/// The key with no cells.
-pub fn empty_key() -> Key {
-    Arc::from(EMPTY_KEY)
-}
-
 /// The text of the key with no cells.
-pub const EMPTY_KEY: &str = "{}";
+const EMPTY_KEY: &str = "{}";
 
 /// Which of its parse's [`Keys`] a value's key is: copied with the value, never counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
