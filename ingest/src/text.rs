@@ -91,6 +91,17 @@ pub fn find_marker(line: &str, marker: &str) -> Option<usize> {
     memchr::memchr_iter(b'[', b).find(|&i| b[i..].starts_with(marker.as_bytes()))
 }
 
+/// The bytes of `word` (little-endian) equal to `byte`: bit 7 of each such byte set,
+/// every other bit clear. Exact (no borrow runs from one byte into the next): a byte
+/// `x` of `word ^ byte..` is zero exactly when neither `(x & 0x7f) + 0x7f` nor `x` has
+/// its high bit set.
+#[inline]
+pub fn byte_mask(word: u64, byte: u8) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let x = word ^ (0x0101_0101_0101_0101 * u64::from(byte));
+    !(((x & LOW7) + LOW7) | x) & !LOW7
+}
+
 /// `str::trim`, with ASCII whitespace (nearly every cell's) trimmed byte by byte and the
 /// Unicode rules only when a non-ASCII byte is left at either end.
 #[inline]
@@ -361,6 +372,26 @@ pub fn strip_aiter_prefix(line: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn byte_mask_marks_exactly_the_equal_bytes() {
+        // Every byte value at every place, beside neighbours that could borrow or carry.
+        for byte in [0u8, b',', b'|', 0x7f, 0x80, 0xff] {
+            for v in 0..=255u8 {
+                for at in 0..8 {
+                    for fill in [0u8, byte.wrapping_sub(1), byte.wrapping_add(1), 0xff] {
+                        let mut w = [fill; 8];
+                        w[at] = v;
+                        let want = w
+                            .iter()
+                            .enumerate()
+                            .fold(0u64, |m, (i, &c)| m | (u64::from(c == byte) << (8 * i + 7)));
+                        assert_eq!(byte_mask(u64::from_le_bytes(w), byte), want, "{w:?} {byte}");
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn trim_is_str_trim() {

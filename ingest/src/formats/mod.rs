@@ -305,14 +305,33 @@ pub(crate) fn split_cells(text: &str, sep: u8) -> impl Iterator<Item = &str> {
 /// Each cell of one line (`text.split(sep)`), trimmed as [`crate::text::trim`] trims,
 /// handed to `f` in one byte loop: as an iterator into a list, the cells of the densest
 /// formats (9-30 bytes a value) cost a call and an `Option` each.
+///
+/// Eight bytes at a time: a word's separators are found as one bit mask
+/// ([`crate::text::byte_mask`]) and handed on bit by bit, so a cell costs a few
+/// instructions whatever its length (a byte loop cost ~7 a byte: a third of the densest
+/// parses).
 #[inline]
 pub(crate) fn for_each_cell<'a>(text: &'a str, sep: u8, mut f: impl FnMut(&'a str)) {
+    let b = text.as_bytes();
     let mut start = 0;
-    for (i, &c) in text.as_bytes().iter().enumerate() {
-        if c == sep {
+    let mut words = b.chunks_exact(8);
+    let mut base = 0;
+    for w in &mut words {
+        let word = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+        let mut mask = crate::text::byte_mask(word, sep);
+        while mask != 0 {
+            let i = base + (mask.trailing_zeros() / 8) as usize;
             // `sep` is ASCII, so both ends are char boundaries.
             f(crate::text::trim(&text[start..i]));
             start = i + 1;
+            mask &= mask - 1;
+        }
+        base += 8;
+    }
+    for (i, &c) in words.remainder().iter().enumerate() {
+        if c == sep {
+            f(crate::text::trim(&text[start..base + i]));
+            start = base + i + 1;
         }
     }
     f(crate::text::trim(&text[start..]));
@@ -333,8 +352,14 @@ mod tests {
             "||",
             " a | b\t|c ",
             "\u{a0}x\u{a0}| y",
+            // Longer than a word: separators found eight bytes at a time.
+            "| cell3-none | m3 | local | 99% | 3 / 3 | 3/3 | 12345.6 | no effect |",
+            "gfx942,304,1,128,8192,torch.int8,0,0,12.3456,a8w8_rowwise_256x16x64x256,1.5,,",
+            "12345678|12345678|",
+            "1234567|",
+            "é é é é | ü ü ü ü ü |\u{a0}\u{a0}\u{a0}\u{a0}|",
         ] {
-            for sep in [b'\n', b'|'] {
+            for sep in [b'\n', b'|', b','] {
                 let ours: Vec<&str> = super::split_bytes(text, sep).collect();
                 let std: Vec<&str> = text.split(sep as char).collect();
                 assert_eq!(ours, std, "{text:?}");
