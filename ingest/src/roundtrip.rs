@@ -65,6 +65,14 @@ pub fn check(format: Option<Format>, bytes: &[u8]) {
     }
 }
 
+/// Check the fast JSON reader against serde_json on one input (see
+/// `formats::json_scan`). Panics where they disagree.
+pub fn check_json_reader(bytes: &[u8]) {
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        crate::formats::json_scan::check_against_serde(text);
+    }
+}
+
 /// `batch` written as a Parquet file in memory, with the warehouse's writer properties,
 /// and read back as one batch.
 fn through_parquet(batch: &RecordBatch) -> RecordBatch {

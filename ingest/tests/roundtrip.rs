@@ -1,10 +1,11 @@
 //! Every file of `sample-data/` (fixtures, derived trials, the reject corpus) and every
 //! input fuzzing found a fault with (`fuzz/regressions/<target>/`) passes the checks the
 //! fuzz targets make (`perfdb_ingest::roundtrip::check`): read as detected and as each
-//! format, no panic, a rejection names a real line, an accepted input survives Parquet.
+//! format, no panic, a rejection names a real line, an accepted input survives Parquet;
+//! and the fast JSON reader reads each as serde_json does (`check_json_reader`).
 
 use perfdb_ingest::formats::Format;
-use perfdb_ingest::roundtrip::check;
+use perfdb_ingest::roundtrip::{check, check_json_reader};
 use std::path::{Path, PathBuf};
 
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -43,6 +44,7 @@ fn every_sample_file_passes_the_fuzz_checks_as_every_format() {
                 .unwrap_or_else(|_| panic!("{} as {format:?}", f.display()))
         };
         run(None);
+        check_json_reader(&bytes);
         for format in Format::ALL {
             run(Some(format));
         }
@@ -55,6 +57,12 @@ fn what_fuzzing_found_stays_fixed() {
     files(&root().join("fuzz/regressions"), &mut found);
     for f in &found {
         let target = f.parent().unwrap().file_name().unwrap().to_str().unwrap();
+        let bytes = std::fs::read(f).unwrap();
+        if target == "json_reader" {
+            std::panic::catch_unwind(|| check_json_reader(&bytes))
+                .unwrap_or_else(|_| panic!("{} fails again", f.display()));
+            continue;
+        }
         let format = match target {
             "detect" => None,
             name => Some(
@@ -63,7 +71,6 @@ fn what_fuzzing_found_stays_fixed() {
                     .unwrap_or_else(|_| panic!("{}: no format {name}", f.display())),
             ),
         };
-        let bytes = std::fs::read(f).unwrap();
         std::panic::catch_unwind(|| check(format, &bytes))
             .unwrap_or_else(|_| panic!("{} fails again", f.display()));
     }

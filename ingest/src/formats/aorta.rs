@@ -14,7 +14,6 @@ use super::emit::{lines_of, KeyLayout, Row, Spec};
 use super::json::{self, Fields};
 use super::{lines, Format, ParseError, Parser};
 use crate::model::{empty_order, metric, Direction, Name, Parsed};
-use serde_json::value::RawValue;
 use std::borrow::Cow;
 
 pub struct AortaResult;
@@ -42,11 +41,11 @@ impl Parser for AortaResult {
             .ok_or_else(|| ParseError::at(line_of("verdict"), "`verdict` is not a string"))?;
         let exit_code = match obj.get("exit_code") {
             None => None,
-            Some(c) if c.get() == "null" => None,
-            Some(c) => Some(c.get().parse::<i64>().map_err(|_| {
+            Some("null") => None,
+            Some(c) => Some(c.parse::<i64>().map_err(|_| {
                 ParseError::at(
                     line_of("exit_code"),
-                    format!("`exit_code` is {}, not an integer", c.get()),
+                    format!("`exit_code` is {c}, not an integer"),
                 )
             })?),
         };
@@ -61,7 +60,7 @@ impl Parser for AortaResult {
             }
             let fired: Vec<String> = obj
                 .get("failure_detectors_fired")
-                .and_then(|f| serde_json::from_str(f.get()).ok())
+                .and_then(|f| serde_json::from_str(f).ok())
                 .unwrap_or_default();
             if !fired.is_empty() {
                 why.push(format!("detectors fired: {}", fired.join(", ")));
@@ -70,7 +69,7 @@ impl Parser for AortaResult {
             prov.verdict_detail = Some(why.join("; "));
         }
         for tag in ["trial_index", "timed_out"] {
-            if let Some(v) = obj.get(tag).filter(|v| v.get() != "null") {
+            if let Some(v) = obj.get(tag).filter(|v| *v != "null") {
                 prov.tags
                     .push((tag.to_string(), json::key_text(v).into_owned()));
             }
@@ -86,24 +85,22 @@ impl Parser for AortaResult {
             key_order: empty_order(),
             line: line_of(k) as u32,
         };
-        let number = |k: &str, v: &RawValue| {
+        let number = |k: &str, v: &str| {
             json::number(v)
                 .map_err(|t| ParseError::at(line_of(k), format!("`{k}` is {t}, not a number")))
         };
         if let Some(v) = obj.get("walltime_sec") {
             let spec = Spec::measured(Some("walltime"), "sec", "walltime_sec");
-            parsed.measurements.push(row("walltime_sec").put(
-                &spec,
-                number("walltime_sec", v)?,
-                v.get(),
-            ));
+            parsed
+                .measurements
+                .push(row("walltime_sec").put(&spec, number("walltime_sec", v)?, v));
         }
         if let Some(v) = obj.get("peak_vram_mib") {
             let spec = Spec::directed("peak_vram", "MiB", Direction::Lower, "peak_vram_mib");
             parsed.measurements.push(row("peak_vram_mib").put(
                 &spec,
                 number("peak_vram_mib", v)?,
-                v.get(),
+                v,
             ));
         }
         if let Some(v) = exit_code {
@@ -115,7 +112,7 @@ impl Parser for AortaResult {
         for (group, unit) in [("tier_durations_ms", "ms"), ("capture", "")] {
             let Some(m) = obj
                 .get(group)
-                .and_then(|g| serde_json::from_str::<Fields>(g.get()).ok())
+                .and_then(|g| serde_json::from_str::<Fields>(g).ok())
             else {
                 continue;
             };
@@ -126,7 +123,7 @@ impl Parser for AortaResult {
                 } else {
                     Spec::measured(Some(&format!("{}_duration", k.0)), unit, &column).kept()
                 };
-                let printed = json::text(v).unwrap_or(Cow::Borrowed(v.get()));
+                let printed = json::text(v).unwrap_or(Cow::Borrowed(v));
                 let value = json::number(v).ok().flatten();
                 parsed
                     .measurements

@@ -80,12 +80,18 @@ impl Spec {
     }
 }
 
-/// Specs by field name, built once per parse: JSON records repeat the same few fields.
-#[derive(Default)]
-pub(crate) struct Specs(std::collections::HashMap<Box<str>, Spec, crate::text::Fx>);
+/// Specs (or anything else worked out from a field's name) by field name, built once
+/// per parse: JSON records repeat the same few fields.
+pub(crate) struct Specs<T = Spec>(std::collections::HashMap<Box<str>, T, crate::text::Fx>);
 
-impl Specs {
-    pub fn get(&mut self, name: &str, make: impl FnOnce() -> Spec) -> Spec {
+impl<T> Default for Specs<T> {
+    fn default() -> Self {
+        Specs(Default::default())
+    }
+}
+
+impl<T: Copy> Specs<T> {
+    pub fn get(&mut self, name: &str, make: impl FnOnce() -> T) -> T {
         if let Some(s) = self.0.get(name) {
             return *s;
         }
@@ -95,17 +101,25 @@ impl Specs {
     }
 }
 
-/// Specs by field place and name, for records that list the same fields in the same
+/// [`Specs`] by field place and name, for records that list the same fields in the same
 /// order (JSONL lines, a benchmark's repeated records): the name at a place is compared
 /// with the last one seen there instead of being hashed and looked up.
-#[derive(Default)]
-pub(crate) struct SpecsByPlace {
-    places: Vec<(Box<str>, Spec)>,
-    by_name: Specs,
+pub(crate) struct SpecsByPlace<T = Spec> {
+    places: Vec<(Box<str>, T)>,
+    by_name: Specs<T>,
 }
 
-impl SpecsByPlace {
-    pub fn get(&mut self, place: usize, name: &str, make: impl FnOnce() -> Spec) -> Spec {
+impl<T> Default for SpecsByPlace<T> {
+    fn default() -> Self {
+        SpecsByPlace {
+            places: Vec::new(),
+            by_name: Specs::default(),
+        }
+    }
+}
+
+impl<T: Copy> SpecsByPlace<T> {
+    pub fn get(&mut self, place: usize, name: &str, make: impl FnOnce() -> T) -> T {
         if let Some((n, s)) = self.places.get(place) {
             if **n == *name {
                 return *s;

@@ -13,10 +13,11 @@
 //! `_stddev`, `_cv`) are kept as derived values, and when only aggregates were reported
 //! the median is the value.
 
-use super::emit::{lines_of, Row, Spec, SpecsByPlace};
+use super::emit::{lines_of, KeyLayout, Spec, SpecsByPlace};
 use super::json::{self, Fields};
+use super::json_scan;
 use super::{Format, ParseError, Parser};
-use crate::model::{Direction, Measurement, Parsed};
+use crate::model::{Direction, Measurement, Name, Parsed};
 use std::borrow::Cow;
 
 pub struct GoogleBenchmark;
@@ -72,8 +73,8 @@ struct Record<'a> {
     time_unit: Option<Cow<'a, str>>,
     error_message: Option<Cow<'a, str>>,
     error_occurred: bool,
-    threads: Option<&'a serde_json::value::RawValue>,
-    repetition_index: Option<&'a serde_json::value::RawValue>,
+    threads: Option<&'a str>,
+    repetition_index: Option<&'a str>,
 }
 
 impl<'a> Record<'a> {
@@ -89,7 +90,7 @@ impl<'a> Record<'a> {
                 "aggregate_unit" => r.aggregate_unit = json::text(v),
                 "time_unit" => r.time_unit = json::text(v),
                 "error_message" => r.error_message = json::text(v),
-                "error_occurred" => r.error_occurred = v.get() == "true",
+                "error_occurred" => r.error_occurred = *v == "true",
                 "threads" => r.threads = Some(*v),
                 "repetition_index" => r.repetition_index = Some(*v),
                 _ => {}
@@ -106,25 +107,64 @@ impl<'a> Record<'a> {
     }
 }
 
-/// `BM_Gemm/512/64/threads:2/real_time` -> (`BM_Gemm`, [(arg1, 512), (arg2, 64),
-/// (threads, 2)]).
-fn split_name(run_name: &str) -> (&str, Vec<(String, String)>) {
+/// `BM_Gemm/512/64/threads:2/real_time` -> `BM_Gemm`, with the key's names (`arg1`,
+/// `arg2`, `threads`) and values (`512`, `64`, `2`) in `names` and `values` (cleared
+/// first): borrowed from the name, nothing allocated for the first positional ones.
+fn split_name<'r>(
+    run_name: &'r str,
+    names: &mut Vec<Cow<'r, str>>,
+    values: &mut Vec<&'r str>,
+) -> &'r str {
+    const ARGS: [&str; 8] = [
+        "arg1", "arg2", "arg3", "arg4", "arg5", "arg6", "arg7", "arg8",
+    ];
+    names.clear();
+    values.clear();
     let mut parts = run_name.split('/');
     let family = parts.next().unwrap_or(run_name);
-    let mut key = Vec::new();
     let mut positional = 0;
     for p in parts {
         match p.split_once(':') {
             Some((k, _)) if RUN_OPTIONS.contains(&k) => {}
-            Some((k, v)) => key.push((k.to_string(), v.to_string())),
+            Some((k, v)) => {
+                names.push(Cow::Borrowed(k));
+                values.push(v);
+            }
             None if RUN_OPTIONS.contains(&p) => {}
             None => {
                 positional += 1;
-                key.push((format!("arg{positional}"), p.to_string()));
+                names.push(match ARGS.get(positional - 1) {
+                    Some(a) => Cow::Borrowed(a),
+                    None => Cow::Owned(format!("arg{positional}")),
+                });
+                values.push(p);
             }
         }
     }
-    (family, key)
+    family
+}
+
+/// The key layouts of a file's records, by their names: a file has a few shapes of
+/// run name, so each record's key is written behind a layout, not sorted and encoded
+/// from pairs.
+#[derive(Default)]
+struct Layouts(Vec<(Vec<String>, KeyLayout)>);
+
+impl Layouts {
+    fn of<S: AsRef<str>>(&mut self, names: &[S]) -> &KeyLayout {
+        let same = |known: &[String]| {
+            known.len() == names.len() && known.iter().zip(names).all(|(k, n)| k == n.as_ref())
+        };
+        let at = match self.0.iter().position(|(known, _)| same(known)) {
+            Some(at) => at,
+            None => {
+                let owned: Vec<String> = names.iter().map(|n| n.as_ref().to_string()).collect();
+                self.0.push((owned, KeyLayout::new(names)));
+                self.0.len() - 1
+            }
+        };
+        &self.0[at].1
+    }
 }
 
 impl Parser for GoogleBenchmark {
@@ -138,7 +178,7 @@ impl Parser for GoogleBenchmark {
             && crate::text::has(text, "\"time_unit\"")
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
-        let doc: Doc = serde_json::from_str(text)
+        let doc = Doc::read(text)
             .map_err(|e| ParseError::at(e.line(), format!("not a google-benchmark JSON: {e}")))?;
         let exe = doc.context.as_ref().and_then(|c| c.str("executable"));
         let table = exe
@@ -165,19 +205,34 @@ impl Parser for GoogleBenchmark {
             .collect();
         // Specs by record kind (aggregate, primary, percentage, time unit), then by
         // field: a file has a handful of kinds, so a list.
-        let mut specs: Vec<(Kind, SpecsByPlace)> = Vec::new();
+        let mut specs: Vec<(Kind, SpecsByPlace<Option<Spec>>)> = Vec::new();
+        let table = Name::new(&table);
+        let mut layouts = Layouts::default();
+        let (mut names, mut values) = (Vec::new(), Vec::new());
+        let mut last_family: Option<(&str, Name)> = None;
         for (i, (obj, rec)) in doc.benchmarks.iter().zip(&records).enumerate() {
             let no = record_lines.get(i).copied().unwrap_or(1);
             let run_name = rec
                 .run_name()
                 .ok_or_else(|| ParseError::at(no, format!("benchmark {i} has no name")))?;
-            let (family, mut key) = split_name(run_name);
-            if !key.iter().any(|(k, _)| k == "threads") {
+            let family = split_name(run_name, &mut names, &mut values);
+            if !names.iter().any(|k| k == "threads") {
                 if let Some(t) = rec.threads {
-                    key.push(("threads".to_string(), t.get().to_string()));
+                    names.push(Cow::Borrowed("threads"));
+                    values.push(t);
                 }
             }
-            let row = Row::new(&mut parsed.keys, &table, family, &key, no);
+            let variant = match last_family {
+                Some((f, name)) if f == family => name,
+                _ => {
+                    let name = Name::new(family);
+                    last_family = Some((family, name));
+                    name
+                }
+            };
+            let row = layouts
+                .of(&names)
+                .row(&mut parsed.keys, table, variant, &values, no);
             let unit = rec.time_unit.as_deref().unwrap_or("ns");
             if crate::units::unit_of(unit).is_none() && unit != "s" {
                 return Err(ParseError::at(
@@ -192,7 +247,7 @@ impl Parser for GoogleBenchmark {
             } else {
                 let rep = rec
                     .repetition_index
-                    .and_then(|r| r.get().parse::<usize>().ok())
+                    .and_then(|r| r.parse::<usize>().ok())
                     .unwrap_or(0);
                 if rep == 0 {
                     &mut parsed.measurements
@@ -250,25 +305,27 @@ impl Parser for GoogleBenchmark {
             let kind = &mut specs[at].1;
             for (place, (k, v)) in obj.0.iter().enumerate() {
                 let k = k.0.as_ref();
-                // Standard fields are skipped by name, before their value is read.
-                if standard(k) || (k == "iterations" && !agg.is_empty()) {
+                // One spec per field and record kind a file uses; none for the standard
+                // fields, skipped by name before their value is read.
+                let Some(spec) = kind.get(place, k, || {
+                    (!standard(k) && (k != "iterations" || agg.is_empty()))
+                        .then(|| field_spec(k, agg, primary, percent, unit))
+                }) else {
                     continue;
-                }
+                };
                 let value = match json::scalar(v) {
                     json::Scalar::Number(x, _) => x.is_finite().then_some(x),
                     json::Scalar::Null => None,
                     _ => continue,
                 };
-                // One spec per field and record kind a file uses.
-                let spec = kind.get(place, k, || field_spec(k, agg, primary, percent, unit));
                 let value = if k == "bytes_per_second" {
                     value.map(|b| b / 1e6)
                 } else {
                     value
                 };
-                let mut m = row.put(&spec, value, v.get());
+                let mut m = row.put(&spec, value, v);
                 if k == "bytes_per_second" {
-                    m.raw = crate::model::Raw::joined(v.get(), "B/s");
+                    m.raw = crate::model::Raw::joined(v, "B/s");
                 }
                 out.push(m);
             }
@@ -290,6 +347,38 @@ struct Doc<'a> {
     context: Option<Fields<'a>>,
     #[serde(borrow)]
     benchmarks: Vec<Fields<'a>>,
+}
+
+impl<'a> Doc<'a> {
+    /// The document, read by the fast reader, else by serde_json (for the error).
+    fn read(text: &'a str) -> Result<Doc<'a>, serde_json::Error> {
+        Doc::scan(text).map_or_else(|| serde_json::from_str(text), Ok)
+    }
+    /// The document as the derived reader takes it (each field at most once,
+    /// `benchmarks` required, `context` an object or null), or `None` to leave it to
+    /// serde_json.
+    fn scan(text: &'a str) -> Option<Doc<'a>> {
+        let (top, benchmarks) = json_scan::object_and_items(text, "benchmarks").ok()?;
+        let mut context = None;
+        let mut seen = false;
+        for (k, v) in &top.0 {
+            match k.0.as_ref() {
+                "context" if context.is_none() => {
+                    context = Some(match *v {
+                        "null" => None,
+                        v => Some(json_scan::object(v).ok()?),
+                    })
+                }
+                "benchmarks" if !seen => seen = true,
+                "context" | "benchmarks" => return None,
+                _ => {}
+            }
+        }
+        Some(Doc {
+            context: context.flatten(),
+            benchmarks: benchmarks?,
+        })
+    }
 }
 
 /// How field `k` of a record is stored. `agg` is the aggregate name (empty for an
@@ -358,21 +447,29 @@ mod tests {
 
     #[test]
     fn names_split_into_family_and_arguments() {
-        let (f, k) = split_name("BM_Gemm/512/64/threads:2/real_time");
+        let (mut names, mut values) = (Vec::new(), Vec::new());
+        let f = split_name(
+            "BM_Gemm/512/64/threads:2/real_time",
+            &mut names,
+            &mut values,
+        );
         assert_eq!(f, "BM_Gemm");
+        assert_eq!(names, ["arg1", "arg2", "threads"]);
+        assert_eq!(values, ["512", "64", "2"]);
+        let f = split_name("BM_Copy/size:4096/min_time:0.500", &mut names, &mut values);
         assert_eq!(
-            k,
-            [
-                ("arg1".to_string(), "512".to_string()),
-                ("arg2".to_string(), "64".to_string()),
-                ("threads".to_string(), "2".to_string())
-            ]
+            (f, &names[..], &values[..]),
+            ("BM_Copy", &["size".into()][..], &["4096"][..])
         );
-        let (f, k) = split_name("BM_Copy/size:4096/min_time:0.500");
-        assert_eq!(
-            (f, k),
-            ("BM_Copy", vec![("size".to_string(), "4096".to_string())])
+        let many = format!(
+            "BM_X/{}",
+            (1..=10)
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join("/")
         );
+        split_name(&many, &mut names, &mut values);
+        assert_eq!((&*names[7], &*names[9], values[9]), ("arg8", "arg10", "10"));
     }
 
     #[test]

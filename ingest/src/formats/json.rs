@@ -35,9 +35,10 @@ impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
     }
 }
 
-/// A JSON object's fields in source order: keys borrowed, values as raw text.
-#[derive(Debug, Default)]
-pub(crate) struct Fields<'a>(pub Vec<(Str<'a>, &'a RawValue)>);
+/// A JSON object's fields in source order: keys borrowed, each value as its raw JSON
+/// text (checked to be one JSON value, by [`scan`] or serde_json).
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Fields<'a>(pub Vec<(Str<'a>, &'a str)>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -50,7 +51,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields<'a>, A::Error> {
                 let mut out = Vec::with_capacity(map.size_hint().unwrap_or(16));
                 while let Some(k) = map.next_key::<Str<'a>>()? {
-                    out.push((k, map.next_value::<&'a RawValue>()?));
+                    out.push((k, map.next_value::<&'a RawValue>()?.get()));
                 }
                 Ok(Fields(out))
             }
@@ -59,9 +60,15 @@ impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
     }
 }
 
+/// The fields of `text`, one JSON object: read by the fast reader, else (where it gives
+/// up) by serde_json, which gives the same fields or the error with its line.
+pub(crate) fn fields(text: &str) -> Result<Fields<'_>, serde_json::Error> {
+    super::json_scan::object(text).or_else(|_| serde_json::from_str(text))
+}
+
 impl<'a> Fields<'a> {
     /// The raw value of field `name`.
-    pub fn get(&self, name: &str) -> Option<&'a RawValue> {
+    pub fn get(&self, name: &str) -> Option<&'a str> {
         self.0.iter().find(|(k, _)| k.0 == name).map(|(_, v)| *v)
     }
     /// The string value of field `name` (`None` when absent or not a string).
@@ -72,8 +79,8 @@ impl<'a> Fields<'a> {
 
 /// A field's raw value, whatever it is, `null` included (with `#[serde(default,
 /// deserialize_with = "json::raw")]`; serde's `Option` alone reads `null` as absent).
-pub(crate) fn raw<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&'de RawValue>::deserialize(d).map(Some)
+pub(crate) fn raw<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de str>, D::Error> {
+    <&'de RawValue>::deserialize(d).map(|r| Some(r.get()))
 }
 
 /// What a raw JSON value is.
@@ -88,10 +95,9 @@ pub(crate) enum Scalar<'a> {
     Nested,
 }
 
-pub(crate) fn scalar(raw: &RawValue) -> Scalar<'_> {
-    let t = raw.get();
+pub(crate) fn scalar(t: &str) -> Scalar<'_> {
     match t.as_bytes().first() {
-        Some(b'"') => Scalar::String(text(raw).unwrap_or_default()),
+        Some(b'"') => Scalar::String(text(t).unwrap_or_default()),
         Some(b'n') => Scalar::Null,
         Some(b't') => Scalar::Bool(true),
         Some(b'f') => Scalar::Bool(false),
@@ -108,18 +114,17 @@ pub(crate) fn scalar(raw: &RawValue) -> Scalar<'_> {
 
 /// A raw value as a measurement: a finite number, or `None` for `null` and the missing
 /// tokens (`"nan"`, `"inf"` as strings); `Err` with the value's text otherwise.
-pub(crate) fn number(raw: &RawValue) -> Result<Option<f64>, &str> {
+pub(crate) fn number(raw: &str) -> Result<Option<f64>, &str> {
     match scalar(raw) {
         Scalar::Number(v, _) => Ok(v.is_finite().then_some(v)),
         Scalar::Null => Ok(None),
-        Scalar::String(s) => crate::text::parse_value(&s).map_err(|_| raw.get()),
-        _ => Err(raw.get()),
+        Scalar::String(s) => crate::text::parse_value(&s).map_err(|_| raw),
+        _ => Err(raw),
     }
 }
 
 /// The text of a string value; `None` for any other value.
-pub(crate) fn text(raw: &RawValue) -> Option<Cow<'_, str>> {
-    let t = raw.get();
+pub(crate) fn text(t: &str) -> Option<Cow<'_, str>> {
     let inner = t.strip_prefix('"')?.strip_suffix('"')?;
     if !inner.contains('\\') {
         return Some(Cow::Borrowed(inner));
@@ -129,7 +134,7 @@ pub(crate) fn text(raw: &RawValue) -> Option<Cow<'_, str>> {
 
 /// A scalar as key text: strings bare, numbers as printed with integral floats
 /// (`512.0`) as integers, `null` as `None`, anything else as its JSON.
-pub(crate) fn key_text(raw: &RawValue) -> Cow<'_, str> {
+pub(crate) fn key_text(raw: &str) -> Cow<'_, str> {
     match scalar(raw) {
         Scalar::String(s) => s,
         Scalar::Number(v, t) => {
@@ -140,7 +145,7 @@ pub(crate) fn key_text(raw: &RawValue) -> Cow<'_, str> {
             }
         }
         Scalar::Null => Cow::Borrowed("None"),
-        _ => Cow::Borrowed(raw.get()),
+        _ => Cow::Borrowed(raw),
     }
 }
 
@@ -157,7 +162,7 @@ mod tests {
         let keys: Vec<&str> = f.0.iter().map(|(k, _)| k.0.as_ref()).collect();
         assert_eq!(keys, ["b", "a", "n", "o", "s", "i"]);
         assert_eq!(number(f.get("b").unwrap()), Ok(Some(1.5)));
-        assert_eq!(f.get("b").unwrap().get(), "1.50");
+        assert_eq!(f.get("b").unwrap(), "1.50");
         assert_eq!(f.str("a").as_deref(), Some("x\"y"));
         assert_eq!(number(f.get("n").unwrap()), Ok(None));
         assert_eq!(number(f.get("s").unwrap()), Ok(None));
@@ -166,7 +171,6 @@ mod tests {
         assert_eq!(key_text(f.get("b").unwrap()), "1.50");
         assert_eq!(key_text(f.get("n").unwrap()), "None");
         assert_eq!(key_text(f.get("s").unwrap()), "inf");
-        let half: &RawValue = serde_json::from_str("0.5").unwrap();
-        assert_eq!(key_text(half), "0.5");
+        assert_eq!(key_text("0.5"), "0.5");
     }
 }

@@ -9,6 +9,7 @@ mod emit;
 mod flydsl;
 mod gbench;
 mod json;
+pub(crate) mod json_scan;
 mod perf;
 mod probe;
 mod pytest_bench;

@@ -14,7 +14,6 @@ use super::emit::{lines_of, Row, Spec};
 use super::json::{self, Fields};
 use super::{Format, ParseError, Parser};
 use crate::model::Parsed;
-use serde_json::value::RawValue;
 use std::borrow::Cow;
 
 /// The parts of the file perfdb reads; the rest (`datetime`, `version`, each
@@ -36,13 +35,13 @@ struct Doc<'a> {
 #[derive(serde::Deserialize)]
 struct Bench<'a> {
     #[serde(borrow, default, deserialize_with = "json::raw")]
-    group: Option<&'a RawValue>,
+    group: Option<&'a str>,
     #[serde(borrow, default, deserialize_with = "json::raw")]
-    name: Option<&'a RawValue>,
+    name: Option<&'a str>,
     #[serde(borrow, default, deserialize_with = "json::raw")]
-    fullname: Option<&'a RawValue>,
+    fullname: Option<&'a str>,
     #[serde(borrow, default, deserialize_with = "json::raw")]
-    params: Option<&'a RawValue>,
+    params: Option<&'a str>,
     #[serde(borrow, default)]
     stats: Option<Stats<'a>>,
 }
@@ -52,23 +51,23 @@ struct Bench<'a> {
 #[serde(expecting = "a stats object")]
 struct Stats<'a> {
     #[serde(borrow, default, deserialize_with = "json::raw")]
-    median: Option<&'a RawValue>,
+    median: Option<&'a str>,
     #[serde(borrow, default, deserialize_with = "json::raw")]
-    min: Option<&'a RawValue>,
+    min: Option<&'a str>,
     #[serde(borrow, default, deserialize_with = "json::raw")]
-    max: Option<&'a RawValue>,
+    max: Option<&'a str>,
     #[serde(borrow, default, deserialize_with = "json::raw")]
-    mean: Option<&'a RawValue>,
+    mean: Option<&'a str>,
     #[serde(borrow, default, deserialize_with = "json::raw")]
-    stddev: Option<&'a RawValue>,
+    stddev: Option<&'a str>,
     #[serde(borrow, default, deserialize_with = "json::raw")]
-    iqr: Option<&'a RawValue>,
+    iqr: Option<&'a str>,
     #[serde(borrow, default, deserialize_with = "json::raw")]
-    rounds: Option<&'a RawValue>,
+    rounds: Option<&'a str>,
 }
 
 impl<'a> Stats<'a> {
-    fn get(&self, field: &str) -> Option<&'a RawValue> {
+    fn get(&self, field: &str) -> Option<&'a str> {
         match field {
             "median" => self.median,
             "min" => self.min,
@@ -113,14 +112,14 @@ impl Parser for PytestBenchmark {
             if let Some(b) = c.str("branch") {
                 prov.tags.push(("branch".to_string(), b.into_owned()));
             }
-            if c.get("dirty").map(RawValue::get) == Some("true") {
+            if c.get("dirty") == Some("true") {
                 prov.tags.push(("dirty".to_string(), "true".to_string()));
             }
         }
         if let Some(m) = &doc.machine_info {
             let brand = m
                 .get("cpu")
-                .and_then(|cpu| serde_json::from_str::<Fields>(cpu.get()).ok())
+                .and_then(|cpu| serde_json::from_str::<Fields>(cpu).ok())
                 .and_then(|cpu| cpu.str("brand_raw").map(Cow::into_owned));
             prov.machine = brand.or_else(|| m.str("machine").map(Cow::into_owned));
             if let Some(node) = m.str("node") {
@@ -157,7 +156,7 @@ impl Parser for PytestBenchmark {
             let variant = name.split('[').next().unwrap_or(&name);
             let params = b
                 .params
-                .and_then(|p| serde_json::from_str::<Fields>(p.get()).ok());
+                .and_then(|p| serde_json::from_str::<Fields>(p).ok());
             let key: Vec<(String, String)> = match params {
                 Some(p) => {
                     p.0.iter()
@@ -182,7 +181,7 @@ impl Parser for PytestBenchmark {
             let stat = |k: &str| -> Result<Option<(Option<f64>, &str)>, ParseError> {
                 match stats.get(k) {
                     None => Ok(None),
-                    Some(v) => json::number(v).map(|x| Some((x, v.get()))).map_err(|t| {
+                    Some(v) => json::number(v).map(|x| Some((x, v))).map_err(|t| {
                         ParseError::at(no, format!("`{name}`: stats.{k} is {t}, not a number"))
                     }),
                 }

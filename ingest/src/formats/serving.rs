@@ -100,6 +100,24 @@ pub(crate) fn spec(name: &str) -> Spec {
     }
 }
 
+/// What a result field is, worked out once per field name.
+#[derive(Clone, Copy)]
+enum Role {
+    /// Part of the key: its place in [`KEY_FIELDS`].
+    Key(usize),
+    /// A value stored as the spec says; `true` when [`field`] knows the name.
+    Value(Spec, bool),
+}
+
+impl Role {
+    fn of(name: &str) -> Role {
+        match KEY_FIELDS.iter().position(|k| *k == name) {
+            Some(i) => Role::Key(i),
+            None => Role::Value(spec(name), field(name).is_some()),
+        }
+    }
+}
+
 impl Parser for Serving {
     fn format(&self) -> Format {
         Format::Serving
@@ -111,7 +129,7 @@ impl Parser for Serving {
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         // One JSON document, else one per line (JSONL).
-        let objects: Vec<(usize, Fields)> = match serde_json::from_str::<Fields>(text) {
+        let objects: Vec<(usize, Fields)> = match json::fields(text) {
             Ok(f) => vec![(
                 lines_of(text, "\"request_throughput\"")
                     .first()
@@ -129,7 +147,7 @@ impl Parser for Serving {
                         continue;
                     }
                     let line = &text[start..start + line.len()];
-                    let f: Fields = serde_json::from_str(line).map_err(|e| {
+                    let f = json::fields(line).map_err(|e| {
                         ParseError::at(no + 1, format!("not a JSON result object (JSONL): {e}"))
                     })?;
                     out.push((no + 1, f));
@@ -138,12 +156,33 @@ impl Parser for Serving {
             }
         };
         let mut parsed = Parsed::sized_for(text, 24);
-        let mut by_place = SpecsByPlace::default();
+        let mut roles: SpecsByPlace<Role> = SpecsByPlace::default();
+        // Each record's key cells by their place in KEY_FIELDS (the first of a repeated
+        // name, as `Fields::get` reads).
+        let mut key_cells: [Option<&str>; KEY_FIELDS.len()] = [None; KEY_FIELDS.len()];
+        // The roles of one record's fields, by place.
+        let mut places: Vec<Role> = Vec::new();
         for (no, obj) in &objects {
             let no = *no;
-            if !obj.0.iter().enumerate().any(|(place, (k, _))| {
-                by_place.get(place, &k.0, || spec(&k.0)).direction != Direction::None
-            }) {
+            key_cells.fill(None);
+            places.clear();
+            let (mut variant, mut result) = (None, false);
+            for (place, (k, v)) in obj.0.iter().enumerate() {
+                let role = roles.get(place, &k.0, || Role::of(&k.0));
+                places.push(role);
+                match role {
+                    Role::Key(i) => {
+                        key_cells[i].get_or_insert(v);
+                    }
+                    Role::Value(s, _) => {
+                        result |= s.direction != Direction::None;
+                        if variant.is_none() && k.0 == "backend" {
+                            variant = Some(json::text(v));
+                        }
+                    }
+                }
+            }
+            if !result {
                 return Err(ParseError::at(
                     no,
                     "a JSON object with no serving result field (request_throughput, \
@@ -152,13 +191,13 @@ impl Parser for Serving {
             }
             let key: Vec<(String, String)> = KEY_FIELDS
                 .iter()
-                .filter_map(|k| {
-                    obj.get(k)
-                        .filter(|v| json::scalar(v) != json::Scalar::Null)
+                .zip(&key_cells)
+                .filter_map(|(k, v)| {
+                    v.filter(|v| json::scalar(v) != json::Scalar::Null)
                         .map(|v| (k.to_string(), json::key_text(v).into_owned()))
                 })
                 .collect();
-            let variant = obj.str("backend");
+            let variant = variant.flatten();
             let row = Row::new(
                 &mut parsed.keys,
                 TABLE,
@@ -166,18 +205,17 @@ impl Parser for Serving {
                 &key,
                 no,
             );
-            for (place, (k, v)) in obj.0.iter().enumerate() {
-                if KEY_FIELDS.contains(&k.0.as_ref()) {
+            for ((_, v), role) in obj.0.iter().zip(&places) {
+                let Role::Value(spec, known) = *role else {
                     continue;
-                }
+                };
                 let value = match json::scalar(v) {
                     json::Scalar::Number(x, _) => x.is_finite().then_some(x),
                     // A missing measurement is kept as missing; other nulls are skipped.
-                    json::Scalar::Null if field(&k.0).is_some() => None,
+                    json::Scalar::Null if known => None,
                     _ => continue, // strings (date, backend), per-request arrays
                 };
-                let spec = by_place.get(place, &k.0, || spec(&k.0));
-                parsed.measurements.push(row.put(&spec, value, v.get()));
+                parsed.measurements.push(row.put(&spec, value, v));
             }
         }
         Ok(parsed)
