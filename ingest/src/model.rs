@@ -299,7 +299,8 @@ pub enum Raw {
 pub const RAW_INLINE: usize = 22;
 
 impl Raw {
-    #[inline]
+    /// Always inlined: built where its value is built (see [`inline_bytes`]).
+    #[inline(always)]
     pub fn new(s: &str) -> Raw {
         if s.len() <= RAW_INLINE {
             Raw::Inline {
@@ -338,7 +339,7 @@ impl Raw {
 /// put together in registers. A `memcpy` call into a buffer on the stack, read back
 /// in words when the value is moved, stalled on every value (the loads cannot be served
 /// from the copy's smaller stores): ~30% of the torch-compare parser's own time.
-#[inline]
+#[inline(always)]
 fn inline_bytes(b: &[u8]) -> [u8; RAW_INLINE] {
     let (head, tail) = b.split_at(b.len().min(16));
     let head = (u128::from(load_le(&head[..head.len().min(8)]))
@@ -353,7 +354,7 @@ fn inline_bytes(b: &[u8]) -> [u8; RAW_INLINE] {
 
 /// The bytes of `b` (at most 8) as a little-endian word, zero above them: two
 /// overlapping loads for 4 to 8 bytes, one byte at a time below 4.
-#[inline]
+#[inline(always)]
 fn load_le(b: &[u8]) -> u64 {
     let n = b.len();
     if n >= 4 {

@@ -35,7 +35,7 @@ pub(crate) fn object(text: &str) -> Scan<Fields<'_>> {
 }
 
 /// The fields of `text`, one JSON object, and of each object in its first field named
-/// `name` when that is an array of objects (read in the same pass: google-benchmark's
+/// `name` when that field is an array of objects (read in the same pass: google-benchmark's
 /// `benchmarks`); `None` when there is no such field.
 pub(crate) fn object_and_items<'a>(
     text: &'a str,
@@ -43,14 +43,17 @@ pub(crate) fn object_and_items<'a>(
 ) -> Scan<(Fields<'a>, Option<Vec<Fields<'a>>>)> {
     let mut r = Reader { text, at: 0 };
     r.ws();
-    let mut items = None;
+    let (mut items, mut seen) = (None, false);
     let fields = r.object_with(0, |r, key| {
-        if items.is_none() && key == name && r.peek() == Some(b'[') {
-            items = Some(r.objects(1)?);
-            Ok(true)
-        } else {
-            Ok(false)
+        // The first field of that name only, as `Fields::get` finds it.
+        if !seen && key == name {
+            seen = true;
+            if r.peek() == Some(b'[') {
+                items = Some(r.objects(1)?);
+                return Ok(true);
+            }
         }
+        Ok(false)
     })?;
     r.ws();
     if r.at != text.len() {

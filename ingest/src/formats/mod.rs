@@ -283,26 +283,6 @@ pub(crate) fn split_bytes(text: &str, sep: u8) -> impl Iterator<Item = &str> {
     })
 }
 
-/// `text.split(sep)` for the cells of one line, with a plain byte loop: a line's cells
-/// are a few bytes each, fewer than `memchr` needs to pay for its call and set-up.
-pub(crate) fn split_cells(text: &str, sep: u8) -> impl Iterator<Item = &str> {
-    let mut start = Some(0);
-    std::iter::from_fn(move || {
-        let from = start?;
-        // `sep` is ASCII, so both ends are char boundaries.
-        match text.as_bytes()[from..].iter().position(|&c| c == sep) {
-            Some(i) => {
-                start = Some(from + i + 1);
-                Some(&text[from..from + i])
-            }
-            None => {
-                start = None;
-                Some(&text[from..])
-            }
-        }
-    })
-}
-
 /// Each cell of one line (`text.split(sep)`), trimmed as [`crate::text::trim`] trims,
 /// handed to `f` in one byte loop: as an iterator into a list, the cells of the densest
 /// formats (9-30 bytes a value) cost a call and an `Option` each.
@@ -364,8 +344,6 @@ mod tests {
                 let ours: Vec<&str> = super::split_bytes(text, sep).collect();
                 let std: Vec<&str> = text.split(sep as char).collect();
                 assert_eq!(ours, std, "{text:?}");
-                let cells: Vec<&str> = super::split_cells(text, sep).collect();
-                assert_eq!(cells, std, "{text:?}");
                 let mut trimmed = Vec::new();
                 super::for_each_cell(text, sep, |c| trimmed.push(c));
                 let std_trimmed: Vec<&str> = std.iter().map(|c| crate::text::trim(c)).collect();

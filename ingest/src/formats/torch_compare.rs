@@ -111,6 +111,7 @@ impl Parser for TorchCompare {
         let mut pending: Option<Pending> = None;
         let mut spare_rows: Vec<PendingRow> = Vec::new();
         let mut expect_header = false;
+        let mut shared = Shared::new();
         for (no, line) in lines(text) {
             // One look at the first byte decides which kind of line it may be.
             let first = line.trim_ascii_start().as_bytes().first().copied();
@@ -164,7 +165,7 @@ impl Parser for TorchCompare {
             }
             if let Some(unit) = (first == Some(b'T')).then(|| footer_unit(&line)).flatten() {
                 let p = pending.take().expect("checked above");
-                emit(&p, unit, no, &mut parsed)?;
+                emit(&p, unit, no, &mut shared, &mut parsed)?;
                 spare_rows = p.rows;
                 spare_rows.clear();
                 continue;
@@ -174,7 +175,7 @@ impl Parser for TorchCompare {
             }
             let bar = memchr::memchr(b'|', line.as_bytes());
             let n_cells = match bar {
-                Some(at) => memchr::memchr_iter(b'|', &line.as_bytes()[at + 1..]).count() + 1,
+                Some(at) => crate::text::count_byte(&line.as_bytes()[at + 1..], b'|') + 1,
                 None => 0,
             };
             if n_cells != p.variants.len() {
@@ -222,10 +223,51 @@ impl Parser for TorchCompare {
     }
 }
 
+/// A table's unit and descriptions, and its spec and variant name per description.
+type TableSpecs = (String, Vec<String>, Vec<(Name, Spec)>);
+
+/// What the tables of one printout share, laid out once: the two key layouts, and the
+/// last table's specs (tables of one Compare printout list the same descriptions).
+struct Shared {
+    plain: KeyLayout,
+    with_env: KeyLayout,
+    /// The unit and descriptions the specs are for, and the specs.
+    specs: Option<TableSpecs>,
+    /// One list of a row's cells, reused.
+    cells: Vec<&'static str>,
+}
+
+impl Shared {
+    fn new() -> Shared {
+        Shared {
+            plain: KeyLayout::new(&["threads", "sub_label"]),
+            with_env: KeyLayout::new(&["threads", "env", "sub_label"]),
+            specs: None,
+            cells: Vec::new(),
+        }
+    }
+    /// One spec and variant name per description, in `unit` (kept for the next table
+    /// when `unit` and `variants` are the last table's).
+    fn lay_out(&mut self, unit: &str, variants: &[String]) {
+        let fresh = self
+            .specs
+            .as_ref()
+            .is_none_or(|(u, v, _)| u != unit || v != variants);
+        if fresh {
+            let specs = variants
+                .iter()
+                .map(|v| (Name::new(v), Spec::measured(None, unit, v)))
+                .collect();
+            self.specs = Some((unit.to_string(), variants.to_vec(), specs));
+        }
+    }
+}
+
 fn emit(
     p: &Pending,
     unit: &str,
     footer_line: usize,
+    shared: &mut Shared,
     parsed: &mut Parsed,
 ) -> Result<(), ParseError> {
     // Compare prints `seconds (s)`; a bare `s` is no unit word elsewhere.
@@ -236,15 +278,11 @@ fn emit(
             format!("`{unit}` is not a time unit (expected ns, us, ms or s)"),
         ));
     }
-    // One spec and variant name per description, one key per row.
-    let specs: Vec<(Name, Spec)> = p
-        .variants
-        .iter()
-        .map(|v| (Name::new(v), Spec::measured(None, unit, v)))
-        .collect();
+    let mut row_cells = recycle(std::mem::take(&mut shared.cells));
+    shared.lay_out(unit, &p.variants);
+    let specs = &shared.specs.as_ref().expect("laid out").2;
     parsed.measurements.reserve(p.rows.len() * specs.len());
-    let plain = KeyLayout::new(&["threads", "sub_label"]);
-    let with_env = KeyLayout::new(&["threads", "env", "sub_label"]);
+    let (plain, with_env) = (&shared.plain, &shared.with_env);
     let table = Name::new(&p.label);
     for PendingRow {
         no,
@@ -268,29 +306,46 @@ fn emit(
             None => plain.row(&mut parsed.keys, table, table, &[threads, labels], *no),
         };
         let no = *no;
-        for ((variant, spec), text) in specs
-            .iter()
-            .zip(super::split_cells(&line[cells.clone()], b'|'))
-        {
-            let (value, warn) = cell(text).map_err(|_| {
-                ParseError::at(
-                    no,
-                    format!("`{}` under `{variant}` is not a number", trim(text)),
+        let cells_text = &line[cells.clone()];
+        // Most rows have no `(! XX%)` mark: their cells are numbers alone.
+        let marked = memchr::memchr(b'(', cells_text.as_bytes()).is_some();
+        row_cells.clear();
+        super::for_each_cell(cells_text, b'|', |c| row_cells.push(c));
+        for ((variant, spec), &text) in specs.iter().zip(&row_cells) {
+            let bad = || ParseError::at(no, format!("`{text}` under `{variant}` is not a number"));
+            let (value, printed, warn) = if marked {
+                let (value, warn) = cell(text).map_err(|_| bad())?;
+                let printed = match warn {
+                    Some(_) => trim(text.split("(!").next().unwrap_or(text)),
+                    None => text,
+                };
+                (value, printed, warn)
+            } else {
+                (
+                    crate::text::parse_value(text).map_err(|_| bad())?,
+                    text,
+                    None,
                 )
-            })?;
-            let printed = trim(text);
-            let printed = match warn {
-                Some(_) => trim(printed.split("(!").next().unwrap_or(printed)),
-                None => printed,
             };
-            let mut m = row.put_as(*variant, spec, value, printed);
-            if let Some(pct) = warn {
-                m.note = Some(Name::from(format!("noisy: IQR {pct} of the median")));
+            match warn {
+                None => row.push_as(&mut parsed.measurements, *variant, spec, value, printed),
+                Some(pct) => {
+                    let mut m = row.put_as(*variant, spec, value, printed);
+                    m.note = Some(Name::from(format!("noisy: IQR {pct} of the median")));
+                    parsed.measurements.push(m);
+                }
             }
-            parsed.measurements.push(m);
         }
     }
+    shared.cells = recycle(row_cells);
     Ok(())
+}
+
+/// An emptied list of cells, to be filled with cells of another lifetime (its
+/// allocation kept from row to row and table to table).
+fn recycle<'b>(mut v: Vec<&str>) -> Vec<&'b str> {
+    v.clear();
+    v.into_iter().map(|_| "").collect()
 }
 
 #[cfg(test)]
