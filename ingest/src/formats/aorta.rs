@@ -259,6 +259,8 @@ impl Parser for AortaMatrix {
         let mut parsed = Parsed::sized_for(text, 10);
         let mut table = Name::new("triage:aorta");
         let mut header: Option<MatrixHeader> = None;
+        // The header of the last table, kept after it ends for the next one to reuse.
+        let mut last_header: Option<MatrixHeader> = None;
         // The key of the last row: rows of one environment share it.
         let mut last_key: Option<(String, crate::model::KeyId)> = None;
         // One list of cells for the rows read straight from the text (nearly all).
@@ -284,14 +286,14 @@ impl Parser for AortaMatrix {
             let cells = match &line {
                 Cow::Borrowed(l) => {
                     if !md_cells(l, &mut buf) {
-                        header = None;
+                        last_header = header.take().or(last_header);
                         continue;
                     }
                     &buf
                 }
                 Cow::Owned(l) => {
                     if !md_cells(l, &mut owned) {
-                        header = None;
+                        last_header = header.take().or(last_header);
                         continue;
                     }
                     &owned
@@ -301,7 +303,12 @@ impl Parser for AortaMatrix {
                 .first()
                 .is_some_and(|c| c.eq_ignore_ascii_case("cell"))
             {
-                header = Some(MatrixHeader::new(cells));
+                // A sweep's matrices print the same header: laid out once.
+                let same = |h: &MatrixHeader| h.names.iter().eq(cells.iter().copied());
+                match (header.take(), last_header.take()) {
+                    (Some(h), _) | (None, Some(h)) if same(&h) => header = Some(h),
+                    _ => header = Some(MatrixHeader::new(cells)),
+                }
                 last_key = None;
                 row_at = 0;
                 continue;
@@ -350,28 +357,27 @@ impl Parser for AortaMatrix {
             };
             for ((name, cell), col) in h.names.iter().zip(cells).zip(&h.cols).skip(1) {
                 let bad = || ParseError::at(no, format!("`{cell}` under `{name}` is not a number"));
-                let m = match col {
+                let (spec, value) = match col {
                     MatrixColumn::Key => continue,
-                    MatrixColumn::Note(spec) => row.put(spec, None, cell),
-                    MatrixColumn::Number(spec) => {
-                        row.put(spec, number(cell).map_err(|_| bad())?, cell)
-                    }
+                    MatrixColumn::Note(spec) => (spec, None),
+                    MatrixColumn::Number(spec) => (spec, number(cell).map_err(|_| bad())?),
                     MatrixColumn::Count(spec) => {
                         // `1 / 3`, `3/3`: the count before the slash (`n/a` is no count).
-                        let value = match cell.split_once('/') {
-                            Some((count, _)) if !crate::text::is_missing_token(cell) => {
-                                number(crate::text::trim(count)).map_err(|_| bad())?
+                        let slash = memchr::memchr(b'/', cell.as_bytes());
+                        let value = match slash {
+                            Some(at) if !crate::text::is_missing_token(cell) => {
+                                number(crate::text::trim(&cell[..at])).map_err(|_| bad())?
                             }
                             _ => number(cell).map_err(|_| bad())?,
                         };
-                        row.put(spec, value, cell)
+                        (spec, value)
                     }
                     MatrixColumn::Other(spec, note) => match number(cell) {
-                        Ok(v) => row.put(spec, v, cell),
-                        Err(()) => row.put(note, None, cell),
+                        Ok(v) => (spec, v),
+                        Err(()) => (note, None),
                     },
                 };
-                parsed.measurements.push(m);
+                row.push_as(&mut parsed.measurements, variant, spec, value, cell);
             }
         }
         if parsed.measurements.is_empty() {
@@ -381,5 +387,39 @@ impl Parser for AortaMatrix {
             ));
         }
         Ok(parsed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_matrix_is_read_under_its_own_header() {
+        // Two sweeps with one header, then a third with its columns in another order.
+        let head = "| Cell | Environment | Mean step (ms) |\n|---|---|---|\n";
+        let other = "| Cell | Mean step (ms) | Environment |\n|---|---|---|\n";
+        let text = format!(
+            "# Triage Matrix - a\n\n{head}| c1 | local | 10.5 |\n\n# Triage Matrix - b\n\n\
+             {head}| c1 | local | 11.5 |\n\n# Triage Matrix - c\n\n{other}| c1 | 12.5 | remote |\n"
+        );
+        let p = AortaMatrix.parse(&text).unwrap();
+        let got: Vec<(&str, &str, Option<f64>)> = p
+            .measurements
+            .iter()
+            .map(|m| (m.table.as_str(), p.keys.get(m.key), m.value))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("triage:a", r#"{"environment":"local"}"#, Some(10500.0)),
+                ("triage:b", r#"{"environment":"local"}"#, Some(11500.0)),
+                ("triage:c", r#"{"environment":"remote"}"#, Some(12500.0)),
+            ]
+        );
+        // A row after the table ended (a blank line) is under no header: not read.
+        let loose =
+            format!("# Triage Matrix - a\n\n{head}| c1 | local | 10.5 |\n\n| c2 | local | 9 |\n");
+        assert_eq!(AortaMatrix.parse(&loose).unwrap().measurements.len(), 1);
     }
 }
