@@ -213,9 +213,7 @@ impl Parser for TritonCsv {
             let row = layout.row(&mut parsed.keys, table, table, &key, *no);
             for (k, (variant, spec)) in lines_.iter().enumerate() {
                 let c = n_x + k;
-                parsed
-                    .measurements
-                    .push(row.put_as(*variant, spec, values[c], r[c]));
+                row.push_as(&mut parsed.measurements, *variant, spec, values[c], r[c]);
             }
         }
         Ok(parsed)
@@ -379,7 +377,7 @@ impl Columns {
                 parse_value(v)
                     .map_err(|_| ParseError::at(no, format!("`{v}` under `{n}` is not a number")))?
             };
-            out.measurements.push(row.put(spec, value, v));
+            row.push(&mut out.measurements, spec, value, v);
         }
         Ok(())
     }

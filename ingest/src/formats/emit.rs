@@ -258,6 +258,27 @@ impl Row {
         value: Option<f64>,
         printed: &str,
     ) -> Measurement {
+        self.build(variant, spec, value, printed)
+    }
+
+    /// [`Row::put_as`] straight onto the end of `out`: built in its place in the list.
+    /// A value built apart and then pushed is copied with wide loads that stall on the
+    /// narrower stores that had just built it (10% of the torch-compare parser's time).
+    #[inline(never)]
+    pub fn push_as(
+        &self,
+        out: &mut Vec<Measurement>,
+        variant: Name,
+        spec: &Spec,
+        value: Option<f64>,
+        printed: &str,
+    ) {
+        out.push(self.build(variant, spec, value, printed));
+    }
+
+    /// The value of [`Row::put_as`], inlined where it is stored.
+    #[inline(always)]
+    fn build(&self, variant: Name, spec: &Spec, value: Option<f64>, printed: &str) -> Measurement {
         let (value, raw) = match (spec.factor, value) {
             (Some((f, unit)), Some(v)) => {
                 (Some(units::to_canonical(v, f)), Raw::joined(printed, &unit))
@@ -281,39 +302,10 @@ impl Row {
         }
     }
 
-    /// [`Row::put_as`] straight onto the end of `out`: built in its place in the list.
-    /// A value built apart and then pushed is copied with wide loads that stall on the
-    /// narrower stores that had just built it (10% of the torch-compare parser's time).
-    #[inline(never)]
-    pub fn push_as(
-        &self,
-        out: &mut Vec<Measurement>,
-        variant: Name,
-        spec: &Spec,
-        value: Option<f64>,
-        printed: &str,
-    ) {
-        let (value, raw) = match (spec.factor, value) {
-            (Some((f, unit)), Some(v)) => {
-                (Some(units::to_canonical(v, f)), Raw::joined(printed, &unit))
-            }
-            _ => (value, Raw::new(printed)),
-        };
-        out.push(Measurement {
-            table: self.table,
-            variant,
-            key: self.key,
-            key_order: self.key_order,
-            metric: spec.metric,
-            unit: spec.unit,
-            direction: spec.direction,
-            value,
-            raw,
-            column: spec.column,
-            numerics: Numerics::NotChecked,
-            line: self.line,
-            note: spec.note,
-        });
+    /// [`Row::put`] straight onto the end of `out` (see [`Row::push_as`]).
+    #[inline]
+    pub fn push(&self, out: &mut Vec<Measurement>, spec: &Spec, value: Option<f64>, printed: &str) {
+        self.push_as(out, self.variant, spec, value, printed)
     }
 
     /// [`Spec::measured`] for one value.

@@ -323,11 +323,13 @@ impl Parser for GoogleBenchmark {
                 } else {
                     value
                 };
-                let mut m = row.put(&spec, value, v);
                 if k == "bytes_per_second" {
+                    let mut m = row.put(&spec, value, v);
                     m.raw = crate::model::Raw::joined(v, "B/s");
+                    out.push(m);
+                } else {
+                    row.push(out, &spec, value, v);
                 }
-                out.push(m);
             }
         }
         if parsed.repetitions.iter().any(Vec::is_empty) {

@@ -189,16 +189,14 @@ impl Parser for PytestBenchmark {
             let row = Row::new(&mut parsed.keys, &table, variant, &key, no);
             let (median, printed) = stat("median")?
                 .ok_or_else(|| ParseError::at(no, format!("`{name}`: stats has no median")))?;
-            parsed
-                .measurements
-                .push(row.put(&median_spec, median, printed));
+            row.push(&mut parsed.measurements, &median_spec, median, printed);
             for ((field, _), spec) in KEPT.iter().zip(&kept_specs) {
                 if let Some((v, printed)) = stat(field)? {
-                    parsed.measurements.push(row.put(spec, v, printed));
+                    row.push(&mut parsed.measurements, spec, v, printed);
                 }
             }
             if let Some((v, printed)) = stat("rounds")? {
-                parsed.measurements.push(row.put(&rounds_spec, v, printed));
+                row.push(&mut parsed.measurements, &rounds_spec, v, printed);
             }
         }
         Ok(parsed)

@@ -215,7 +215,7 @@ impl Parser for Serving {
                     json::Scalar::Null if known => None,
                     _ => continue, // strings (date, backend), per-request arrays
                 };
-                parsed.measurements.push(row.put(&spec, value, v));
+                row.push(&mut parsed.measurements, &spec, value, v);
             }
         }
         Ok(parsed)
