@@ -123,7 +123,7 @@ pub fn synthetic_run_rows(
             unit: "us".into(),
             direction: Direction::Lower,
             value: Some(v),
-            raw: perfdb_ingest::model::Raw::new(&format!("{v}")),
+            raw: keys.raw(&format!("{v}")),
             column: format!("{variant} us").into(),
             numerics: Numerics::NotChecked,
             line: r as u32 + 1,

@@ -116,6 +116,8 @@ pub struct KeyId(u32);
 /// A key equal to the one written just before it is stored once.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Keys {
+    /// Each value's printed text ([`Raw`]), end to end.
+    printed: String,
     text: String,
     /// Where each key ends in `text`; key `i` starts where key `i - 1` ends.
     ends: Vec<usize>,
@@ -164,12 +166,44 @@ impl Keys {
         let start = if i == 0 { 0 } else { self.ends[i - 1] };
         &self.text[start..self.ends[i]]
     }
+    /// `s` as a value's printed text.
+    #[inline]
+    pub fn raw(&mut self, s: &str) -> Raw {
+        let start = self.printed.len();
+        self.printed.push_str(s);
+        Raw::spanning(start, self.printed.len())
+    }
+    /// `a`, a space and `b` (`1.5 ms`: a value and the unit it was printed in) as a
+    /// value's printed text.
+    pub fn raw_joined(&mut self, a: &str, b: &str) -> Raw {
+        let start = self.printed.len();
+        self.printed.push_str(a);
+        self.printed.push(' ');
+        self.printed.push_str(b);
+        Raw::spanning(start, self.printed.len())
+    }
+    /// The printed text of `raw`.
+    #[inline]
+    pub fn printed(&self, raw: Raw) -> &str {
+        let start = raw.start as usize;
+        &self.printed[start..start + raw.len as usize]
+    }
     /// How many keys there are.
     pub fn len(&self) -> usize {
         self.ends.len()
     }
     pub fn is_empty(&self) -> bool {
         self.ends.is_empty()
+    }
+}
+
+impl Raw {
+    fn spanning(start: usize, end: usize) -> Raw {
+        let at = |n: usize| u32::try_from(n).expect("under 4 GiB of printed values in one parse");
+        Raw {
+            start: at(start),
+            len: at(end - start),
+        }
     }
 }
 
@@ -287,102 +321,14 @@ pub fn push_json_str(out: &mut String, s: &str) {
     out.push('"');
 }
 
-/// A cell's text as printed: stored inline when short (almost every number is), so
-/// parsing a value allocates nothing.
-#[derive(Clone, PartialEq, Eq)]
-pub enum Raw {
-    Inline { len: u8, buf: [u8; RAW_INLINE] },
-    Heap(Box<str>),
-}
-
-/// Longest text [`Raw`] keeps inline.
-pub const RAW_INLINE: usize = 22;
-
-impl Raw {
-    /// Always inlined: built where its value is built (see [`inline_bytes`]).
-    #[inline(always)]
-    pub fn new(s: &str) -> Raw {
-        if s.len() <= RAW_INLINE {
-            Raw::Inline {
-                len: s.len() as u8,
-                buf: inline_bytes(s.as_bytes()),
-            }
-        } else {
-            Raw::Heap(s.into())
-        }
-    }
-    /// `a`, a space and `b` (`1.5 ms`), built in place when short (no `format!`).
-    pub fn joined(a: &str, b: &str) -> Raw {
-        let len = a.len() + 1 + b.len();
-        if len > RAW_INLINE {
-            return Raw::Heap(format!("{a} {b}").into());
-        }
-        let mut buf = [0u8; RAW_INLINE];
-        buf[..a.len()].copy_from_slice(a.as_bytes());
-        buf[a.len()] = b' ';
-        buf[a.len() + 1..len].copy_from_slice(b.as_bytes());
-        Raw::Inline {
-            len: len as u8,
-            buf,
-        }
-    }
-    pub fn as_str(&self) -> &str {
-        match self {
-            // Built from a &str in `new`, so always valid UTF-8.
-            Raw::Inline { len, buf } => std::str::from_utf8(&buf[..*len as usize]).unwrap_or(""),
-            Raw::Heap(s) => s,
-        }
-    }
-}
-
-/// `b` (at most [`RAW_INLINE`] bytes) zero-padded, read from `b` in a few word loads and
-/// put together in registers. A `memcpy` call into a buffer on the stack, read back
-/// in words when the value is moved, stalled on every value (the loads cannot be served
-/// from the copy's smaller stores): ~30% of the torch-compare parser's own time.
-#[inline(always)]
-fn inline_bytes(b: &[u8]) -> [u8; RAW_INLINE] {
-    let (head, tail) = b.split_at(b.len().min(16));
-    let head = (u128::from(load_le(&head[..head.len().min(8)]))
-        | u128::from(load_le(head.get(8..).unwrap_or_default())) << 64)
-        .to_le_bytes();
-    let tail = load_le(tail).to_le_bytes();
-    let mut out = [0u8; RAW_INLINE];
-    out[..16].copy_from_slice(&head);
-    out[16..].copy_from_slice(&tail[..RAW_INLINE - 16]);
-    out
-}
-
-/// The bytes of `b` (at most 8) as a little-endian word, zero above them: two
-/// overlapping loads for 4 to 8 bytes, one byte at a time below 4.
-#[inline(always)]
-fn load_le(b: &[u8]) -> u64 {
-    let n = b.len();
-    if n >= 4 {
-        let word =
-            |at: usize| u64::from(u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]));
-        word(0) | word(n - 4) << (8 * (n - 4))
-    } else {
-        b.iter().rev().fold(0, |w, &c| w << 8 | u64::from(c))
-    }
-}
-
-impl std::ops::Deref for Raw {
-    type Target = str;
-    fn deref(&self) -> &str {
-        self.as_str()
-    }
-}
-
-impl fmt::Debug for Raw {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self.as_str(), f)
-    }
-}
-
-impl PartialEq<&str> for Raw {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
-    }
+/// A value's text as printed: where it is in its parse's [`Keys`] (read it with
+/// [`Keys::printed`] or [`Parsed::raw`]). Two words copied with the value: the text
+/// itself is written once, end to end with the others, so a value needs no allocation,
+/// no copy of its text of its own, and nothing to drop.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Raw {
+    start: u32,
+    len: u32,
 }
 
 /// Which way is better for a metric.
@@ -473,7 +419,7 @@ pub mod metric {
 
 /// One value, as parsed. `key` holds the identity cells (shape and config) as a
 /// canonical name -> value map; `key_order` the order the source printed them in.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Measurement {
     pub table: Name,
     pub variant: Name,
@@ -487,7 +433,8 @@ pub struct Measurement {
     pub value: Option<f64>,
     /// The cell or field exactly as the source printed it (after trimming); when the
     /// value was converted to its metric's canonical unit, the printed unit follows
-    /// (`1.2 ms` for a value stored as 1200 us).
+    /// (`1.2 ms` for a value stored as 1200 us). In the [`Keys`] of the parse that made
+    /// the value, as the key is.
     pub raw: Raw,
     /// The column header or field name the value came from.
     pub column: Name,
@@ -608,6 +555,10 @@ impl Parsed {
     /// The key text of `m`, one of this parse's values.
     pub fn key(&self, m: &Measurement) -> &str {
         self.keys.get(m.key)
+    }
+    /// The printed text of `m`, one of this parse's values.
+    pub fn raw(&self, m: &Measurement) -> &str {
+        self.keys.printed(m.raw)
     }
     /// The identity cells of `m`, one of this parse's values, as pairs in source order.
     pub fn key_pairs(&self, m: &Measurement) -> Vec<(String, String)> {
@@ -765,17 +716,22 @@ mod tests {
     }
 
     #[test]
-    fn raw_text_of_every_inline_length_is_kept_whole() {
-        let all = "0123456789abcdefghijklmnopqrstuvwxyz";
-        for n in 0..=all.len() {
-            let r = Raw::new(&all[..n]);
-            assert_eq!(r.as_str(), &all[..n]);
-            assert_eq!(matches!(r, Raw::Inline { .. }), n <= RAW_INLINE);
-            // Zero after the text, so equal texts are equal `Raw`s.
-            if let Raw::Inline { buf, .. } = r {
-                assert!(buf[n..].iter().all(|&c| c == 0), "{n}: {buf:?}");
-            }
+    fn printed_texts_read_back_as_written() {
+        let all = "0123456789abcdefghijklmnopqrstuvwxyzé";
+        let mut keys = Keys::default();
+        let key = keys.push(r#"{"M":"1"}"#);
+        let raws: Vec<Raw> = (0..=all.len())
+            .filter(|&n| all.is_char_boundary(n))
+            .map(|n| keys.raw(&all[..n]))
+            .collect();
+        for (r, n) in raws
+            .iter()
+            .zip((0..=all.len()).filter(|&n| all.is_char_boundary(n)))
+        {
+            assert_eq!(keys.printed(*r), &all[..n]);
         }
+        // Keys and printed texts do not mix.
+        assert_eq!(keys.get(key), r#"{"M":"1"}"#);
     }
 
     #[test]
@@ -786,9 +742,9 @@ mod tests {
             ("123456789012345678", "GB/s"),
             ("", "us"),
         ] {
-            let r = Raw::joined(a, b);
-            assert_eq!(r.as_str(), format!("{a} {b}"));
-            assert_eq!(r, Raw::new(&format!("{a} {b}")));
+            let mut keys = Keys::default();
+            let r = keys.raw_joined(a, b);
+            assert_eq!(keys.printed(r), format!("{a} {b}"));
         }
     }
 }

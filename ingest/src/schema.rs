@@ -198,7 +198,7 @@ pub fn measurements_batch(rows: &[(&str, &[Measurement], &Keys)]) -> RecordBatch
             unit.append_value(m.unit);
             direction.append_value(m.direction.as_str());
             value.append_option(m.value);
-            raw.append_value(m.raw.as_str());
+            raw.append_value(keys.printed(m.raw));
             column.append_value(m.column);
             numerics.append_value(m.numerics.as_str());
             line.append_value(m.line as i32);

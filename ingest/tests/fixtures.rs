@@ -109,7 +109,12 @@ fn perf_values_with_exponents_are_read_whole() {
             // `%.3e` keeps four significant digits of the printed value.
             match (e.value, p.value) {
                 (Some(a), Some(b)) => {
-                    assert!((a - b).abs() / b < 1e-3, "{:?} vs {:?}", e.raw, p.raw)
+                    assert!(
+                        (a - b).abs() / b < 1e-3,
+                        "{:?} vs {:?}",
+                        exp.raw(e),
+                        plain.raw(p)
+                    )
                 }
                 (a, b) => assert_eq!(a, b),
             }
@@ -127,11 +132,15 @@ fn units_are_stored_in_one_unit_per_metric() {
             assert_eq!(a.unit, b.unit);
             if &*a.metric == "latency" {
                 let (a_v, b_v) = (a.value.unwrap(), b.value.unwrap());
-                assert!((a_v - b_v).abs() <= 0.006, "{:?} -> {a_v} vs {b_v}", a.raw);
                 assert!(
-                    a.raw.ends_with(" ms"),
+                    (a_v - b_v).abs() <= 0.006,
+                    "{:?} -> {a_v} vs {b_v}",
+                    ms.raw(a)
+                );
+                assert!(
+                    ms.raw(a).ends_with(" ms"),
                     "printed unit kept in raw: {:?}",
-                    a.raw
+                    ms.raw(a)
                 );
             }
         }
@@ -380,7 +389,7 @@ fn triton_perf_report_reads_every_line_of_every_plot() {
     assert_eq!((&*m.metric, &*m.unit), ("bandwidth", "TB/s"));
     assert_eq!(m.direction, perfdb_ingest::model::Direction::Higher);
     assert!((m.value.unwrap() - 0.011953308).abs() < 1e-12);
-    assert_eq!(m.raw.as_str(), "11.953308 GB/s");
+    assert_eq!(parsed.raw(m), "11.953308 GB/s");
     assert_eq!(&*m.column, "Triton (GB/s)");
     assert_eq!(m.line, 4);
     let m = find("vector-add-performance", "Torch", &[("size", "134217728")]);
@@ -394,7 +403,7 @@ fn triton_perf_report_reads_every_line_of_every_plot() {
     );
     assert_eq!(&*m.key_order, "[\"M\",\"N\",\"K\"]");
     let m = find("matmul-performance-fp16", "Broken", &k);
-    assert_eq!((m.value, m.raw.as_str()), (None, "NaN"));
+    assert_eq!((m.value, parsed.raw(m)), (None, "NaN"));
 }
 
 /// The format each fixture is in, by its path: `None` for files that are no benchmark
@@ -578,7 +587,7 @@ fn triton_csv_takes_its_table_from_the_file_and_its_unit_from_the_command_line()
     );
     assert_eq!((&*m.unit, m.direction), ("TB/s", Direction::Higher));
     assert!(close(m.value, 0.011953308));
-    assert_eq!((m.raw.as_str(), m.line), ("11.953308 GB/s", 2));
+    assert_eq!((p.raw(m), m.line), ("11.953308 GB/s", 2));
     // Without --unit: kept, not compared, and said so.
     let cx = formats::Context {
         source: &path,
@@ -641,7 +650,7 @@ fn torch_compare_reads_labels_threads_sub_labels_and_the_footer_unit() {
     let text = "[--- t ---]\n          |  a\n1 threads: ---\n    x     |  1.5 (! 12%)\n\nTimes are in milliseconds (ms).\n";
     let (_, p) = formats::parse(text, None).unwrap();
     let m = &p.measurements[0];
-    assert_eq!((m.value, m.raw.as_str()), (Some(1500.0), "1.5 ms"));
+    assert_eq!((m.value, p.raw(m)), (Some(1500.0), "1.5 ms"));
     assert_eq!(
         m.note.map(|n| n.to_string()).as_deref(),
         Some("noisy: IQR 12% of the median")
@@ -736,7 +745,7 @@ fn rocm_bench_csv_reads_each_problem_under_its_header() {
     assert!(close(m.value, 0.415278));
     // Line 10: the values under the `[0]:transA,...` header of line 9.
     assert_eq!(
-        (&*m.unit, m.raw.as_str(), m.line),
+        (&*m.unit, p.raw(m), m.line),
         ("TFLOPS", "415.278 Gflops", 10)
     );
     let k: Vec<(String, String)> = p.key_pairs(m);
@@ -781,7 +790,7 @@ fn aiter_tuned_csv_keeps_the_chosen_kernel_out_of_the_key() {
         .measurements
         .iter()
         .filter(|m| *m.metric == *"note" && m.line == 4)
-        .map(|m| m.raw.as_str())
+        .map(|m| p.raw(m))
         .collect();
     assert_eq!(
         notes,
@@ -930,7 +939,7 @@ fn aorta_result_and_matrix() {
     let env = [("environment", "local")];
     let m = one(&p, t, "ts_gemm_torch_bf16-none", &env, "step_time");
     assert_eq!(
-        (m.value, m.direction, m.raw.as_str()),
+        (m.value, m.direction, p.raw(m)),
         (Some(16_877_000.0), Direction::Lower, "16877.0 ms")
     );
     let m = one(&p, t, "ts_gemm_torch_bf16-none", &env, "failure_rate");

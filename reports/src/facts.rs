@@ -146,7 +146,7 @@ pub fn files_holding(
 #[cfg(test)]
 mod tests {
     use crate::db::Db;
-    use perfdb_ingest::model::{key_of, Direction, Measurement, Numerics, Parsed, Raw, RunMeta};
+    use perfdb_ingest::model::{key_of, Direction, Measurement, Numerics, Parsed, RunMeta};
     use perfdb_ingest::warehouse::{prepare, Warehouse};
 
     /// One commit of `runs` runs under `label`; run `i` measures two shapes of two
@@ -173,7 +173,7 @@ mod tests {
                                 unit: "us".into(),
                                 direction,
                                 value: Some((seed * 100 + i) as f64),
-                                raw: Raw::new("1"),
+                                raw: keys.raw("1"),
                                 column: "c".into(),
                                 numerics: Numerics::NotChecked,
                                 line: 1,

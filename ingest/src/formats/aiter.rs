@@ -8,7 +8,7 @@ use super::perf::parse_perf_line;
 use super::{lines, Format, ParseError, Parser};
 use crate::model::{
     key_from_json, key_of, metric, order_of, push_json_str, Direction, KeyId, Keys, Measurement,
-    Name, Numerics, Parsed, Raw, Warning,
+    Name, Numerics, Parsed, Warning,
 };
 use crate::text::{find_marker, is_missing_token, parse_value, strip_aiter_prefix};
 use std::borrow::Cow;
@@ -772,11 +772,12 @@ impl State {
                     continue;
                 };
                 let mut value = parse_value(raw).ok().flatten();
-                let mut raw = Raw::new(raw);
-                if t.factor != 1.0 {
+                let raw = if t.factor != 1.0 {
                     value = value.map(|v| crate::units::to_canonical(v, t.factor));
-                    raw = Raw::new(&format!("{} {}", raw.as_str(), t.printed));
-                }
+                    self.keys.raw_joined(raw, &t.printed)
+                } else {
+                    self.keys.raw(raw)
+                };
                 let (numerics, note) = if *escalated {
                     (Numerics::Fail, Some(Name::new(UNATTRIBUTED)))
                 } else {

@@ -91,23 +91,20 @@ impl Parser for AortaResult {
         };
         if let Some(v) = obj.get("walltime_sec") {
             let spec = Spec::measured(Some("walltime"), "sec", "walltime_sec");
-            parsed
-                .measurements
-                .push(row("walltime_sec").put(&spec, number("walltime_sec", v)?, v));
+            let value = number("walltime_sec", v)?;
+            let m = row("walltime_sec").put(&mut parsed.keys, &spec, value, v);
+            parsed.measurements.push(m);
         }
         if let Some(v) = obj.get("peak_vram_mib") {
             let spec = Spec::directed("peak_vram", "MiB", Direction::Lower, "peak_vram_mib");
-            parsed.measurements.push(row("peak_vram_mib").put(
-                &spec,
-                number("peak_vram_mib", v)?,
-                v,
-            ));
+            let value = number("peak_vram_mib", v)?;
+            let m = row("peak_vram_mib").put(&mut parsed.keys, &spec, value, v);
+            parsed.measurements.push(m);
         }
         if let Some(v) = exit_code {
             let spec = Spec::derived("exit_code", "", "exit_code", None);
-            parsed
-                .measurements
-                .push(row("exit_code").put(&spec, Some(v as f64), &v.to_string()));
+            let m = row("exit_code").put(&mut parsed.keys, &spec, Some(v as f64), &v.to_string());
+            parsed.measurements.push(m);
         }
         for (group, unit) in [("tier_durations_ms", "ms"), ("capture", "")] {
             let Some(m) = obj
@@ -125,9 +122,8 @@ impl Parser for AortaResult {
                 };
                 let printed = json::text(v).unwrap_or(Cow::Borrowed(v));
                 let value = json::number(v).ok().flatten();
-                parsed
-                    .measurements
-                    .push(row(group).put(&spec, value, &printed));
+                let m = row(group).put(&mut parsed.keys, &spec, value, &printed);
+                parsed.measurements.push(m);
             }
         }
         Ok(parsed)
@@ -377,7 +373,14 @@ impl Parser for AortaMatrix {
                         Err(()) => (note, None),
                     },
                 };
-                row.push_as(&mut parsed.measurements, variant, spec, value, cell);
+                row.push_as(
+                    &mut parsed.measurements,
+                    &mut parsed.keys,
+                    variant,
+                    spec,
+                    value,
+                    cell,
+                );
             }
         }
         if parsed.measurements.is_empty() {

@@ -213,7 +213,14 @@ impl Parser for TritonCsv {
             let row = layout.row(&mut parsed.keys, table, table, &key, *no);
             for (k, (variant, spec)) in lines_.iter().enumerate() {
                 let c = n_x + k;
-                row.push_as(&mut parsed.measurements, *variant, spec, values[c], r[c]);
+                row.push_as(
+                    &mut parsed.measurements,
+                    &mut parsed.keys,
+                    *variant,
+                    spec,
+                    values[c],
+                    r[c],
+                );
             }
         }
         Ok(parsed)
@@ -377,7 +384,7 @@ impl Columns {
                 parse_value(v)
                     .map_err(|_| ParseError::at(no, format!("`{v}` under `{n}` is not a number")))?
             };
-            row.push(&mut out.measurements, spec, value, v);
+            row.push(&mut out.measurements, &mut out.keys, spec, value, v);
         }
         Ok(())
     }

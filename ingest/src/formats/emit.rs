@@ -3,9 +3,7 @@
 //! each either measured in a unit (stored in the unit's canonical unit, with metric and
 //! direction from [`crate::units`]) or derived (kept, never compared).
 
-use crate::model::{
-    key_of, metric, Direction, KeyId, KeyOrder, Keys, Measurement, Name, Numerics, Raw,
-};
+use crate::model::{key_of, metric, Direction, KeyId, KeyOrder, Keys, Measurement, Name, Numerics};
 use crate::units;
 
 /// How the values of one column or field are stored, worked out once per table header
@@ -244,46 +242,34 @@ impl Row {
         }
     }
 
-    /// One value as `spec` says, `printed` as the source printed it.
-    pub fn put(&self, spec: &Spec, value: Option<f64>, printed: &str) -> Measurement {
-        self.put_as(self.variant, spec, value, printed)
+    /// One value as `spec` says, `printed` as the source printed it (written to `keys`,
+    /// the parse's, beside the row's key).
+    pub fn put(
+        &self,
+        keys: &mut Keys,
+        spec: &Spec,
+        value: Option<f64>,
+        printed: &str,
+    ) -> Measurement {
+        self.put_as(keys, self.variant, spec, value, printed)
     }
 
     /// [`Row::put`] for another variant of the same printed row.
     #[inline]
     pub fn put_as(
         &self,
+        keys: &mut Keys,
         variant: Name,
         spec: &Spec,
         value: Option<f64>,
         printed: &str,
     ) -> Measurement {
-        self.build(variant, spec, value, printed)
-    }
-
-    /// [`Row::put_as`] straight onto the end of `out`: built in its place in the list.
-    /// A value built apart and then pushed is copied with wide loads that stall on the
-    /// narrower stores that had just built it (10% of the torch-compare parser's time).
-    #[inline(never)]
-    pub fn push_as(
-        &self,
-        out: &mut Vec<Measurement>,
-        variant: Name,
-        spec: &Spec,
-        value: Option<f64>,
-        printed: &str,
-    ) {
-        out.push(self.build(variant, spec, value, printed));
-    }
-
-    /// The value of [`Row::put_as`], inlined where it is stored.
-    #[inline(always)]
-    fn build(&self, variant: Name, spec: &Spec, value: Option<f64>, printed: &str) -> Measurement {
         let (value, raw) = match (spec.factor, value) {
-            (Some((f, unit)), Some(v)) => {
-                (Some(units::to_canonical(v, f)), Raw::joined(printed, &unit))
-            }
-            _ => (value, Raw::new(printed)),
+            (Some((f, unit)), Some(v)) => (
+                Some(units::to_canonical(v, f)),
+                keys.raw_joined(printed, &unit),
+            ),
+            _ => (value, keys.raw(printed)),
         };
         Measurement {
             table: self.table,
@@ -302,27 +288,51 @@ impl Row {
         }
     }
 
-    /// [`Row::put`] straight onto the end of `out` (see [`Row::push_as`]).
+    /// [`Row::put_as`] onto the end of `out`.
     #[inline]
-    pub fn push(&self, out: &mut Vec<Measurement>, spec: &Spec, value: Option<f64>, printed: &str) {
-        self.push_as(out, self.variant, spec, value, printed)
+    pub fn push_as(
+        &self,
+        out: &mut Vec<Measurement>,
+        keys: &mut Keys,
+        variant: Name,
+        spec: &Spec,
+        value: Option<f64>,
+        printed: &str,
+    ) {
+        out.push(self.put_as(keys, variant, spec, value, printed));
+    }
+
+    /// [`Row::put`] onto the end of `out`.
+    #[inline]
+    pub fn push(
+        &self,
+        out: &mut Vec<Measurement>,
+        keys: &mut Keys,
+        spec: &Spec,
+        value: Option<f64>,
+        printed: &str,
+    ) {
+        self.push_as(out, keys, self.variant, spec, value, printed)
     }
 
     /// [`Spec::measured`] for one value.
     pub fn value(
         &self,
+        keys: &mut Keys,
         metric: Option<&str>,
         unit: &str,
         value: Option<f64>,
         printed: &str,
         column: &str,
     ) -> Measurement {
-        self.put(&Spec::measured(metric, unit, column), value, printed)
+        self.put(keys, &Spec::measured(metric, unit, column), value, printed)
     }
 
     /// [`Spec::derived`] for one value.
+    #[allow(clippy::too_many_arguments)]
     pub fn derived(
         &self,
+        keys: &mut Keys,
         metric: &str,
         unit: &str,
         value: Option<f64>,
@@ -330,7 +340,12 @@ impl Row {
         column: &str,
         note: Option<&str>,
     ) -> Measurement {
-        self.put(&Spec::derived(metric, unit, column, note), value, printed)
+        self.put(
+            keys,
+            &Spec::derived(metric, unit, column, note),
+            value,
+            printed,
+        )
     }
 }
 
@@ -412,20 +427,22 @@ mod tests {
 
     #[test]
     fn values_land_in_canonical_units() {
-        let row = Row::new(
-            &mut Keys::default(),
-            "t",
-            "v",
-            &[("M".into(), "1".into())],
-            3,
+        let mut keys = Keys::default();
+        let row = Row::new(&mut keys, "t", "v", &[("M".into(), "1".into())], 3);
+        let m = row.value(
+            &mut keys,
+            Some("ttft_p99"),
+            "ms",
+            Some(1.5),
+            "1.5",
+            "p99_ttft_ms",
         );
-        let m = row.value(Some("ttft_p99"), "ms", Some(1.5), "1.5", "p99_ttft_ms");
         assert_eq!(
             (&*m.metric, &*m.unit, m.direction, m.value),
             ("ttft_p99", "us", Direction::Lower, Some(1500.0))
         );
-        assert_eq!(m.raw.as_str(), "1.5 ms");
-        let m = row.value(None, "furlongs", Some(2.0), "2", "x");
+        assert_eq!(keys.printed(m.raw), "1.5 ms");
+        let m = row.value(&mut keys, None, "furlongs", Some(2.0), "2", "x");
         assert_eq!((&*m.metric, m.direction), ("unclassified", Direction::None));
     }
 }

@@ -286,7 +286,14 @@ fn row(h: &Header, t: &[&str], no: usize, parsed: &mut Parsed) -> Result<(), Par
     for ((name, cell), (variant, spec)) in h.names[3..].iter().zip(&t[3..]).zip(&h.cols) {
         let value = parse_value(cell)
             .map_err(|_| ParseError::at(no, format!("`{cell}` under `{name}` is not a number")))?;
-        row.push_as(&mut parsed.measurements, *variant, spec, value, cell);
+        row.push_as(
+            &mut parsed.measurements,
+            &mut parsed.keys,
+            *variant,
+            spec,
+            value,
+            cell,
+        );
     }
     Ok(())
 }
@@ -311,14 +318,16 @@ fn ratio_line(t: &[&str], r: &str, no: usize, parsed: &mut Parsed) -> Result<(),
     };
     let column = format!("ratio vs {r}");
     if after("current=") == Some("missing") {
-        parsed.measurements.push(row.derived(
+        let m = row.derived(
+            &mut parsed.keys,
             metric::RATIO,
             "x",
             None,
             "current=missing",
             &column,
             Some("current missing"),
-        ));
+        );
+        parsed.measurements.push(m);
         return Ok(());
     }
     let Some(ratio) = after("ratio=") else {
@@ -330,9 +339,16 @@ fn ratio_line(t: &[&str], r: &str, no: usize, parsed: &mut Parsed) -> Result<(),
     };
     let value = parse_value(ratio)
         .map_err(|_| ParseError::at(no, format!("ratio `{ratio}` is not a number")))?;
-    parsed
-        .measurements
-        .push(row.derived(metric::RATIO, "x", value, ratio, &column, None));
+    let m = row.derived(
+        &mut parsed.keys,
+        metric::RATIO,
+        "x",
+        value,
+        ratio,
+        &column,
+        None,
+    );
+    parsed.measurements.push(m);
     Ok(())
 }
 

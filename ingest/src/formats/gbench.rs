@@ -272,7 +272,7 @@ impl Parser for GoogleBenchmark {
                 }
             };
             if rec.error_occurred {
-                let mut m = row.value(None, unit, None, "error", "real_time");
+                let mut m = row.value(&mut parsed.keys, None, unit, None, "error", "real_time");
                 m.note = Some(
                     format!(
                         "benchmark error: {}",
@@ -324,11 +324,11 @@ impl Parser for GoogleBenchmark {
                     value
                 };
                 if k == "bytes_per_second" {
-                    let mut m = row.put(&spec, value, v);
-                    m.raw = crate::model::Raw::joined(v, "B/s");
+                    let mut m = row.put(&mut parsed.keys, &spec, value, v);
+                    m.raw = parsed.keys.raw_joined(v, "B/s");
                     out.push(m);
                 } else {
-                    row.push(out, &spec, value, v);
+                    row.push(out, &mut parsed.keys, &spec, value, v);
                 }
             }
         }

@@ -11,7 +11,7 @@
 
 use super::{lines, Format, ParseError, Parser};
 use crate::model::{
-    empty_order, key_of, metric, Direction, KeyId, Keys, Measurement, Name, Numerics, Parsed, Raw,
+    empty_order, key_of, metric, Direction, Keys, Measurement, Name, Numerics, Parsed, Raw,
 };
 use crate::text::{collapse_ws, number_prefix_len, parse_value};
 use crate::units::{to_canonical, Unit};
@@ -53,13 +53,19 @@ fn is_unit(tok: &str) -> Option<(&str, Unit)> {
 
 /// The value in the canonical unit, and the raw text: the number as printed, followed by
 /// the printed unit when the value was converted.
-fn value_in(value: Option<f64>, num: &str, printed: &str, unit: &Unit) -> (Option<f64>, Raw) {
+fn value_in(
+    keys: &mut Keys,
+    value: Option<f64>,
+    num: &str,
+    printed: &str,
+    unit: &Unit,
+) -> (Option<f64>, Raw) {
     if unit.factor == 1.0 {
-        return (value, Raw::new(num));
+        return (value, keys.raw(num));
     }
     (
         value.map(|v| to_canonical(v, unit.factor)),
-        Raw::new(&format!("{num} {printed}")),
+        keys.raw_joined(num, printed),
     )
 }
 
@@ -128,7 +134,7 @@ pub fn parse_perf_line(
                 )
             })?;
             identity_end.get_or_insert(off);
-            out.push(uplift(keys.empty(), table, value, value_tok, no));
+            out.push(uplift(keys, table, value, value_tok, no));
             i += 2;
             continue;
         } else {
@@ -160,7 +166,7 @@ pub fn parse_perf_line(
                 format!("`{name} avg: {num}` has no time unit (us, ms, ns or s)"),
             )
         })?;
-        let (value, raw) = value_in(value, num, printed, &unit);
+        let (value, raw) = value_in(keys, value, num, printed, &unit);
         // The first variant is the reference the check compares against.
         let numerics = if variants_seen == 0 {
             Numerics::NotChecked
@@ -193,7 +199,7 @@ pub fn parse_perf_line(
                 let ident = collapse_ws(&body[u_off + u.len()..]);
                 let (key, key_order) = key_of(&[("row".to_string(), ident)]);
                 let key = keys.push(&key);
-                let (value, raw) = value_in(value, v, printed, &unit);
+                let (value, raw) = value_in(keys, value, v, printed, &unit);
                 out.push(Measurement {
                     table,
                     variant: super::columns::DEFAULT_VARIANT.into(),
@@ -229,7 +235,9 @@ pub fn parse_perf_line(
 }
 
 /// The `uplift: 32.4%` of a `[perf]` line: derived, never compared.
-fn uplift(key: KeyId, table: Name, value: Option<f64>, raw: &str, no: usize) -> Measurement {
+fn uplift(keys: &mut Keys, table: Name, value: Option<f64>, raw: &str, no: usize) -> Measurement {
+    let key = keys.empty();
+    let raw = keys.raw(raw);
     Measurement {
         table,
         variant: Name::from(""),
@@ -239,7 +247,7 @@ fn uplift(key: KeyId, table: Name, value: Option<f64>, raw: &str, no: usize) -> 
         unit: "%".into(),
         direction: Direction::None,
         value,
-        raw: Raw::new(raw),
+        raw,
         column: "uplift".into(),
         numerics: Numerics::NotChecked,
         line: no as u32,
@@ -360,7 +368,7 @@ mod tests {
         let ms = &p.measurements;
         assert_eq!(ms[0].value, Some(15.0));
         assert_eq!((ms[1].value, &*ms[1].unit), (Some(250.0), "us"));
-        assert_eq!(ms[1].raw, "2.5E-1 ms");
+        assert_eq!(p.raw(&ms[1]), "2.5E-1 ms");
         let p = parse("[perf] dim: 1, torch avg: 0.0123 ms, ck avg: 900 ns");
         let ms = &p.measurements;
         assert_eq!((ms[0].value, &*ms[0].unit), (Some(12.3), "us"));

@@ -210,9 +210,8 @@ fn bench_fields(
     for (k, v) in fields.split_whitespace().filter_map(|f| f.split_once('=')) {
         let value = parse_value(v)
             .map_err(|_| ParseError::at(no, format!("TS_BENCH field {k}='{v}' is not a number")))?;
-        parsed
-            .measurements
-            .push(row.put(&super::serving::spec(k), value, v));
+        let m = row.put(&mut parsed.keys, &super::serving::spec(k), value, v);
+        parsed.measurements.push(m);
     }
     Ok(())
 }
@@ -280,7 +279,7 @@ fn metric_line(
         let value = parse_value(v).map_err(|_| {
             ParseError::at(no, format!("TS_KERNEL_METRIC {k}='{v}' is not a number"))
         })?;
-        let (unit, value, raw) = canonical(unit, value, v);
+        let (unit, value, raw) = canonical(keys, unit, value, v);
         out.push(Measurement {
             table,
             variant,
@@ -319,7 +318,7 @@ fn metric_line(
             unit: "".into(),
             direction: Direction::None,
             value: parse_value(v).ok().flatten(),
-            raw: Raw::new(v),
+            raw: keys.raw(v),
             column: k.into(),
             numerics: Numerics::NotChecked,
             line: no as u32,
@@ -332,6 +331,7 @@ fn metric_line(
 /// A value in a unit the probe prints (`GB/s`) moved to the canonical unit of its
 /// metric; the raw text gets the printed unit when the value was converted.
 pub(crate) fn canonical(
+    keys: &mut Keys,
     unit: &'static str,
     value: Option<f64>,
     printed: &str,
@@ -340,10 +340,10 @@ pub(crate) fn canonical(
         Some(u) if u.factor != 1.0 && value.is_some() => (
             u.canonical,
             value.map(|v| crate::units::to_canonical(v, u.factor)),
-            Raw::new(&format!("{printed} {unit}")),
+            keys.raw_joined(printed, unit),
         ),
-        Some(u) => (u.canonical, value, Raw::new(printed)),
-        None => (unit, value, Raw::new(printed)),
+        Some(u) => (u.canonical, value, keys.raw(printed)),
+        None => (unit, value, keys.raw(printed)),
     }
 }
 
@@ -396,7 +396,7 @@ fn failrec_line(
             unit: unit.into(),
             direction,
             value,
-            raw: Raw::new(v),
+            raw: keys.raw(v),
             column: k.into(),
             numerics: Numerics::Fail,
             line: no as u32,
@@ -449,22 +449,23 @@ mod tests {
 
     #[test]
     fn metric_record() {
+        let mut keys = Keys::default();
         let ms = metric_line(
             "kernel=gluon_mm solution=gluon shape=K4096xM1xN4096 arch=amd:9.5 median_latency_us=20.9 p99_latency_us=37.5 tflops=None bandwidth_gb_s=1606.2 numerics_passed=False",
             "gemm.mm",
             &[],
             9,
             &mut Vec::new(),
-            &mut Keys::default(),
+            &mut keys,
         )
         .unwrap();
         assert_eq!(ms.len(), 4);
         assert_eq!(&*ms[0].metric, "latency");
         assert_eq!(ms[0].numerics, Numerics::Fail);
         assert_eq!(ms[2].value, None);
-        assert_eq!(ms[2].raw, "None");
+        assert_eq!(keys.printed(ms[2].raw), "None");
         assert_eq!((&*ms[3].unit, ms[3].value), ("TB/s", Some(1.6062)));
-        assert_eq!(ms[3].raw, "1606.2 GB/s");
+        assert_eq!(keys.printed(ms[3].raw), "1606.2 GB/s");
         let err = metric_line(
             "kernel=k shape=K1 numerics_passed=maybe",
             "t",

@@ -189,14 +189,26 @@ impl Parser for PytestBenchmark {
             let row = Row::new(&mut parsed.keys, &table, variant, &key, no);
             let (median, printed) = stat("median")?
                 .ok_or_else(|| ParseError::at(no, format!("`{name}`: stats has no median")))?;
-            row.push(&mut parsed.measurements, &median_spec, median, printed);
+            row.push(
+                &mut parsed.measurements,
+                &mut parsed.keys,
+                &median_spec,
+                median,
+                printed,
+            );
             for ((field, _), spec) in KEPT.iter().zip(&kept_specs) {
                 if let Some((v, printed)) = stat(field)? {
-                    row.push(&mut parsed.measurements, spec, v, printed);
+                    row.push(&mut parsed.measurements, &mut parsed.keys, spec, v, printed);
                 }
             }
             if let Some((v, printed)) = stat("rounds")? {
-                row.push(&mut parsed.measurements, &rounds_spec, v, printed);
+                row.push(
+                    &mut parsed.measurements,
+                    &mut parsed.keys,
+                    &rounds_spec,
+                    v,
+                    printed,
+                );
             }
         }
         Ok(parsed)

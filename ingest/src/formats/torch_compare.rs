@@ -328,9 +328,16 @@ fn emit(
                 )
             };
             match warn {
-                None => row.push_as(&mut parsed.measurements, *variant, spec, value, printed),
+                None => row.push_as(
+                    &mut parsed.measurements,
+                    &mut parsed.keys,
+                    *variant,
+                    spec,
+                    value,
+                    printed,
+                ),
                 Some(pct) => {
-                    let mut m = row.put_as(*variant, spec, value, printed);
+                    let mut m = row.put_as(&mut parsed.keys, *variant, spec, value, printed);
                     m.note = Some(Name::from(format!("noisy: IQR {pct} of the median")));
                     parsed.measurements.push(m);
                 }
@@ -362,7 +369,8 @@ mod tests {
         assert_eq!(threads("1 thread: --"), Some("1"));
         assert_eq!(cell(" 56.6 (! 12%) ").unwrap(), (Some(56.6), Some("12%")));
         let text = "[--- t ---]\n   |  a\n1 threads: -\n  x  |  1.5\n\nTimes are in seconds (s).\n";
-        let m = &TorchCompare.parse(text).unwrap().measurements[0];
-        assert_eq!((m.value, m.raw.as_str()), (Some(1_500_000.0), "1.5 sec"));
+        let p = TorchCompare.parse(text).unwrap();
+        let m = &p.measurements[0];
+        assert_eq!((m.value, p.raw(m)), (Some(1_500_000.0), "1.5 sec"));
     }
 }

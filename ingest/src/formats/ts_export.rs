@@ -83,7 +83,8 @@ impl Parser for TsExport {
                         ))
                     }
                 };
-                let (unit, value, raw) = super::probe::canonical(unit, value, &v.to_string());
+                let (unit, value, raw) =
+                    super::probe::canonical(&mut parsed.keys, unit, value, &v.to_string());
                 parsed.measurements.push(Measurement {
                     table,
                     variant,

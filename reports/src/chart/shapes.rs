@@ -419,7 +419,7 @@ mod tests {
                     unit: "us".into(),
                     direction: Direction::Lower,
                     value: Some(i as f64),
-                    raw: perfdb_ingest::model::Raw::new(&i.to_string()),
+                    raw: keys.raw(&i.to_string()),
                     column: "v us".into(),
                     numerics: Numerics::NotChecked,
                     line: 1,
