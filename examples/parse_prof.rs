@@ -6,9 +6,10 @@
 //!
 //! Beside each time it prints the cost per value, the cost per value that 300 MB/s
 //! would allow on that input (issue 2's target, held for every format by issue 11), and
-//! the floor: building and dropping the parse's `Measurement`s alone (each cloned from
-//! the parse's own output into a list sized up front), which every parser pays on top of
-//! reading its text; and how long detection alone takes (part of the parse time: the
+//! the floor: storing the parse's `Measurement`s alone (each copied from the parse's
+//! own output into a list sized up front; a value's texts are in its parse's `Keys`, so
+//! nothing else is copied or dropped), which every parser pays on top of reading its
+//! text; and how long detection alone takes (part of the parse time: the
 //! formats tried before the one that fits each read the text).
 //!
 //! `cargo run --release --example parse_prof -- [NAME...]` (a name matches any part

@@ -24,14 +24,7 @@ type Scan<T> = Result<T, Unread>;
 
 /// The fields of `text`, one JSON object with only whitespace around it.
 pub(crate) fn object(text: &str) -> Scan<Fields<'_>> {
-    let mut r = Reader { text, at: 0 };
-    r.ws();
-    let fields = r.object(0)?;
-    r.ws();
-    if r.at != text.len() {
-        return Err(Unread);
-    }
-    Ok(fields)
+    whole(text, |r| r.object(0))
 }
 
 /// The fields of `text`, one JSON object, and of each object in its first field named
@@ -41,36 +34,37 @@ pub(crate) fn object_and_items<'a>(
     text: &'a str,
     name: &str,
 ) -> Scan<(Fields<'a>, Option<Vec<Fields<'a>>>)> {
-    let mut r = Reader { text, at: 0 };
-    r.ws();
-    let (mut items, mut seen) = (None, false);
-    let fields = r.object_with(0, |r, key| {
-        // The first field of that name only, as `Fields::get` finds it.
-        if !seen && key == name {
-            seen = true;
-            if r.peek() == Some(b'[') {
-                items = Some(r.objects(1)?);
-                return Ok(true);
+    whole(text, |r| {
+        let (mut items, mut seen) = (None, false);
+        let fields = r.object_with(0, |r, key| {
+            // The first field of that name only, as `Fields::get` finds it.
+            if !seen && key == name {
+                seen = true;
+                if r.peek() == Some(b'[') {
+                    items = Some(r.objects(1)?);
+                    return Ok(true);
+                }
             }
-        }
-        Ok(false)
-    })?;
-    r.ws();
-    if r.at != text.len() {
-        return Err(Unread);
-    }
-    Ok((fields, items))
+            Ok(false)
+        })?;
+        Ok((fields, items))
+    })
 }
 
 /// The fields of each object in `array`, the raw text of a JSON array whose items are
 /// all objects.
 #[cfg(test)]
 fn objects(array: &str) -> Scan<Vec<Fields<'_>>> {
-    let mut r = Reader { text: array, at: 0 };
+    whole(array, |r| r.objects(0))
+}
+
+/// What `read` reads from the start of `text`, with only whitespace around it.
+fn whole<'a, T>(text: &'a str, read: impl FnOnce(&mut Reader<'a>) -> Scan<T>) -> Scan<T> {
+    let mut r = Reader { text, at: 0 };
     r.ws();
-    let out = r.objects(0)?;
+    let out = read(&mut r)?;
     r.ws();
-    if r.at != array.len() {
+    if r.at != text.len() {
         return Err(Unread);
     }
     Ok(out)
