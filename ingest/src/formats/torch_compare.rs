@@ -114,8 +114,10 @@ impl Parser for TorchCompare {
         let mut shared = Shared::new();
         for (no, line) in lines(text) {
             // One look at the first byte decides which kind of line it may be.
-            let first = line.trim_ascii_start().as_bytes().first().copied();
-            if let Some(label) = (first == Some(b'[')).then(|| title(&line)).flatten() {
+            let start = line.trim_ascii_start();
+            let first = start.as_bytes().first().copied();
+            // Rows' sub-labels start with `[` too (`[64, 64]`): a title with `[-`.
+            if let Some(label) = start.starts_with("[-").then(|| title(&line)).flatten() {
                 if let Some(p) = pending.take() {
                     parsed.warnings.push(Warning {
                         line: p.title_line,

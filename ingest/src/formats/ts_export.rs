@@ -12,7 +12,11 @@ impl Parser for TsExport {
         Format::TsExport
     }
     fn sniff(&self, text: &str) -> bool {
-        text.trim_start().starts_with('[') && crate::text::has(text, "\"kernel_name\"")
+        // A JSON array of records (`[{`), then the field every record has.
+        text.trim_start()
+            .strip_prefix('[')
+            .is_some_and(|r| r.trim_start().starts_with('{'))
+            && crate::text::has(text, "\"kernel_name\"")
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         let records: Vec<Value> = serde_json::from_str(text)
