@@ -140,7 +140,7 @@ impl Parser for Serving {
             Err(_) => {
                 let mut out = Vec::new();
                 let mut at = 0;
-                for (no, line) in text.split('\n').enumerate() {
+                for (no, line) in super::split_bytes(text, b'\n').enumerate() {
                     let start = at;
                     at += line.len() + 1;
                     if line.trim().is_empty() {
