@@ -112,75 +112,62 @@ impl<'a> Reader<'a> {
         depth: usize,
         mut read: impl FnMut(&mut Self, &str) -> Scan<bool>,
     ) -> Scan<Fields<'a>> {
-        self.eat(b'{')?;
         let mut fields = Vec::with_capacity(16);
-        self.ws();
-        if self.peek() == Some(b'}') {
-            self.at += 1;
-            return Ok(Fields(fields));
-        }
-        loop {
-            self.ws();
-            let key = self.string()?;
-            self.ws();
-            self.eat(b':')?;
-            self.ws();
-            let start = self.at;
-            if !read(self, &key.0)? {
-                self.value(depth + 1)?;
+        self.items(b'{', b'}', |r| {
+            let key = r.string()?;
+            r.ws();
+            r.eat(b':')?;
+            r.ws();
+            let start = r.at;
+            if !read(r, &key.0)? {
+                r.value(depth + 1)?;
             }
-            fields.push((key, &self.text[start..self.at]));
-            self.ws();
-            match self.next()? {
-                b',' => continue,
-                b'}' => return Ok(Fields(fields)),
-                _ => return Err(Unread),
-            }
-        }
+            fields.push((key, &r.text[start..r.at]));
+            Ok(())
+        })?;
+        Ok(Fields(fields))
     }
     /// The array at the cursor (`[` next), every item an object.
     fn objects(&mut self, depth: usize) -> Scan<Vec<Fields<'a>>> {
-        self.eat(b'[')?;
         let mut out = Vec::new();
-        self.ws();
-        if self.peek() == Some(b']') {
-            self.at += 1;
-            return Ok(out);
-        }
-        loop {
-            self.ws();
-            out.push(self.object(depth + 1)?);
-            self.ws();
-            match self.next()? {
-                b',' => continue,
-                b']' => return Ok(out),
-                _ => return Err(Unread),
-            }
-        }
-    }
-    /// Past a string, its text not kept.
-    fn skip_string(&mut self) -> Scan<()> {
-        self.string().map(drop)
+        self.items(b'[', b']', |r| {
+            out.push(r.object(depth + 1)?);
+            Ok(())
+        })?;
+        Ok(out)
     }
     /// Past an object, its fields not kept.
     fn skip_object(&mut self, depth: usize) -> Scan<()> {
-        self.eat(b'{')?;
+        self.items(b'{', b'}', |r| {
+            r.string()?;
+            r.ws();
+            r.eat(b':')?;
+            r.ws();
+            r.value(depth + 1)
+        })
+    }
+    /// Past the `open`...`close` at the cursor (an object or an array), `item` reading
+    /// each of its comma-separated items (the cursor at the item's first byte).
+    #[inline(always)]
+    fn items(
+        &mut self,
+        open: u8,
+        close: u8,
+        mut item: impl FnMut(&mut Self) -> Scan<()>,
+    ) -> Scan<()> {
+        self.eat(open)?;
         self.ws();
-        if self.peek() == Some(b'}') {
+        if self.peek() == Some(close) {
             self.at += 1;
             return Ok(());
         }
         loop {
             self.ws();
-            self.skip_string()?;
-            self.ws();
-            self.eat(b':')?;
-            self.ws();
-            self.value(depth + 1)?;
+            item(self)?;
             self.ws();
             match self.next()? {
                 b',' => continue,
-                b'}' => return Ok(()),
+                c if c == close => return Ok(()),
                 _ => return Err(Unread),
             }
         }
@@ -191,26 +178,9 @@ impl<'a> Reader<'a> {
             return Err(Unread);
         }
         match self.peek().ok_or(Unread)? {
-            b'"' => self.skip_string(),
+            b'"' => self.string().map(drop),
             b'{' => self.skip_object(depth),
-            b'[' => {
-                self.at += 1;
-                self.ws();
-                if self.peek() == Some(b']') {
-                    self.at += 1;
-                    return Ok(());
-                }
-                loop {
-                    self.ws();
-                    self.value(depth + 1)?;
-                    self.ws();
-                    match self.next()? {
-                        b',' => continue,
-                        b']' => return Ok(()),
-                        _ => return Err(Unread),
-                    }
-                }
-            }
+            b'[' => self.items(b'[', b']', |r| r.value(depth + 1)),
             b't' => self.word(b"true"),
             b'f' => self.word(b"false"),
             b'n' => self.word(b"null"),
