@@ -109,8 +109,9 @@ const EMPTY_KEY: &str = "{}";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct KeyId(u32);
 
-/// The keys of one parse's rows: each a canonical key's JSON text (as [`key_of`] writes
-/// it), all end to end in one string. A row's key is written here once, with no
+/// The strings of one parse's values: its rows' keys and its values' printed texts
+/// ([`Raw`], in a string of their own). Each key is a canonical key's JSON text (as
+/// [`key_of`] writes it), all end to end in one string. A row's key is written here once, with no
 /// allocation of its own, and each of the row's values holds its [`KeyId`]: a value no
 /// longer clones (and later drops) a reference-counted key, which cost ~12 ns a value.
 /// A key equal to the one written just before it is stored once.
@@ -197,16 +198,6 @@ impl Keys {
     }
 }
 
-impl Raw {
-    fn spanning(start: usize, end: usize) -> Raw {
-        let at = |n: usize| u32::try_from(n).expect("under 4 GiB of printed values in one parse");
-        Raw {
-            start: at(start),
-            len: at(end - start),
-        }
-    }
-}
-
 /// The order of a key with no cells.
 pub fn empty_order() -> KeyOrder {
     Name::new("[]")
@@ -277,11 +268,7 @@ fn needs_escape(b: &[u8]) -> bool {
             || x.wrapping_sub(ONES * 0x20) & !x & HIGH != 0
     };
     let mut chunks = b.chunks_exact(8);
-    if chunks.any(|c| {
-        special(u64::from_le_bytes([
-            c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7],
-        ]))
-    }) {
+    if chunks.any(|c| special(crate::text::le_word(c))) {
         return true;
     }
     let r = chunks.remainder();
@@ -329,6 +316,16 @@ pub fn push_json_str(out: &mut String, s: &str) {
 pub struct Raw {
     start: u32,
     len: u32,
+}
+
+impl Raw {
+    fn spanning(start: usize, end: usize) -> Raw {
+        let at = |n: usize| u32::try_from(n).expect("under 4 GiB of printed values in one parse");
+        Raw {
+            start: at(start),
+            len: at(end - start),
+        }
+    }
 }
 
 /// Which way is better for a metric.

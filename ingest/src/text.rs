@@ -102,6 +102,13 @@ pub fn byte_mask(word: u64, byte: u8) -> u64 {
     !(((x & LOW7) + LOW7) | x) & !LOW7
 }
 
+/// The first eight bytes of `b` as a little-endian word (`b` holds at least eight): the
+/// unit of the word-at-a-time scans ([`byte_mask`]).
+#[inline]
+pub fn le_word(b: &[u8]) -> u64 {
+    u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
+}
+
 /// How many bytes of `b` are `byte`: eight at a time ([`byte_mask`]), for the short
 /// lines whose cells are counted (a `memchr` count's set-up costs more there).
 #[inline]
@@ -109,8 +116,7 @@ pub fn count_byte(b: &[u8], byte: u8) -> usize {
     let mut words = b.chunks_exact(8);
     let mut n = 0;
     for w in &mut words {
-        let word = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
-        n += byte_mask(word, byte).count_ones() as usize;
+        n += byte_mask(le_word(w), byte).count_ones() as usize;
     }
     n + words.remainder().iter().filter(|&&c| c == byte).count()
 }
@@ -195,13 +201,6 @@ pub(crate) const POW10: [f64; 23] = [
     1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 ];
 
-/// `[-]digits[.digits]` whose digits, read as one integer, fit in 53 bits, with at most
-/// 22 decimals: the mantissa and the power of ten are both exact in an `f64`, so one
-/// division is correctly rounded (Clinger's fast path, the same answer `str::parse`
-/// gives). `None` for anything else (exponents, longer mantissas, `.5`), which the
-/// general parser takes. Each digit costs a compare and a multiply-add: no count of
-/// significant digits per digit (at most 19 digits cannot overflow a `u64`, and the
-/// 53-bit test is made once at the end).
 /// Four ASCII digits (`b[0]` the most significant) as their number, or `None` if any of
 /// the four is not a digit: one check and two multiplies for the four (SWAR, as in
 /// simdjson's eight-digit step).
@@ -218,6 +217,13 @@ fn four_digits(b: &[u8]) -> Option<u64> {
     Some(u64::from(pairs.wrapping_mul(1 + (100 << 16)) >> 16))
 }
 
+/// `[-]digits[.digits]` whose digits, read as one integer, fit in 53 bits, with at most
+/// 22 decimals: the mantissa and the power of ten are both exact in an `f64`, so one
+/// division is correctly rounded (Clinger's fast path, the same answer `str::parse`
+/// gives). `None` for anything else (exponents, longer mantissas, `.5`), which the
+/// general parser takes. Each digit costs a compare and a multiply-add: no count of
+/// significant digits per digit (at most 19 digits cannot overflow a `u64`, and the
+/// 53-bit test is made once at the end).
 #[inline]
 pub(crate) fn plain_decimal(b: &[u8]) -> Option<f64> {
     const EXACT: u64 = 1 << 53;

@@ -107,10 +107,7 @@ impl Parser for AortaResult {
             parsed.measurements.push(m);
         }
         for (group, unit) in [("tier_durations_ms", "ms"), ("capture", "")] {
-            let Some(m) = obj
-                .get(group)
-                .and_then(|g| serde_json::from_str::<Fields>(g).ok())
-            else {
+            let Some(m) = obj.get(group).and_then(|g| json::fields(g).ok()) else {
                 continue;
             };
             for (k, v) in &m.0 {
@@ -254,9 +251,10 @@ impl Parser for AortaMatrix {
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         let mut parsed = Parsed::sized_for(text, 10);
         let mut table = Name::new("triage:aorta");
+        // The last table's header, laid out (a sweep's matrices print the same one), and
+        // whether the line before was of its table.
         let mut header: Option<MatrixHeader> = None;
-        // The header of the last table, kept after it ends for the next one to reuse.
-        let mut last_header: Option<MatrixHeader> = None;
+        let mut in_table = false;
         // The key of the last row: rows of one environment share it.
         let mut last_key: Option<(String, crate::model::KeyId)> = None;
         // One list of cells for the rows read straight from the text (nearly all).
@@ -282,14 +280,14 @@ impl Parser for AortaMatrix {
             let cells = match &line {
                 Cow::Borrowed(l) => {
                     if !md_cells(l, &mut buf) {
-                        last_header = header.take().or(last_header);
+                        in_table = false;
                         continue;
                     }
                     &buf
                 }
                 Cow::Owned(l) => {
                     if !md_cells(l, &mut owned) {
-                        last_header = header.take().or(last_header);
+                        in_table = false;
                         continue;
                     }
                     &owned
@@ -299,17 +297,20 @@ impl Parser for AortaMatrix {
                 .first()
                 .is_some_and(|c| c.eq_ignore_ascii_case("cell"))
             {
-                // A sweep's matrices print the same header: laid out once.
-                let same = |h: &MatrixHeader| h.names.iter().eq(cells.iter().copied());
-                match (header.take(), last_header.take()) {
-                    (Some(h), _) | (None, Some(h)) if same(&h) => header = Some(h),
-                    _ => header = Some(MatrixHeader::new(cells)),
+                if !header
+                    .as_ref()
+                    .is_some_and(|h| h.names.iter().eq(cells.iter().copied()))
+                {
+                    header = Some(MatrixHeader::new(cells));
                 }
+                in_table = true;
                 last_key = None;
                 row_at = 0;
                 continue;
             }
-            let Some(h) = &header else { continue };
+            let Some(h) = header.as_ref().filter(|_| in_table) else {
+                continue;
+            };
             if cells
                 .iter()
                 .all(|c| c.bytes().all(|b| matches!(b, b'-' | b':')))
@@ -373,14 +374,9 @@ impl Parser for AortaMatrix {
                         Err(()) => (note, None),
                     },
                 };
-                row.push_as(
-                    &mut parsed.measurements,
-                    &mut parsed.keys,
-                    variant,
-                    spec,
-                    value,
-                    cell,
-                );
+                parsed
+                    .measurements
+                    .push(row.put_as(&mut parsed.keys, variant, spec, value, cell));
             }
         }
         if parsed.measurements.is_empty() {

@@ -213,14 +213,13 @@ impl Parser for TritonCsv {
             let row = layout.row(&mut parsed.keys, table, table, &key, *no);
             for (k, (variant, spec)) in lines_.iter().enumerate() {
                 let c = n_x + k;
-                row.push_as(
-                    &mut parsed.measurements,
+                parsed.measurements.push(row.put_as(
                     &mut parsed.keys,
                     *variant,
                     spec,
                     values[c],
                     r[c],
-                );
+                ));
             }
         }
         Ok(parsed)
@@ -384,7 +383,8 @@ impl Columns {
                 parse_value(v)
                     .map_err(|_| ParseError::at(no, format!("`{v}` under `{n}` is not a number")))?
             };
-            row.push(&mut out.measurements, &mut out.keys, spec, value, v);
+            out.measurements
+                .push(row.put(&mut out.keys, spec, value, v));
         }
         Ok(())
     }

@@ -69,6 +69,14 @@ impl Spec {
             ..self.kept()
         }
     }
+    /// Values converted as this spec says, with `unit` after the printed number in
+    /// `raw` (the unit the source printed, where the parser scaled the value first).
+    pub fn printed_in(self, unit: &str) -> Spec {
+        Spec {
+            factor: self.factor.map(|(f, _)| (f, Name::new(unit))),
+            ..self
+        }
+    }
     /// The same, kept but not compared (a spread, an aggregate).
     pub fn kept(self) -> Spec {
         Spec {
@@ -244,6 +252,7 @@ impl Row {
 
     /// One value as `spec` says, `printed` as the source printed it (written to `keys`,
     /// the parse's, beside the row's key).
+    #[inline]
     pub fn put(
         &self,
         keys: &mut Keys,
@@ -286,33 +295,6 @@ impl Row {
             line: self.line,
             note: spec.note,
         }
-    }
-
-    /// [`Row::put_as`] onto the end of `out`.
-    #[inline]
-    pub fn push_as(
-        &self,
-        out: &mut Vec<Measurement>,
-        keys: &mut Keys,
-        variant: Name,
-        spec: &Spec,
-        value: Option<f64>,
-        printed: &str,
-    ) {
-        out.push(self.put_as(keys, variant, spec, value, printed));
-    }
-
-    /// [`Row::put`] onto the end of `out`.
-    #[inline]
-    pub fn push(
-        &self,
-        out: &mut Vec<Measurement>,
-        keys: &mut Keys,
-        spec: &Spec,
-        value: Option<f64>,
-        printed: &str,
-    ) {
-        self.push_as(out, keys, self.variant, spec, value, printed)
     }
 
     /// [`Spec::measured`] for one value.

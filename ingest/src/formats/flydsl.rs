@@ -286,14 +286,9 @@ fn row(h: &Header, t: &[&str], no: usize, parsed: &mut Parsed) -> Result<(), Par
     for ((name, cell), (variant, spec)) in h.names[3..].iter().zip(&t[3..]).zip(&h.cols) {
         let value = parse_value(cell)
             .map_err(|_| ParseError::at(no, format!("`{cell}` under `{name}` is not a number")))?;
-        row.push_as(
-            &mut parsed.measurements,
-            &mut parsed.keys,
-            *variant,
-            spec,
-            value,
-            cell,
-        );
+        parsed
+            .measurements
+            .push(row.put_as(&mut parsed.keys, *variant, spec, value, cell));
     }
     Ok(())
 }

@@ -323,13 +323,7 @@ impl Parser for GoogleBenchmark {
                 } else {
                     value
                 };
-                if k == "bytes_per_second" {
-                    let mut m = row.put(&mut parsed.keys, &spec, value, v);
-                    m.raw = parsed.keys.raw_joined(v, "B/s");
-                    out.push(m);
-                } else {
-                    row.push(out, &mut parsed.keys, &spec, value, v);
-                }
+                out.push(row.put(&mut parsed.keys, &spec, value, v));
             }
         }
         if parsed.repetitions.iter().any(Vec::is_empty) {
@@ -414,9 +408,10 @@ fn field_spec(k: &str, agg: &str, primary: bool, percent: bool, unit: &str) -> S
                 spec
             }
         }
-        // Values arrive divided by 1e6: bytes/s as MB/s.
+        // Values arrive divided by 1e6: bytes/s as MB/s, printed as the file's B/s.
         "bytes_per_second" => {
-            let spec = Spec::measured(Some(&format!("bandwidth{suffix}")), "mb/s", k);
+            let spec =
+                Spec::measured(Some(&format!("bandwidth{suffix}")), "mb/s", k).printed_in("B/s");
             if primary {
                 spec
             } else {

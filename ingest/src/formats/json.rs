@@ -36,7 +36,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
 }
 
 /// A JSON object's fields in source order: keys borrowed, each value as its raw JSON
-/// text (checked to be one JSON value, by [`scan`] or serde_json).
+/// text (checked to be one JSON value, by [`super::json_scan`] or serde_json).
 #[derive(Debug, Default, PartialEq)]
 pub(crate) struct Fields<'a>(pub Vec<(Str<'a>, &'a str)>);
 

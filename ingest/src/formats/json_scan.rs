@@ -247,8 +247,7 @@ impl<'a> Reader<'a> {
         // Eight bytes at a time to the first quote, backslash or control character (the
         // closing quote, in nearly every key and name).
         while let Some(w) = b.get(at..at + 8) {
-            let word = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
-            let m = special(word);
+            let m = special(crate::text::le_word(w));
             if m != 0 {
                 at += (m.trailing_zeros() / 8) as usize;
                 break;

@@ -298,8 +298,7 @@ pub(crate) fn for_each_cell<'a>(text: &'a str, sep: u8, mut f: impl FnMut(&'a st
     let mut words = b.chunks_exact(8);
     let mut base = 0;
     for w in &mut words {
-        let word = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
-        let mut mask = crate::text::byte_mask(word, sep);
+        let mut mask = crate::text::byte_mask(crate::text::le_word(w), sep);
         while mask != 0 {
             let i = base + (mask.trailing_zeros() / 8) as usize;
             // `sep` is ASCII, so both ends are char boundaries.

@@ -119,7 +119,7 @@ impl Parser for PytestBenchmark {
         if let Some(m) = &doc.machine_info {
             let brand = m
                 .get("cpu")
-                .and_then(|cpu| serde_json::from_str::<Fields>(cpu).ok())
+                .and_then(|cpu| json::fields(cpu).ok())
                 .and_then(|cpu| cpu.str("brand_raw").map(Cow::into_owned));
             prov.machine = brand.or_else(|| m.str("machine").map(Cow::into_owned));
             if let Some(node) = m.str("node") {
@@ -154,9 +154,7 @@ impl Parser for PytestBenchmark {
                     .to_string(),
             };
             let variant = name.split('[').next().unwrap_or(&name);
-            let params = b
-                .params
-                .and_then(|p| serde_json::from_str::<Fields>(p).ok());
+            let params = b.params.and_then(|p| json::fields(p).ok());
             let key: Vec<(String, String)> = match params {
                 Some(p) => {
                     p.0.iter()
@@ -189,26 +187,20 @@ impl Parser for PytestBenchmark {
             let row = Row::new(&mut parsed.keys, &table, variant, &key, no);
             let (median, printed) = stat("median")?
                 .ok_or_else(|| ParseError::at(no, format!("`{name}`: stats has no median")))?;
-            row.push(
-                &mut parsed.measurements,
-                &mut parsed.keys,
-                &median_spec,
-                median,
-                printed,
-            );
+            parsed
+                .measurements
+                .push(row.put(&mut parsed.keys, &median_spec, median, printed));
             for ((field, _), spec) in KEPT.iter().zip(&kept_specs) {
                 if let Some((v, printed)) = stat(field)? {
-                    row.push(&mut parsed.measurements, &mut parsed.keys, spec, v, printed);
+                    parsed
+                        .measurements
+                        .push(row.put(&mut parsed.keys, spec, v, printed));
                 }
             }
             if let Some((v, printed)) = stat("rounds")? {
-                row.push(
-                    &mut parsed.measurements,
-                    &mut parsed.keys,
-                    &rounds_spec,
-                    v,
-                    printed,
-                );
+                parsed
+                    .measurements
+                    .push(row.put(&mut parsed.keys, &rounds_spec, v, printed));
             }
         }
         Ok(parsed)

@@ -215,7 +215,9 @@ impl Parser for Serving {
                     json::Scalar::Null if known => None,
                     _ => continue, // strings (date, backend), per-request arrays
                 };
-                row.push(&mut parsed.measurements, &mut parsed.keys, &spec, value, v);
+                parsed
+                    .measurements
+                    .push(row.put(&mut parsed.keys, &spec, value, v));
             }
         }
         Ok(parsed)

@@ -235,8 +235,6 @@ struct Shared {
     with_env: KeyLayout,
     /// The unit and descriptions the specs are for, and the specs.
     specs: Option<TableSpecs>,
-    /// One list of a row's cells, reused.
-    cells: Vec<&'static str>,
 }
 
 impl Shared {
@@ -245,7 +243,6 @@ impl Shared {
             plain: KeyLayout::new(&["threads", "sub_label"]),
             with_env: KeyLayout::new(&["threads", "env", "sub_label"]),
             specs: None,
-            cells: Vec::new(),
         }
     }
     /// One spec and variant name per description, in `unit` (kept for the next table
@@ -280,11 +277,11 @@ fn emit(
             format!("`{unit}` is not a time unit (expected ns, us, ms or s)"),
         ));
     }
-    let mut row_cells = recycle(std::mem::take(&mut shared.cells));
     shared.lay_out(unit, &p.variants);
     let specs = &shared.specs.as_ref().expect("laid out").2;
     parsed.measurements.reserve(p.rows.len() * specs.len());
     let (plain, with_env) = (&shared.plain, &shared.with_env);
+    let mut row_cells = Vec::with_capacity(specs.len());
     let table = Name::new(&p.label);
     for PendingRow {
         no,
@@ -329,32 +326,14 @@ fn emit(
                     None,
                 )
             };
-            match warn {
-                None => row.push_as(
-                    &mut parsed.measurements,
-                    &mut parsed.keys,
-                    *variant,
-                    spec,
-                    value,
-                    printed,
-                ),
-                Some(pct) => {
-                    let mut m = row.put_as(&mut parsed.keys, *variant, spec, value, printed);
-                    m.note = Some(Name::from(format!("noisy: IQR {pct} of the median")));
-                    parsed.measurements.push(m);
-                }
+            let mut m = row.put_as(&mut parsed.keys, *variant, spec, value, printed);
+            if let Some(pct) = warn {
+                m.note = Some(Name::from(format!("noisy: IQR {pct} of the median")));
             }
+            parsed.measurements.push(m);
         }
     }
-    shared.cells = recycle(row_cells);
     Ok(())
-}
-
-/// An emptied list of cells, to be filled with cells of another lifetime (its
-/// allocation kept from row to row and table to table).
-fn recycle<'b>(mut v: Vec<&str>) -> Vec<&'b str> {
-    v.clear();
-    v.into_iter().map(|_| "").collect()
 }
 
 #[cfg(test)]

@@ -295,7 +295,7 @@ fn table(
             let value = crate::text::parse_value(cell).map_err(|_| {
                 ParseError::at(no, format!("`{cell}` under `{}` is not a number", cols[*c]))
             })?;
-            r.push_as(out, keys, *variant, spec, value, cell);
+            out.push(r.put_as(keys, *variant, spec, value, cell));
         }
     }
     Ok(())
