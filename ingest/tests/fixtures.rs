@@ -712,6 +712,8 @@ fn google_benchmark_repetitions_are_trials_and_aggregates_are_derived() {
         first["bytes_per_second"].as_f64().unwrap() / 1e12
     ));
     assert_eq!(m.direction, Direction::Higher);
+    // The number as the file printed it, in the file's unit.
+    assert_eq!(p.raw(m), "4.7301900444651117e+09 B/s");
     let m = one(&p, "bench_vec", "BM_Sum", &k, "latency_median");
     assert_eq!(m.direction, Direction::None);
     let m = one(&p, "bench_vec", "BM_Sum", &k, "latency_cv");
