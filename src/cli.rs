@@ -299,7 +299,7 @@ pub enum CompareFormat {
     Table,
     Markdown,
     Json,
-    /// Fields of the seed perf stage (validate-kernel-pr scrape_perf)
+    /// The fields of aiter validate-kernel-pr's perf stage (its scrape_perf report)
     Vkpr,
 }
 

@@ -2,9 +2,10 @@
 //! page loaded by the browser, its SVG checked, a screenshot saved; and an alert
 //! acknowledged from the alerts page by clicking its button (through `chromedriver`).
 //!
-//! Needs Debian's `chromium` and `chromium-driver` (`.ci/run` installs them). Without
-//! them the tests fail, saying how to install them, unless `PERFDB_SKIP_BROWSER=1` asks
-//! to skip them: a browser test never passes without its browser.
+//! Needs Debian's `chromium` and `chromium-driver`, so plain `cargo test` lists these
+//! tests as ignored with that reason; `scripts/test` installs the browser and runs them.
+//! Run without the browser (`--include-ignored` by hand), a test fails saying what is
+//! missing: a browser test never passes without its browser.
 
 mod common;
 use common::*;
@@ -22,14 +23,12 @@ const CHROMIUM_FLAGS: &[&str] = &[
     "--disable-quic",
 ];
 
-/// Without its browser a browser test fails, unless the run asked to skip it.
-fn skip_or_fail(what: &str) {
-    assert!(
-        std::env::var("PERFDB_SKIP_BROWSER").as_deref() == Ok("1"),
-        "{what} not installed: `apt-get install chromium chromium-driver` (.ci/run does), \
-         or set PERFDB_SKIP_BROWSER=1 to skip the browser tests"
+/// Without its browser a browser test fails: it never passes for want of one.
+fn missing(what: &str) -> ! {
+    panic!(
+        "{what} not installed: run scripts/test (it installs them), \
+         or apt-get install chromium chromium-driver"
     );
-    eprintln!("SKIPPED (PERFDB_SKIP_BROWSER=1): {what} not installed");
 }
 
 fn chromium() -> Option<String> {
@@ -95,10 +94,10 @@ fn browser(
 }
 
 #[test]
+#[ignore = "needs chromium: run scripts/test"]
 fn chart_page_in_headless_chromium() {
     let Some(bin) = chromium() else {
-        skip_or_fail("chromium");
-        return;
+        missing("chromium");
     };
     let wh = Wh::new();
     wh.ingest(&sample("h200-gemm/ab/aiter/base"), "base");
@@ -182,10 +181,10 @@ fn webdriver(port: u16, method: &str, path: &str, body: &serde_json::Value) -> s
 }
 
 #[test]
+#[ignore = "needs chromium and chromedriver: run scripts/test"]
 fn an_alert_is_acknowledged_from_the_page_in_chromium() {
     let (Some(bin), Some(driver)) = (chromium(), which("chromedriver")) else {
-        skip_or_fail("chromium and chromedriver");
-        return;
+        missing("chromium and chromedriver");
     };
     let wh = Wh::new();
     ingest_history(&wh, &(1..=20).collect::<Vec<_>>());
@@ -258,10 +257,10 @@ fn an_alert_is_acknowledged_from_the_page_in_chromium() {
 /// one stylesheet allowed by its hash): the style applies, and a picker still submits
 /// its form when changed, through `/app.js`.
 #[test]
+#[ignore = "needs chromium and chromedriver: run scripts/test"]
 fn pages_work_under_the_security_policy_in_chromium() {
     let (Some(bin), Some(driver)) = (chromium(), which("chromedriver")) else {
-        skip_or_fail("chromium and chromedriver");
-        return;
+        missing("chromium and chromedriver");
     };
     let wh = Wh::new();
     ingest_history(&wh, &(1..=5).collect::<Vec<_>>());
@@ -354,10 +353,10 @@ fn session(bin: &str, driver: &str, profile: &std::path::Path) -> (Server, u16, 
 }
 
 #[test]
+#[ignore = "needs chromium and chromedriver: run scripts/test"]
 fn the_exported_site_opens_from_disk_and_every_link_resolves() {
     let (Some(bin), Some(driver)) = (chromium(), which("chromedriver")) else {
-        skip_or_fail("chromium and chromedriver");
-        return;
+        missing("chromium and chromedriver");
     };
     let wh = Wh::new();
     ingest_history(&wh, &(1..=20).collect::<Vec<_>>());

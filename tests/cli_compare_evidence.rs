@@ -1,4 +1,4 @@
-//! Issue 8, "no verdict without evidence": every path that used to end in exit 0
+//! "No verdict without evidence": every path that used to end in exit 0
 //! without the evidence for it, or pooled what must not be pooled.
 
 mod common;

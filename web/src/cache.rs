@@ -3,8 +3,8 @@
 //! Every page and API answer is a function of the committed warehouse and the request's
 //! query, so a `GET` is answered once per warehouse version: later identical requests
 //! get the stored bytes, and a client that sends the `ETag` back gets `304 Not
-//! Modified`. A commit (ingest, compaction, alert, triage) bumps the manifest's version,
-//! which changes every key: nothing expires by a timer, and nothing stale is served.
+//! Modified`. A commit (ingest, compaction, alert, triage) adds a Delta log version, which
+//! changes the warehouse version and so every key: nothing expires by a timer, and nothing stale is served.
 //!
 //! Identical requests that arrive while the first is still being computed wait for it
 //! instead of computing it again (one flight per key), so the first page after an

@@ -74,7 +74,7 @@ pub struct AppState {
     /// With `perfdb serve --allow-triage`: the token every triage form carries (random
     /// per server start), so another site cannot post one. `None`: read-only.
     pub triage_token: Option<Arc<String>>,
-    /// One DuckDB database over the committed state; reopened when the manifest changes.
+    /// One DuckDB database over the committed state; reopened when a table's log gains a version.
     open: Arc<std::sync::Mutex<Option<(Signature, perfdb_reports::db::Db)>>>,
     /// Responses of this warehouse version (see `cache`).
     pub cache: Arc<cache::Cache>,

@@ -303,7 +303,7 @@ mod tests {
             ("hip_bw_TBps", measure("hip", "bandwidth", "TB/s", 1.0)),
             ("kernel us", measure("kernel", "latency", "us", 1.0)),
             ("FlyDSL(gpu us)", measure("FlyDSL", "latency", "us", 1.0)),
-            // Units and quantity words of issue 7.
+            // Units and quantity words written out (`ck ms`, `MB/s`, `GiB/s`).
             ("ck ms", measure("ck", "latency", "us", 1e3)),
             ("MB/s", measure("default", "bandwidth", "TB/s", 1e-6)),
             (

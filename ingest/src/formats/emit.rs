@@ -1,4 +1,5 @@
-//! Building [`Measurement`]s the same way in every format added after the seed three:
+//! Building [`Measurement`]s the same way in every format beyond the first three (aiter
+//! tables, `[perf]` lines, TokenSpeed probes):
 //! one [`Row`] per printed row or record (table, variant, key, line), and its values,
 //! each either measured in a unit (stored in the unit's canonical unit, with metric and
 //! direction from [`crate::units`]) or derived (kept, never compared).

@@ -1,4 +1,4 @@
-//! `[perf]` lines (FORMATS.md §2).
+//! `[perf]` lines, in every form aiter and FlyDSL print them (below).
 //!
 //! ```text
 //! [aiter] [perf] dim: (4, 32, 8192)   dtype: torch.float16, torch avg: 10.33  us, B avg: 7.80 us, uplift: 32.4%[checkAllclose atol=0.01 rtol=0.01 passed~]

@@ -1,4 +1,4 @@
-//! TokenSpeed kernel-probe stdout (FORMATS.md §3, aorta `ts_kernel_probe.sh`).
+//! TokenSpeed kernel-probe stdout (aorta `ts_kernel_probe.sh`).
 //!
 //! `INFO`, `OK`, `FAIL`, `RESULT` take `: `; `METRIC`, `FAILREC`, `SCHEMAERR` a space.
 //! METRIC fields are `key=value` with Python `str()` values. `numerics_passed=None` means
