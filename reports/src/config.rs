@@ -154,6 +154,18 @@ fn fraction(name: &str, v: f64) -> Result<f64, String> {
     }
 }
 
+/// A significance level: in (0, 1). At 0 no row could ever be significant, so every
+/// comparison would read "no significant change" whatever the data.
+fn level(name: &str, v: f64) -> Result<f64, String> {
+    if v > 0.0 && v < 1.0 {
+        Ok(v)
+    } else {
+        Err(format!(
+            "{name} must be a significance level in (0, 1), got {v} (e.g. 0.05)"
+        ))
+    }
+}
+
 impl Config {
     /// `path`, or `perfdb.toml` in the working directory when it exists, or the defaults.
     pub fn load_or_default(path: Option<&Path>) -> Result<Config, ConfigError> {
@@ -173,7 +185,7 @@ impl Config {
                 "threshold",
                 r.threshold.or(c.threshold).unwrap_or(d.threshold),
             )?,
-            alpha: fraction("alpha", r.alpha.or(c.alpha).unwrap_or(d.alpha))?,
+            alpha: level("alpha", r.alpha.or(c.alpha).unwrap_or(d.alpha))?,
             control_tol: fraction(
                 "control_tol",
                 r.control_tol.or(c.control_tol).unwrap_or(d.control_tol),
@@ -229,5 +241,26 @@ mod tests {
         assert!(!c.compare.overrides[0].matches("t", "torch", "latency"));
         let err = Config::parse("[compare]\nthreshhold = 0.1\n").unwrap_err();
         assert!(err.contains("threshhold"), "{err}");
+    }
+
+    #[test]
+    fn alpha_is_a_level_in_the_open_interval() {
+        let c = Config::default();
+        for bad in [0.0, 1.0, -0.1, 1.5, f64::NAN] {
+            let r = Requested {
+                alpha: Some(bad),
+                ..Requested::default()
+            };
+            let err = c.resolve(&r).unwrap_err();
+            assert!(
+                err.contains("alpha must be a significance level in (0, 1)"),
+                "{err}"
+            );
+        }
+        let r = Requested {
+            alpha: Some(0.01),
+            ..Requested::default()
+        };
+        assert_eq!(c.resolve(&r).unwrap().alpha, 0.01);
     }
 }

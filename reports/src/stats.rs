@@ -12,6 +12,7 @@
 //!   in-tree SplitMix64 so results are reproducible.
 
 pub mod changepoint;
+pub mod modes;
 
 use statrs::distribution::{ContinuousCDF, Discrete, Normal, StudentsT};
 
@@ -470,7 +471,7 @@ impl SplitMix64 {
         ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
     }
     /// Standard normal (Box-Muller).
-    fn normal(&mut self) -> f64 {
+    pub fn normal(&mut self) -> f64 {
         let (u, v) = (self.uniform(), self.uniform());
         (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
     }

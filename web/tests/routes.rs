@@ -282,7 +282,10 @@ async fn the_page_decides_as_ci_does() {
     );
     let (status, body) = get_with(state(), "/api/compare?base=base&head=head&alpha=2").await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert!(body.contains("alpha must be a fraction"), "{body}");
+    assert!(
+        body.contains("alpha must be a significance level in (0, 1)"),
+        "{body}"
+    );
 }
 
 #[tokio::test]

@@ -1,4 +1,4 @@
-//! aiter logs with summary tables (FORMATS.md §1): `DataFrame.to_markdown(index=False)`
+//! aiter logs with summary tables: `DataFrame.to_markdown(index=False)`
 //! pipe tables after a `<op> summary (markdown):` title (or none), and the
 //! `to_string(index=False)` whitespace fallback. `checkAllclose` verdicts printed before
 //! a table attach to that table's variant; `[perf]` lines in the same log are kept too.
@@ -464,6 +464,62 @@ impl Layout {
     }
 }
 
+/// What a key cell that reads as a measurement is: a ratio (`1.31x`), a percentage
+/// (`+49.2%`) or a number in exponent form (`1.5e-05`: a difference or an error, never a
+/// shape). A rerun prints other values there, so such a column is never identity.
+fn measured_cell(cell: &str) -> Option<&'static str> {
+    let c = cell.trim_ascii().as_bytes();
+    let (&last, body) = c.split_last()?;
+    let number = |b: &[u8]| {
+        std::str::from_utf8(b).is_ok_and(|t| {
+            let t = t.trim_ascii_end();
+            !t.is_empty() && t.parse::<f64>().is_ok_and(f64::is_finite)
+        })
+    };
+    match last {
+        b'x' if number(body) => Some(metric::RATIO),
+        b'%' if number(body) => Some(metric::UPLIFT),
+        _ if c.iter().any(|b| matches!(b, b'e' | b'E'))
+            && c.iter().all(|b| b.is_ascii_digit() || b".eE+-".contains(b))
+            && number(c) =>
+        {
+            Some(metric::UNCLASSIFIED)
+        }
+        _ => None,
+    }
+}
+
+/// `layout` with its key columns whose cells read as measurements ([`measured_cell`])
+/// made derived values, or `None` when it has none.
+fn measured_keys(layout: &Layout, rows: &[(usize, &[&str])]) -> Option<Layout> {
+    let kind_of = |c: usize| rows.iter().find_map(|(_, cells)| measured_cell(cells[c]));
+    let demote: Vec<(usize, &'static str)> = layout
+        .key_cols
+        .iter()
+        .filter_map(|(c, _)| kind_of(*c).map(|kind| (*c, kind)))
+        .collect();
+    if demote.is_empty() {
+        return None;
+    }
+    let mut columns = layout.columns.clone();
+    for (c, kind) in demote {
+        let Role::Key { name, .. } = columns[c] else {
+            continue;
+        };
+        columns[c] = Role::Value(Template {
+            variant: "".into(),
+            metric: kind.into(),
+            unit: "".into(),
+            column: name,
+            direction: Direction::None,
+            measured: false,
+            factor: 1.0,
+            printed: "".into(),
+        });
+    }
+    Some(Layout::new(columns))
+}
+
 impl State {
     /// Parse the pipe table whose header is at `all[start]`; returns the next index, or
     /// why the block is not a table and the index after it.
@@ -672,6 +728,8 @@ impl State {
     }
 
     fn emit(&mut self, header_line: usize, layout: &Layout, rows: &[(usize, &[&str])]) {
+        let demoted = measured_keys(layout, rows);
+        let layout = demoted.as_ref().unwrap_or(layout);
         let columns = &layout.columns;
         let title = self
             .pending_title

@@ -28,6 +28,9 @@ impl Parser for AortaResult {
             && crate::text::has(text, "\"exit_code\"")
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
+        // Python's json.dumps writes `NaN` / `Infinity` for non-finite floats.
+        let cleaned = super::json::python_tokens(text);
+        let text: &str = &cleaned;
         let obj: Fields = serde_json::from_str(text)
             .map_err(|e| ParseError::at(e.line(), format!("not a JSON object: {e}")))?;
         let line_of = |k: &str| {

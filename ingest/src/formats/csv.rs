@@ -4,10 +4,12 @@
 //! - **Triton** `perf_report(..., save_path=DIR)` writes `DIR/<plot_name>.csv` with
 //!   `df.to_csv(float_format="%.6f", index=False)`: the `x_names` columns, then one column
 //!   per line, every number with six decimals, NaN as an empty cell. The file name is the
-//!   table. The CSV carries no ylabel, so its unit comes from `--unit` (else the values
-//!   are kept `unclassified`: stored, never compared), and nothing marks where the x
-//!   columns end: they are the leading columns whose every value is integral
-//!   (`512.000000`; Triton's x values are sizes), the rest are lines.
+//!   table. Since Triton 3.6 the line columns carry the ylabel as the printed form does
+//!   (`Triton (TFLOPS)`): the unit comes from there. Before, the CSV carries none, so it
+//!   comes from `--unit` (else the values are kept `unclassified`: stored, never
+//!   compared), and nothing marks where the x columns end: they are the leading columns
+//!   whose every value is integral (`512.000000`, or `4096.0` from Triton versions
+//!   before `float_format`; Triton's x values are sizes), the rest are lines.
 //! - **ROCm benches** print a header with a `<tool>-Gflops` column (`hipblaslt-Gflops`,
 //!   `rocblas-Gflops`, `hipblas-Gflops`), hipBLASLt prefixed by `[0]:`, and one line of
 //!   values under it, anywhere in a log (one header and line per problem). The tool is
@@ -15,11 +17,13 @@
 //!   columns derived, every other column is the problem (the key).
 //! - **aiter tuned CSVs** (`gfx,cu_num,M,N,K,q_dtype_w,kernelId,splitK,us,kernelName,
 //!   tflops,bw,errRatio`): the file name is the table, the variant `tuned`; `us`, `tflops`
-//!   and `bw` (TB/s) are metrics, `errRatio` derived (`error_ratio`), the chosen kernel (`kernelId`,
-//!   `splitK`, `kernelName`) kept as notes, the rest the key — a retune that picks another
+//!   and `bw` (printed in GB/s, stored as TB/s) are metrics, `errRatio` derived
+//!   (`error_ratio`), the chosen kernel (`kernelId`, `splitK`, `kernelName`) kept as
+//!   notes, the rest the key — a retune that picks another
 //!   kernel for a shape is still the same row.
 
 use super::emit::{key_number, KeyLayout, Spec};
+use super::triton::line_and_ylabel;
 use super::{lines, Context, Format, ParseError, Parser};
 use crate::model::{metric, Name, Parsed, Warning};
 use crate::text::{parse_value, trim};
@@ -80,14 +84,15 @@ fn file_table<'a>(cx: &Context<'a>, default: &'a str) -> &'a str {
         .unwrap_or(default)
 }
 
-/// A number Triton's `%.6f` wrote: digits, a point, exactly six decimals.
-fn six_decimals(cell: &str) -> bool {
+/// A number pandas wrote for a float column: digits, a point, decimals (six with
+/// Triton's `float_format="%.6f"`; as few as one from Triton versions without it).
+fn float_cell(cell: &str) -> bool {
     let c = cell.strip_prefix('-').unwrap_or(cell);
     match c.split_once('.') {
         Some((int, frac)) => {
             !int.is_empty()
                 && int.bytes().all(|b| b.is_ascii_digit())
-                && frac.len() == 6
+                && !frac.is_empty()
                 && frac.bytes().all(|b| b.is_ascii_digit())
         }
         None => false,
@@ -113,12 +118,12 @@ impl Parser for TritonCsv {
         if names.len() < 2 || names.iter().any(|n| n.is_empty() || parse_value(n).is_ok()) {
             return false;
         }
-        // The first 50 rows all `%.6f` numbers or empty cells, and at least one with as
+        // The first 50 rows all float numbers or empty cells, and at least one with as
         // many cells as the header (a short row is the parser's to report).
         let mut rows = 0;
         for l in ls.take(50) {
             let c = cells(l);
-            if !c.iter().all(|c| c.is_empty() || six_decimals(c)) {
+            if !c.iter().all(|c| c.is_empty() || float_cell(c)) {
                 return false;
             }
             rows += usize::from(c.len() == names.len());
@@ -166,17 +171,22 @@ impl Parser for TritonCsv {
         if nos.is_empty() {
             return Err(ParseError::at(header_no, "a header and no rows"));
         }
-        // The x columns: leading columns whose every value is integral.
+        // The x columns: the leading columns before Triton 3.6's `<line> (<ylabel>)`
+        // columns, else the leading columns whose every value is integral.
+        let ylabels: Vec<Option<(&str, &str)>> = names.iter().map(|n| line_and_ylabel(n)).collect();
         let integral = |c: usize| {
             values[c..]
                 .iter()
                 .step_by(width)
                 .all(|v| v.is_some_and(|v| v.fract() == 0.0))
         };
-        let n_x = (0..width - 1).take_while(|&c| integral(c)).count().max(1);
+        let n_x = match ylabels.iter().position(Option::is_some) {
+            Some(first) if first > 0 && ylabels[first..].iter().all(Option::is_some) => first,
+            _ => (0..width - 1).take_while(|&c| integral(c)).count().max(1),
+        };
         let table = file_table(cx, "triton");
         let mut parsed = Parsed::sized_for(text, 24);
-        if cx.unit.is_none() {
+        if cx.unit.is_none() && ylabels[n_x..].iter().any(Option::is_none) {
             parsed.warnings.push(Warning {
                 line: 0,
                 reason: "a Triton CSV has no ylabel: values kept unclassified (not compared); \
@@ -186,17 +196,19 @@ impl Parser for TritonCsv {
         }
         let lines_: Vec<(Name, Spec)> = names[n_x..]
             .iter()
-            .map(|n| {
-                let spec = match cx.unit {
-                    Some(unit) => Spec::measured(None, unit, n),
-                    None => Spec::derived(
+            .zip(&ylabels[n_x..])
+            .map(|(n, ylabel)| match (ylabel, cx.unit) {
+                (Some((line, ylabel)), _) => (Name::new(line), Spec::measured(None, ylabel, n)),
+                (None, Some(unit)) => (Name::new(n), Spec::measured(None, unit, n)),
+                (None, None) => (
+                    Name::new(n),
+                    Spec::derived(
                         metric::UNCLASSIFIED,
                         "",
                         n,
                         Some("no ylabel in the CSV; give --unit"),
                     ),
-                };
-                (Name::new(n), spec)
+                ),
             })
             .collect();
         parsed.measurements.reserve(nos.len() * lines_.len());
@@ -274,8 +286,14 @@ impl Parser for RocmBenchCsv {
                 last = Some((header_text.to_string(), RocmHeader::new(names)));
             }
             let h = &last.as_ref().expect("set above").1;
-            // The value lines: every following line with as many cells.
+            // The value lines: every following line with as many cells (blank lines
+            // between the header and its first values skipped: a log pasted into an
+            // issue or PR often has one there).
             let mut j = i + 1;
+            while j < all.len() && all[j].1.trim().is_empty() {
+                j += 1;
+            }
+            let first = j;
             while j < all.len() {
                 let (no, line) = (all[j].0, &all[j].1);
                 cells_into(line, &mut buf);
@@ -286,7 +304,7 @@ impl Parser for RocmBenchCsv {
                     .record(h.table, h.variant, &buf, no, &mut parsed)?;
                 j += 1;
             }
-            if j == i + 1 {
+            if j == first {
                 parsed.warnings.push(Warning {
                     line: all[i].0,
                     reason: "a bench header with no line of values under it (skipped)".into(),
@@ -324,7 +342,7 @@ impl RocmHeader {
             })
             .unwrap_or_default();
         RocmHeader {
-            columns: Columns::new(names, rocm_column),
+            columns: Columns::new(names, rocm_column).with_variants(rocm_variant),
             table: Name::new("gemm"),
             variant: Name::new(&tool),
         }
@@ -336,6 +354,9 @@ impl RocmHeader {
 struct Columns {
     names: Vec<String>,
     specs: Vec<Option<Spec>>,
+    /// A column's own variant, where it is not the header's (a ROCm bench's CPU
+    /// reference columns).
+    variants: Vec<Option<Name>>,
     /// The key columns' places in a record, in the order `layout` numbers them.
     key_cols: Vec<usize>,
     layout: KeyLayout,
@@ -353,9 +374,20 @@ impl Columns {
         Columns {
             layout: KeyLayout::new(&key_names),
             key_cols: (0..names.len()).filter(|c| specs[*c].is_none()).collect(),
+            variants: vec![None; names.len()],
             specs,
             names,
         }
+    }
+
+    /// Give the measured columns `variant_of` names a variant of their own.
+    fn with_variants(mut self, variant_of: impl Fn(&str) -> Option<&'static str>) -> Columns {
+        for (c, n) in self.names.iter().enumerate() {
+            if self.specs[c].is_some() {
+                self.variants[c] = variant_of(n).map(Name::new);
+            }
+        }
+        self
     }
 
     /// One record's values (its cells as many as the header's), appended to `out`: notes
@@ -375,7 +407,13 @@ impl Columns {
             |k| &cells[self.key_cols[k]],
             no,
         );
-        for ((n, v), spec) in self.names.iter().zip(cells).zip(&self.specs) {
+        for (((n, v), spec), own) in self
+            .names
+            .iter()
+            .zip(cells)
+            .zip(&self.specs)
+            .zip(&self.variants)
+        {
             let Some(spec) = spec else { continue };
             let value = if spec.metric.as_str() == metric::NOTE {
                 None
@@ -383,17 +421,57 @@ impl Columns {
                 parse_value(v)
                     .map_err(|_| ParseError::at(no, format!("`{v}` under `{n}` is not a number")))?
             };
-            out.measurements
-                .push(row.put(&mut out.keys, spec, value, v));
+            out.measurements.push(match own {
+                Some(variant) => row.put_as(&mut out.keys, *variant, spec, value, v),
+                None => row.put(&mut out.keys, spec, value, v),
+            });
         }
         Ok(())
     }
 }
 
+/// The variant of a ROCm bench's CPU reference columns (`CPU-Gflops`, `CPU-us`, printed
+/// with the bench's `--unit_check` / CPU check): the host's own run of the problem,
+/// never the GPU kernel's values.
+const CPU_VARIANT: &str = "cpu";
+
+fn rocm_variant(name: &str) -> Option<&'static str> {
+    name.get(..4)
+        .is_some_and(|p| p.eq_ignore_ascii_case("cpu-"))
+        .then_some(CPU_VARIANT)
+}
+
+/// Columns of hipBLASLt's efficiency report (`HIPBLASLT_BENCH_EFF=1`): what the run
+/// measured (clocks, efficiency) and what the chosen kernel's tiling gives (granularity,
+/// tiles per CU, bytes moved). A rerun or another kernel prints other values: stored,
+/// never identity.
+fn rocm_efficiency_column(name: &str, lower: &str) -> Option<Spec> {
+    let clock = lower.contains("freq") || lower.contains("mclk") || lower.contains("sclk");
+    if clock {
+        return Some(Spec::derived("clock", "MHz", name, None));
+    }
+    let tiling = [
+        "efficiency",
+        "gran",
+        "tiles_per_cu",
+        "num_cu",
+        "mem_read_bytes",
+        "mem_write_bytes",
+    ];
+    tiling
+        .iter()
+        .any(|w| lower.contains(w))
+        .then(|| Spec::derived(lower, "", name, None))
+}
+
 /// How a ROCm bench column is stored: a metric in its unit (`hipblaslt-Gflops`,
-/// `hipblaslt-GB/s`, `us`), an error column (derived), or `None`: part of the problem.
+/// `hipblaslt-GB/s`, `us`, the CPU reference's `CPU-us`), an error column or an
+/// efficiency-report column (derived), or `None`: part of the problem.
 fn rocm_column(name: &str) -> Option<Spec> {
     let lower = name.to_ascii_lowercase();
+    if let Some(spec) = rocm_efficiency_column(name, &lower) {
+        return Some(spec);
+    }
     if let Some((_, unit)) = name.rsplit_once('-') {
         if crate::units::unit_of_any_case(unit).is_some() {
             return Some(Spec::measured(None, unit, name));
@@ -427,7 +505,15 @@ fn tuned_header(line: &str) -> bool {
     }
     let names = cells(line);
     let has = |n: &str| names.iter().any(|c| c == n);
-    has("us") && has("kernelName") && (has("tflops") || has("errRatio"))
+    // The oldest tuned CSVs print only `M,N,K,kernelId,splitK,us,kernelName`; fused-MoE
+    // ones name a kernel per stage (`kernelName1`, `kernelName2`).
+    has("us") && names.iter().any(|c| c.starts_with("kernelName"))
+}
+
+/// `us1`, `err2`: a fused-MoE tuned CSV's per-stage column of `stem`, or `None`.
+fn stage_column<'a>(name: &'a str, stem: &str) -> Option<&'a str> {
+    let rest = name.strip_prefix(stem)?;
+    (!rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit())).then_some(rest)
 }
 
 /// How a tuned-config column is stored; `None`: part of the key.
@@ -435,11 +521,23 @@ fn tuned_column(name: &str) -> Option<Spec> {
     Some(match name {
         "us" => Spec::measured(None, "us", name),
         "tflops" => Spec::measured(None, "TFLOPS", name),
-        "bw" => Spec::measured(None, "TB/s", name),
+        // aiter's tuners print bandwidth in GB/s (bytes / 1e9 / seconds): 5004.8 on a GEMM
+        // is 5.0 TB/s.
+        "bw" => Spec::measured(None, "GB/s", name),
         // A tolerated mismatch fraction, not a numerics verdict: kept as `error_ratio`
         // (derived), never as the `error` a failed check leaves.
-        "errRatio" => Spec::derived("error_ratio", "", name, None),
-        n if CHOSEN.contains(&n) => Spec::derived(metric::NOTE, "", name, None),
+        "errRatio" | "err_ratio" => Spec::derived("error_ratio", "", name, None),
+        n if CHOSEN.contains(&n) || n.starts_with("kernelName") || n == "_tag" => {
+            Spec::derived(metric::NOTE, "", name, None)
+        }
+        // A fused-MoE stage's time (`us1`, `us2`; `us` is the whole) and its error.
+        n if stage_column(n, "us").is_some() => Spec::measured(None, "us", name),
+        n if stage_column(n, "err").is_some() => Spec::derived(
+            &format!("error_ratio_{}", stage_column(n, "err").unwrap_or_default()),
+            "",
+            name,
+            None,
+        ),
         _ => return None,
     })
 }
@@ -461,8 +559,7 @@ impl Parser for AiterTunedCsv {
         if !tuned_header(&header) {
             return Err(ParseError::at(
                 header_no,
-                "not an aiter tuned-config header: needs `us`, `kernelName` and `tflops` or \
-                 `errRatio` columns",
+                "not an aiter tuned-config header: needs `us` and `kernelName` columns",
             ));
         }
         let names: Vec<String> = cells(&header).into_iter().map(Cow::into_owned).collect();

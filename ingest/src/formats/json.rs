@@ -60,6 +60,63 @@ impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
     }
 }
 
+/// `text` with Python's non-standard number tokens (`json.dumps` writes `float("inf")`
+/// as `Infinity` and `float("nan")` as `NaN`, which no JSON parser reads) as the strings
+/// the formats already read as missing values: `NaN` -> `"nan"`, `Infinity` -> `"inf"`,
+/// `-Infinity` -> `"-inf"`. Only tokens where a value starts are replaced (strings are
+/// left alone) and no line break moves, so errors still name the right line. Borrowed
+/// when the text has none.
+pub(crate) fn python_tokens(text: &str) -> Cow<'_, str> {
+    let b = text.as_bytes();
+    if !crate::text::has(text, "NaN") && !crate::text::has(text, "Infinity") {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let (mut i, mut copied, mut in_string) = (0, 0, false);
+    // The last byte outside strings and spaces: a value starts after `:`, `[`, `,`.
+    let mut before = b'\0';
+    while i < b.len() {
+        let c = b[i];
+        if in_string {
+            match c {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        let at_value = matches!(before, b':' | b'[' | b',' | b'\0');
+        let token = [
+            ("-Infinity", "\"-inf\""),
+            ("Infinity", "\"inf\""),
+            ("NaN", "\"nan\""),
+        ]
+        .into_iter()
+        .find(|(t, _)| at_value && b[i..].starts_with(t.as_bytes()));
+        if let Some((t, with)) = token {
+            out.push_str(&text[copied..i]);
+            out.push_str(with);
+            i += t.len();
+            copied = i;
+            before = b'"';
+            continue;
+        }
+        if c == b'"' {
+            in_string = true;
+        }
+        if !c.is_ascii_whitespace() {
+            before = c;
+        }
+        i += 1;
+    }
+    if copied == 0 {
+        return Cow::Borrowed(text);
+    }
+    out.push_str(&text[copied..]);
+    Cow::Owned(out)
+}
+
 /// The fields of `text`, one JSON object: read by the fast reader, else (where it gives
 /// up) by serde_json, which gives the same fields or the error with its line.
 pub(crate) fn fields(text: &str) -> Result<Fields<'_>, serde_json::Error> {
@@ -172,5 +229,22 @@ mod tests {
         assert_eq!(key_text(f.get("n").unwrap()), "None");
         assert_eq!(key_text(f.get("s").unwrap()), "inf");
         assert_eq!(key_text("0.5"), "0.5");
+    }
+
+    #[test]
+    fn python_tokens_read_as_missing_values() {
+        let t = "{\"request_rate\": Infinity, \"x\": [NaN, -Infinity],\n \"s\": \"NaN Infinity\"}";
+        let clean = python_tokens(t);
+        assert_eq!(
+            clean,
+            "{\"request_rate\": \"inf\", \"x\": [\"nan\", \"-inf\"],\n \"s\": \"NaN Infinity\"}"
+        );
+        let f = fields(&clean).unwrap();
+        assert_eq!(number(f.get("request_rate").unwrap()), Ok(None));
+        assert_eq!(key_text(f.get("request_rate").unwrap()), "inf");
+        assert_eq!(f.str("s").as_deref(), Some("NaN Infinity"));
+        assert!(matches!(python_tokens("{\"a\": 1}"), Cow::Borrowed(_)));
+        // Not where a value starts: left for the parser to refuse.
+        assert_eq!(python_tokens("{\"a\": 1NaN}"), "{\"a\": 1NaN}");
     }
 }

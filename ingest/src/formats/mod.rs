@@ -109,17 +109,17 @@ impl Format {
     /// prints it and the README's format table holds the same line (a test checks).
     pub fn summary(self) -> &'static str {
         match self {
-            Format::AiterTable => "aiter logs with `summary (markdown):` pipe tables (and the `to_string` fallback): title = table, `*_us`/`*_TFLOPS`/`*_TB/s` columns = variant and metric, the rest = key",
+            Format::AiterTable => "aiter logs with `summary (markdown):` pipe tables (and the `to_string` fallback): title = table, `*_us`/`*_TFLOPS`/`*_TB/s` columns = variant and metric, derived and measured-looking columns (`err`, `a/b`, `1.31x`, `+49.2%`, `1.5e-05`) kept, the rest = key",
             Format::PerfLines => "`[perf]` lines (checkAllclose-glued, `print()`ed, `[perf][tag]`, MoE `torch_avg:`, FlyDSL `us/call`)",
             Format::TsProbe => "TokenSpeed probe stdout: `TS_KERNEL_METRIC` records, `TS_KERNEL_FAIL`/`RESULT` verdicts, `TS_BENCH_*` serving lines (metrics with units and directions)",
             Format::TsExport => "TokenSpeed `kernel_bench.<token>.json`: op family = table, kernel = variant, shape params and dtype = key",
-            Format::TritonPerfReport => "Triton `perf_report(...).run(print_data=True)` stdout: plot = table, `<line> (<ylabel>)` = variant with the ylabel's unit, x columns = key (`512.0` reads `512`)",
-            Format::TritonCsv => "Triton `perf_report` `save_path` CSV: file name = table, line columns = variants, x columns = key; the CSV has no ylabel, so `--unit` gives it (else kept unclassified)",
+            Format::TritonPerfReport => "Triton `perf_report(...).run(print_data=True)` stdout: plot = table, `<line> (<ylabel>)` = variant with the ylabel's unit (before Triton 3.6, line names alone: `--unit` gives it), x columns = key (`512.0` reads `512`)",
+            Format::TritonCsv => "Triton `perf_report` `save_path` CSV: file name = table, line columns = variants, x columns = key; the unit from `<line> (<ylabel>)` headers (Triton 3.6), else from `--unit` (else kept unclassified)",
             Format::TorchCompare => "`torch.utils.benchmark.Compare` tables: title = table, descriptions = variants, `N threads:` + sub-label = key, unit from the footer, `(! XX%)` kept as a noise note",
             Format::PytestBenchmark => "pytest-benchmark `--benchmark-json`: group = table, test function = variant, params = key, `stats.median` in s (min, mean, stddev, iqr, rounds kept); `commit_info`/`machine_info` fill commit and machine",
             Format::GoogleBenchmark => "google-benchmark `--benchmark_format=json`: executable = table, family = variant, `/args` = key, each repetition a trial (a run of its own), aggregates (`_mean`, `_cv`...) kept derived, `time_unit` respected",
             Format::RocmBenchCsv => "hipBLASLt-bench / hipblas-bench / rocblas-bench CSV: problem columns = key, `*-Gflops` and `us` = metrics",
-            Format::AiterTunedCsv => "aiter tuned-config CSV (`gfx,cu_num,M,N,K,...,us,kernelName,tflops,bw,errRatio`): problem columns = key, `us`/`tflops`/`bw` = metrics, `errRatio` derived",
+            Format::AiterTunedCsv => "aiter tuned-config CSV (`gfx,cu_num,M,N,K,...,us,kernelName,tflops,bw,errRatio`): problem columns = key, `us`/`tflops`/`bw` = metrics (`bw` printed in GB/s, stored as TB/s), `errRatio` derived",
             Format::FlydslBench => "FlyDSL CI bench tables (`op shape dtype TB/s TFLOPS`, `<a>(gpu us)` columns, `-`/`skip` cells) and `=== Benchmark: current vs X ===` ratios (derived)",
             Format::Serving => "serving results: vLLM `bench serve` JSON, TokenSpeed serve export, SGLang `bench_serving` JSONL: TTFT/TPOT/ITL/e2e latency stats and throughputs, request rate and concurrency = key",
             Format::AortaResult => "aorta `result.json`: verdict and exit code = the run's verdict, walltime and peak VRAM = values",
@@ -236,17 +236,36 @@ pub fn parse_in(
     format: Option<Format>,
     cx: &Context,
 ) -> Result<(Format, Parsed), ParseError> {
+    let forced = format.is_some();
     let format = match format {
         Some(f) => f,
         None => detect(text)?,
     };
     let mut parsed = format.parser().parse_in(text, cx)?;
-    if let (Some(unit), false) = (cx.unit, format == Format::TritonCsv) {
+    // A forced format that reads the text's structure but finds not one value in it (a
+    // pytest-benchmark JSON read as google-benchmark: the same `benchmarks` list, other
+    // fields) read the wrong thing: refused, as any other forced mismatch is.
+    if forced
+        && !parsed.measurements.is_empty()
+        && parsed.measurements.iter().all(|m| m.value.is_none())
+        && !format.parser().sniff(text)
+    {
+        let line = parsed.measurements[0].line as usize;
+        return Err(ParseError::at(
+            line,
+            format!(
+                "read as {format} (--format), not one value was found: this is not {format} \
+                 output; without --format perfdb detects the format"
+            ),
+        ));
+    }
+    let takes_unit = matches!(format, Format::TritonCsv | Format::TritonPerfReport);
+    if let (Some(unit), false) = (cx.unit, takes_unit) {
         parsed.warnings.push(crate::model::Warning {
             line: 0,
             reason: format!(
                 "--unit {unit} ignored: {format} prints its own units (--unit is for \
-                 triton-csv, whose files carry none)"
+                 triton-csv and Triton prints from before 3.6, which carry none)"
             ),
         });
     }

@@ -103,6 +103,9 @@ impl Parser for PytestBenchmark {
             && crate::text::has(text, "\"stats\"")
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
+        // Python's json.dumps writes `NaN` / `Infinity` for non-finite floats.
+        let cleaned = super::json::python_tokens(text);
+        let text: &str = &cleaned;
         let doc: Doc = serde_json::from_str(text)
             .map_err(|e| ParseError::at(e.line(), format!("not a pytest-benchmark JSON: {e}")))?;
         let mut parsed = Parsed::sized_for(text, 80);

@@ -128,6 +128,9 @@ impl Parser for Serving {
                 || crate::text::has(text, "_ttft_ms\""))
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
+        // SGLang's `bench_serving` at the default request rate writes `Infinity`.
+        let cleaned = json::python_tokens(text);
+        let text: &str = &cleaned;
         // One JSON document, else one per line (JSONL).
         let objects: Vec<(usize, Fields)> = match json::fields(text) {
             Ok(f) => vec![(

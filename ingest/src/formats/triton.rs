@@ -13,10 +13,18 @@
 //! floats read as integers, so `512.0` matches `512`), and the ylabel the metric and unit
 //! (`units::unit_of`; a ylabel that names no unit is kept as `unclassified`). Source:
 //! `python/triton/testing.py` (`Mark._run`).
+//!
+//! Before Triton 3.6 the columns were headed by the line names alone (`N  Triton  Torch
+//! (native)  Torch (jit)`): the line names are the variants, whole (parentheses and
+//! all), the x columns the leading ones whose every value is integral, and the unit
+//! comes from `--unit` as for `triton-csv` (without it the values are kept
+//! `unclassified`, said once per table). A table whose middle pandas elided (a `..`
+//! row, and a `[N rows x M columns]` footer) is read around the gap, with a warning
+//! saying how many rows were not printed.
 
 use super::emit::{key_number, KeyLayout, Spec};
-use super::{Format, ParseError, Parser};
-use crate::model::{Keys, Measurement, Name, Parsed, Warning};
+use super::{Context, Format, ParseError, Parser};
+use crate::model::{metric, Name, Parsed, Warning};
 
 pub struct TritonPerfReport;
 
@@ -66,9 +74,22 @@ fn is_row_unicode(line: &str) -> bool {
         && tokens.next().is_some()
 }
 
-/// Does the line after a title look like a header with at least one `<line> (<ylabel>)`?
+/// Does the line after a title look like a header: words, not an index-numbered row?
 fn is_header(line: &str) -> bool {
-    line.trim_end().ends_with(')') && line.contains(" (")
+    !line.trim().is_empty() && !is_row(line) && !is_elision(line)
+}
+
+/// pandas' row elision in a long frame: `..` under the index, `...` under every column.
+fn is_elision(line: &str) -> bool {
+    let mut tokens = line.split_whitespace();
+    tokens.next() == Some("..") && tokens.all(|t| t == "...")
+}
+
+/// pandas' footer of an elided frame, `[98 rows x 4 columns]`: its row count.
+fn footer_rows(line: &str) -> Option<usize> {
+    let inner = line.trim().strip_prefix('[')?.strip_suffix(']')?;
+    let (rows, _) = inner.split_once(" rows x ")?;
+    rows.trim().parse().ok()
 }
 
 impl Parser for TritonPerfReport {
@@ -99,6 +120,10 @@ impl Parser for TritonPerfReport {
     }
 
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
+        self.parse_in(text, &Context::default())
+    }
+
+    fn parse_in(&self, text: &str, cx: &Context) -> Result<Parsed, ParseError> {
         let lines: Vec<&str> = text.lines().collect();
         let mut parsed = Parsed::sized_for(text, 25);
         let mut first_error: Option<ParseError> = None;
@@ -112,19 +137,40 @@ impl Parser for TritonPerfReport {
                 i += 1;
                 continue;
             }
-            let end = (i + 2..lines.len())
-                .find(|&j| !is_row(lines[j]))
-                .unwrap_or(lines.len());
+            let row_end = |from: usize| {
+                (from..lines.len())
+                    .find(|&j| !is_row(lines[j]))
+                    .unwrap_or(lines.len())
+            };
+            let mut end = row_end(i + 2);
+            // Rows with their line numbers (1-based), read around pandas' `..` gaps.
+            let mut rows: Vec<(usize, &str)> = (i + 2..end).map(|j| (j + 1, lines[j])).collect();
+            while end < lines.len() && is_elision(lines[end]) {
+                let gap = end;
+                end = row_end(gap + 1);
+                rows.extend((gap + 1..end).map(|j| (j + 1, lines[j])));
+                let printed = rows.len();
+                let total = lines[end..]
+                    .iter()
+                    .take(3)
+                    .find_map(|l| footer_rows(l))
+                    .filter(|t| *t >= printed);
+                parsed.warnings.push(Warning {
+                    line: gap + 1,
+                    reason: match total {
+                        Some(t) => format!(
+                            "{plot}: pandas did not print {} of its {t} rows (`..`): those are not read",
+                            t - printed
+                        ),
+                        None => format!(
+                            "{plot}: pandas did not print some rows (`..`): those are not read"
+                        ),
+                    },
+                });
+            }
             // Values go straight into the run's list; a bad table takes its own back out.
             let before = parsed.measurements.len();
-            match table(
-                plot,
-                i + 2,
-                lines[i + 1],
-                &lines[i + 2..end],
-                &mut parsed.measurements,
-                &mut parsed.keys,
-            ) {
+            match table(plot, lines[i + 1], &rows, cx.unit, &mut parsed) {
                 Ok(()) => {}
                 Err(e) => {
                     parsed.measurements.truncate(before);
@@ -142,7 +188,7 @@ impl Parser for TritonPerfReport {
                 ParseError::at(
                     0,
                     "no Triton perf_report table: no `<plot_name>:` line followed by a \
-                     `<line> (<ylabel>)` header and index-numbered rows",
+                     header and index-numbered rows",
                 )
             }));
         }
@@ -170,16 +216,13 @@ fn spans(row: &str, out: &mut Vec<(usize, usize)>) {
 
 /// The header's column names and the columns' right edges (values are right-aligned under
 /// their header; pandas left-aligns the index, so its width may vary row to row:
-/// `9 ` then `10`). `first_row` is the line number of `rows[0]`.
-fn columns(
-    header: &str,
-    rows: &[&str],
-    first_row: usize,
-) -> Result<(Vec<String>, Vec<usize>), ParseError> {
+/// `9 ` then `10`). Rows come with their line numbers.
+fn columns(header: &str, rows: &[(usize, &str)]) -> Result<(Vec<String>, Vec<usize>), ParseError> {
+    let first_row = rows[0].0;
     let mut tokens = Vec::new();
-    spans(rows[0], &mut tokens);
+    spans(rows[0].1, &mut tokens);
     let edges: Vec<usize> = tokens.iter().skip(1).map(|t| t.1).collect();
-    let index_end = rows.iter().map(|r| index_width(r)).max().unwrap_or(0);
+    let index_end = rows.iter().map(|(_, r)| index_width(r)).max().unwrap_or(0);
     let mut names = Vec::new();
     let mut start = index_end;
     for &end in &edges {
@@ -229,76 +272,142 @@ fn index_width_unicode(row: &str) -> usize {
 }
 
 /// `Triton (GB/s)` -> (`Triton`, `GB/s`); an x column has no parenthesised ylabel.
-fn line_and_ylabel(name: &str) -> Option<(&str, &str)> {
+pub(super) fn line_and_ylabel(name: &str) -> Option<(&str, &str)> {
     let open = name.rfind(" (")?;
     let ylabel = name[open + 2..].strip_suffix(')')?;
     Some((name[..open].trim(), ylabel.trim()))
 }
 
-/// The values of one plot's table, appended to `out`.
+/// The values of one plot's table (its rows with their line numbers), appended to `out`.
 fn table(
     plot: &str,
-    first_row: usize,
     header: &str,
-    rows: &[&str],
-    out: &mut Vec<Measurement>,
-    keys: &mut Keys,
+    rows: &[(usize, &str)],
+    unit: Option<&str>,
+    out: &mut Parsed,
 ) -> Result<(), ParseError> {
-    let (cols, edges) = columns(header, rows, first_row + 1)?;
-    let lines: Vec<(usize, &str, &str)> = cols
-        .iter()
-        .enumerate()
-        .filter_map(|(c, col)| line_and_ylabel(col).map(|(l, y)| (c, l, y)))
-        .collect();
-    if lines.is_empty() {
-        return Err(ParseError::at(
-            first_row,
-            "no `<line> (<ylabel>)` column in the header",
-        ));
-    }
-    let x: Vec<usize> = (0..cols.len())
-        .filter(|c| !lines.iter().any(|(l, ..)| l == c))
-        .collect();
-    // What each line column stores, and the key's layout, worked out once per table.
-    let line_columns: Vec<(usize, Name, Spec)> = lines
-        .iter()
-        .map(|&(c, line, ylabel)| (c, Name::new(line), Spec::measured(None, ylabel, &cols[c])))
-        .collect();
-    let layout = KeyLayout::new(&x.iter().map(|&c| cols[c].as_str()).collect::<Vec<_>>());
-    let table = Name::new(plot);
-    out.reserve(rows.len() * line_columns.len());
+    let (cols, edges) = columns(header, rows)?;
     let mut tokens: Vec<(usize, usize)> = Vec::with_capacity(cols.len() + 1);
-    let mut key: Vec<&str> = Vec::with_capacity(x.len());
-    for (k, row) in rows.iter().enumerate() {
-        let no = first_row + 1 + k;
+    // Every row's cells, checked against the header once.
+    let mut cells: Vec<&str> = Vec::with_capacity(rows.len() * cols.len());
+    for (no, row) in rows {
         // One pass over the row: the index, then one token per column, each ending where
         // its column does.
         spans(row, &mut tokens);
         if tokens.len() != cols.len() + 1 {
             return Err(ParseError::at(
-                no,
+                *no,
                 format!("{} cells under {} columns", tokens.len() - 1, cols.len()),
             ));
         }
         if tokens[1..].iter().zip(&edges).any(|(t, e)| t.1 != *e) {
             return Err(ParseError::at(
-                no,
+                *no,
                 "row not aligned with the first row's columns",
             ));
         }
-        let cell = |c: usize| &row[tokens[c + 1].0..tokens[c + 1].1];
+        cells.extend(tokens[1..].iter().map(|t| &row[t.0..t.1]));
+    }
+    let width = cols.len();
+    let (n_x, line_columns) = match labelled_lines(&cols) {
+        Some(first_line) => {
+            let specs = (first_line..width)
+                .map(|c| {
+                    let (line, ylabel) = line_and_ylabel(&cols[c]).expect("labelled");
+                    (c, Name::new(line), Spec::measured(None, ylabel, &cols[c]))
+                })
+                .collect();
+            (first_line, specs)
+        }
+        None => bare_lines(plot, &cols, &cells, rows[0].0, unit, out)?,
+    };
+    let layout = KeyLayout::new(&cols[..n_x].iter().map(String::as_str).collect::<Vec<_>>());
+    let table = Name::new(plot);
+    out.measurements.reserve(rows.len() * line_columns.len());
+    let mut key: Vec<&str> = Vec::with_capacity(n_x);
+    for ((no, _), cell) in rows.iter().zip(cells.chunks_exact(width)) {
         key.clear();
-        key.extend(x.iter().map(|&c| key_number(cell(c))));
-        let r = layout.row(keys, table, table, &key, no);
+        key.extend(cell[..n_x].iter().map(|c| key_number(c)));
+        let r = layout.row(&mut out.keys, table, table, &key, *no);
         for (c, variant, spec) in &line_columns {
-            let cell = cell(*c);
-            let value = crate::text::parse_value(cell).map_err(|_| {
-                ParseError::at(no, format!("`{cell}` under `{}` is not a number", cols[*c]))
+            let text = cell[*c];
+            let value = crate::text::parse_value(text).map_err(|_| {
+                ParseError::at(
+                    *no,
+                    format!("`{text}` under `{}` is not a number", cols[*c]),
+                )
             })?;
-            out.push(r.put_as(keys, *variant, spec, value, cell));
+            out.measurements
+                .push(r.put_as(&mut out.keys, *variant, spec, value, text));
         }
     }
     Ok(())
+}
+
+/// Triton 3.6's header: the x columns bare, then every line `<line> (<ylabel>)` with the
+/// one ylabel of the plot. The first line column, or `None` when the header is not that.
+fn labelled_lines(cols: &[String]) -> Option<usize> {
+    let first = cols.iter().position(|c| line_and_ylabel(c).is_some())?;
+    let ylabel = line_and_ylabel(&cols[first])?.1;
+    (first > 0
+        && cols[first..]
+            .iter()
+            .all(|c| line_and_ylabel(c).is_some_and(|(_, y)| y == ylabel)))
+    .then_some(first)
+}
+
+/// What each line column of a header from before Triton 3.6 (line names alone) stores:
+/// the x columns are the leading ones whose every value is integral, each other column a
+/// variant under its whole name, in `--unit` (else unclassified, said once).
+fn bare_lines(
+    plot: &str,
+    cols: &[String],
+    cells: &[&str],
+    first_row: usize,
+    unit: Option<&str>,
+    out: &mut Parsed,
+) -> Result<(usize, Vec<(usize, Name, Spec)>), ParseError> {
+    let width = cols.len();
+    let integral = |c: usize| {
+        cells[c..].iter().step_by(width).all(|v| {
+            crate::text::parse_value(v)
+                .ok()
+                .flatten()
+                .is_some_and(|v| v.fract() == 0.0)
+        })
+    };
+    let n_x = (0..width - 1).take_while(|&c| integral(c)).count();
+    if n_x == 0 {
+        return Err(ParseError::at(
+            first_row.saturating_sub(1),
+            "no x column: the first column's values are not all integral, and the header \
+             has no `<line> (<ylabel>)` columns",
+        ));
+    }
+    if unit.is_none() {
+        out.warnings.push(Warning {
+            line: first_row.saturating_sub(1),
+            reason: format!(
+                "{plot}: printed before Triton 3.6 (no `(<ylabel>)` in the header): values kept \
+                 unclassified (not compared); give --unit (e.g. --unit TFLOPS) to measure them"
+            ),
+        });
+    }
+    let specs = (n_x..width)
+        .map(|c| {
+            let spec = match unit {
+                Some(unit) => Spec::measured(None, unit, &cols[c]),
+                None => Spec::derived(
+                    metric::UNCLASSIFIED,
+                    "",
+                    &cols[c],
+                    Some("no ylabel in the header; give --unit"),
+                ),
+            };
+            (c, Name::new(&cols[c]), spec)
+        })
+        .collect();
+    Ok((n_x, specs))
 }
 
 #[cfg(test)]
@@ -313,8 +422,10 @@ mod tests {
             "9   2.0        10.000000",
             "10  3.0        10.000000",
         ];
+        let numbered: Vec<(usize, &str)> =
+            rows.iter().enumerate().map(|(k, r)| (3 + k, *r)).collect();
         assert_eq!(
-            columns(header, &rows, 3).unwrap().0,
+            columns(header, &numbered).unwrap().0,
             ["M", "Triton (TFLOPS)"]
         );
         let text = format!(
@@ -362,8 +473,8 @@ mod tests {
     #[test]
     fn columns_follow_the_rows_edges() {
         let header = "          size  Triton (GB/s)  Torch (GB/s)";
-        let rows = ["0       4096.0      11.953308     11.377778"];
-        let (cols, edges) = columns(header, &rows, 3).unwrap();
+        let rows = [(3, "0       4096.0      11.953308     11.377778")];
+        let (cols, edges) = columns(header, &rows).unwrap();
         assert_eq!(cols, ["size", "Triton (GB/s)", "Torch (GB/s)"]);
         assert_eq!(edges, [14, 29, 43]);
         assert_eq!(line_and_ylabel("Triton (GB/s)"), Some(("Triton", "GB/s")));

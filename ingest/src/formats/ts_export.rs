@@ -19,6 +19,9 @@ impl Parser for TsExport {
             && crate::text::has(text, "\"kernel_name\"")
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
+        // Python's json.dumps writes `NaN` / `Infinity` for non-finite floats.
+        let cleaned = super::json::python_tokens(text);
+        let text: &str = &cleaned;
         let records: Vec<Value> = serde_json::from_str(text)
             .map_err(|e| ParseError::at(e.line(), format!("not a JSON array of records: {e}")))?;
         // Line of each record: the line of its n-th `"kernel_name"` key.

@@ -278,6 +278,99 @@ pub(super) fn decide(r: &mut Row, alpha: f64) {
     }
 }
 
+/// A row judged against its own control: when the control variant's row of the same
+/// table, key and metric moved significantly (its own p <= alpha) in the same direction
+/// as a regressed or improved row, the machine may have moved them both (a kernel that
+/// runs at one of two speeds, a clock). The row's change is then read relative to its
+/// control's: still beyond the threshold, the verdict stands and says so; not, the row is
+/// withheld, saying by how much the control moved.
+pub fn relative_to_control(rows: &mut [Row], alpha: f64) {
+    type Key = (String, String, String, String);
+    let key_of = |r: &Row| -> Key {
+        (
+            r.table.clone(),
+            model::key_of(&r.key).0.to_string(),
+            r.metric.clone(),
+            r.unit.clone(),
+        )
+    };
+    // Per key, the mean log change of the control rows that moved significantly.
+    let mut moved: HashMap<Key, (f64, f64, usize)> = HashMap::new();
+    for r in rows.iter().filter(|r| r.control) {
+        if let (Some(change), Some(p)) = (r.change, r.p) {
+            if p <= alpha {
+                let e = moved.entry(key_of(r)).or_insert((0.0, p, 0));
+                e.0 += change.ln_1p();
+                e.1 = e.1.max(p);
+                e.2 += 1;
+            }
+        }
+    }
+    if moved.is_empty() {
+        return;
+    }
+    for r in rows
+        .iter_mut()
+        .filter(|r| !r.control && matches!(r.verdict, Verdict::Regression | Verdict::Improvement))
+    {
+        let (Some(change), Some(&(sum, p, n))) = (r.change, moved.get(&key_of(r))) else {
+            continue;
+        };
+        let control_change = (sum / n as f64).exp_m1();
+        if change.signum() != control_change.signum() {
+            continue;
+        }
+        let relative = (1.0 + change) / (1.0 + control_change) - 1.0;
+        let moved_by = format!(
+            "this row's control moved {} too (p = {p:.2e})",
+            fmt_pct(control_change)
+        );
+        if relative.abs() > r.threshold && relative.signum() == change.signum() {
+            r.reason = format!(
+                "{}; {moved_by}: relative to it the row moved {}, still beyond ±{:.0}%",
+                r.reason,
+                fmt_pct(relative),
+                r.threshold * 100.0
+            );
+        } else {
+            r.verdict = Verdict::Withheld;
+            r.reason = format!(
+                "{} with its control: {moved_by}; relative to its control the row moved {}, within ±{:.0}%",
+                fmt_pct(change),
+                fmt_pct(relative),
+                r.threshold * 100.0
+            );
+        }
+    }
+}
+
+/// Say so in the row's reason when its trials split into two modes.
+pub fn note_modes(r: &mut Row) {
+    if let Some((lo, hi)) = r.modes {
+        let unit = if r.unit.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", r.unit)
+        };
+        let note = format!(
+            "a side's trials split into two modes (~{} and ~{}{unit}): the medians weigh how often each side ran in the slow one",
+            short(lo),
+            short(hi)
+        );
+        r.reason = if r.reason.is_empty() {
+            note
+        } else {
+            format!("{}; {note}", r.reason)
+        };
+    }
+}
+
+/// A level as a person reads it: four significant digits.
+fn short(x: f64) -> String {
+    let digits = (3 - x.abs().log10().floor() as i32).clamp(0, 6) as usize;
+    format!("{x:.digits$}")
+}
+
 /// What the overall verdict weighs besides the rows.
 pub(super) struct Evidence<'a> {
     pub base: &'a SideInfo,
@@ -488,6 +581,7 @@ mod tests {
             head_numerics: Numerics::NotChecked,
             base_numerics: Numerics::NotChecked,
             numerics: NumericsStatus::Ok,
+            modes: None,
         }
     }
 
@@ -698,6 +792,7 @@ mod cost_tests {
             head_numerics: Numerics::NotChecked,
             base_numerics: Numerics::NotChecked,
             numerics: NumericsStatus::Ok,
+            modes: None,
         }
     }
 

@@ -17,7 +17,10 @@ pub use types::*;
 
 use crate::db::Db;
 use crate::stats;
-use decide::{assess, decide, gate_on_control, is_control, overall, side_stats};
+use decide::{
+    assess, decide, gate_on_control, is_control, note_modes, overall, relative_to_control,
+    side_stats,
+};
 pub use decide::{kernel_shapes, regressed_rows};
 use load::{load_side, Loaded, RowId, Value};
 use perfdb_ingest::model::{self, key_from_json, Numerics};
@@ -179,8 +182,12 @@ fn build_report(
             head_numerics,
             base_numerics,
             numerics: NumericsStatus::of(base_numerics, head_numerics),
+            modes: None,
         };
         assess(&mut row, &bvals, &hvals, opt);
+        // Each side on its own: pooled, a real change is two modes too.
+        row.modes = stats::modes::two_modes(&row.base.finite())
+            .or_else(|| stats::modes::two_modes(&row.head.finite()));
         if let Some(m) = positional.iter().find(|m| m.covers(&row.table)) {
             row.verdict = Verdict::Invalid;
             row.p = None;
@@ -209,6 +216,13 @@ fn build_report(
     }
     for r in &mut rows {
         decide(r, opt.alpha);
+    }
+    relative_to_control(&mut rows, opt.alpha);
+    if opt.test == Test::MannWhitney {
+        beyond_reach_after_correction(&mut rows, &family, &ps, opt.alpha);
+    }
+    for r in &mut rows {
+        note_modes(r);
     }
 
     let mut t = std::time::Instant::now();
@@ -346,4 +360,36 @@ fn mixed_hardware(b: &SideInfo, h: &SideInfo) -> Vec<String> {
         }
     }
     out
+}
+
+/// Under the U test a row's p cannot go below the smallest its sizes and ties allow, and
+/// after Benjamini-Hochberg over the family that floor can still be above alpha: such a
+/// row can never be significant, so "no significant change" would claim what its trials
+/// cannot tell. It is insufficient, with the trials a side it would need.
+fn beyond_reach_after_correction(rows: &mut [Row], family: &[usize], ps: &[f64], alpha: f64) {
+    let m = family.len();
+    for (k, &i) in family.iter().enumerate() {
+        let r = &rows[i];
+        if r.verdict != Verdict::NoSignificantChange {
+            continue;
+        }
+        let (hv, bv) = (r.head.finite(), r.base.finite());
+        let floor = stats::mw_min_p_given(&hv, &bv);
+        let mut best = ps.to_vec();
+        best[k] = floor.min(ps[k]);
+        let q_best = stats::benjamini_hochberg(&best)[k];
+        if q_best <= alpha {
+            continue;
+        }
+        let r = &mut rows[i];
+        r.verdict = Verdict::Insufficient;
+        r.reason = format!(
+            "{} base and {} head trial(s): the U test's smallest attainable p, {floor:.4}, \
+             adjusted over the {m} row(s) compared reaches at best q = {q_best:.3} > {alpha}; \
+             run at least {} a side",
+            bv.len(),
+            hv.len(),
+            stats::mw_trials_needed(alpha / m as f64)
+        );
+    }
 }

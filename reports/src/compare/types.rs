@@ -242,6 +242,13 @@ pub struct SideStats {
     pub median_ci: (Option<f64>, Option<f64>),
 }
 
+impl SideStats {
+    /// The trials' values, those that have one.
+    pub fn finite(&self) -> Vec<f64> {
+        self.values.iter().flatten().copied().collect()
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
@@ -312,6 +319,11 @@ pub struct Row {
     pub base_numerics: Numerics,
     /// Head's numerics judged against base's.
     pub numerics: NumericsStatus,
+    /// The two levels one side's trials split into, when they do (base's first; a
+    /// kernel that runs at one of two speeds): the medians then compare how often each
+    /// side sat in the slow mode more than the code.
+    #[serde(default)]
+    pub modes: Option<(f64, f64)>,
 }
 
 /// Head's numerics judged against base (docs/STATS.md, "Numerics").

@@ -1,0 +1,834 @@
+//! Real files from the field (`sample-data/realworld/`: verbatim copies from public
+//! repositories, issues and pull requests, a PROVENANCE.md per folder). Each is read as
+//! the format it is, or refused with `file:line: why`; and for each accepted one, three
+//! reruns a side compared — every measured number on a value line moved by a little noise
+//! as a rerun prints it (ratios, percentages and errors included), one row's timing made
+//! 30% worse on head — flag exactly that row.
+
+mod common;
+use common::*;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// What perfdb must make of each file.
+enum Expect {
+    /// Read as this format (auto-detected).
+    Reads(&'static str),
+    /// Read as this format with `--unit` (the file prints none).
+    ReadsWithUnit(&'static str, &'static str),
+    /// Read as this format, every value derived (nothing to compare: an aggregate-only
+    /// output).
+    ReadsDerivedOnly(&'static str),
+    /// Refused: exit 2, the message names the file and a line, and holds this text.
+    Refused(&'static str),
+}
+use Expect::*;
+
+const FILES: &[(&str, Expect)] = &[
+    (
+        "aiter-table/aiter_pr3747_rmsnorm_backends.md",
+        Reads("aiter-table"),
+    ),
+    (
+        "aiter-table/aiter_pr5332_opus_vs_flydsl.md",
+        Reads("aiter-table"),
+    ),
+    (
+        "aiter-table/sglang_pr21421_aiter_topk_table.md",
+        Reads("aiter-table"),
+    ),
+    (
+        "aiter-tuned-csv/a8w8_tuned_batched_gemm.csv",
+        Reads("aiter-tuned-csv"),
+    ),
+    (
+        "aiter-tuned-csv/a8w8_tuned_gemm.csv",
+        Reads("aiter-tuned-csv"),
+    ),
+    (
+        "aiter-tuned-csv/a8w8_tuned_gemm_2025-01.csv",
+        Reads("aiter-tuned-csv"),
+    ),
+    (
+        "aiter-tuned-csv/a8w8_tuned_gemm_2025-09.csv",
+        Reads("aiter-tuned-csv"),
+    ),
+    // No kernel column: nothing says it is a tuned config rather than any CSV.
+    (
+        "aiter-tuned-csv/asm_a8w8_gemm.csv",
+        Refused("no recognizable benchmark data"),
+    ),
+    (
+        "aiter-tuned-csv/bf16_tuned_gemm.csv",
+        Reads("aiter-tuned-csv"),
+    ),
+    (
+        "aiter-tuned-csv/chunk_gdn_h_opt_tuned.csv",
+        Refused("no recognizable benchmark data"),
+    ),
+    (
+        "aiter-tuned-csv/dsv3_fp4_tuned_fmoe.csv",
+        Reads("aiter-tuned-csv"),
+    ),
+    // A hand-made comparison table, not FlyDSL's CI bench output.
+    (
+        "flydsl-bench/flydsl_pr848_norm_compare_mi308.txt",
+        Refused("no recognizable benchmark data"),
+    ),
+    // The program's own prints inside the JSON, and the file cut off.
+    (
+        "google-benchmark/apexquantum_benchmark_output_corrupted.json",
+        Refused("not a google-benchmark JSON"),
+    ),
+    (
+        "google-benchmark/gab_googlecpp_output.json",
+        Reads("google-benchmark"),
+    ),
+    (
+        "google-benchmark/gbench_Inputs_test1_run1.json",
+        Reads("google-benchmark"),
+    ),
+    (
+        "google-benchmark/gbench_Inputs_test2_run.json",
+        Reads("google-benchmark"),
+    ),
+    (
+        "google-benchmark/gbench_Inputs_test3_run0.json",
+        Reads("google-benchmark"),
+    ),
+    (
+        // One aggregate row (`_mean`) and no iteration: aggregates are derived.
+        "google-benchmark/gbench_Inputs_test4_run0.json",
+        ReadsDerivedOnly("google-benchmark"),
+    ),
+    (
+        "google-benchmark/kalman_results_100reps.json",
+        Reads("google-benchmark"),
+    ),
+    (
+        "pytest-benchmark/dynamixplore_benchmark_output.json",
+        Reads("pytest-benchmark"),
+    ),
+    (
+        "pytest-benchmark/gab_pytest_output.json",
+        Reads("pytest-benchmark"),
+    ),
+    (
+        "pytest-benchmark/gab_pytest_several_units.json",
+        Reads("pytest-benchmark"),
+    ),
+    (
+        "pytest-benchmark/pb2.5.0_0030_uncommitted-changes.json",
+        Reads("pytest-benchmark"),
+    ),
+    (
+        "pytest-benchmark/pb2.5.0_histogram_0001.json",
+        Reads("pytest-benchmark"),
+    ),
+    (
+        "rocm-bench-csv/hipblaslt_pr1544_2025_efficiency.txt",
+        Reads("rocm-bench-csv"),
+    ),
+    (
+        "rocm-bench-csv/hipblaslt_pr395_2023_cpu_check.txt",
+        Reads("rocm-bench-csv"),
+    ),
+    // Post-processed aggregates: no field a serving result carries.
+    (
+        "serving/inferencex_agg_kimik2.5_conc4_NEARMISS.json",
+        Refused("no recognizable benchmark data"),
+    ),
+    // vLLM's fields, latencies in seconds without `_ms`: those kept unclassified (never
+    // read as ms), the throughputs compared.
+    (
+        "serving/inferencex_glm5_slo_conc16_NEARMISS.json",
+        Reads("serving"),
+    ),
+    ("serving/sglang_1022_1_1024_128.jsonl", Reads("serving")),
+    ("serving/sglang_1110_100_1024_128.jsonl", Reads("serving")),
+    (
+        "serving/sglang_dlora_trace_azure_v1_8.0.jsonl",
+        Reads("serving"),
+    ),
+    ("serving/sglang_rate64_stride4.jsonl", Reads("serving")),
+    ("serving/vllm_gptoss120b_conc16.json", Reads("serving")),
+    ("serving/vllm_gptoss120b_conc4.json", Reads("serving")),
+    ("serving/vllm_gptoss120b_conc8.json", Reads("serving")),
+    ("serving/vllm_minimax_m2.5_conc4.json", Reads("serving")),
+    (
+        "torch-compare/tutorial_batched_dot_4threadgroups.txt",
+        Reads("torch-compare"),
+    ),
+    (
+        "torch-compare/tutorial_batched_dot_binary_fuzzer.txt",
+        Reads("torch-compare"),
+    ),
+    (
+        "torch-compare/tutorial_batched_dot_env_ab.txt",
+        Reads("torch-compare"),
+    ),
+    (
+        "torch-compare/tutorial_batched_dot_fuzzed.txt",
+        Reads("torch-compare"),
+    ),
+    // A script's own `value (+-IQR)` cells inside Compare-like tables.
+    (
+        "torch-compare/vfdev5_affine_grid_sampler_PR_vs_nightly.md",
+        Refused("is not a number"),
+    ),
+    (
+        "triton-csv/layer-norm-backward.csv",
+        ReadsWithUnit("triton-csv", "GB/s"),
+    ),
+    (
+        "triton-csv/matmul-performance.csv",
+        ReadsWithUnit("triton-csv", "TFLOPS"),
+    ),
+    (
+        "triton-csv/matmul-performance_single-line.csv",
+        ReadsWithUnit("triton-csv", "ms"),
+    ),
+    (
+        "triton-csv/softmax-performance.csv",
+        ReadsWithUnit("triton-csv", "GB/s"),
+    ),
+    (
+        "triton-csv/softmax-triton_softmax-performance.csv",
+        ReadsWithUnit("triton-csv", "GB/s"),
+    ),
+    (
+        "triton-csv/vector-add-performance.csv",
+        ReadsWithUnit("triton-csv", "GB/s"),
+    ),
+    (
+        "triton-perf-report/intel_xpu_issue544_softmax_truncated_rows.txt",
+        ReadsWithUnit("triton-perf-report", "GB/s"),
+    ),
+    // Its index starts at 1 (the author removed row 0): not as Triton prints.
+    (
+        "triton-perf-report/olmo_issue258_layernorm_4tables.txt",
+        Refused("no recognizable benchmark data"),
+    ),
+    (
+        "triton-perf-report/rocm_triton_issue396_matmul_mi100.txt",
+        ReadsWithUnit("triton-perf-report", "TFLOPS"),
+    ),
+    (
+        "triton-perf-report/rocm_triton_pr343_group-gemm_mi250.txt",
+        ReadsWithUnit("triton-perf-report", "ms"),
+    ),
+    (
+        "triton-perf-report/rocm_triton_pr343_group-gemm_mi250x.txt",
+        ReadsWithUnit("triton-perf-report", "ms"),
+    ),
+    // No `<plot_name>:` line: nothing says it is Triton's.
+    (
+        "triton-perf-report/triton_issue319_2021_leakyrelu_no_title.txt",
+        Refused("no recognizable benchmark data"),
+    ),
+    // Every line behind `# `.
+    (
+        "triton-perf-report/triton_issue5433_fp32_hash_prefixed.txt",
+        Refused("no recognizable benchmark data"),
+    ),
+    (
+        "triton-perf-report/triton_issue5995_vector-add_rtx4070.txt",
+        ReadsWithUnit("triton-perf-report", "GB/s"),
+    ),
+    (
+        "triton-perf-report/triton_issue6523_a100_triton3.5.1.txt",
+        ReadsWithUnit("triton-perf-report", "TFLOPS"),
+    ),
+    (
+        "triton-perf-report/triton_pr6685_grouped-gemm_tma_2tables_proton.txt",
+        ReadsWithUnit("triton-perf-report", "TFLOPS"),
+    ),
+    (
+        "triton-perf-report/triton_pr8631_units_vector-add.txt",
+        Reads("triton-perf-report"),
+    ),
+];
+
+/// A number token in a line: where it starts and ends, and whether a rerun prints another
+/// value there (a fraction, an exponent, a ratio `1.31x`, a percentage): integers are
+/// sizes and counts, left as they are.
+fn numbers(line: &str) -> Vec<(usize, usize, bool)> {
+    let b = line.as_bytes();
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let starts = b[i].is_ascii_digit()
+            || (matches!(b[i], b'-' | b'+' | b'.') && b.get(i + 1).is_some_and(u8::is_ascii_digit));
+        if !starts || (i > 0 && (word(b[i - 1]) || b[i - 1] == b'.')) {
+            i += 1;
+            continue;
+        }
+        let s = i;
+        i += 1;
+        while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.') {
+            i += 1;
+        }
+        if i < b.len() && matches!(b[i], b'e' | b'E') {
+            let mut j = i + 1;
+            if j < b.len() && matches!(b[j], b'+' | b'-') {
+                j += 1;
+            }
+            if j < b.len() && b[j].is_ascii_digit() {
+                i = j;
+                while i < b.len() && b[i].is_ascii_digit() {
+                    i += 1;
+                }
+            }
+        }
+        let mut e = i;
+        if e < b.len() && matches!(b[e], b'x' | b'%') {
+            e += 1;
+        }
+        if e < b.len() && word(b[e]) {
+            i = e;
+            continue;
+        }
+        let t = &line[s..e];
+        if t.matches('.').count() > 1 {
+            // A version (`2.1.0`), not a number.
+            continue;
+        }
+        let moving = t.contains(['e', 'E', 'x', '%'])
+            || t.split_once('.')
+                .is_some_and(|(_, f)| f.bytes().any(|c| (b'1'..=b'9').contains(&c)));
+        out.push((s, e, moving));
+        i = e;
+    }
+    out
+}
+
+/// `token` times `factor`, printed as the token was (its decimals, its exponent, its
+/// suffix).
+fn scaled(token: &str, factor: f64) -> String {
+    let (body, suffix) = match token.as_bytes().last() {
+        Some(b'x' | b'%') => token.split_at(token.len() - 1),
+        _ => (token, ""),
+    };
+    let v: f64 = body.parse().expect("a number token");
+    let (mantissa, exp) = match body.find(['e', 'E']) {
+        Some(p) => (&body[..p], Some(&body[p..])),
+        None => (body, None),
+    };
+    let decimals = mantissa.split_once('.').map_or(0, |(_, f)| f.len());
+    let plus = if body.starts_with('+') && v * factor >= 0.0 {
+        "+"
+    } else {
+        ""
+    };
+    let printed = match exp {
+        Some(_) => format!("{:.*e}", decimals, v * factor),
+        None => format!("{:.*}", decimals, v * factor),
+    };
+    format!("{plus}{printed}{suffix}")
+}
+
+/// A rerun of `text`: on `lines` (1-based), each moving number times 1 +- 0.4%
+/// (deterministic in `seed`); the numbers `target` names (line, token) times `factor`.
+fn rerun(
+    text: &str,
+    lines: &BTreeSet<usize>,
+    seed: u64,
+    target: &[(usize, String)],
+    factor: f64,
+) -> String {
+    let mut rng = perfdb_reports::stats::SplitMix64::new(seed);
+    let mut out = String::with_capacity(text.len() + 64);
+    for (k, line) in text.split_inclusive('\n').enumerate() {
+        let no = k + 1;
+        if !lines.contains(&no) {
+            out.push_str(line);
+            continue;
+        }
+        let mut new = String::with_capacity(line.len());
+        let mut at = 0;
+        for (s, e, moving) in numbers(line) {
+            let token = &line[s..e];
+            let hit = target
+                .iter()
+                .any(|(l, t)| (*l == no || *l == 0) && t == token);
+            if !moving && !hit {
+                continue;
+            }
+            let noise = 1.0 + 0.008 * (rng.uniform() - 0.5);
+            let mut with = scaled(token, if hit { factor * noise } else { noise });
+            // Keep right-aligned columns aligned: a longer number takes the blanks before it.
+            let mut start = s;
+            while with.len() > e - start && start > at && line.as_bytes()[start - 1] == b' ' {
+                start -= 1;
+            }
+            while with.len() < e - start {
+                with.insert(0, ' ');
+            }
+            new.push_str(&line[at..start]);
+            new.push_str(&with);
+            at = e;
+        }
+        new.push_str(&line[at..]);
+        out.push_str(&new);
+    }
+    out
+}
+
+#[test]
+fn number_tokens_and_their_reruns() {
+    let line = "|  16 |  256 | bfloat16 | 3.02416 | 1.31x | +49.2% | 1.5e-05 | fp16 |";
+    let toks: Vec<(&str, bool)> = numbers(line)
+        .iter()
+        .map(|(s, e, m)| (&line[*s..*e], *m))
+        .collect();
+    assert_eq!(
+        toks,
+        [
+            ("16", false),
+            ("256", false),
+            ("3.02416", true),
+            ("1.31x", true),
+            ("+49.2%", true),
+            ("1.5e-05", true)
+        ]
+    );
+    assert_eq!(scaled("3.02416", 2.0), "6.04832");
+    assert_eq!(scaled("1.31x", 2.0), "2.62x");
+    assert_eq!(scaled("+49.2%", 0.5), "+24.6%");
+    assert_eq!(scaled("1.5e-05", 2.0), "3.0e-5");
+    let lines = BTreeSet::from([1]);
+    let row = "0     256.0  546.133347      546.133347\n";
+    let again = rerun(row, &lines, 1, &[(1, "546.133347".into())], 3.0);
+    assert_eq!(again.len(), row.len(), "{again}");
+    // The x value stays (an integral float is a size); both cells of the target's text
+    // are three times theirs, within the noise, and the columns keep their right edges.
+    assert_eq!(again, "0     256.0 1639.272477     1641.621552\n");
+}
+
+/// The file's values as perfdb stored them: (line, printed number, row identity).
+fn values(
+    wh: &Wh,
+) -> Vec<(
+    usize,
+    String,
+    (String, String, String, String),
+    String,
+    bool,
+)> {
+    wh.sql(
+        "SELECT line, raw, table_name, variant, key, metric, direction, value IS NOT NULL AS has \
+         FROM measurements ORDER BY line, column_name",
+    )
+    .into_iter()
+    .map(|r| {
+        let s = |k: &str| r[k].as_str().unwrap_or("").to_string();
+        let raw = s("raw");
+        let token = raw.split_whitespace().next().unwrap_or("").to_string();
+        (
+            r["line"].as_i64().unwrap() as usize,
+            token,
+            (s("table_name"), s("variant"), s("key"), s("metric")),
+            s("direction"),
+            r["has"].as_bool().unwrap_or(false),
+        )
+    })
+    .collect()
+}
+
+fn ingest_args<'a>(path: &'a str, label: &'a str, unit: Option<&'a str>) -> Vec<&'a str> {
+    let mut a = vec!["ingest", path, "--label", label];
+    if let Some(u) = unit {
+        a.extend(["--unit", u]);
+    }
+    a
+}
+
+/// Three reruns a side, one row 30% worse on head: exactly that row regresses.
+fn rerun_flags_exactly_the_changed_row(rel: &str, text: &str, unit: Option<&str>) {
+    let name = Path::new(rel).file_name().unwrap().to_str().unwrap();
+    let probe = Wh::new();
+    let path = sample(&format!("realworld/{rel}"));
+    probe.ok(&ingest_args(path.to_str().unwrap(), "probe", unit));
+    let vals = values(&probe);
+    // JSON formats name a record's line, not each value's: every line is a value line,
+    // and a value is found by its text anywhere (line 0).
+    let json = rel.ends_with(".json") || rel.ends_with(".jsonl");
+    let lines: BTreeSet<usize> = if json {
+        (1..=text.lines().count()).collect()
+    } else {
+        vals.iter().map(|v| v.0).collect()
+    };
+    // The target: the first compared value (a direction, a number) whose printed text
+    // is one token and appears once on its line; every value of the same row with it.
+    let line_text = |no: usize| text.lines().nth(no - 1).unwrap_or("");
+    let once = |no: usize, tok: &str| {
+        let scope: Vec<&str> = if json {
+            text.lines().collect()
+        } else {
+            vec![line_text(no)]
+        };
+        scope
+            .iter()
+            .map(|l| {
+                numbers(l)
+                    .iter()
+                    .filter(|(s, e, _)| &l[*s..*e] == tok)
+                    .count()
+            })
+            .sum::<usize>()
+            == 1
+    };
+    let target = vals
+        .iter()
+        .find(|(no, tok, _, dir, has)| *has && dir != "none" && once(*no, tok))
+        .unwrap_or_else(|| panic!("{rel}: no value to change"))
+        .clone();
+    let (_, _, id, dir, _) = &target;
+    let tokens: Vec<(usize, String)> = vals
+        .iter()
+        .filter(|v| &v.2 == id)
+        .map(|v| (if json { 0 } else { v.0 }, v.1.clone()))
+        .collect();
+    let worse = if dir == "lower" { 1.3 } else { 1.0 / 1.3 };
+    let wh = Wh::new();
+    for (side, factor) in [("base", 1.0), ("head", worse)] {
+        let dir = wh.dir.path().join(side);
+        std::fs::create_dir_all(&dir).unwrap();
+        // Each trial under the file's own name: some formats take the table from it.
+        for t in 0..3u64 {
+            let seed = t * 2 + u64::from(side == "head");
+            let text = rerun(text, &lines, seed, &tokens, factor);
+            std::fs::create_dir_all(dir.join(t.to_string())).unwrap();
+            std::fs::write(dir.join(t.to_string()).join(name), text).unwrap();
+        }
+        wh.ok(&ingest_args(dir.to_str().unwrap(), side, unit));
+    }
+    let (code, report) = compare_json(&wh, &["base", "head"]);
+    let regressed: Vec<(String, String, String)> = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["verdict"] == "regression")
+        .map(|r| {
+            (
+                r["table"].as_str().unwrap().to_string(),
+                r["variant"].as_str().unwrap().to_string(),
+                r["metric"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        regressed,
+        [(id.0.clone(), id.1.clone(), id.3.clone())],
+        "{rel}: head made {id:?} 30% worse; the report: {}\n{}",
+        report["reason"],
+        report["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["table"] == id.0.as_str() && r["variant"] == id.1.as_str())
+            .take(3)
+            .map(|r| format!(
+                "{} {} {} {}",
+                r["key_text"], r["metric"], r["verdict"], r["reason"]
+            ))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert_eq!(code, 1, "{rel}: {}", report["reason"]);
+}
+
+#[test]
+fn every_real_file_reads_right_or_is_refused_with_its_line() {
+    let mut failures = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (rel, expect) in FILES {
+        seen.insert(rel.to_string());
+        let path = sample(&format!("realworld/{rel}"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        let wh = Wh::new();
+        let unit = match expect {
+            ReadsWithUnit(_, u) => Some(*u),
+            _ => None,
+        };
+        let out = wh.run(&ingest_args(path.to_str().unwrap(), "x", unit));
+        let said = format!("{}{}", stdout(&out), stderr(&out));
+        match expect {
+            ReadsDerivedOnly(format) => {
+                let compared =
+                    wh.count("SELECT count(*) FROM measurements WHERE direction <> 'none'");
+                let got = wh.sql("SELECT DISTINCT format FROM runs");
+                if code(&out) != 0 || got.len() != 1 || got[0]["format"] != *format || compared != 0
+                {
+                    failures.push(format!("{rel}: expected {format} with no compared value: exit {}, {got:?}, {compared} compared: {said}", code(&out)));
+                }
+            }
+            Reads(format) | ReadsWithUnit(format, _) => {
+                if code(&out) != 0 {
+                    failures.push(format!("{rel}: refused: {said}"));
+                    continue;
+                }
+                let got = wh.sql("SELECT DISTINCT format FROM runs");
+                if got.len() != 1 || got[0]["format"] != *format {
+                    failures.push(format!("{rel}: read as {got:?}, not {format}"));
+                    continue;
+                }
+                let run = std::panic::catch_unwind(|| {
+                    rerun_flags_exactly_the_changed_row(rel, &text, unit)
+                });
+                if let Err(e) = run {
+                    let msg = e
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_default();
+                    failures.push(msg);
+                }
+            }
+            Refused(why) => {
+                let line_named =
+                    said.contains(&format!("{}:", path.file_name().unwrap().to_str().unwrap()));
+                if code(&out) != 2 || !said.contains(why) || !line_named {
+                    failures.push(format!(
+                        "{rel}: expected a refusal saying {why:?}, got exit {}: {said}",
+                        code(&out)
+                    ));
+                }
+                let runs = wh.run(&["sql", "SELECT count(*) AS n FROM runs", "--format", "csv"]);
+                if code(&runs) == 0 && !stdout(&runs).ends_with("\n0\n") {
+                    failures.push(format!("{rel}: refused, yet a run was stored"));
+                }
+            }
+        }
+    }
+    // Every file in the folder is in the table.
+    for dir in std::fs::read_dir(sample("realworld")).unwrap() {
+        let dir = dir.unwrap().path();
+        for f in std::fs::read_dir(&dir).unwrap() {
+            let f = f.unwrap().path();
+            let name = f.file_name().unwrap().to_str().unwrap().to_string();
+            if name == "PROVENANCE.md" {
+                continue;
+            }
+            let rel = format!("{}/{name}", dir.file_name().unwrap().to_str().unwrap());
+            if !seen.contains(&rel) {
+                failures.push(format!("{rel}: not in FILES"));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} file(s) wrong:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// Ingest one real file (`--unit` where given) and return the warehouse.
+fn read(rel: &str, extra: &[&str]) -> Wh {
+    let wh = Wh::new();
+    let path = sample(&format!("realworld/{rel}"));
+    let mut args = vec!["ingest", path.to_str().unwrap(), "--label", "x"];
+    args.extend_from_slice(extra);
+    wh.ok(&args);
+    wh
+}
+
+/// `SELECT` rows as `a|b|c` lines, the columns in the order of their names (as
+/// `perfdb sql --format json` objects read).
+fn rows(wh: &Wh, q: &str) -> Vec<String> {
+    wh.sql(q)
+        .iter()
+        .map(|r| {
+            r.as_object()
+                .unwrap()
+                .values()
+                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                .collect::<Vec<_>>()
+                .join("|")
+        })
+        .collect()
+}
+
+#[test]
+fn a_rocm_bench_cpu_check_is_the_cpu_variant_never_the_gpu_kernel() {
+    let wh = read("rocm-bench-csv/hipblaslt_pr395_2023_cpu_check.txt", &[]);
+    assert_eq!(
+        rows(&wh, "SELECT column_name, variant, metric, raw FROM measurements WHERE metric IN ('latency', 'throughput') ORDER BY column_name"),
+        [
+            "CPU-Gflops|throughput|4.092 Gflops|cpu",
+            "CPU-us|latency|1025|cpu",
+            "hipblaslt-Gflops|throughput|530.925 Gflops|hipblaslt",
+            "us|latency|7.9|hipblaslt",
+        ]
+    );
+}
+
+#[test]
+fn hipblaslt_efficiency_columns_are_never_identity() {
+    let wh = read("rocm-bench-csv/hipblaslt_pr1544_2025_efficiency.txt", &[]);
+    let key = &wh.sql("SELECT DISTINCT key FROM measurements")[0]["key"];
+    let key = key.as_str().unwrap();
+    for col in [
+        "efficiency",
+        "lowest_avg_freq",
+        "avg_MCLK",
+        "median_MCLK",
+        "total_gran",
+        "num_cu's",
+    ] {
+        assert!(
+            !key.contains(&format!("\"{col}\"")),
+            "{col} in the key {key}"
+        );
+    }
+    assert_eq!(
+        rows(
+            &wh,
+            "SELECT metric, unit, value FROM measurements WHERE column_name = 'avg_MCLK'"
+        ),
+        ["clock|MHz|908.602"]
+    );
+}
+
+#[test]
+fn measured_cells_in_aiter_tables_are_never_identity() {
+    for (rel, cols) in [
+        (
+            "aiter-table/sglang_pr21421_aiter_topk_table.md",
+            &["aiter_vs_sgl"][..],
+        ),
+        (
+            "aiter-table/aiter_pr5332_opus_vs_flydsl.md",
+            &["saved", "max_diff", "rel"][..],
+        ),
+    ] {
+        let wh = read(rel, &[]);
+        for k in wh.sql("SELECT DISTINCT key FROM measurements") {
+            let k = k["key"].as_str().unwrap();
+            for col in cols {
+                assert!(
+                    !k.contains(&format!("\"{col}\"")),
+                    "{rel}: {col} in the key {k}"
+                );
+            }
+        }
+        for col in cols {
+            let m = rows(
+                &wh,
+                &format!("SELECT DISTINCT metric FROM measurements WHERE column_name = '{col}'"),
+            );
+            assert_eq!(m.len(), 1, "{rel}: {col}: {m:?}");
+            assert!(
+                ["ratio", "uplift", "unclassified"].contains(&m[0].as_str()),
+                "{rel}: {col}: {m:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_aiter_tuned_csv_prints_bandwidth_in_gb_per_s() {
+    let wh = read("aiter-tuned-csv/a8w8_tuned_gemm.csv", &[]);
+    let first = rows(
+        &wh,
+        "SELECT unit, value, raw FROM measurements WHERE column_name = 'bw' ORDER BY line LIMIT 1",
+    );
+    assert_eq!(first, ["510.5 GB/s|TB/s|0.5105"]);
+}
+
+#[test]
+fn python_infinity_in_sglang_jsonl_reads_as_an_infinite_rate() {
+    let wh = read("serving/sglang_1022_1_1024_128.jsonl", &[]);
+    let keys = rows(&wh, "SELECT DISTINCT key FROM measurements");
+    assert_eq!(keys.len(), 1, "{keys:?}");
+    assert!(keys[0].contains("\"request_rate\":\"inf\""), "{keys:?}");
+}
+
+#[test]
+fn triton_prints_from_before_3_6_keep_their_line_names_and_every_printed_row() {
+    let wh = Wh::new();
+    let path = sample("realworld/triton-perf-report/intel_xpu_issue544_softmax_truncated_rows.txt");
+    let out = wh.run(&[
+        "ingest",
+        path.to_str().unwrap(),
+        "--label",
+        "x",
+        "--unit",
+        "GB/s",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out)
+            .contains(":9: softmax-performance: pandas did not print 88 of its 98 rows (`..`)"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        rows(&wh, "SELECT DISTINCT variant FROM measurements ORDER BY 1"),
+        ["Torch (jit)", "Torch (native)", "Triton"]
+    );
+    // The rows after the gap are read: 10 printed rows, 3 lines each.
+    assert_eq!(
+        wh.count("SELECT count(*) FROM measurements WHERE unit = 'TB/s'"),
+        30
+    );
+    assert_eq!(
+        wh.count("SELECT count(*) FROM measurements WHERE key = '{\"N\":\"12672\"}'"),
+        3
+    );
+    // Without --unit: kept, said once, never compared.
+    let wh = Wh::new();
+    let out = wh.run(&["ingest", path.to_str().unwrap(), "--label", "x"]);
+    assert!(
+        stderr(&out).contains("printed before Triton 3.6"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        wh.count("SELECT count(*) FROM measurements WHERE direction <> 'none'"),
+        0
+    );
+}
+
+#[test]
+fn a_triton_3_6_save_path_csv_takes_its_unit_from_the_header() {
+    let wh = Wh::new();
+    let csv = wh.dir.path().join("matmul-performance.csv");
+    std::fs::write(
+        &csv,
+        "M,N,K,Torch (TFLOPS),Triton (TFLOPS)\n256.000000,256.000000,256.000000,5.331894,4.9\n\
+         1024.000000,1024.000000,1024.000000,217.129784,201.5\n",
+    )
+    .unwrap();
+    let out = wh.run(&["ingest", csv.to_str().unwrap(), "--label", "x"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(!stderr(&out).contains("no ylabel"), "{}", stderr(&out));
+    assert_eq!(
+        rows(&wh, "SELECT DISTINCT format, variant, metric, unit FROM measurements JOIN runs USING (run_id) ORDER BY 2"),
+        ["triton-csv|throughput|TFLOPS|Torch", "triton-csv|throughput|TFLOPS|Triton"]
+    );
+}
+
+#[test]
+fn a_forced_format_that_reads_no_value_is_refused() {
+    let wh = Wh::new();
+    let path = sample("realworld/pytest-benchmark/gab_pytest_output.json");
+    let out = wh.run(&[
+        "ingest",
+        path.to_str().unwrap(),
+        "--label",
+        "x",
+        "--format",
+        "google-benchmark",
+    ]);
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("gab_pytest_output.json:")
+            && stderr(&out).contains("this is not google-benchmark output"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stdout(&out).contains("0 run(s) added"), "{}", stdout(&out));
+}
