@@ -956,7 +956,7 @@ fn a_row_that_cannot_reach_alpha_after_the_correction_is_insufficient() {
     assert_eq!(code, 3, "{}", v["reason"]);
     assert_eq!(v["verdict"], "inconclusive");
     let row = rows(&v)
-        .into_iter()
+        .iter()
         .find(|r| {
             r["key_text"]
                 .as_str()

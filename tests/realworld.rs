@@ -406,16 +406,18 @@ fn number_tokens_and_their_reruns() {
     assert_eq!(again, "0     256.0 1639.272477     1641.621552\n");
 }
 
-/// The file's values as perfdb stored them: (line, printed number, row identity).
-fn values(
-    wh: &Wh,
-) -> Vec<(
+/// One stored value: its line, its printed number, its row (table, variant, key,
+/// metric), its direction, whether it has a value.
+type Stored = (
     usize,
     String,
     (String, String, String, String),
     String,
     bool,
-)> {
+);
+
+/// The file's values as perfdb stored them.
+fn values(wh: &Wh) -> Vec<Stored> {
     wh.sql(
         "SELECT line, raw, table_name, variant, key, metric, direction, value IS NOT NULL AS has \
          FROM measurements ORDER BY line, column_name",

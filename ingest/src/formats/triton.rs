@@ -344,6 +344,9 @@ fn table(
     Ok(())
 }
 
+/// A line column: its place, its variant, how its values are stored.
+type LineColumn = (usize, Name, Spec);
+
 /// Triton 3.6's header: the x columns bare, then every line `<line> (<ylabel>)` with the
 /// one ylabel of the plot. The first line column, or `None` when the header is not that.
 fn labelled_lines(cols: &[String]) -> Option<usize> {
@@ -366,7 +369,7 @@ fn bare_lines(
     first_row: usize,
     unit: Option<&str>,
     out: &mut Parsed,
-) -> Result<(usize, Vec<(usize, Name, Spec)>), ParseError> {
+) -> Result<(usize, Vec<LineColumn>), ParseError> {
     let width = cols.len();
     let integral = |c: usize| {
         cells[c..].iter().step_by(width).all(|v| {
