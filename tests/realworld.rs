@@ -794,23 +794,41 @@ fn triton_prints_from_before_3_6_keep_their_line_names_and_every_printed_row() {
     );
 }
 
+/// The real save_path CSV of Triton 3.6 on the H200 (`sample-data/h200-triton36/`):
+/// headed `size,Triton (GB/s),Torch (GB/s)`, its unit read from there, and the same values
+/// as the printed table of the same run.
 #[test]
 fn a_triton_3_6_save_path_csv_takes_its_unit_from_the_header() {
     let wh = Wh::new();
-    let csv = wh.dir.path().join("matmul-performance.csv");
-    std::fs::write(
-        &csv,
-        "M,N,K,Torch (TFLOPS),Triton (TFLOPS)\n256.000000,256.000000,256.000000,5.331894,4.9\n\
-         1024.000000,1024.000000,1024.000000,217.129784,201.5\n",
-    )
-    .unwrap();
-    let out = wh.run(&["ingest", csv.to_str().unwrap(), "--label", "x"]);
+    let csv = sample("h200-triton36/vector-add-performance.csv");
+    let out = wh.run(&["ingest", csv.to_str().unwrap(), "--label", "csv"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(!stderr(&out).contains("no ylabel"), "{}", stderr(&out));
     assert_eq!(
-        rows(&wh, "SELECT DISTINCT format, variant, metric, unit FROM measurements JOIN runs USING (run_id) ORDER BY 2"),
-        ["triton-csv|throughput|TFLOPS|Torch", "triton-csv|throughput|TFLOPS|Triton"]
+        rows(
+            &wh,
+            "SELECT DISTINCT format, variant, metric, unit FROM measurements JOIN runs USING (run_id) ORDER BY 2"
+        ),
+        ["triton-csv|bandwidth|TB/s|Torch", "triton-csv|bandwidth|TB/s|Triton"]
     );
+    wh.ok(&[
+        "ingest",
+        sample("h200-triton36/vector-add-stdout.txt")
+            .to_str()
+            .unwrap(),
+        "--label",
+        "printed",
+    ]);
+    let same = "SELECT label, variant, key, round(value, 9) AS v FROM measurements ORDER BY 2, 3";
+    let (csv, printed): (Vec<_>, Vec<_>) =
+        wh.sql(same).into_iter().partition(|r| r["label"] == "csv");
+    assert_eq!(csv.len(), 12);
+    for (c, p) in csv.iter().zip(&printed) {
+        assert_eq!(
+            (&c["variant"], &c["key"], &c["v"]),
+            (&p["variant"], &p["key"], &p["v"])
+        );
+    }
 }
 
 #[test]

@@ -438,6 +438,11 @@ fn expected_format(path: &str) -> Option<Format> {
         ("formats/29_", Format::AiterTunedCsv),
         ("formats/30_", Format::Serving),
         ("formats/31_", Format::TritonCsv),
+        (
+            "h200-triton36/vector-add-performance.csv",
+            Format::TritonCsv,
+        ),
+        ("h200-triton36/vector-add-stdout", Format::TritonPerfReport),
         ("formats/01_", Format::PerfLines),
         ("formats/09_vkpr_perf_lines", Format::PerfLines),
         ("/perf/", Format::PerfLines),
