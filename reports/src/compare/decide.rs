@@ -167,6 +167,18 @@ pub(super) fn assess(row: &mut Row, bvals: &[Value], hvals: &[Value], opt: &Opti
     row.verdict = Verdict::NoSignificantChange;
 }
 
+/// What ties a row to its control's row: table, key, metric, unit (not the variant).
+type ControlKey = (String, String, String, String);
+
+fn control_key(r: &Row) -> ControlKey {
+    (
+        r.table.clone(),
+        model::key_of(&r.key).0.to_string(),
+        r.metric.clone(),
+        r.unit.clone(),
+    )
+}
+
 /// Control gating per metric and per row (docs/STATS.md, "Control-column gating").
 pub(super) fn gate_on_control(rows: &mut [Row], opt: &Options) -> Option<ControlStatus> {
     if opt.control.is_empty() {
@@ -175,7 +187,7 @@ pub(super) fn gate_on_control(rows: &mut [Row], opt: &Options) -> Option<Control
     let tol = (1.0 + opt.control_tol).ln();
     let mut matched: Vec<String> = Vec::new();
     let mut per_metric: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    let mut per_key: HashMap<(String, String, String, String), Vec<f64>> = HashMap::new();
+    let mut per_key: HashMap<ControlKey, Vec<f64>> = HashMap::new();
     for r in rows.iter().filter(|r| r.control) {
         if !matched.contains(&r.variant) {
             matched.push(r.variant.clone());
@@ -183,15 +195,7 @@ pub(super) fn gate_on_control(rows: &mut [Row], opt: &Options) -> Option<Control
         if let Some(ratio) = r.ratio {
             let lw = normalised(ratio, r.direction).ln();
             per_metric.entry(r.metric.clone()).or_default().push(lw);
-            per_key
-                .entry((
-                    r.table.clone(),
-                    model::key_of(&r.key).0.to_string(),
-                    r.metric.clone(),
-                    r.unit.clone(),
-                ))
-                .or_default()
-                .push(lw);
+            per_key.entry(control_key(r)).or_default().push(lw);
         }
     }
     let metrics: Vec<ControlMetric> = per_metric
@@ -220,13 +224,7 @@ pub(super) fn gate_on_control(rows: &mut [Row], opt: &Options) -> Option<Control
             );
             continue;
         }
-        let k = (
-            r.table.clone(),
-            model::key_of(&r.key).0.to_string(),
-            r.metric.clone(),
-            r.unit.clone(),
-        );
-        if let Some(lws) = per_key.get(&k) {
+        if let Some(lws) = per_key.get(&control_key(r)) {
             let g = stats::mean(lws);
             if g.abs() > tol {
                 r.verdict = Verdict::Withheld;
@@ -285,21 +283,12 @@ pub(super) fn decide(r: &mut Row, alpha: f64) {
 /// control's: still beyond the threshold, the verdict stands and says so; not, the row is
 /// withheld, saying by how much the control moved.
 pub fn relative_to_control(rows: &mut [Row], alpha: f64) {
-    type Key = (String, String, String, String);
-    let key_of = |r: &Row| -> Key {
-        (
-            r.table.clone(),
-            model::key_of(&r.key).0.to_string(),
-            r.metric.clone(),
-            r.unit.clone(),
-        )
-    };
     // Per key, the mean log change of the control rows that moved significantly.
-    let mut moved: HashMap<Key, (f64, f64, usize)> = HashMap::new();
+    let mut moved: HashMap<ControlKey, (f64, f64, usize)> = HashMap::new();
     for r in rows.iter().filter(|r| r.control) {
         if let (Some(change), Some(p)) = (r.change, r.p) {
             if p <= alpha {
-                let e = moved.entry(key_of(r)).or_insert((0.0, p, 0));
+                let e = moved.entry(control_key(r)).or_insert((0.0, p, 0));
                 e.0 += change.ln_1p();
                 e.1 = e.1.max(p);
                 e.2 += 1;
@@ -313,7 +302,7 @@ pub fn relative_to_control(rows: &mut [Row], alpha: f64) {
         .iter_mut()
         .filter(|r| !r.control && matches!(r.verdict, Verdict::Regression | Verdict::Improvement))
     {
-        let (Some(change), Some(&(sum, p, n))) = (r.change, moved.get(&key_of(r))) else {
+        let (Some(change), Some(&(sum, p, n))) = (r.change, moved.get(&control_key(r))) else {
             continue;
         };
         let control_change = (sum / n as f64).exp_m1();

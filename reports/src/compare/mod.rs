@@ -375,6 +375,11 @@ fn beyond_reach_after_correction(rows: &mut [Row], family: &[usize], ps: &[f64],
         }
         let (hv, bv) = (r.head.finite(), r.base.finite());
         let floor = stats::mw_min_p_given(&hv, &bv);
+        // Reachable for sure (alone at the floor BH gives at most floor * m); or never
+        // (q >= p); only in between is the family's BH worked out again.
+        if floor * m as f64 <= alpha {
+            continue;
+        }
         let mut best = ps.to_vec();
         best[k] = floor.min(ps[k]);
         let q_best = stats::benjamini_hochberg(&best)[k];
