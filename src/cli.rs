@@ -1,6 +1,7 @@
 //! The command line (clap derive).
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use perfdb_ingest::model::AlertStatus;
 use std::path::PathBuf;
 
 const EXIT_CODES: &str = "\
@@ -166,15 +167,26 @@ pub struct DetectArgs {
     /// Report only changes whose first bad commit is this commit (prefix) or later
     #[arg(long, value_name = "COMMIT")]
     pub since: Option<String>,
-    /// POST each active alert not yet delivered there as JSON (repeatable; http:// only;
-    /// also `notify = [...]` under [compare] in perfdb.toml)
+    /// POST each active alert not yet delivered there as JSON (repeatable; http:// only,
+    /// `user:password@` for Basic auth; also `notify = [...]` under [compare] in
+    /// perfdb.toml). Checked before anything is stored
     #[arg(long, value_name = "URL")]
     pub notify: Vec<String>,
+    /// Deadline of one delivery attempt, from connect to the answer's status line
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = positive_seconds)]
+    pub notify_timeout: f64,
     /// Config file [default: ./perfdb.toml when present]
     #[arg(long)]
     pub config: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "table")]
     pub format: DetectFormat,
+}
+
+fn positive_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 3600.0 => Ok(v),
+        _ => Err(format!("'{s}' is not a number of seconds in (0, 3600]")),
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -200,9 +212,10 @@ pub struct AlertsArgs {
 pub enum AlertsAction {
     /// Every alert, newest first (the default)
     List {
-        /// Only alerts in this status: active, acknowledged, dismissed, resolved
-        #[arg(long)]
-        status: Option<String>,
+        /// Only alerts in this status: pending, active, acknowledged, dismissed,
+        /// resolved, withdrawn, silenced
+        #[arg(long, value_parser = AlertStatus::parse)]
+        status: Option<AlertStatus>,
     },
     /// One alert with its metrics, runs and status history
     Show { id: String },
@@ -244,9 +257,14 @@ pub struct CompactArgs {
 #[derive(Debug, Args)]
 pub struct VacuumArgs {
     /// Hours a file no table lists is kept before it is deleted: readers that still
-    /// hold an older snapshot (a long query, another engine) may be reading it
+    /// hold an older snapshot (a long query, another engine) may be reading it, and an
+    /// ingest in flight has written files it has not committed yet. Under 1 h needs
+    /// --force
     #[arg(long, value_name = "HOURS", default_value_t = 168.0)]
     pub retain: f64,
+    /// Allow --retain under 1 h: only when no ingest, compact or reader runs meanwhile
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -358,8 +376,15 @@ pub struct CompareArgs {
     pub mann_whitney_p: bool,
     /// Pool the runs of the base label's last N commits (by commit time) as the base
     /// distribution: history as the baseline, e.g. `--baseline-window 5 main head@X`
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = at_least_one)]
     pub baseline_window: Option<usize>,
+}
+
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("'{s}' is not a number of commits, 1 or more")),
+    }
 }
 
 #[derive(Debug, Args)]
@@ -389,4 +414,9 @@ pub struct ServeArgs {
     /// read-only otherwise
     #[arg(long)]
     pub allow_triage: bool,
+    /// A host name the server answers to besides the bound address, localhost and
+    /// loopback (repeatable): requests naming any other host get 421, so a web page
+    /// cannot reach the warehouse through a DNS name rebound to this address
+    #[arg(long = "host", value_name = "NAME")]
+    pub hosts: Vec<String>,
 }

@@ -474,7 +474,15 @@ fn a_detect_killed_mid_delivery_resends_nothing_acknowledged() {
     });
     let mut child = wh
         .cmd()
-        .args(["detect", "--label", "main", "--notify", &url])
+        .args([
+            "detect",
+            "--label",
+            "main",
+            "--notify",
+            &url,
+            "--notify-timeout",
+            "1",
+        ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -487,8 +495,34 @@ fn a_detect_killed_mid_delivery_resends_nothing_acknowledged() {
     child.wait().unwrap();
     assert_eq!(acked.lock().unwrap().len(), 3);
     assert_eq!(wh.count("SELECT count(*) FROM alert_delivery"), 3);
-    // The next run sends the other three; none of the acknowledged ones again.
-    let out = wh.run(&["detect", "--label", "main", "--notify", &url]);
+    // The killed run's claim on the fourth holds for its lease (5 deadlines of 1 s and
+    // the waits between attempts); a run within it leaves the fourth alone and says so.
+    let out = wh.run(&[
+        "detect",
+        "--label",
+        "main",
+        "--notify",
+        &url,
+        "--notify-timeout",
+        "1",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("another detect is delivering it"),
+        "{}",
+        stderr(&out)
+    );
+    std::thread::sleep(std::time::Duration::from_millis(6500));
+    // After it, the next run sends the other three; none of the acknowledged ones again.
+    let out = wh.run(&[
+        "detect",
+        "--label",
+        "main",
+        "--notify",
+        &url,
+        "--notify-timeout",
+        "1",
+    ]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let mut ids = acked.lock().unwrap().clone();
     assert_eq!(ids.len(), 6, "{ids:?}");

@@ -456,8 +456,12 @@ fn one_file_per_command_and_partition_then_compact() {
         out.contains(": 0 file(s) no table lists deleted (0.0 MB); 13 younger than 168 h kept"),
         "{out}"
     );
+    // Under an hour could delete an in-flight ingest's files: refused without --force.
+    let out = wh.run(&["vacuum", "--retain", "0"]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("--force"), "{}", stderr(&out));
     // ...and with no retention, all of it: the 12 replaced files and the orphan.
-    let out = wh.ok(&["vacuum", "--retain", "0"]);
+    let out = wh.ok(&["vacuum", "--retain", "0", "--force"]);
     assert!(out.contains(": 13 file(s) no table lists deleted"), "{out}");
     assert_eq!(parquet_files("measurements/label=hist"), 1);
     assert_eq!(parquet_files("summaries/label=hist"), 1);

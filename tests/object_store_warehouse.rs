@@ -113,13 +113,13 @@ fn ingest_compare_compact_vacuum_and_serve_agree_with_a_local_warehouse(store: S
     // Compaction and vacuum through the store: the same answers after each.
     let out = remote.ok(&["compact"]);
     assert!(out.contains("4 file(s) -> 4"), "{out}");
-    let out = remote.ok(&["vacuum", "--retain", "0"]);
+    let out = remote.ok(&["vacuum", "--retain", "0", "--force"]);
     assert!(out.contains(": 0 file(s) no table lists deleted"), "{out}");
     remote.ingest(&sample("h200-gemm/ab/aiter/head/trial1.log"), "extra");
     remote.ingest(&sample("h200-gemm/ab/aiter/head/trial2.log"), "extra");
     let out = remote.ok(&["compact"]);
     assert!(out.contains("6 replaced file(s)"), "{out}");
-    let out = remote.ok(&["vacuum", "--retain", "0"]);
+    let out = remote.ok(&["vacuum", "--retain", "0", "--force"]);
     assert!(out.contains(": 6 file(s) no table lists deleted"), "{out}");
     assert_eq!(compare(&remote), (code_remote, text_remote));
     assert_eq!(

@@ -412,6 +412,24 @@ pub mod metric {
             ERROR | RATIO | SPEEDUP | UPLIFT | NOTE | UNCLASSIFIED
         ) || metric.starts_with("error_")
     }
+
+    /// Tail metrics: a high percentile (`latency_p90`, `ttft_p99`, `p99.9`) or the
+    /// maximum (`latency_max`). They move far more under load than medians, so `detect`
+    /// reports them with the median's alert and never raises one on their own.
+    pub fn is_tail(metric: &str) -> bool {
+        metric.split(['_', '-', ' ']).any(|part| {
+            let part = part.to_ascii_lowercase();
+            part == "max"
+                || part == "tail"
+                || part.strip_prefix('p').is_some_and(|n| {
+                    n.split('.')
+                        .next()
+                        .and_then(|n| n.parse::<u32>().ok())
+                        .is_some_and(|n| (90..100).contains(&n))
+                        && n.chars().all(|c| c.is_ascii_digit() || c == '.')
+                })
+        })
+    }
 }
 
 /// One value, as parsed. `key` holds the identity cells (shape and config) as a
@@ -609,10 +627,12 @@ pub struct Run {
 /// stepping worse at one commit (the `alerts` table).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AlertRecord {
-    /// First 16 hex digits of the fingerprint's SHA-256.
+    /// The step's identity: the first 16 hex digits of the SHA-256 of label, table,
+    /// variant, canonical key, machine class and the first bad commit it was first
+    /// stored with. A later detection of the same step keeps it (docs/alerts.md).
     pub alert_id: String,
-    /// label, table, variant, canonical key, machine class and first bad commit: the
-    /// same change found again has the same fingerprint, so re-running never duplicates.
+    /// This revision of the alert: its id, last good and first bad commit and size. A
+    /// record is stored once per fingerprint; the alert is its newest revision.
     pub fingerprint: String,
     pub label: String,
     pub table: String,
@@ -627,7 +647,8 @@ pub struct AlertRecord {
     /// The metrics that moved, as JSON: `[{metric, unit, direction, before_median,
     /// after_median, ratio, p}]`.
     pub metrics: String,
-    /// after / before of the primary metric's medians (latency where it moved).
+    /// The size now: the primary metric's level at the latest confirmed segment over its
+    /// level before the step (latency where it moved). A partial fix shrinks it.
     pub ratio: f64,
     /// The smallest p of the metrics' tests.
     pub p: f64,
@@ -648,12 +669,81 @@ pub struct Delivery {
     pub attempts: i32,
 }
 
+/// Where an alert stands (docs/alerts.md, "Lifecycle"). `detect` sets pending, active,
+/// resolved, withdrawn and silenced from the history; people set acknowledged and
+/// dismissed, and reopen (back to active).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AlertStatus {
+    /// A step at the tip whose new level has not yet held for `confirm` commits: shown,
+    /// not delivered, not an exit 1. Also an alert whose status was never committed.
+    Pending,
+    /// A confirmed step: delivered, exit 1 the first time.
+    Active,
+    /// A person has seen it; it still resolves or withdraws with the data.
+    Acknowledged,
+    /// A person said it is not a regression (a reason is required); detect leaves it so.
+    Dismissed,
+    /// The series came back to within the threshold of its level before the step.
+    Resolved,
+    /// The change point no longer holds with the data now in the warehouse.
+    Withdrawn,
+    /// A newer step on the same series (still standing) supersedes it.
+    Silenced,
+}
+
+impl AlertStatus {
+    pub const ALL: [AlertStatus; 7] = [
+        AlertStatus::Pending,
+        AlertStatus::Active,
+        AlertStatus::Acknowledged,
+        AlertStatus::Dismissed,
+        AlertStatus::Resolved,
+        AlertStatus::Withdrawn,
+        AlertStatus::Silenced,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AlertStatus::Pending => "pending",
+            AlertStatus::Active => "active",
+            AlertStatus::Acknowledged => "acknowledged",
+            AlertStatus::Dismissed => "dismissed",
+            AlertStatus::Resolved => "resolved",
+            AlertStatus::Withdrawn => "withdrawn",
+            AlertStatus::Silenced => "silenced",
+        }
+    }
+
+    /// The status a name spells, or an error listing them all.
+    pub fn parse(s: &str) -> Result<AlertStatus, String> {
+        AlertStatus::ALL
+            .into_iter()
+            .find(|a| a.as_str() == s)
+            .ok_or_else(|| {
+                let all: Vec<&str> = AlertStatus::ALL.iter().map(|a| a.as_str()).collect();
+                format!("'{s}' is not a status: one of {}", all.join(", "))
+            })
+    }
+
+    /// Statuses a person has set, which `detect` keeps.
+    pub fn is_human(self) -> bool {
+        matches!(self, AlertStatus::Acknowledged | AlertStatus::Dismissed)
+    }
+}
+
+impl std::fmt::Display for AlertStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One change of an alert's status (the `alert_status` table, append-only): the
 /// current status is the latest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StatusChange {
     pub alert_id: String,
-    /// active, acknowledged, dismissed, resolved or silenced.
+    /// One of [`AlertStatus`], as its name.
     pub status: String,
     pub at_us: i64,
     pub who: String,
@@ -663,6 +753,41 @@ pub struct StatusChange {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tail_metrics_are_high_percentiles_and_maxima() {
+        for t in [
+            "latency_p99",
+            "latency_p90",
+            "ttft_p99",
+            "p99.9",
+            "latency_max",
+            "itl_p95",
+        ] {
+            assert!(metric::is_tail(t), "{t}");
+        }
+        for m in [
+            "latency",
+            "latency_p50",
+            "throughput",
+            "latency_min",
+            "p2p_bandwidth",
+            "maxwell",
+        ] {
+            assert!(!metric::is_tail(m), "{m}");
+        }
+    }
+
+    #[test]
+    fn every_alert_status_reads_back() {
+        for s in AlertStatus::ALL {
+            assert_eq!(AlertStatus::parse(s.as_str()), Ok(s));
+            assert_eq!(serde_json::to_string(&s).unwrap(), format!("\"{s}\""));
+        }
+        assert!(AlertStatus::parse("bogus")
+            .unwrap_err()
+            .contains("one of pending, active"));
+    }
 
     #[test]
     fn escapes_are_found_at_every_place_of_a_word() {

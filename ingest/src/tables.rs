@@ -155,6 +155,68 @@ pub fn is_remote(location: &str) -> bool {
     }
 }
 
+/// Whether `location` can name a warehouse: a plain path, `file:///abs/path`, or
+/// `SCHEME://...` of a store. Something that looks like a URL and is not one (`s3:/x`,
+/// `file://rel`, `s3//x`) is an error, not a local directory of that name.
+pub fn check_location(location: &str) -> Result<(), String> {
+    let scheme_like = |s: &str| {
+        s.len() > 1
+            && s.starts_with(|c: char| c.is_ascii_alphabetic())
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    };
+    if let Some((scheme, rest)) = location.split_once("://") {
+        if scheme == "file" {
+            return match file_url_path(location) {
+                Some(_) => Ok(()),
+                None => Err(format!(
+                    "{location}: a file URL needs an absolute path (file:///path/to/warehouse), \
+                     or give the directory as a plain path"
+                )),
+            };
+        }
+        if scheme_like(scheme) {
+            return if rest.is_empty() || rest.starts_with('/') {
+                Err(format!(
+                    "{location}: no bucket or container after {scheme}://"
+                ))
+            } else {
+                Ok(())
+            };
+        }
+    } else if let Some((scheme, _)) = location.split_once(':') {
+        // `s3:/bucket`, `s3:bucket` (a Windows drive letter `C:` is one letter).
+        if scheme_like(scheme) {
+            return Err(format!(
+                "{location}: looks like a URL but is not one (expected {scheme}://...); a local \
+                 directory with a ':' in its name can be given as ./{location}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod location_tests {
+    #[test]
+    fn url_lookalikes_are_errors_and_paths_pass() {
+        for ok in [
+            "perfdb-warehouse",
+            "/abs/wh",
+            "./a:b",
+            "s3://bucket/p",
+            "file:///tmp/wh",
+            "C:\\wh",
+            "az://c/p",
+        ] {
+            assert!(super::check_location(ok).is_ok(), "{ok}");
+        }
+        for bad in ["s3:/bucket", "s3:bucket", "file://rel", "s3://", "gs:///x"] {
+            assert!(super::check_location(bad).is_err(), "{bad}");
+        }
+    }
+}
+
 /// A local directory given as `file:///path`, as its path.
 pub fn file_url_path(location: &str) -> Option<std::path::PathBuf> {
     let url = url::Url::parse(location).ok()?;

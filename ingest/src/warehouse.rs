@@ -253,9 +253,10 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// (a stable GPU printing `10.00 us` four times) are two trials.
 pub fn run_id(source_sha256: &str, source_name: &str, format: &str, meta: &RunMeta) -> String {
     let mut h = Sha256::new();
+    let name = source_name_key(source_name);
     for part in [
         source_sha256,
-        source_name_key(source_name),
+        &*name,
         format,
         &meta.label,
         meta.commit.as_deref().unwrap_or(""),
@@ -268,14 +269,28 @@ pub fn run_id(source_sha256: &str, source_name: &str, format: &str, meta: &RunMe
     hex(&h.finalize()[..10])
 }
 
-/// The part of a source path that identifies the file: the path as given, without a
-/// leading `./` (so `./logs/t1.log` and `logs/t1.log` are one file).
-fn source_name_key(path: &str) -> &str {
+/// The part of a source path that identifies the file: its canonical absolute path when
+/// it names a file here (so `logs/t1.log`, `./logs/t1.log` and `/ci/logs/t1.log` are one
+/// file), else the path as given without a leading `./` (standard input, a command's
+/// output; a repetition `path#2` keeps its suffix on the canonical path).
+fn source_name_key(path: &str) -> std::borrow::Cow<'_, str> {
+    let (file, suffix) = match path.rsplit_once('#') {
+        Some((f, n)) if n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty() => (f, Some(n)),
+        _ => (path, None),
+    };
+    if let Ok(abs) = std::fs::canonicalize(file) {
+        if let Some(abs) = abs.to_str() {
+            return match suffix {
+                Some(n) => format!("{abs}#{n}").into(),
+                None => abs.to_string().into(),
+            };
+        }
+    }
     let mut p = path;
     while let Some(rest) = p.strip_prefix("./") {
         p = rest;
     }
-    p
+    p.into()
 }
 
 /// Turn one parsed file into a run ready to commit (trial is assigned at commit).
@@ -668,11 +683,124 @@ impl Warehouse {
         Ok(block_on(append(&logs, Table::AlertDelivery, vec![add]))?)
     }
 
-    /// Commit new alerts and status changes. `new_alerts` is called with the ids already
-    /// stored and returns the records and the status changes to add. The records are
-    /// committed first (an alert id once: a writer that loses the race drops the ids
-    /// the winner stored, and the status changes of alerts it no longer adds), then the
-    /// status changes, so no status change ever names an alert that is not stored.
+    /// Claim (alert, target) pairs for delivery, in one conditional commit of a claim row
+    /// (`http_status` 0) per pair that is free: not delivered (no 2xx row) and not
+    /// claimed by another run less than `lease_us` ago without an answer recorded since.
+    /// A run that loses the commit race reads the winner's claims and tries again with
+    /// what is still free, so two runs never claim the same pair. One answer per pair,
+    /// in order.
+    pub fn claim_deliveries(
+        &self,
+        pairs: &[(String, String)],
+        lease_us: i64,
+        now_us: i64,
+    ) -> Result<Vec<Claim>> {
+        if pairs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let logs = self.logs_creating()?;
+        let t = logs.table(Table::AlertDelivery);
+        let mut snap = block_on(t.snapshot())?;
+        let batch = new_batch_id("");
+        let mut backoff = Backoff::default();
+        for attempt in 0.. {
+            let state = self.delivery_state(&snap)?;
+            let answer: Vec<Claim> = pairs
+                .iter()
+                .map(|p| match state.get(p) {
+                    Some((true, _, _)) => Claim::Delivered,
+                    Some((false, 0, at)) if now_us - at < lease_us => Claim::Elsewhere,
+                    _ => Claim::Ours,
+                })
+                .collect();
+            let rows: Vec<crate::model::Delivery> = pairs
+                .iter()
+                .zip(&answer)
+                .filter(|(_, a)| **a == Claim::Ours)
+                .map(|((alert, target), _)| crate::model::Delivery {
+                    alert_id: alert.clone(),
+                    target: target.clone(),
+                    delivered_at_us: now_us,
+                    http_status: 0,
+                    attempts: 0,
+                })
+                .collect();
+            if rows.is_empty() {
+                return Ok(answer);
+            }
+            let rel = format!("{ALERT_DELIVERY_DIR}/part-{batch}-claim{attempt}.parquet");
+            let add = self.write_flat(
+                &rel,
+                Table::AlertDelivery,
+                schema::alert_delivery_batch(&rows),
+            )?;
+            let won = block_on(t.commit_next(
+                &mut snap,
+                || logs.metadata(Table::AlertDelivery),
+                vec![Action::Add(add), commit_info("WRITE")],
+            ))?;
+            if won {
+                return Ok(answer);
+            }
+            block_on(async {
+                backoff.wait().await?;
+                t.update(&mut snap).await
+            })?;
+        }
+        unreachable!("the claim loop returns")
+    }
+
+    /// (alert, target) -> (delivered, latest row's http_status, its time) over the
+    /// delivery files live in `snap`.
+    fn delivery_state(&self, snap: &Snapshot) -> Result<DeliveryState> {
+        use arrow::array::TimestampMicrosecondArray;
+        let rels: Vec<String> = snap
+            .files
+            .keys()
+            .map(|p| rel_of(Table::AlertDelivery, p))
+            .collect();
+        self.local_all(&rels)?;
+        let mut out = DeliveryState::new();
+        for rel in &rels {
+            let cols = [
+                schema::alerts::ALERT_ID,
+                schema::alerts::TARGET,
+                schema::alerts::DELIVERED_AT,
+                schema::alerts::HTTP_STATUS,
+            ];
+            for b in read_columns(&self.local(rel)?, &cols)? {
+                let (Some(id), Some(target), Some(at), Some(status)) = (
+                    b.column(0).as_any().downcast_ref::<StringArray>(),
+                    b.column(1).as_any().downcast_ref::<StringArray>(),
+                    b.column(2)
+                        .as_any()
+                        .downcast_ref::<TimestampMicrosecondArray>(),
+                    b.column(3).as_any().downcast_ref::<Int32Array>(),
+                ) else {
+                    continue;
+                };
+                for i in 0..b.num_rows() {
+                    let key = (id.value(i).to_string(), target.value(i).to_string());
+                    let (st, t) = (status.value(i), at.value(i));
+                    let e = out.entry(key).or_insert((false, st, t));
+                    e.0 |= (200..300).contains(&st);
+                    if t >= e.2 {
+                        (e.1, e.2) = (st, t);
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Commit alert records and status changes. `new_alerts` is called with the alert
+    /// ids already stored and returns the records and the status changes to add. A
+    /// record is stored once per fingerprint (one revision of an alert): a writer that
+    /// loses the race drops the revisions the winner stored, and the status changes of
+    /// alerts that are then stored by nobody. The records are committed first, then the
+    /// status changes, so no status change ever names an alert that is not stored; a
+    /// record left without a status (a crash between the two) reads as pending and the
+    /// next `detect` gives it one.
     pub fn commit_alerts(
         &self,
         new_alerts: impl FnOnce(
@@ -688,19 +816,23 @@ impl Warehouse {
         let logs = self.logs_creating()?;
         let records_t = logs.table(Table::AlertRecords);
         let mut snap = block_on(records_t.snapshot())?;
-        let mut known = FileIndex::default();
-        let refresh = |known: &mut FileIndex, snap: &Snapshot| {
-            known.refresh(self, Table::AlertRecords, snap, &[schema::alerts::ALERT_ID])
+        let (mut ids, mut fps) = (FileIndex::default(), FileIndex::default());
+        let refresh = |ids: &mut FileIndex, fps: &mut FileIndex, snap: &Snapshot| {
+            ids.refresh(self, Table::AlertRecords, snap, &[schema::alerts::ALERT_ID])?;
+            fps.refresh(
+                self,
+                Table::AlertRecords,
+                snap,
+                &[schema::alerts::FINGERPRINT],
+            )
         };
-        refresh(&mut known, &snap)?;
-        let (mut records, mut changes) = new_alerts(&known.ids());
+        refresh(&mut ids, &mut fps, &snap)?;
+        let (mut records, mut changes) = new_alerts(&ids.ids());
         let batch = new_batch_id("");
         let mut backoff = Backoff::default();
         for attempt in 0.. {
-            let stored = known.ids();
-            records.retain(|r| !stored.contains(&r.alert_id));
-            let ours: HashSet<&str> = records.iter().map(|r| r.alert_id.as_str()).collect();
-            changes.retain(|c| stored.contains(&c.alert_id) || ours.contains(c.alert_id.as_str()));
+            let stored = fps.ids();
+            records.retain(|r| !stored.contains(&r.fingerprint));
             if records.is_empty() {
                 break;
             }
@@ -719,8 +851,12 @@ impl Warehouse {
                 backoff.wait().await?;
                 records_t.update(&mut snap).await
             })?;
-            refresh(&mut known, &snap)?;
+            refresh(&mut ids, &mut fps, &snap)?;
         }
+        let stored = ids.ids();
+        let ours: HashSet<&str> = records.iter().map(|r| r.alert_id.as_str()).collect();
+        changes.retain(|c| stored.contains(&c.alert_id) || ours.contains(c.alert_id.as_str()));
+        crash_point("alert-records-committed");
         if !changes.is_empty() {
             let rel = format!("{ALERT_STATUS_DIR}/part-{batch}.parquet");
             let add = self.write_flat(
@@ -1179,5 +1315,29 @@ pub fn read_columns(path: &Path, columns: &[&str]) -> Result<Vec<RecordBatch>> {
 fn sync_dir(dir: &Path) {
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();
+    }
+}
+
+/// (alert, target) -> (delivered, the latest row's http_status, its time).
+type DeliveryState = HashMap<(String, String), (bool, i32, i64)>;
+
+/// What [`Warehouse::claim_deliveries`] answered for one (alert, target).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Claim {
+    /// Claimed by this run: send it, then record the answer.
+    Ours,
+    /// Another run claimed it within the lease and has not recorded an answer.
+    Elsewhere,
+    /// A 2xx answer is recorded: never sent again.
+    Delivered,
+}
+
+/// Where a crash drill stops the process: `PERFDB_CRASH_AT=<name>` aborts at the named
+/// point (as `kill -9` would there), so tests can show what a crash between two
+/// commits leaves. Unset, it does nothing.
+pub fn crash_point(name: &str) {
+    if std::env::var_os("PERFDB_CRASH_AT").is_some_and(|v| v == name) {
+        eprintln!("PERFDB_CRASH_AT={name}: stopping here");
+        std::process::abort();
     }
 }

@@ -88,9 +88,16 @@ fn identical_logs_are_distinct_trials() {
     // Re-ingesting the same files adds nothing.
     let again = perfdb_ingest::ingest_files(&wh, &files, None, &meta, &|_| {}).unwrap();
     assert_eq!(added(again), 0);
-    // A path spelled with `./` is the same file.
+    // The same file spelled another way (`./`, `..`) is the same file: its identity is
+    // its canonical path.
     let p = perfdb_ingest::prepare_file(&files[0], None, &meta).unwrap();
-    let dotted = format!("./{}", files[0].display());
+    let parent = files[0].parent().unwrap();
+    let dotted = format!(
+        "{}/./../{}/{}",
+        parent.display(),
+        parent.file_name().unwrap().to_string_lossy(),
+        files[0].file_name().unwrap().to_string_lossy()
+    );
     let q = perfdb_ingest::prepare_bytes(&dotted, &texts[0], None, &meta).unwrap();
     assert_eq!(p.run.run_id, q.run.run_id);
     assert!(matches!(

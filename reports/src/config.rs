@@ -44,6 +44,9 @@ pub struct Config {
 pub struct DetectConfig {
     pub p: Option<f64>,
     pub min_step: Option<f64>,
+    /// Commits a new level must hold before its alert pages (default 3): until then a
+    /// step at the tip is pending.
+    pub confirm: Option<usize>,
     #[serde(default, rename = "override")]
     pub overrides: Vec<DetectOverride>,
 }
@@ -56,7 +59,15 @@ pub struct DetectOverride {
     pub min_step: f64,
 }
 
+/// The default of `[detect] confirm`.
+pub const CONFIRM: usize = 3;
+
 impl DetectConfig {
+    /// Commits a new level must hold before it pages.
+    pub fn confirm(&self) -> usize {
+        self.confirm.unwrap_or(CONFIRM)
+    }
+
     /// The detector's thresholds for one series.
     pub fn for_series(&self, table: &str, variant: &str) -> crate::stats::changepoint::Params {
         let d = crate::stats::changepoint::Params::default();
@@ -166,6 +177,17 @@ fn level(name: &str, v: f64) -> Result<f64, String> {
     }
 }
 
+/// Per table/variant/metric thresholds, checked alike wherever they come from (the
+/// config file, `/api/compare?overrides=`).
+pub fn check_overrides(overrides: &[Override]) -> Result<(), String> {
+    for o in overrides {
+        if !(o.threshold >= 0.0 && o.threshold.is_finite()) {
+            return Err(format!("override threshold {} must be >= 0", o.threshold));
+        }
+    }
+    Ok(())
+}
+
 impl Config {
     /// `path`, or `perfdb.toml` in the working directory when it exists, or the defaults.
     pub fn load_or_default(path: Option<&Path>) -> Result<Config, ConfigError> {
@@ -178,6 +200,9 @@ impl Config {
 
     /// The options of a comparison: what was asked, else this config, else the defaults.
     pub fn resolve(&self, r: &Requested) -> Result<Options, String> {
+        if let Some(o) = &r.overrides {
+            check_overrides(o)?;
+        }
         let d = Options::default();
         let c = &self.compare;
         Ok(Options {
@@ -217,10 +242,12 @@ impl Config {
 
     pub fn parse(text: &str) -> Result<Config, String> {
         let cfg: Config = toml::from_str(text).map_err(|e| e.to_string())?;
-        for o in &cfg.compare.overrides {
-            if !(o.threshold >= 0.0 && o.threshold.is_finite()) {
-                return Err(format!("override threshold {} must be >= 0", o.threshold));
-            }
+        check_overrides(&cfg.compare.overrides)?;
+        if cfg.detect.confirm == Some(0) {
+            return Err("[detect] confirm must be at least 1 commit".into());
+        }
+        if let Some(p) = cfg.detect.p {
+            level("[detect] p", p)?;
         }
         Ok(cfg)
     }

@@ -263,12 +263,29 @@ impl Db {
             wh.local_all(&c.alert_status)?,
             wh.local_all(&c.alert_delivery)?,
         );
+        // Every claim and answer; `alert_delivery` the delivered (2xx) ones.
         conn.execute_batch(&flat_view_sql(
-            "alert_delivery",
+            "alert_delivery_log",
             &delivery,
             &schema::ALERT_DELIVERY_SCHEMA,
         ))?;
-        conn.execute_batch(&flat_view_sql("alerts", &alerts, &schema::ALERTS_SCHEMA))?;
+        conn.execute_batch(
+            "CREATE OR REPLACE VIEW alert_delivery AS \
+             SELECT * FROM alert_delivery_log WHERE http_status BETWEEN 200 AND 299",
+        )?;
+        conn.execute_batch(&flat_view_sql(
+            "alert_revisions",
+            &alerts,
+            &schema::ALERTS_SCHEMA,
+        ))?;
+        // An alert is its newest revision, created when its first was.
+        conn.execute_batch(
+            "CREATE OR REPLACE VIEW alerts AS \
+             SELECT * EXCLUDE (created_at, _first, _rn), _first AS created_at, created_at AS revised_at \
+             FROM (SELECT *, min(created_at) OVER (PARTITION BY alert_id) AS _first, \
+                          row_number() OVER (PARTITION BY alert_id ORDER BY created_at DESC, fingerprint DESC) AS _rn \
+                   FROM alert_revisions) WHERE _rn = 1",
+        )?;
         conn.execute_batch(&flat_view_sql(
             "alert_status",
             &status,

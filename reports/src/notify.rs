@@ -1,26 +1,33 @@
-//! Delivering alerts (`perfdb detect --notify URL`): each open alert is POSTed once to
-//! each target as JSON, with retries and backoff; a delivery the receiver acknowledged
-//! (2xx) is recorded in the warehouse at once (`alert_delivery`), so a restart never
-//! sends it again and an alert that could not be delivered is tried again next time.
+//! Delivering alerts (`perfdb detect --notify URL`): each active alert is POSTed once to
+//! each target as JSON, with retries and backoff.
+//!
+//! Once across machines: before sending, a run claims each (alert, target) with a
+//! conditional commit to `alert_delivery` (a row with `http_status` 0); a pair that is
+//! delivered, or claimed by another run within the lease, is left alone. The answer is
+//! recorded at once (its status and attempts; a 2xx is delivered, anything else frees
+//! the pair for the next run), so a restart never sends a delivered alert again.
 //!
 //! The payload (docs/alerts.md) is the alert as `perfdb alerts show --format json`
 //! prints it, plus `text`, a one-line summary (the field Slack-compatible webhooks show).
-//! Targets are plain `http://` URLs (a relay on the CI network); there is no TLS client
-//! in perfdb.
+//! Each request carries `Idempotency-Key` (the same on every retry of one alert to one
+//! target) and `X-Perfdb-Attempt`. Targets are plain `http://` URLs (a relay on the CI
+//! network; there is no TLS client in perfdb), with Basic auth from `user:password@`.
+//! A target is printed and stored redacted: the password, query values and secret-looking
+//! path segments are `***`, with a short hash of the whole URL to keep targets apart.
 
 use crate::db::{Db, DbError};
 use crate::triage::{self, AlertView};
-use perfdb_ingest::model::Delivery;
-use perfdb_ingest::warehouse::Warehouse;
+use perfdb_ingest::model::{AlertStatus, Delivery};
+use perfdb_ingest::warehouse::{sha256_hex, Warehouse};
 use serde::Serialize;
 use std::io::{Read, Write};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Attempts per alert and target before giving up until the next run.
 pub const ATTEMPTS: u32 = 4;
 /// Wait before the second attempt; doubled before each further one.
 pub const FIRST_BACKOFF: Duration = Duration::from_millis(200);
-/// Connect, write and read timeout of one attempt.
+/// The default deadline of one attempt, from connect to the status line's last byte.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, thiserror::Error)]
@@ -33,8 +40,183 @@ pub enum NotifyError {
     Triage(#[from] triage::TriageError),
     #[error(transparent)]
     Warehouse(#[from] perfdb_ingest::warehouse::WarehouseError),
-    #[error("--notify {0}: only http://HOST[:PORT]/PATH targets are supported (no TLS client; use a relay)")]
-    BadTarget(String),
+    #[error("--notify {0}: {1}")]
+    BadTarget(String, &'static str),
+}
+
+/// A delivery target, parsed.
+#[derive(Clone)]
+pub struct Target {
+    /// `host:port`.
+    host: String,
+    /// Path and query, as sent.
+    path: String,
+    /// `Basic ...` from the URL's userinfo.
+    auth: Option<String>,
+    /// The URL as printed and stored.
+    shown: String,
+}
+
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.shown)
+    }
+}
+
+impl Target {
+    /// `http://[user[:password]@]host[:port][/path][?query]`.
+    pub fn parse(url: &str) -> Result<Target, NotifyError> {
+        let bad = |why| NotifyError::BadTarget(redact(url), why);
+        let rest = url.strip_prefix("http://").ok_or_else(|| {
+            bad("only http:// targets are supported (no TLS client; put an http relay in front of an https webhook)")
+        })?;
+        let (authority, path) = match rest.find(['/', '?']) {
+            Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], rest[i..].to_string()),
+            Some(i) => (&rest[..i], format!("/{}", &rest[i..])),
+            None => (rest, "/".to_string()),
+        };
+        let (userinfo, hostport) = match authority.rfind('@') {
+            Some(i) => (Some(&authority[..i]), &authority[i + 1..]),
+            None => (None, authority),
+        };
+        if hostport.is_empty() {
+            return Err(bad("no host"));
+        }
+        if path.contains(['\r', '\n', ' ']) || hostport.contains(['\r', '\n', ' ', '/']) {
+            return Err(bad("spaces and line breaks are not allowed in a URL"));
+        }
+        // `[v6]:port`, `[v6]`, `name:port`, `name`.
+        let (name, port) = match hostport.strip_prefix('[') {
+            Some(v6) => match v6.split_once(']') {
+                Some((_, rest)) => (
+                    &hostport[..v6.len() - rest.len() + 1],
+                    rest.strip_prefix(':'),
+                ),
+                None => return Err(bad("an IPv6 address needs its closing ']'")),
+            },
+            None => match hostport.rsplit_once(':') {
+                Some((h, p)) => (h, Some(p)),
+                None => (hostport, None),
+            },
+        };
+        if name.is_empty() || port.is_some_and(|p| p.parse::<u16>().is_err()) {
+            return Err(bad(
+                "expected HOST or HOST:PORT (a port number up to 65535)",
+            ));
+        }
+        let host = format!("{name}:{}", port.unwrap_or("80"));
+        let auth = userinfo.map(|u| {
+            let (user, pass) = u.split_once(':').unwrap_or((u, ""));
+            let plain = format!("{}:{}", percent_decode(user), percent_decode(pass));
+            format!("Basic {}", base64(plain.as_bytes()))
+        });
+        Ok(Target {
+            host,
+            path,
+            auth,
+            shown: redact(url),
+        })
+    }
+
+    /// The URL as printed and stored (see the module docs).
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+}
+
+/// Every target, or the first that cannot be used: called before anything is stored.
+pub fn parse_targets(urls: &[String]) -> Result<Vec<Target>, NotifyError> {
+    urls.iter().map(|u| Target::parse(u)).collect()
+}
+
+/// A path segment that looks like a token: long, or mixing letters and digits.
+fn secret_like(seg: &str) -> bool {
+    let letters = seg.chars().any(|c| c.is_ascii_alphabetic());
+    let digits = seg.chars().any(|c| c.is_ascii_digit());
+    seg.len() >= 24 || (seg.len() >= 8 && letters && digits)
+}
+
+/// The URL with its password, query values and token-like path segments as `***`, and
+/// a short hash of the whole when anything was hidden.
+pub fn redact(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let (authority, tail) = match rest.find(['/', '?']) {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, ""),
+    };
+    let authority = match authority.rfind('@') {
+        Some(i) => {
+            let user = authority[..i].split(':').next().unwrap_or("");
+            format!("{user}:***@{}", &authority[i + 1..])
+        }
+        None => authority.to_string(),
+    };
+    let (path, query) = match tail.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (tail, None),
+    };
+    let path: Vec<&str> = path
+        .split('/')
+        .map(|seg| if secret_like(seg) { "***" } else { seg })
+        .collect();
+    let mut out = format!(
+        "{scheme}{}{authority}{}",
+        if scheme.is_empty() { "" } else { "://" },
+        path.join("/")
+    );
+    if let Some(q) = query {
+        let q: Vec<String> = q
+            .split('&')
+            .map(|kv| match kv.split_once('=') {
+                Some((k, _)) => format!("{k}=***"),
+                None => kv.to_string(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&q.join("&"));
+    }
+    if out != url {
+        out.push_str(&format!(" #{}", &sha256_hex(url.as_bytes())[..8]));
+    }
+    out
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 3 <= b.len() {
+            let hex = std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or("");
+            if let Ok(v) = u8::from_str_radix(hex, 16) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk.len();
+        let v = (chunk[0] as u32) << 16
+            | (*chunk.get(1).unwrap_or(&0) as u32) << 8
+            | *chunk.get(2).unwrap_or(&0) as u32;
+        for k in 0..4 {
+            if k <= n {
+                out.push(A[(v >> (18 - 6 * k) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 /// What a delivery round did.
@@ -44,6 +226,8 @@ pub struct Delivered {
     pub sent: Vec<(String, String)>,
     /// (alert id, target, last error) that failed every attempt: tried again next run.
     pub failed: Vec<(String, String, String)>,
+    /// (alert id, target) another run holds a claim on (it is delivering them).
+    pub claimed_elsewhere: Vec<(String, String)>,
 }
 
 /// The JSON body of one alert.
@@ -64,40 +248,66 @@ pub fn payload(a: &AlertView) -> serde_json::Value {
     v
 }
 
-/// Deliver every active alert of `label` not yet delivered to each target.
+/// How long a claim holds: every attempt of one alert to its deadline, the waits
+/// between them, and one more deadline to record the answer.
+pub fn lease(timeout: Duration) -> Duration {
+    let waits: Duration = (0..ATTEMPTS - 1).map(|k| FIRST_BACKOFF * 2u32.pow(k)).sum();
+    timeout * (ATTEMPTS + 1) + waits
+}
+
+/// Deliver every active alert of `label` not yet delivered to each target, each attempt
+/// within `timeout`.
 pub fn deliver(
     root: &std::path::Path,
     label: &str,
-    targets: &[String],
+    targets: &[Target],
+    timeout: Duration,
 ) -> Result<Delivered, NotifyError> {
-    for t in targets {
-        parse_target(t)?;
-    }
     let db = Db::open(root)?;
-    let alerts: Vec<AlertView> = triage::list(&db, Some("active"))?
+    let alerts: Vec<AlertView> = triage::list(&db, Some(AlertStatus::Active))?
         .into_iter()
         .filter(|a| a.label == label)
         .collect();
-    let done = delivered(&db)?;
     let wh = Warehouse::new(root);
-    let mut out = Delivered::default();
-    for target in targets {
+    let mut wanted = Vec::new();
+    for t in targets {
         for a in &alerts {
-            if done.contains(&(a.id.clone(), target.clone())) {
-                continue;
-            }
-            match post_with_retries(target, &payload(a)) {
-                Ok((status, attempts)) => {
-                    wh.commit_delivery(&Delivery {
-                        alert_id: a.id.clone(),
-                        target: target.clone(),
-                        delivered_at_us: now_us(),
-                        http_status: status as i32,
-                        attempts: attempts as i32,
-                    })?;
-                    out.sent.push((a.id.clone(), target.clone()));
+            wanted.push((a.id.clone(), t.shown.clone()));
+        }
+    }
+    let lease_us = lease(timeout).as_micros() as i64;
+    let claimed = wh.claim_deliveries(&wanted, lease_us, now_us())?;
+    let mut out = Delivered::default();
+    for (pair, mine) in wanted.iter().zip(&claimed) {
+        match mine {
+            perfdb_ingest::warehouse::Claim::Delivered => {}
+            perfdb_ingest::warehouse::Claim::Elsewhere => out.claimed_elsewhere.push(pair.clone()),
+            perfdb_ingest::warehouse::Claim::Ours => {
+                let t = targets
+                    .iter()
+                    .find(|t| t.shown == pair.1)
+                    .expect("a wanted target");
+                let a = alerts
+                    .iter()
+                    .find(|a| a.id == pair.0)
+                    .expect("a wanted alert");
+                let key = format!("{}-{}", a.id, &sha256_hex(t.shown.as_bytes())[..8]);
+                let (status, attempts, err) = match post_with_retries(t, &payload(a), &key, timeout)
+                {
+                    Ok((status, attempts)) => (status as i32, attempts, None),
+                    Err((status, e)) => (status, ATTEMPTS, Some(e)),
+                };
+                wh.commit_delivery(&Delivery {
+                    alert_id: a.id.clone(),
+                    target: t.shown.clone(),
+                    delivered_at_us: now_us(),
+                    http_status: status,
+                    attempts: attempts as i32,
+                })?;
+                match err {
+                    None => out.sent.push(pair.clone()),
+                    Some(e) => out.failed.push((pair.0.clone(), pair.1.clone(), e)),
                 }
-                Err(e) => out.failed.push((a.id.clone(), target.clone(), e)),
             }
         }
     }
@@ -111,79 +321,87 @@ fn now_us() -> i64 {
         .unwrap_or(0)
 }
 
-fn delivered(db: &Db) -> Result<std::collections::HashSet<(String, String)>, NotifyError> {
-    let mut stmt = db
-        .conn
-        .prepare("SELECT alert_id, target FROM alert_delivery")?;
-    let rows = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<Result<_, _>>()?;
-    Ok(rows)
-}
-
-/// `http://host:port/path` -> ("host:port", "/path").
-fn parse_target(url: &str) -> Result<(String, String), NotifyError> {
-    let rest = url
-        .strip_prefix("http://")
-        .ok_or_else(|| NotifyError::BadTarget(url.to_string()))?;
-    let (host, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    if host.is_empty() {
-        return Err(NotifyError::BadTarget(url.to_string()));
-    }
-    let host = if host.contains(':') {
-        host.to_string()
-    } else {
-        format!("{host}:80")
-    };
-    Ok((host, path.to_string()))
-}
-
 /// POST, retrying with doubling backoff; the status and attempts of the success, or the
-/// last error.
-fn post_with_retries(target: &str, body: &serde_json::Value) -> Result<(u16, u32), String> {
+/// last status (-1: no answer) and error.
+fn post_with_retries(
+    target: &Target,
+    body: &serde_json::Value,
+    key: &str,
+    timeout: Duration,
+) -> Result<(u16, u32), (i32, String)> {
     let mut wait = FIRST_BACKOFF;
-    let mut last = String::new();
+    let mut last = (-1, String::new());
     for attempt in 1..=ATTEMPTS {
-        match post(target, body) {
+        match post(target, body, key, attempt, timeout) {
             Ok(status) if (200..300).contains(&status) => return Ok((status, attempt)),
-            Ok(status) => last = format!("HTTP {status}"),
-            Err(e) => last = e,
+            Ok(status) => last = (status as i32, format!("HTTP {status}")),
+            Err(e) => last = (-1, e),
         }
         if attempt < ATTEMPTS {
             std::thread::sleep(wait);
             wait *= 2;
         }
     }
-    Err(format!("{last} after {ATTEMPTS} attempts"))
+    Err((last.0, format!("{} after {ATTEMPTS} attempts", last.1)))
 }
 
-/// One HTTP/1.1 POST of `body` as JSON; the response status.
-fn post(target: &str, body: &serde_json::Value) -> Result<u16, String> {
-    let (host, path) = parse_target(target).map_err(|e| e.to_string())?;
-    let addr = std::net::ToSocketAddrs::to_socket_addrs(&host)
+/// One HTTP/1.1 POST of `body` as JSON within `timeout` from connect to the end of the
+/// status line; the response status.
+fn post(
+    target: &Target,
+    body: &serde_json::Value,
+    key: &str,
+    attempt: u32,
+    timeout: Duration,
+) -> Result<u16, String> {
+    let deadline = Instant::now() + timeout;
+    let left = || {
+        deadline
+            .checked_duration_since(Instant::now())
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| format!("no answer within {} s", timeout.as_secs_f64()))
+    };
+    let host = &target.host;
+    let addr = std::net::ToSocketAddrs::to_socket_addrs(host)
         .map_err(|e| format!("{host}: {e}"))?
         .next()
         .ok_or_else(|| format!("{host}: no address"))?;
-    let mut s = std::net::TcpStream::connect_timeout(&addr, TIMEOUT).map_err(|e| e.to_string())?;
-    s.set_read_timeout(Some(TIMEOUT))
-        .map_err(|e| e.to_string())?;
-    s.set_write_timeout(Some(TIMEOUT))
-        .map_err(|e| e.to_string())?;
+    let mut s = std::net::TcpStream::connect_timeout(&addr, left()?).map_err(|e| e.to_string())?;
     let json = serde_json::to_vec(body).expect("payload serialises");
+    let auth = target
+        .auth
+        .as_deref()
+        .map(|a| format!("Authorization: {a}\r\n"))
+        .unwrap_or_default();
     let head = format!(
-        "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nUser-Agent: perfdb\r\nConnection: close\r\n\r\n",
+        "POST {} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{auth}Idempotency-Key: {key}\r\nX-Perfdb-Attempt: {attempt}\r\nUser-Agent: perfdb\r\nConnection: close\r\n\r\n",
+        target.path,
         json.len()
     );
-    s.write_all(head.as_bytes()).map_err(|e| e.to_string())?;
-    s.write_all(&json).map_err(|e| e.to_string())?;
+    let mut out = head.into_bytes();
+    out.extend_from_slice(&json);
+    s.set_write_timeout(Some(left()?))
+        .map_err(|e| e.to_string())?;
+    s.write_all(&out).map_err(|e| e.to_string())?;
     let mut resp = Vec::new();
-    // The status line is all that matters; read until it is complete.
+    // The status line is all that matters; read until it is complete, within the
+    // deadline however slowly it trickles.
     let mut buf = [0u8; 512];
     while !resp.windows(2).any(|w| w == b"\r\n") {
-        let n = s.read(&mut buf).map_err(|e| e.to_string())?;
+        s.set_read_timeout(Some(left()?))
+            .map_err(|e| e.to_string())?;
+        let n = match s.read(&mut buf) {
+            Ok(n) => n,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Err(format!("no answer within {} s", timeout.as_secs_f64()))
+            }
+            Err(e) => return Err(e.to_string()),
+        };
         if n == 0 {
             break;
         }
@@ -207,15 +425,66 @@ mod tests {
 
     #[test]
     fn targets() {
+        let t = Target::parse("http://127.0.0.1:9000/hook").unwrap();
         assert_eq!(
-            parse_target("http://127.0.0.1:9000/hook").unwrap(),
-            ("127.0.0.1:9000".into(), "/hook".into())
+            (t.host.as_str(), t.path.as_str()),
+            ("127.0.0.1:9000", "/hook")
+        );
+        assert_eq!(t.shown(), "http://127.0.0.1:9000/hook");
+        let t = Target::parse("http://relay").unwrap();
+        assert_eq!((t.host.as_str(), t.path.as_str()), ("relay:80", "/"));
+        let t = Target::parse("http://relay?x=1").unwrap();
+        assert_eq!(t.path, "/?x=1");
+        for bad in [
+            "https://hooks.slack.com/x",
+            "http:///x",
+            "http://host:port/x",
+            "http://host:99999/",
+            "http://a b/",
+        ] {
+            assert!(Target::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn userinfo_is_basic_auth_and_never_shown() {
+        let t = Target::parse("http://ci:s3cr%40t@relay:8080/perf").unwrap();
+        assert_eq!((t.host.as_str(), t.path.as_str()), ("relay:8080", "/perf"));
+        // base64("ci:s3cr@t")
+        assert_eq!(t.auth.as_deref(), Some("Basic Y2k6czNjckB0"));
+        assert!(
+            t.shown().starts_with("http://ci:***@relay:8080/perf #"),
+            "{}",
+            t.shown()
+        );
+        assert!(!format!("{t:?}").contains("s3cr"));
+        let e = Target::parse("https://ci:hunter2@relay/x")
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("hunter2"), "{e}");
+    }
+
+    #[test]
+    fn tokens_in_paths_and_queries_are_redacted() {
+        let r = redact("http://relay/services/T024BE7LD/B0123ABCD/abcdefXYZ123456789?token=abc&v");
+        assert!(
+            r.starts_with("http://relay/services/***/***/***?token=***&v #"),
+            "{r}"
         );
         assert_eq!(
-            parse_target("http://relay").unwrap(),
-            ("relay:80".into(), "/".into())
+            redact("http://relay:8080/perf/hook"),
+            "http://relay:8080/perf/hook"
         );
-        assert!(parse_target("https://hooks.slack.com/x").is_err());
-        assert!(parse_target("http:///x").is_err());
+        // Two secret URLs stay apart.
+        assert_ne!(redact("http://r/x?k=1"), redact("http://r/x?k=2"));
+    }
+
+    #[test]
+    fn base64_pads() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"foob"), "Zm9vYg==");
     }
 }

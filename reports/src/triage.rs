@@ -1,9 +1,10 @@
 //! `perfdb alerts`: the alerts `perfdb detect` stored, with their status, and the status
 //! changes people make (acknowledge, dismiss with a note, reopen). Status changes are
-//! appended under the warehouse's commit protocol; the current status is the latest.
+//! appended under the warehouse's commit protocol; the current status is the latest,
+//! and an alert with none yet (its run stopped between the two commits) is pending.
 
 use crate::db::{Db, DbError};
-use perfdb_ingest::model::{key_from_json, StatusChange};
+use perfdb_ingest::model::{key_from_json, AlertStatus, StatusChange};
 use perfdb_ingest::warehouse::Warehouse;
 use serde::Serialize;
 
@@ -20,7 +21,7 @@ pub enum TriageError {
     #[error("alert {id} is {from}: it cannot be {action}")]
     Transition {
         id: String,
-        from: String,
+        from: AlertStatus,
         action: &'static str,
     },
     #[error("dismissing needs a reason: --note \"...\"")]
@@ -33,13 +34,19 @@ pub enum TriageError {
 #[derive(Debug, Clone, Serialize)]
 pub struct AlertView {
     pub id: String,
-    pub status: String,
+    pub status: AlertStatus,
     pub label: String,
     pub table: String,
     pub variant: String,
     /// Identity name -> value.
     #[serde(serialize_with = "ser_pairs")]
     pub key: Vec<(String, String)>,
+    /// The canonical key, as `measurements.key` holds it.
+    #[serde(skip)]
+    pub key_json: String,
+    /// The fingerprint of the alert's newest revision.
+    #[serde(skip)]
+    pub fingerprint: String,
     pub key_text: String,
     /// Names of the metrics that moved.
     pub metrics: Vec<String>,
@@ -66,9 +73,9 @@ fn ser_pairs<S: serde::Serializer>(kv: &[(String, String)], s: S) -> Result<S::O
 }
 
 /// Every alert, newest first; with `status`, only those whose current status it is.
-pub fn list(db: &Db, status: Option<&str>) -> Result<Vec<AlertView>, TriageError> {
+pub fn list(db: &Db, status: Option<AlertStatus>) -> Result<Vec<AlertView>, TriageError> {
     let sql = "SELECT alert_id, label, table_name, variant, key, key_text, metrics, machine, \
-                      last_good_commit, first_bad_commit, ratio, p, runs, epoch_us(created_at) \
+                      last_good_commit, first_bad_commit, ratio, p, runs, epoch_us(created_at), fingerprint \
                FROM alerts ORDER BY created_at DESC, alert_id";
     let mut stmt = db.conn.prepare(sql)?;
     type Row = (
@@ -86,6 +93,7 @@ pub fn list(db: &Db, status: Option<&str>) -> Result<Vec<AlertView>, TriageError
         f64,
         String,
         i64,
+        String,
     );
     let rows: Vec<Row> = stmt
         .query_map([], |r| r.try_into())?
@@ -120,6 +128,7 @@ pub fn list(db: &Db, status: Option<&str>) -> Result<Vec<AlertView>, TriageError
         p,
         runs,
         at,
+        fingerprint,
     ) in rows
     {
         let history: Vec<StatusChange> = changes
@@ -129,8 +138,8 @@ pub fn list(db: &Db, status: Option<&str>) -> Result<Vec<AlertView>, TriageError
             .collect();
         let current = history
             .last()
-            .map(|c| c.status.clone())
-            .unwrap_or_else(|| "active".into());
+            .and_then(|c| AlertStatus::parse(&c.status).ok())
+            .unwrap_or(AlertStatus::Pending);
         if status.is_some_and(|s| s != current) {
             continue;
         }
@@ -150,6 +159,8 @@ pub fn list(db: &Db, status: Option<&str>) -> Result<Vec<AlertView>, TriageError
             table,
             variant,
             key: key_from_json(&key),
+            key_json: key,
+            fingerprint,
             key_text,
             metrics: names,
             metric_detail: detail,
@@ -192,18 +203,24 @@ pub enum Action {
 }
 
 impl Action {
-    fn target(self) -> &'static str {
+    fn target(self) -> AlertStatus {
         match self {
-            Action::Acknowledge => "acknowledged",
-            Action::Dismiss => "dismissed",
-            Action::Reopen => "active",
+            Action::Acknowledge => AlertStatus::Acknowledged,
+            Action::Dismiss => AlertStatus::Dismissed,
+            Action::Reopen => AlertStatus::Active,
         }
     }
-    fn allowed_from(self, status: &str) -> bool {
+
+    /// The statuses a person may take this action from.
+    pub fn allowed_from(self, status: AlertStatus) -> bool {
+        use AlertStatus::*;
         match self {
-            Action::Acknowledge => status == "active",
-            Action::Dismiss => matches!(status, "active" | "acknowledged"),
-            Action::Reopen => matches!(status, "acknowledged" | "dismissed" | "resolved"),
+            Action::Acknowledge => matches!(status, Active | Pending),
+            Action::Dismiss => matches!(status, Active | Pending | Acknowledged),
+            Action::Reopen => matches!(
+                status,
+                Acknowledged | Dismissed | Resolved | Withdrawn | Silenced
+            ),
         }
     }
 }
@@ -222,11 +239,11 @@ pub fn act(
     }
     let db = Db::open(root)?;
     let alert = find(&db, prefix)?;
-    if !action.allowed_from(&alert.status) {
+    if !action.allowed_from(alert.status) {
         return Err(TriageError::Transition {
             id: alert.id,
             from: alert.status,
-            action: action.target(),
+            action: action.target().as_str(),
         });
     }
     let at_us = std::time::SystemTime::now()
@@ -235,7 +252,7 @@ pub fn act(
         .unwrap_or(0);
     let change = StatusChange {
         alert_id: alert.id.clone(),
-        status: action.target().to_string(),
+        status: action.target().as_str().to_string(),
         at_us,
         who: who.to_string(),
         note: note.to_string(),
@@ -254,7 +271,7 @@ pub fn render_table(alerts: &[AlertView]) -> String {
         s.push_str(&format!(
             "{}  {:<12}  {} {} {} on {}: {} -> {} ({:+.1}%, {})\n",
             a.id,
-            a.status,
+            a.status.as_str(),
             a.table,
             a.variant,
             a.key_text,

@@ -49,7 +49,7 @@ pub fn run(root: &Path, a: AlertsArgs) -> anyhow::Result<Exit> {
         Db::open(root).with_context(|| format!("cannot open the warehouse at {}", root.display()))
     };
     let (alerts, one) = match a.action.unwrap_or(AlertsAction::List { status: None }) {
-        AlertsAction::List { status } => (triage::list(&open()?, status.as_deref())?, false),
+        AlertsAction::List { status } => (triage::list(&open()?, status)?, false),
         AlertsAction::Show { id } => (vec![triage::find(&open()?, &id)?], true),
         AlertsAction::Ack { id, note } => (
             vec![triage::act(root, &id, Action::Acknowledge, &who, &note)?],

@@ -128,48 +128,45 @@ pub fn demo(root: &Path) -> anyhow::Result<Exit> {
     Ok(exit_of(&report))
 }
 
-/// `perfdb detect`: change points over a label's history, regressions stored as alerts;
-/// exit 1 when a new alert was raised.
+/// `perfdb detect`: change points over a label's history, held against the stored
+/// alerts; exit 1 when an alert became active (pages) for the first time.
 pub fn detect(root: &Path, a: crate::cli::DetectArgs) -> anyhow::Result<Exit> {
-    let db = Db::open(root)
-        .with_context(|| format!("cannot open the warehouse at {}", root.display()))?;
     let cfg = Config::load_or_default(a.config.as_deref())?;
-    let d = perfdb_reports::detect::detect(&db, &a.label, a.since.as_deref(), &cfg.detect)?;
-    let raised = perfdb_reports::detect::raise(&db, &Warehouse::new(root), &d)?;
-    let targets: Vec<String> = a
+    let urls: Vec<String> = a
         .notify
         .iter()
         .chain(&cfg.compare.notify)
         .cloned()
         .collect();
+    // Every target is checked before anything is stored: a typo must not cost the page.
+    let targets = perfdb_reports::notify::parse_targets(&urls)?;
+    let db = Db::open(root)
+        .with_context(|| format!("cannot open the warehouse at {}", root.display()))?;
+    let d = perfdb_reports::detect::detect(&db, &a.label, a.since.as_deref(), &cfg.detect)?;
+    let raised = perfdb_reports::detect::raise(&db, &Warehouse::new(root), &d)?;
     let delivered = if targets.is_empty() {
         None
     } else {
-        Some(perfdb_reports::notify::deliver(root, &a.label, &targets)?)
+        let timeout = std::time::Duration::from_secs_f64(a.notify_timeout);
+        Some(perfdb_reports::notify::deliver(
+            root, &a.label, &targets, timeout,
+        )?)
     };
     if let Some(dl) = &delivered {
         for (id, target, why) in &dl.failed {
             eprintln!("error: alert {id} not delivered to {target}: {why} (tried again next run)");
         }
+        for (id, target) in &dl.claimed_elsewhere {
+            eprintln!(
+                "note: alert {id} to {target}: another detect is delivering it (its claim lapses after {} s; a later run takes it over)",
+                perfdb_reports::notify::lease(std::time::Duration::from_secs_f64(a.notify_timeout)).as_secs()
+            );
+        }
     }
     let text = match a.format {
         crate::cli::DetectFormat::Table => {
             let mut t = perfdb_reports::detect::render_text(&d);
-            t.push_str(&format!(
-                "{} new alert(s) stored{}; {} resolved{}\n",
-                raised.new_alerts.len(),
-                if raised.new_alerts.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", raised.new_alerts.join(", "))
-                },
-                raised.resolved.len(),
-                if raised.resolved.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", raised.resolved.join(", "))
-                }
-            ));
+            t.push_str(&perfdb_reports::detect::render::render_raised(&raised));
             t
         }
         crate::cli::DetectFormat::Markdown => perfdb_reports::detect::render_markdown(&d, &raised),
@@ -182,7 +179,8 @@ pub fn detect(root: &Path, a: crate::cli::DetectArgs) -> anyhow::Result<Exit> {
     if delivered.as_ref().is_some_and(|dl| !dl.failed.is_empty()) {
         return Ok(Exit::Error);
     }
-    // A new alert is what a nightly job acts on; one already stored was acted on before.
+    // A newly active alert is what a nightly job acts on; one already active was acted
+    // on before, and a pending one is not confirmed yet.
     Ok(if raised.new_alerts.is_empty() {
         Exit::Ok
     } else {

@@ -13,6 +13,8 @@ use crate::Exit;
 
 pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     let wh = cli.warehouse;
+    perfdb_ingest::tables::check_location(&wh.to_string_lossy())
+        .map_err(|e| anyhow::anyhow!("--warehouse {e}"))?;
     match cli.command {
         Command::Ingest(a) => ingest::run(&wh, a),
         Command::Runs(a) => query::runs(&wh, a),
@@ -21,7 +23,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Detect(a) => compare::detect(&wh, a),
         Command::Alerts(a) => alerts::run(&wh, a),
         Command::Compact(a) => upkeep::compact(&wh, std::time::Duration::from_secs(a.grace)),
-        Command::Vacuum(a) => upkeep::vacuum(&wh, a.retain),
+        Command::Vacuum(a) => upkeep::vacuum(&wh, a.retain, a.force),
         Command::Migrate => upkeep::migrate(&wh),
         Command::Serve(a) => serve::run(&wh, a),
         Command::ExportSite(a) => serve::export_site(&wh, a),

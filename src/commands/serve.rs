@@ -16,8 +16,9 @@ pub fn run(root: &Path, a: ServeArgs) -> anyhow::Result<Exit> {
         if !addr.ip().is_loopback() {
             eprintln!(
                 "warning: listening on {addr}, beyond this machine: anyone who reaches it can read \
-                 the warehouse{}",
-                if a.allow_triage { " and triage its alerts" } else { "" }
+                 the warehouse{}; it answers to the host names {} (add the names people use with --host)",
+                if a.allow_triage { " and triage its alerts" } else { "" },
+                std::iter::once(addr.ip().to_string()).chain(a.hosts.iter().cloned()).collect::<Vec<_>>().join(", ")
             );
         }
         eprintln!(
@@ -29,7 +30,13 @@ pub fn run(root: &Path, a: ServeArgs) -> anyhow::Result<Exit> {
                 "read-only"
             }
         );
-        let mut state = perfdb_web::AppState::new(root).with_config(config);
+        let bound = match addr.ip() {
+            std::net::IpAddr::V6(ip) => format!("[{ip}]"),
+            ip => ip.to_string(),
+        };
+        let mut state = perfdb_web::AppState::new(root)
+            .with_config(config)
+            .with_hosts(std::iter::once(bound).chain(a.hosts.iter().cloned()));
         if a.allow_triage {
             state = state.with_triage();
         }

@@ -26,9 +26,21 @@ pub fn compact(root: &Path, grace: std::time::Duration) -> anyhow::Result<Exit> 
     Ok(Exit::Ok)
 }
 
-pub fn vacuum(root: &Path, retain_hours: f64) -> anyhow::Result<Exit> {
+/// The shortest `--retain` without `--force`: longer than any ingest or compaction
+/// takes between writing its files and committing them (as Delta Lake's vacuum refuses
+/// a retention under its check).
+pub const MIN_RETAIN_HOURS: f64 = 1.0;
+
+pub fn vacuum(root: &Path, retain_hours: f64, force: bool) -> anyhow::Result<Exit> {
     if !(retain_hours.is_finite() && retain_hours >= 0.0) {
         anyhow::bail!("--retain {retain_hours}: expected a number of hours, 0 or more");
+    }
+    if retain_hours < MIN_RETAIN_HOURS && !force {
+        anyhow::bail!(
+            "--retain {retain_hours}: under {MIN_RETAIN_HOURS} h, vacuum could delete the files of an ingest \
+             that has written them but not yet committed, and break it; give --force when nothing \
+             else uses the warehouse meanwhile"
+        );
     }
     let retain = std::time::Duration::from_secs_f64(retain_hours * 3600.0);
     let r = Warehouse::new(root)

@@ -1,4 +1,5 @@
-//! What every request passes before a route, and every response after it: query values
+//! What every request passes before a route, and every response after it: its `Host`
+//! one the server answers to (when it keeps a list: DNS rebinding), query values
 //! checked (a NUL byte, a control character or bytes that are not UTF-8 answer `400`
 //! naming the parameter, never reaching a query), and the security headers: a
 //! Content-Security-Policy without inline script (the page's one `<style>` allowed by
@@ -38,6 +39,44 @@ fn policy() -> &'static HeaderValue {
         ))
         .expect("an ASCII header value")
     })
+}
+
+/// The host name of a `Host` header value, lower case, without its port.
+pub fn host_name(value: &str) -> String {
+    let v = value.trim().to_ascii_lowercase();
+    if v.starts_with('[') {
+        return v.split_inclusive(']').next().unwrap_or("").to_string();
+    }
+    v.rsplit_once(':').map_or(v.clone(), |(h, _)| h.to_string())
+}
+
+/// The `Host` check: a request naming a host the server does not answer to is refused
+/// (421) before any route runs. A request without `Host` (HTTP/1.0 tools) passes: a
+/// browser always sends one.
+pub async fn host_layer(
+    axum::extract::State(s): axum::extract::State<crate::AppState>,
+    req: Request,
+    next: Next,
+) -> Response {
+    if let (Some(allowed), Some(host)) = (&s.allowed_hosts, req.headers().get(header::HOST)) {
+        let name = host_name(host.to_str().unwrap_or(""));
+        if !allowed.contains(&name) {
+            let shown: String = name.chars().filter(|c| !c.is_control()).take(80).collect();
+            let e = AppError {
+                status: axum::http::StatusCode::MISDIRECTED_REQUEST,
+                json: false,
+                retry_after: None,
+                message: format!(
+                    "this server does not answer to the host name '{shown}' (it answers to {}); \
+                     start it with `perfdb serve --host {shown}` to allow it",
+                    allowed.join(", ")
+                ),
+            };
+            let json = req.uri().path().starts_with("/api/");
+            return (if json { e.json() } else { e }).into_response();
+        }
+    }
+    next.run(req).await
 }
 
 /// The middleware: check the query, run the route, add the headers.
@@ -144,6 +183,9 @@ mod tests {
             "query parameter `base`: its name holds a NUL byte"
         );
         assert_eq!(decode("a%2"), b"a%2");
+        assert_eq!(host_name("LocalHost:8080"), "localhost");
+        assert_eq!(host_name("[::1]:8080"), "[::1]");
+        assert_eq!(host_name("evil.example"), "evil.example");
         assert_eq!(decode("%41%4a+%zz"), b"AJ %zz");
     }
 }

@@ -6,6 +6,7 @@ pub mod export;
 pub mod guard;
 mod page;
 pub mod paging;
+pub mod query;
 mod routes;
 pub mod server;
 
@@ -74,6 +75,11 @@ pub struct AppState {
     /// With `perfdb serve --allow-triage`: the token every triage form carries (random
     /// per server start), so another site cannot post one. `None`: read-only.
     pub triage_token: Option<Arc<String>>,
+    /// With `perfdb serve`: the host names a request's `Host` may carry (the bound
+    /// address, `localhost`, loopback and `--host` names); others answer 421, so a page
+    /// elsewhere cannot reach the server through a name it rebinds to this address.
+    /// `None`: any (the app inside a test or another server).
+    pub allowed_hosts: Option<Arc<Vec<String>>>,
     /// One DuckDB database over the committed state; reopened when a table's log gains a version.
     open: Arc<std::sync::Mutex<Option<(Signature, perfdb_reports::db::Db)>>>,
     /// Responses of this warehouse version (see `cache`).
@@ -89,6 +95,7 @@ impl AppState {
             root: Arc::new(root.to_path_buf()),
             config: Default::default(),
             triage_token: None,
+            allowed_hosts: None,
             open: Default::default(),
             cache: Default::default(),
             work: Arc::new(tokio::sync::Semaphore::new(limits.workers)),
@@ -141,6 +148,30 @@ impl AppState {
             stamp.as_bytes(),
         )));
         self
+    }
+
+    /// The same state, answering only requests whose `Host` names one of `names` (as
+    /// well as `localhost` and the loopback addresses), whatever the port.
+    pub fn with_hosts(mut self, names: impl IntoIterator<Item = String>) -> Self {
+        let mut all: Vec<String> = ["localhost", "127.0.0.1", "[::1]"]
+            .into_iter()
+            .map(String::from)
+            .chain(names.into_iter().map(|n| n.to_ascii_lowercase()))
+            .collect();
+        all.sort();
+        all.dedup();
+        self.allowed_hosts = Some(Arc::new(all));
+        self
+    }
+
+    /// The triage token of forms served for `host`: a request for another name (a
+    /// rebound one) can never present the token of this one.
+    pub fn triage_token_for(&self, host: &str) -> Option<String> {
+        self.triage_token.as_ref().map(|secret| {
+            perfdb_ingest::warehouse::sha256_hex(
+                format!("{secret}\u{1f}{}", host.to_ascii_lowercase()).as_bytes(),
+            )
+        })
     }
 
     /// The same state, comparing with `config`'s defaults and overrides.
@@ -200,6 +231,10 @@ pub fn app(state: AppState) -> Router {
         .fallback(|| async { AppError::not_found() })
         .layer(cached)
         .layer(axum::middleware::from_fn(guard::layer))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            guard::host_layer,
+        ))
         .with_state(state)
 }
 
@@ -362,5 +397,19 @@ pub(crate) async fn blocking<T: Send + 'static>(
                 5,
             ))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_triage_token_is_bound_to_its_host_name() {
+        let s = super::AppState::new(std::path::Path::new("/nonexistent")).with_triage();
+        let a = s.triage_token_for("localhost").unwrap();
+        assert_eq!(a, s.triage_token_for("LocalHost").unwrap());
+        assert_ne!(a, s.triage_token_for("evil.example").unwrap());
+        assert!(super::AppState::new(std::path::Path::new("/x"))
+            .triage_token_for("localhost")
+            .is_none());
     }
 }

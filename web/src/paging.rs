@@ -10,6 +10,7 @@ pub const MAX_LIMIT: usize = 1000;
 
 /// `?limit=&offset=` as given.
 #[derive(Debug, serde::Deserialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
 pub struct PageQuery {
     pub limit: Option<String>,
     pub offset: Option<String>,
@@ -45,10 +46,15 @@ impl Page {
                 "limit {limit}: between 1 and {MAX_LIMIT}"
             )));
         }
-        Ok(Page {
-            offset: num(offset, "offset", 0)?,
-            limit,
-        })
+        let offset = num(offset, "offset", 0)?;
+        // Offsets reach SQL as BIGINT: anything past that is past every list anyway.
+        if offset > i64::MAX as usize / 2 {
+            return Err(AppError::bad_request(format!(
+                "offset {offset}: past the end of any list (at most {})",
+                i64::MAX / 2
+            )));
+        }
+        Ok(Page { offset, limit })
     }
 
     /// This page of `items` (the whole list).

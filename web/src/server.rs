@@ -1,5 +1,6 @@
 //! The app on a socket, with bounds no client can lift: at most `max_connections` open
-//! at once (one more is closed at once), request headers read within `header_timeout`
+//! at once and `max_per_client` from one address (one more is closed at once, so one
+//! client's idle sockets cannot lock the others out), request headers read within `header_timeout`
 //! and within `max_header_bytes`, bodies within `max_body_bytes`, and no connection
 //! kept past `connection_lifetime` (then closed after the request in flight, if any).
 //! A slow or idle client therefore holds one connection slot for a bounded time, and
@@ -16,6 +17,7 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy)]
 pub struct ServerLimits {
     pub max_connections: usize,
+    pub max_per_client: usize,
     pub header_timeout: Duration,
     pub max_header_bytes: usize,
     pub max_body_bytes: usize,
@@ -26,6 +28,7 @@ impl Default for ServerLimits {
     fn default() -> Self {
         ServerLimits {
             max_connections: 256,
+            max_per_client: 64,
             header_timeout: Duration::from_secs(10),
             max_header_bytes: 64 * 1024,
             max_body_bytes: 64 * 1024,
@@ -65,11 +68,13 @@ pub async fn serve(
             },
         ));
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let per_client: Arc<std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, usize>>> =
+        Arc::default();
     tokio::pin!(shutdown);
     loop {
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 // Out of descriptors or a reset before accept: wait, do not spin.
                 Err(_) => {
                     tokio::time::sleep(Duration::from_millis(20)).await;
@@ -78,12 +83,17 @@ pub async fn serve(
             },
             _ = &mut shutdown => return,
         };
+        let (stream, peer) = stream;
+        let Some(share) = ClientShare::take(&per_client, peer.ip(), limits.max_per_client) else {
+            continue; // this client is at its share: closed unanswered
+        };
         let Ok(slot) = slots.clone().try_acquire_owned() else {
             continue; // over the limit: the connection is closed unanswered
         };
         let service = TowerToHyperService::new(app.clone());
         tokio::spawn(async move {
             let _slot = slot;
+            let _share = share;
             let mut http = hyper::server::conn::http1::Builder::new();
             http.timer(TokioTimer::new())
                 .header_read_timeout(limits.header_timeout)
@@ -98,5 +108,42 @@ pub async fn serve(
             conn.as_mut().graceful_shutdown();
             let _ = tokio::time::timeout(limits.connection_lifetime, conn).await;
         });
+    }
+}
+
+/// One connection of a client's share, given back when dropped.
+struct ClientShare {
+    map: Arc<std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, usize>>>,
+    ip: std::net::IpAddr,
+}
+
+impl ClientShare {
+    fn take(
+        map: &Arc<std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, usize>>>,
+        ip: std::net::IpAddr,
+        max: usize,
+    ) -> Option<ClientShare> {
+        let mut m = map.lock().unwrap_or_else(|p| p.into_inner());
+        let n = m.entry(ip).or_insert(0);
+        if *n >= max.max(1) {
+            return None;
+        }
+        *n += 1;
+        Some(ClientShare {
+            map: map.clone(),
+            ip,
+        })
+    }
+}
+
+impl Drop for ClientShare {
+    fn drop(&mut self) {
+        let mut m = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = m.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                m.remove(&self.ip);
+            }
+        }
     }
 }

@@ -27,7 +27,9 @@ fn start(limits: ServerLimits) -> (SocketAddr, tempfile::TempDir) {
             tx.send(listener.local_addr().unwrap()).unwrap();
             serve(
                 listener,
-                app(AppState::new(&root).with_triage()),
+                app(AppState::new(&root)
+                    .with_triage()
+                    .with_hosts(["perf.internal".to_string()])),
                 limits,
                 std::future::pending(),
             )
@@ -231,7 +233,7 @@ fn oversized_and_malformed_requests_are_refused_without_5xx() {
         (
             "a 100 KB header",
             format!(
-                "GET / HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\nConnection: close\r\n\r\n",
+                "GET / HTTP/1.1\r\nHost: localhost\r\nX-Big: {}\r\nConnection: close\r\n\r\n",
                 "a".repeat(100_000)
             )
             .into_bytes(),
@@ -240,7 +242,7 @@ fn oversized_and_malformed_requests_are_refused_without_5xx() {
         (
             "200 headers",
             format!(
-                "GET / HTTP/1.1\r\nHost: x\r\n{}Connection: close\r\n\r\n",
+                "GET / HTTP/1.1\r\nHost: localhost\r\n{}Connection: close\r\n\r\n",
                 (0..200).map(|i| format!("X-{i}: 1\r\n")).collect::<String>()
             )
             .into_bytes(),
@@ -249,7 +251,7 @@ fn oversized_and_malformed_requests_are_refused_without_5xx() {
         (
             "a 1 MB triage body",
             format!(
-                "POST /alerts/a1/triage HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000000\r\nConnection: close\r\n\r\naction=ack&note={}",
+                "POST /alerts/a1/triage HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000000\r\nConnection: close\r\n\r\naction=ack&note={}",
                 "n".repeat(999_984)
             )
             .into_bytes(),
@@ -257,12 +259,12 @@ fn oversized_and_malformed_requests_are_refused_without_5xx() {
         ),
         ("a request line of garbage", b"\x00\x01\x02 / HTTP/1.1\r\n\r\n".to_vec(), &[400, 0]),
         ("no HTTP version", b"GET /\r\n\r\n".to_vec(), &[400, 0]),
-        ("HTTP/9.9", b"GET / HTTP/9.9\r\nHost: x\r\n\r\n".to_vec(), &[400, 505, 0]),
-        ("a bad Content-Length", b"POST /alerts/a/triage HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n".to_vec(), &[400, 0]),
-        ("an unknown method", b"BREW / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".to_vec(), &[405, 404]),
-        ("a path with NUL", b"GET /%00 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".to_vec(), &[404, 400]),
-        ("a 20 KB path", format!("GET /{} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "p".repeat(20_000)).into_bytes(), &[404, 414, 400]),
-        ("a query of 5,000 parameters", format!("GET /api/runs?{} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", (0..5000).map(|i| format!("p{i}=1&")).collect::<String>()).into_bytes(), &[200]),
+        ("HTTP/9.9", b"GET / HTTP/9.9\r\nHost: localhost\r\n\r\n".to_vec(), &[400, 505, 0]),
+        ("a bad Content-Length", b"POST /alerts/a/triage HTTP/1.1\r\nHost: localhost\r\nContent-Length: -5\r\n\r\n".to_vec(), &[400, 0]),
+        ("an unknown method", b"BREW / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".to_vec(), &[405, 404]),
+        ("a path with NUL", b"GET /%00 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".to_vec(), &[404, 400]),
+        ("a 20 KB path", format!("GET /{} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", "p".repeat(20_000)).into_bytes(), &[404, 414, 400]),
+        ("a query of 5,000 parameters", format!("GET /api/runs?{} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", (0..5000).map(|i| format!("p{i}=1&")).collect::<String>()).into_bytes(), &[400]),
     ];
     for (what, request, allowed) in cases {
         let a = raw(addr, &request);
@@ -325,7 +327,7 @@ fn slow_clients_are_cut_off_and_do_not_block_others() {
     assert!(t.elapsed() < Duration::from_secs(10));
     // An idle keep-alive client past the connection lifetime is closed too.
     let mut idle = TcpStream::connect(addr).unwrap();
-    idle.write_all(b"GET /api/runs HTTP/1.1\r\nHost: x\r\n\r\n")
+    idle.write_all(b"GET /api/runs HTTP/1.1\r\nHost: localhost\r\n\r\n")
         .unwrap();
     idle.set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
@@ -380,4 +382,95 @@ fn pages_carry_no_inline_script_or_style_attribute() {
         .head
         .to_ascii_lowercase()
         .contains("content-type: text/javascript"));
+}
+
+#[test]
+fn other_host_names_are_refused_and_the_triage_token_is_bound_to_its_host() {
+    let (addr, _dir) = start(ServerLimits::default());
+    let with_host = |host: &str, target: &str| {
+        raw(
+            addr,
+            format!("GET {target} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        )
+    };
+    for host in [
+        "evil.example",
+        "evil.example:8080",
+        "127.0.0.1.nip.io",
+        "localhost.evil",
+    ] {
+        for target in ["/", "/api/runs", "/alerts"] {
+            let a = with_host(host, target);
+            assert_eq!(a.status, 421, "{host} {target}: {}", a.head);
+            assert!(a.body.contains("--host"), "{}", a.body);
+        }
+    }
+    for host in [
+        "localhost",
+        "LOCALHOST:1",
+        &addr.to_string(),
+        "perf.internal:80",
+        "[::1]:9",
+    ] {
+        assert_eq!(with_host(host, "/api/runs").status, 200, "{host}");
+    }
+    // A triage POST needs the token of the page served for its own host name.
+    let post = |host: &str, token: &str| {
+        let body = format!("token={token}&action=ack&note=x");
+        raw(
+            addr,
+            format!(
+                "POST /alerts/0000/triage HTTP/1.1\r\nHost: {host}\r\nSec-Fetch-Site: same-origin\r\n\
+                 Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            )
+            .as_bytes(),
+        )
+    };
+    let a = post("perf.internal", "not-the-token");
+    assert_eq!(a.status, 403, "{}", a.head);
+}
+
+#[test]
+fn one_client_cannot_take_every_connection() {
+    let limits = ServerLimits {
+        max_connections: 32,
+        max_per_client: 8,
+        header_timeout: Duration::from_secs(30),
+        ..ServerLimits::default()
+    };
+    let (addr, _dir) = start(limits);
+    // Eight idle sockets from 127.0.0.1: its share.
+    let idle: Vec<TcpStream> = (0..8).map(|_| TcpStream::connect(addr).unwrap()).collect();
+    std::thread::sleep(Duration::from_millis(200));
+    // A ninth from it is closed unanswered...
+    let mut ninth = TcpStream::connect(addr).unwrap();
+    ninth
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let _ = ninth.write_all(b"GET /api/runs HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    let mut buf = Vec::new();
+    let _ = ninth.read_to_end(&mut buf);
+    assert!(buf.is_empty(), "{}", String::from_utf8_lossy(&buf));
+    // ...while another client (127.0.0.2) is answered.
+    let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    sock.bind(&"127.0.0.2:0".parse::<SocketAddr>().unwrap().into())
+        .unwrap();
+    sock.connect(&addr.into()).unwrap();
+    let mut other: TcpStream = sock.into();
+    other
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    other
+        .write_all(b"GET /api/runs HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut out = Vec::new();
+    let _ = other.read_to_end(&mut out);
+    assert!(
+        String::from_utf8_lossy(&out).starts_with("HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&out)
+    );
+    drop(idle);
 }

@@ -120,6 +120,29 @@ async fn bad_requests_say_what_was_wrong() {
             "must be a fraction",
         ),
         ("/history?table=gemm_a16w16&variant=cuda", "unknown variant"),
+        // Every parameter is checked: a typo is never silently the default.
+        (
+            "/compare?base=base&head=head&treshold=0.1",
+            "unknown field `treshold`",
+        ),
+        (
+            "/compare?base=base&head=head&allow_missing=maybe",
+            "allow_missing 'maybe'",
+        ),
+        ("/?offset=18446744073709551615", "past the end of any list"),
+        (
+            "/?offset=99999999999999999999999",
+            "offset '99999999999999999999999'",
+        ),
+        ("/alerts?status=bogus", "'bogus' is not a status"),
+        (
+            "/compare?base=base&head=head&overrides=%5B%7B%22threshold%22%3A-1%7D%5D",
+            "override threshold -1 must be",
+        ),
+        (
+            "/compare?base=base&head=head&baseline_window=0",
+            "1 or more",
+        ),
     ];
     for (uri, want) in cases {
         let (status, body) = get(&root, uri).await;
@@ -136,6 +159,42 @@ async fn bad_requests_say_what_was_wrong() {
         .contains("unknown table 'nope'"));
     let (status, _) = get(&root, "/no/such/page").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, body) = get(&root, "/api/runs?lmit=5").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert!(v["error"].as_str().unwrap().contains("`lmit`"), "{body}");
+    // Every documented status filters, `silenced` and `withdrawn` included.
+    for st in [
+        "pending",
+        "active",
+        "acknowledged",
+        "dismissed",
+        "resolved",
+        "withdrawn",
+        "silenced",
+    ] {
+        let (status, body) = get(&root, &format!("/api/alerts/detected?status={st}")).await;
+        assert_eq!(status, StatusCode::OK, "{st}: {body}");
+    }
+}
+
+#[tokio::test]
+async fn compare_rows_come_a_page_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = ab(&dir);
+    let (_, all) = get(&root, "/compare?base=base&head=head&control=torch").await;
+    let n = all.matches("<svg class=\"trials\"").count();
+    assert!(n > 4, "{n}");
+    let (status, body) = get(&root, "/compare?base=base&head=head&control=torch&limit=2").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body.matches("<svg class=\"trials\"").count(), 2);
+    assert!(body.contains(&format!("showing 1–2 of {n}")), "{body}");
+    assert!(
+        body.contains(
+            "href=\"/compare?base=base&amp;head=head&amp;control=torch&amp;offset=2&amp;limit=2\""
+        ),
+        "{body}"
+    );
 }
 
 #[tokio::test]

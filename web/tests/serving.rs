@@ -171,8 +171,9 @@ async fn a_saved_comparison_shows_its_stored_result() {
     // Each row's trials side by side: five base and five head dots.
     let strip = &page.body[page.body.find("<svg class=\"trials\"").unwrap()..];
     let strip = &strip[..strip.find("</svg>").unwrap()];
-    assert_eq!(strip.matches("<title>base trial").count(), 5, "{strip}");
-    assert_eq!(strip.matches("<title>head trial").count(), 5, "{strip}");
+    assert_eq!(strip.matches("<circle").count(), 10, "{strip}");
+    assert!(strip.contains("<title>base: 5 trial(s); median"), "{strip}");
+    assert!(strip.contains("<title>head: 5 trial(s); median"), "{strip}");
     let alerts = send(&state, "/alerts", None).await;
     assert!(alerts.body.contains(&format!("/compare?saved={name}")));
     for bad in ["../_manifest.json", "nope.json"] {

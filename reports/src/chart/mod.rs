@@ -4,7 +4,7 @@
 //! share: errors, the table/metric catalog, natural ordering and the SVG helpers.
 
 mod history;
-mod ratio;
+pub mod ratio;
 mod shapes;
 
 pub use history::{

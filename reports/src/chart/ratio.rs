@@ -100,8 +100,23 @@ pub fn ratio_svg(report: &Report) -> String {
     add_titles(svg, &titles)
 }
 
+/// Trials drawn per side at most; more are drawn as that many evenly spaced quantiles,
+/// so a row of 1,000 trials a side stays a few hundred bytes.
+pub const MAX_DOTS: usize = 40;
+
+/// `sorted` itself, or `n` of its evenly spaced quantiles (first and last included).
+fn thin(sorted: &[f64], n: usize) -> Vec<f64> {
+    if sorted.len() <= n || n < 2 {
+        return sorted.to_vec();
+    }
+    (0..n)
+        .map(|i| sorted[i * (sorted.len() - 1) / (n - 1)])
+        .collect()
+}
+
 /// One compared row's trials, base above head on a shared scale, as a small inline SVG:
-/// each trial a dot (hover: side, trial and value), each side's median a tick.
+/// each trial a dot (up to [`MAX_DOTS`]), each side's median a tick; hovering a side
+/// gives its count, median and range.
 pub fn trials_strip(row: &crate::compare::Row) -> String {
     const W: f64 = 180.0;
     const PAD: f64 = 6.0;
@@ -132,24 +147,33 @@ pub fn trials_strip(row: &crate::compare::Row) -> String {
     ] {
         if let Some(m) = median {
             out.push_str(&format!(
-                "<line x1=\"{x:.1}\" y1=\"{}\" x2=\"{x:.1}\" y2=\"{}\" stroke=\"{color}\" stroke-width=\"2\"><title>{name} median {} {}</title></line>",
+                "<line x1=\"{x:.1}\" y1=\"{}\" x2=\"{x:.1}\" y2=\"{}\" stroke=\"{color}\" stroke-width=\"2\"/>",
                 y - 6.0,
                 y + 6.0,
-                crate::render::num(m),
-                esc(&row.unit),
                 x = x(m)
             ));
         }
-        for (i, v) in values.iter().enumerate() {
-            out.push_str(&format!(
-                "<circle cx=\"{:.1}\" cy=\"{y}\" r=\"3\" fill=\"none\" stroke=\"{color}\"><title>{name} trial {} of {}: {} {}</title></circle>",
-                x(*v),
-                i + 1,
-                values.len(),
-                crate::render::num(*v),
-                esc(&row.unit)
-            ));
+        // One group per side with one title; past MAX_DOTS trials, their quantiles.
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let dots = thin(&sorted, MAX_DOTS);
+        let shown = if dots.len() < sorted.len() {
+            format!(", drawn as {} quantiles", dots.len())
+        } else {
+            String::new()
+        };
+        out.push_str(&format!(
+            "<g fill=\"none\" stroke=\"{color}\"><title>{name}: {} trial(s){shown}; median {}, range {} to {} {}</title>",
+            sorted.len(),
+            median.map(crate::render::num).unwrap_or_else(|| "-".into()),
+            sorted.first().map(|v| crate::render::num(*v)).unwrap_or_default(),
+            sorted.last().map(|v| crate::render::num(*v)).unwrap_or_default(),
+            esc(&row.unit)
+        ));
+        for v in dots {
+            out.push_str(&format!("<circle cx=\"{:.1}\" cy=\"{y}\" r=\"3\"/>", x(v)));
         }
+        out.push_str("</g>");
     }
     out.push_str("</svg>");
     out

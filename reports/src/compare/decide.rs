@@ -574,6 +574,26 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_row_of_a_thousand_trials_a_side_draws_small() {
+        let mut r = row("1", "latency", Verdict::Regression);
+        for (side, base) in [(&mut r.base, 10.0), (&mut r.head, 12.0)] {
+            side.values = (0..1000).map(|i| Some(base + i as f64 * 0.001)).collect();
+            side.n = 1000;
+            side.median = Some(base + 0.5);
+        }
+        let svg = crate::chart::trials_strip(&r);
+        assert_eq!(
+            svg.matches("<circle").count(),
+            2 * crate::chart::ratio::MAX_DOTS
+        );
+        assert!(
+            svg.contains("base: 1000 trial(s), drawn as 40 quantiles"),
+            "{svg}"
+        );
+        assert!(svg.len() < 5_000, "{} bytes", svg.len());
+    }
+
     fn side() -> SideInfo {
         SideInfo {
             selector: "s".into(),

@@ -4,10 +4,12 @@
 
 use crate::page::{esc, layout};
 use crate::paging::{Page, PageQuery, Paged};
+use crate::query::Query;
 use crate::{blocking, AppError, AppState};
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::response::Html;
 use axum::Json;
+use perfdb_ingest::model::AlertStatus;
 use perfdb_reports::alerts::{list, Alert};
 use perfdb_reports::compare::url_encode;
 use perfdb_reports::triage::{self, AlertView};
@@ -25,6 +27,7 @@ pub async fn api(
 }
 
 #[derive(Debug, serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
 pub struct AlertsQuery {
     /// Only detected alerts in this status.
     pub status: Option<String>,
@@ -32,20 +35,16 @@ pub struct AlertsQuery {
     pub offset: Option<String>,
 }
 
-const STATUSES: [&str; 4] = ["active", "acknowledged", "dismissed", "resolved"];
-
-fn status_of(q: &AlertsQuery) -> Result<Option<String>, AppError> {
+fn status_of(q: &AlertsQuery) -> Result<Option<AlertStatus>, AppError> {
     match q.status.as_deref().filter(|s| !s.is_empty()) {
         None => Ok(None),
-        Some(s) if STATUSES.contains(&s) => Ok(Some(s.to_string())),
-        Some(s) => Err(AppError::bad_request(format!(
-            "status '{s}': one of {}",
-            STATUSES.join(", ")
-        ))),
+        Some(s) => AlertStatus::parse(s)
+            .map(Some)
+            .map_err(|e| AppError::bad_request(format!("status {e}"))),
     }
 }
 
-fn detected(s: &AppState, status: Option<&str>) -> Result<Vec<AlertView>, AppError> {
+fn detected(s: &AppState, status: Option<AlertStatus>) -> Result<Vec<AlertView>, AppError> {
     let db = s.db()?;
     triage::list(&db, status).map_err(|e| AppError::internal(e.to_string()))
 }
@@ -58,11 +57,8 @@ pub async fn detected_api(
 ) -> Result<Json<Paged<AlertView>>, AppError> {
     let status = status_of(&q).map_err(AppError::json)?;
     let page = Page::parse(q.limit.as_deref(), q.offset.as_deref()).map_err(AppError::json)?;
-    let filter = status
-        .as_deref()
-        .map(|s| format!("status={s}"))
-        .unwrap_or_default();
-    blocking(s.clone(), move || detected(&s, status.as_deref()))
+    let filter = status.map(|s| format!("status={s}")).unwrap_or_default();
+    blocking(s.clone(), move || detected(&s, status))
         .await
         .map(|all| Json(page.of(all, "/api/alerts/detected", &filter)))
         .map_err(AppError::json)
@@ -71,11 +67,16 @@ pub async fn detected_api(
 /// The triage form of one alert (with `serve --allow-triage`): the actions its status
 /// allows, a note, and the server's token.
 fn triage_form(a: &AlertView, token: &str) -> String {
-    let actions: &[(&str, &str)] = match a.status.as_str() {
-        "active" => &[("ack", "acknowledge"), ("dismiss", "dismiss")],
-        "acknowledged" => &[("dismiss", "dismiss"), ("reopen", "reopen")],
-        _ => &[("reopen", "reopen")],
-    };
+    let all = [
+        (triage::Action::Acknowledge, "ack", "acknowledge"),
+        (triage::Action::Dismiss, "dismiss", "dismiss"),
+        (triage::Action::Reopen, "reopen", "reopen"),
+    ];
+    let actions: Vec<(&str, &str)> = all
+        .iter()
+        .filter(|(act, _, _)| act.allowed_from(a.status))
+        .map(|(_, v, label)| (*v, *label))
+        .collect();
     let buttons: String = actions
         .iter()
         .map(|(v, label)| {
@@ -94,9 +95,17 @@ fn triage_form(a: &AlertView, token: &str) -> String {
 }
 
 /// The detected alerts as a table, each linked to its series' history chart.
-fn detected_section(alerts: &[AlertView], status: Option<&str>, token: Option<&str>) -> String {
+fn detected_section(
+    alerts: &[AlertView],
+    status: Option<AlertStatus>,
+    token: Option<&str>,
+) -> String {
     let filters: Vec<String> = std::iter::once(("all", status.is_none()))
-        .chain(STATUSES.iter().map(|s| (*s, status == Some(*s))))
+        .chain(
+            AlertStatus::ALL
+                .iter()
+                .map(|s| (s.as_str(), status == Some(*s))),
+        )
         .map(|(s, on)| {
             let href = if s == "all" {
                 "/alerts".to_string()
@@ -138,8 +147,8 @@ fn detected_section(alerts: &[AlertView], status: Option<&str>, token: Option<&s
         );
         body.push_str(&format!(
             "<tr class=\"{}\"><td><code>{}</code></td><td>{}</td><td>{} {}</td><td><a href=\"{}\">{}</a></td><td>{}</td><td>{} (last good {})</td><td class=\"num\">{:+.1}%</td><td>{}</td></tr>",
-            if a.status == "active" { "regression" } else { "" },
-            esc(&a.id), esc(&a.status), esc(&a.table), esc(&a.variant),
+            if a.status == AlertStatus::Active { "regression" } else { "" },
+            esc(&a.id), esc(a.status.as_str()), esc(&a.table), esc(&a.variant),
             esc(&history), esc(&a.key_text), esc(&a.machine),
             esc(&a.first_bad_commit), esc(&a.last_good_commit),
             (a.ratio - 1.0) * 100.0, esc(&a.metrics.join(", "))
@@ -174,16 +183,23 @@ pub async fn triage(
     headers: axum::http::HeaderMap,
     axum::Form(f): axum::Form<TriageForm>,
 ) -> Result<axum::response::Redirect, AppError> {
-    let Some(token) = s.triage_token.clone() else {
+    if s.triage_token.is_none() {
         return Err(AppError::forbidden(
             "this server is read-only: start it with `perfdb serve --allow-triage`",
         ));
-    };
+    }
     let site = headers
         .get("sec-fetch-site")
         .and_then(|v| v.to_str().ok())
         .unwrap_or("same-origin");
-    if !matches!(site, "same-origin" | "none") || f.token != *token {
+    let host = headers
+        .get(axum::http::header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .map(crate::guard::host_name)
+        .unwrap_or_default();
+    if !matches!(site, "same-origin" | "none")
+        || s.triage_token_for(&host).is_none_or(|t| f.token != t)
+    {
         return Err(AppError::forbidden(
             "triage forms are accepted from this site's alerts page only",
         ));
@@ -209,28 +225,26 @@ pub async fn triage(
 
 pub async fn page(
     State(s): State<AppState>,
+    headers: axum::http::HeaderMap,
     Query(q): Query<AlertsQuery>,
 ) -> Result<Html<String>, AppError> {
     let status = status_of(&q)?;
     let paging = Page::parse(q.limit.as_deref(), q.offset.as_deref())?;
     let s2 = s.clone();
-    let st = status.clone();
-    let filter = status
-        .as_deref()
-        .map(|s| format!("status={s}"))
-        .unwrap_or_default();
-    let stored = blocking(s2.clone(), move || detected(&s2, st.as_deref()))
+    let filter = status.map(|s| format!("status={s}")).unwrap_or_default();
+    let stored = blocking(s2.clone(), move || detected(&s2, status))
         .await
         .map(|all| paging.of(all, "/alerts", &filter))?;
-    let token = s.triage_token.clone();
+    let host = headers
+        .get(axum::http::header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .map(crate::guard::host_name)
+        .unwrap_or_default();
+    let token = s.triage_token_for(&host);
     let alerts = blocking(s.clone(), move || Ok(list(&s.root)))
         .await
         .map(|all| paging.of(all, "/alerts", &filter))?;
-    let mut page = detected_section(
-        &stored.items,
-        status.as_deref(),
-        token.as_deref().map(String::as_str),
-    );
+    let mut page = detected_section(&stored.items, status, token.as_deref());
     page.push_str(&stored.nav("/alerts", &filter));
     page.push_str("<h2>Saved comparisons</h2>");
     let (saved_nav, alerts) = (alerts.nav("/alerts", &filter), alerts.items);

@@ -1,8 +1,9 @@
 //! `/chart`: a metric per shape and variant, for a table and a run selection.
 
 use crate::page::{empty_warehouse, esc, layout, select};
+use crate::query::Query;
 use crate::{blocking, AppError, AppState};
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::header;
 use axum::response::{Html, IntoResponse};
 use axum::Json;
@@ -10,6 +11,7 @@ use perfdb_reports::chart::{catalog, chart_data, chart_svg, ChartData};
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
 pub struct ChartQuery {
     pub table: Option<String>,
     pub metric: Option<String>,

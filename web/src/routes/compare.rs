@@ -1,8 +1,9 @@
 //! `/compare`: choose base and head; verdict, control status, rows worst first, ratios.
 
 use crate::page::{empty_warehouse, esc, layout};
+use crate::query::Query;
 use crate::{blocking, AppError, AppState};
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::response::Html;
 use axum::Json;
 use perfdb_reports::compare::{compare, Options, Overall, Reduce, Report, Test};
@@ -13,6 +14,7 @@ use serde::Deserialize;
 /// The page's query: every option of `perfdb compare`, resolved through the same
 /// `perfdb.toml` (`Config::resolve`), so the page and CI decide alike.
 #[derive(Debug, Deserialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
 pub struct CompareQuery {
     /// A comparison saved with `perfdb compare --save` (its file name under `alerts/`):
     /// shown as it was decided, from its stored result.
@@ -39,6 +41,10 @@ pub struct CompareQuery {
     pub allow_unchecked: Option<String>,
     pub mann_whitney_p: Option<String>,
     pub baseline_window: Option<String>,
+    /// The page's rows (worst first): `limit` (default 100) from `offset`. The JSON
+    /// report always holds every row.
+    pub limit: Option<String>,
+    pub offset: Option<String>,
 }
 
 fn given(v: &Option<String>) -> Option<&str> {
@@ -55,8 +61,16 @@ fn number(v: &Option<String>, name: &str) -> Result<Option<f64>, AppError> {
         .transpose()
 }
 
-fn flag(v: &Option<String>) -> bool {
-    matches!(given(v), Some("1" | "true" | "on" | "yes"))
+/// A boolean parameter: absent or empty is false; anything but the usual spellings is an
+/// error naming it (`allow_missing=maybe` must not read as "no").
+fn flag(v: &Option<String>, name: &str) -> Result<bool, AppError> {
+    match given(v) {
+        None | Some("0" | "false" | "off" | "no") => Ok(false),
+        Some("1" | "true" | "on" | "yes") => Ok(true),
+        Some(o) => Err(AppError::bad_request(format!(
+            "{name} '{o}': true or false (1, 0, on, off, yes, no)"
+        ))),
+    }
 }
 
 /// The comparison's options: the query, then the server's `perfdb.toml`, then defaults.
@@ -110,16 +124,16 @@ fn options(state: &AppState, q: &CompareQuery) -> Result<Options, AppError> {
                 })
             })
             .transpose()?,
-        allow_missing: flag(&q.allow_missing),
-        allow_mixed_hardware: flag(&q.allow_mixed_hardware),
-        strict_numerics: flag(&q.strict_numerics),
-        allow_unchecked: flag(&q.allow_unchecked),
-        mann_whitney_p: flag(&q.mann_whitney_p),
+        allow_missing: flag(&q.allow_missing, "allow_missing")?,
+        allow_mixed_hardware: flag(&q.allow_mixed_hardware, "allow_mixed_hardware")?,
+        strict_numerics: flag(&q.strict_numerics, "strict_numerics")?,
+        allow_unchecked: flag(&q.allow_unchecked, "allow_unchecked")?,
+        mann_whitney_p: flag(&q.mann_whitney_p, "mann_whitney_p")?,
         baseline_window: given(&q.baseline_window)
             .map(|t| {
-                t.parse::<usize>().map_err(|_| {
+                t.parse::<usize>().ok().filter(|n| *n >= 1).ok_or_else(|| {
                     AppError::bad_request(format!(
-                        "baseline_window '{t}' is not a whole number of commits"
+                        "baseline_window '{t}' is not a number of commits, 1 or more"
                     ))
                 })
             })
@@ -182,8 +196,18 @@ pub async fn api(
 
 pub async fn page(
     State(s): State<AppState>,
+    uri: axum::http::Uri,
     Query(q): Query<CompareQuery>,
 ) -> Result<Html<String>, AppError> {
+    let paging = crate::paging::Page::parse(q.limit.as_deref(), q.offset.as_deref())?;
+    // The comparison's own query, for the links to its other pages.
+    let same: String = uri
+        .query()
+        .unwrap_or("")
+        .split('&')
+        .filter(|p| !p.is_empty() && !p.starts_with("limit=") && !p.starts_with("offset="))
+        .collect::<Vec<_>>()
+        .join("&");
     let root = s.root.clone();
     let s2 = s.clone();
     let labels: Vec<String> = blocking(s2.clone(), move || {
@@ -273,12 +297,28 @@ pub async fn page(
     for w in &r.warnings {
         body.push_str(&format!("<p class=\"muted\">warning: {}</p>", esc(w)));
     }
+    let total = r.rows.len();
+    let shown: Vec<&perfdb_reports::compare::Row> = r
+        .rows
+        .iter()
+        .skip(paging.offset)
+        .take(paging.limit)
+        .collect();
+    // The chart draws this page's rows: a page stays small however many rows there are.
+    let page_rows = perfdb_reports::compare::Report {
+        rows: shown.iter().map(|r| (*r).clone()).collect(),
+        ..r.clone()
+    };
     body.push_str(&format!(
         "<figure id=\"chart\">{}</figure>",
-        perfdb_reports::chart::ratio_svg(&r)
+        perfdb_reports::chart::ratio_svg(&page_rows)
     ));
+    let nav = paging
+        .wrap(shown.clone(), total, "/compare", &same)
+        .nav("/compare", &same);
+    body.push_str(&nav);
     body.push_str("<table id=\"rows\"><tr><th>verdict</th><th>table</th><th>variant</th><th>key</th><th>metric</th><th>base</th><th>head</th><th>trials (base ● above, head ● below)</th><th>change</th><th>q</th><th>reason</th></tr>");
-    for row in &r.rows {
+    for row in shown {
         // The same texts as the terminal and markdown reports.
         let v = RowView::of(row, &r);
         body.push_str(&format!(
@@ -289,6 +329,7 @@ pub async fn page(
         ));
     }
     body.push_str("</table>");
+    body.push_str(&nav);
     Ok(Html(layout(
         &format!("Compare {} → {}", r.base.selector, r.head.selector),
         &body,

@@ -1,8 +1,9 @@
 //! `/history`: one metric of one table/variant/shape over commits, with change points.
 
 use crate::page::{empty_warehouse, esc, layout, select};
+use crate::query::Query;
 use crate::{blocking, AppError, AppState};
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::response::Html;
 use axum::Json;
 use perfdb_reports::chart::{
@@ -11,6 +12,7 @@ use perfdb_reports::chart::{
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
 pub struct HistoryQuery {
     pub table: Option<String>,
     pub variant: Option<String>,

@@ -2,8 +2,9 @@
 
 use crate::page::{empty_warehouse, esc, layout};
 use crate::paging::{Page, PageQuery, Paged};
+use crate::query::Query;
 use crate::{blocking, AppError, AppState};
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::response::Html;
 use axum::Json;
 use serde::Serialize;
