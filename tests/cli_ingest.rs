@@ -1084,3 +1084,43 @@ fn pytest_benchmark_fills_commit_and_machine_unless_given() {
     );
     assert_eq!(tags_of(run)["machine"], "ci-cpu");
 }
+
+#[test]
+fn vacuum_beside_ingests_in_flight_breaks_none_of_them() {
+    let wh = Wh::new();
+    let dir = sample("h200-gemm/history");
+    wh.ingest(&dir, "seed");
+    let ingests: Vec<_> = (0..3)
+        .map(|i| {
+            wh.cmd()
+                .args(["ingest", dir.to_str().unwrap(), "--label", &format!("v{i}")])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    // The shortest retention allowed without --force, over and over meanwhile.
+    let mut vacuums = 0;
+    let mut ingests = ingests;
+    while ingests.iter_mut().any(|c| c.try_wait().unwrap().is_none()) {
+        let out = wh.run(&["vacuum", "--retain", "1"]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        vacuums += 1;
+    }
+    assert!(vacuums > 0);
+    for c in ingests {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    assert_consistent(&wh);
+    for i in 0..3 {
+        assert_eq!(
+            wh.count(&format!("SELECT count(*) FROM runs WHERE label = 'v{i}'")),
+            120
+        );
+    }
+    // Every file the logs list is there: a later command reads them all.
+    wh.ok(&["compact"]);
+    assert_consistent(&wh);
+}
