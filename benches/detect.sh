@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `perfdb detect` at team scale: a generated warehouse of ROWS measurement rows left by
 # CI (label `main`, one ingest per commit, 1,000 rows a run, PER_COMMIT trials a commit;
-# every series steps 1.2x at the middle commit), then one detect over the whole history
+# one series steps 1.2x at the middle commit), then one detect over the whole history
 # (the first: every step is stored as an alert) and a second (nothing new), each timed
 # with its peak memory. Prints one line per detect. Figures: BENCHMARKS.md, "Detect".
 #

@@ -402,6 +402,23 @@ fn history_with_alerts(dir: &tempfile::TempDir) -> (PathBuf, perfdb_reports::det
     (root, raised)
 }
 
+#[test]
+fn detect_in_many_passes_finds_what_one_pass_finds() {
+    let dir = tempfile::tempdir().unwrap();
+    let (root, _) = history_with_alerts(&dir);
+    let db = perfdb_reports::db::Db::open(&root).unwrap();
+    let cfg = Default::default();
+    let one =
+        perfdb_reports::detect::detect_in_passes(&db, "main", None, &cfg, usize::MAX).unwrap();
+    let many = perfdb_reports::detect::detect_in_passes(&db, "main", None, &cfg, 500).unwrap();
+    assert!(!one.events.is_empty());
+    assert_eq!(one.series, many.series);
+    assert_eq!(
+        serde_json::to_value(&one.events).unwrap(),
+        serde_json::to_value(&many.events).unwrap()
+    );
+}
+
 #[tokio::test]
 async fn detected_alerts_are_listed_with_their_history() {
     let dir = tempfile::tempdir().unwrap();

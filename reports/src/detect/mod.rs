@@ -45,6 +45,10 @@ pub enum DetectError {
 /// tail metric's step joins the median's.
 pub const NEAR: usize = 3;
 
+/// Measurement rows one pass over the label reads at most (about): the passes split the
+/// series by hash, so detect's memory stays bounded whatever the history's size.
+pub const ROWS_PER_PASS: usize = 250_000;
+
 /// One metric of an event: its level before and after, and the test between them.
 #[derive(Debug, Clone, Serialize)]
 pub struct MetricMove {
@@ -222,6 +226,17 @@ pub fn detect(
     since: Option<&str>,
     params: &crate::config::DetectConfig,
 ) -> Result<Detection, DetectError> {
+    detect_in_passes(db, label, since, params, ROWS_PER_PASS)
+}
+
+/// [`detect`], reading at most about `rows_per_pass` rows a pass.
+pub fn detect_in_passes(
+    db: &Db,
+    label: &str,
+    since: Option<&str>,
+    params: &crate::config::DetectConfig,
+    rows_per_pass: usize,
+) -> Result<Detection, DetectError> {
     let runs = runs_of(db, label)?;
     if runs.is_empty() {
         return Err(DetectError::NoRuns(label.to_string()));
@@ -249,15 +264,6 @@ pub fn detect(
                 })?,
         ),
     };
-    let sql = format!(
-        "SELECT table_name, variant, key, metric, unit, any_value(direction), any_value(key_order), run_id, list(value) \
-         FROM measurements WHERE label = {} AND value IS NOT NULL AND direction <> 'none' \
-         GROUP BY table_name, variant, key, metric, unit, run_id \
-         ORDER BY table_name, variant, key, metric, unit",
-        sql_str(label)
-    );
-    let mut stmt = db.conn.prepare(&sql)?;
-    let mut rows = stmt.query([])?;
     // The series being read (its five names), per machine class: its commits.
     type Current = ([String; 5], Direction, Option<String>);
     let mut current: Option<Current> = None;
@@ -304,44 +310,74 @@ pub fn detect(
             }
         }
     };
-    while let Some(r) = rows.next()? {
-        let names: [String; 5] = [r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?];
-        let run_id: String = r.get(7)?;
-        let Some(&ri) = run_index.get(run_id.as_str()) else {
-            continue;
-        };
-        // A run's repeats of a row are one trial: their median.
-        let mut vals = list_f64(r.get(8)?);
-        if vals.is_empty() {
-            continue;
-        }
-        if current.as_ref().is_none_or(|c| c.0 != names) {
-            if let Some(c) = &current {
-                flush(c, &mut by_machine);
+    // DuckDB holds a pass's groups at once: a pass takes the series whose hash falls in
+    // one of `passes` buckets, so at most about ROWS_PER_PASS rows are held.
+    let n_rows: i64 = db.conn.query_row(
+        &format!(
+            "SELECT count(*) FROM measurements WHERE label = {}",
+            sql_str(label)
+        ),
+        [],
+        |r| r.get(0),
+    )?;
+    let passes = (n_rows.max(0) as usize)
+        .div_ceil(rows_per_pass.max(1))
+        .max(1);
+    for pass in 0..passes {
+        let sql = format!(
+            "SELECT table_name, variant, key, metric, unit, any_value(direction), any_value(key_order), run_id, list(value) \
+             FROM measurements WHERE label = {} AND value IS NOT NULL AND direction <> 'none' \
+             {} \
+             GROUP BY table_name, variant, key, metric, unit, run_id \
+             ORDER BY table_name, variant, key, metric, unit",
+            sql_str(label),
+            if passes > 1 {
+                format!("AND hash(table_name, variant, key, metric, unit) % {passes} = {pass}")
+            } else {
+                String::new()
             }
-            let dir: String = r.get(5)?;
-            current = Some((names, Direction::parse(&dir), r.get(6)?));
+        );
+        let mut stmt = db.conn.prepare(&sql)?;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            let names: [String; 5] = [r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?];
+            let run_id: String = r.get(7)?;
+            let Some(&ri) = run_index.get(run_id.as_str()) else {
+                continue;
+            };
+            // A run's repeats of a row are one trial: their median.
+            let mut vals = list_f64(r.get(8)?);
+            if vals.is_empty() {
+                continue;
+            }
+            if current.as_ref().is_none_or(|c| c.0 != names) {
+                if let Some(c) = &current {
+                    flush(c, &mut by_machine);
+                }
+                let dir: String = r.get(5)?;
+                current = Some((names, Direction::parse(&dir), r.get(6)?));
+            }
+            let trial = stats::median_in_place(&mut vals);
+            let run = &runs[ri];
+            let point = by_machine
+                .entry(run.machine.clone())
+                .or_default()
+                .entry(run.commit.clone())
+                .or_insert(Point {
+                    commit: run.commit.clone(),
+                    commit_time: run.commit_time,
+                    ingested_at: run.ingested_at,
+                    trials: Vec::new(),
+                    runs: Vec::new(),
+                });
+            point.runs.push(ri);
+            point.commit_time = point.commit_time.min(run.commit_time);
+            point.ingested_at = point.ingested_at.min(run.ingested_at);
+            point.trials.push(trial);
         }
-        let trial = stats::median_in_place(&mut vals);
-        let run = &runs[ri];
-        let point = by_machine
-            .entry(run.machine.clone())
-            .or_default()
-            .entry(run.commit.clone())
-            .or_insert(Point {
-                commit: run.commit.clone(),
-                commit_time: run.commit_time,
-                ingested_at: run.ingested_at,
-                trials: Vec::new(),
-                runs: Vec::new(),
-            });
-        point.runs.push(ri);
-        point.commit_time = point.commit_time.min(run.commit_time);
-        point.ingested_at = point.ingested_at.min(run.ingested_at);
-        point.trials.push(trial);
-    }
-    if let Some(c) = &current {
-        flush(c, &mut by_machine);
+        if let Some(c) = current.take() {
+            flush(&c, &mut by_machine);
+        }
     }
     let events = join_tails(events, &position);
     let mut events: Vec<Event> = events.into_iter().map(with_kind).collect();
@@ -384,6 +420,18 @@ fn series_events(
 ) -> Vec<(Event, MetricMove)> {
     let (table, variant, key, metric_name, unit, machine) = id;
     let mut ordered: Vec<Point> = points.into_values().collect();
+    // Trials in run order, not in the order the rows arrived: the same sums, the same
+    // p, however the query grouped them.
+    for p in &mut ordered {
+        let mut pairs: Vec<(usize, f64)> = p
+            .runs
+            .iter()
+            .copied()
+            .zip(p.trials.iter().copied())
+            .collect();
+        pairs.sort_by(|a, b| runs[a.0].run_id.cmp(&runs[b.0].run_id));
+        (p.runs, p.trials) = pairs.into_iter().unzip();
+    }
     ordered.sort_by(|a, b| {
         (a.commit_time, a.ingested_at, &a.commit).cmp(&(b.commit_time, b.ingested_at, &b.commit))
     });
@@ -547,6 +595,9 @@ fn join_tails(events: Vec<Event>, position: &HashMap<&str, usize>) -> Vec<Event>
 /// The event's kind from its metrics' directions; tail metrics speak only when no other
 /// metric moved.
 fn with_kind(mut e: Event) -> Event {
+    // One order whatever order the series were read in.
+    e.metrics
+        .sort_by(|a, b| (a.tail, &a.metric, &a.unit).cmp(&(b.tail, &b.metric, &b.unit)));
     let worse = |m: &MetricMove| match m.direction {
         Direction::Higher => m.ratio < 1.0,
         _ => m.ratio > 1.0,
