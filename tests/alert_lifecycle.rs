@@ -429,7 +429,7 @@ fn two_detects_at_once_deliver_each_alert_once() {
 
 #[test]
 fn a_late_receiver_sees_one_key_per_alert_and_each_attempt_keeps_its_deadline() {
-    use std::io::{BufRead, BufReader, Write};
+    use std::io::Write;
     use std::sync::{Arc, Mutex};
     // Trickles its status line a byte every 300 ms: far past a 1 s deadline.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -441,16 +441,7 @@ fn a_late_receiver_sees_one_key_per_alert_and_each_attempt_keeps_its_deadline() 
             let h2 = h2.clone();
             std::thread::spawn(move || {
                 let mut stream = stream.unwrap();
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut head = Vec::new();
-                loop {
-                    let mut line = String::new();
-                    reader.read_line(&mut line).unwrap();
-                    if line == "\r\n" || line.is_empty() {
-                        break;
-                    }
-                    head.push(line.trim_end().to_string());
-                }
+                let (head, _) = read_request(&stream);
                 h2.lock().unwrap().push(head);
                 for b in b"HTTP/1.1 200 OK\r\n\r\n" {
                     if stream.write_all(&[*b]).is_err() {
@@ -502,7 +493,7 @@ fn a_late_receiver_sees_one_key_per_alert_and_each_attempt_keeps_its_deadline() 
 
 #[test]
 fn basic_auth_from_the_url_is_sent_and_never_shown_or_stored() {
-    use std::io::{BufRead, BufReader, Read, Write};
+    use std::io::Write;
     use std::sync::{Arc, Mutex};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
@@ -511,23 +502,12 @@ fn basic_auth_from_the_url_is_sent_and_never_shown_or_stored() {
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let mut stream = stream.unwrap();
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut len = 0;
-            loop {
-                let mut line = String::new();
-                reader.read_line(&mut line).unwrap();
+            let (head, _) = read_request(&stream);
+            for line in head {
                 if let Some(v) = line.strip_prefix("Authorization: ") {
-                    a2.lock().unwrap().push(v.trim().to_string());
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap();
-                }
-                if line == "\r\n" || line.is_empty() {
-                    break;
+                    a2.lock().unwrap().push(v.to_string());
                 }
             }
-            let mut body = vec![0u8; len];
-            reader.read_exact(&mut body).unwrap();
             let _ = write!(stream, "HTTP/1.1 204 No Content\r\n\r\n");
         }
     });
@@ -592,30 +572,4 @@ fn alerts_list_refuses_an_unknown_status() {
     );
     let out = wh.run(&["alerts", "list", "--status", "withdrawn"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-}
-
-/// A loopback HTTP receiver answering with `statuses` in turn (then 200), recording the
-/// JSON bodies it accepted. Stops with the test process.
-fn receiver(statuses: Vec<u16>) -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>) {
-    use std::io::Write;
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let seen = got.clone();
-    std::thread::spawn(move || {
-        let mut answers = statuses.into_iter();
-        for stream in listener.incoming() {
-            let mut stream = stream.unwrap();
-            let body = read_json_request(&stream);
-            let status = answers.next().unwrap_or(200);
-            if status == 200 {
-                seen.lock().unwrap().push(body);
-            }
-            let _ = write!(
-                stream,
-                "HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-            );
-        }
-    });
-    (url, got)
 }

@@ -289,32 +289,6 @@ fn history_is_a_baseline_and_machines_are_classes() {
     assert_eq!(code(&out), 2);
 }
 
-/// A loopback HTTP receiver answering with `statuses` in turn (then 200), recording the
-/// JSON bodies it accepted. Stops with the test process.
-fn receiver(statuses: Vec<u16>) -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>) {
-    use std::io::Write;
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let seen = got.clone();
-    std::thread::spawn(move || {
-        let mut answers = statuses.into_iter();
-        for stream in listener.incoming() {
-            let mut stream = stream.unwrap();
-            let body = read_json_request(&stream);
-            let status = answers.next().unwrap_or(200);
-            if status == 200 {
-                seen.lock().unwrap().push(body);
-            }
-            let _ = write!(
-                stream,
-                "HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-            );
-        }
-    });
-    (url, got)
-}
-
 #[test]
 fn new_alerts_are_delivered_once_with_retries() {
     let wh = Wh::new();

@@ -136,9 +136,16 @@ pub fn ingest_history(wh: &Wh, order: &[usize]) {
 
 /// Read one HTTP request from `stream`: its JSON body.
 pub fn read_json_request(stream: &std::net::TcpStream) -> serde_json::Value {
+    read_request(stream).1
+}
+
+/// Read one HTTP request from `stream`: its header lines (request line first) and its
+/// JSON body.
+pub fn read_request(stream: &std::net::TcpStream) -> (Vec<String>, serde_json::Value) {
     use std::io::{BufRead, BufReader, Read};
     let mut reader = BufReader::new(stream);
     let mut len = 0;
+    let mut head = Vec::new();
     loop {
         let mut line = String::new();
         reader.read_line(&mut line).unwrap();
@@ -148,8 +155,40 @@ pub fn read_json_request(stream: &std::net::TcpStream) -> serde_json::Value {
         if line == "\r\n" || line.is_empty() {
             break;
         }
+        head.push(line.trim_end().to_string());
     }
     let mut body = vec![0u8; len];
     reader.read_exact(&mut body).unwrap();
-    serde_json::from_slice(&body).unwrap()
+    (head, serde_json::from_slice(&body).unwrap())
+}
+
+/// A loopback HTTP receiver answering with `statuses` in turn (then 200), recording the
+/// JSON bodies it accepted. Stops with the test process.
+pub fn receiver(
+    statuses: Vec<u16>,
+) -> (
+    String,
+    std::sync::Arc<std::sync::Mutex<Vec<serde_json::Value>>>,
+) {
+    use std::io::Write;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = got.clone();
+    std::thread::spawn(move || {
+        let mut answers = statuses.into_iter();
+        for stream in listener.incoming() {
+            let mut stream = stream.unwrap();
+            let body = read_json_request(&stream);
+            let status = answers.next().unwrap_or(200);
+            if status == 200 {
+                seen.lock().unwrap().push(body);
+            }
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+        }
+    });
+    (url, got)
 }
