@@ -340,9 +340,17 @@ pub fn detect_in_passes(
         let mut stmt = db.conn.prepare(&sql)?;
         let mut rows = stmt.query([])?;
         while let Some(r) = rows.next()? {
-            let names: [String; 5] = [r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?];
-            let run_id: String = r.get(7)?;
-            let Some(&ri) = run_index.get(run_id.as_str()) else {
+            // Borrowed, not copied: ten million rows are ten million of each.
+            let text = |i: usize| -> Result<&str, duckdb::Error> {
+                r.get_ref(i)?.as_str().map_err(|e| {
+                    duckdb::Error::FromSqlConversionFailure(
+                        i,
+                        duckdb::types::Type::Text,
+                        Box::new(e),
+                    )
+                })
+            };
+            let Some(&ri) = run_index.get(text(7)?) else {
                 continue;
             };
             // A run's repeats of a row are one trial: their median.
@@ -350,26 +358,39 @@ pub fn detect_in_passes(
             if vals.is_empty() {
                 continue;
             }
-            if current.as_ref().is_none_or(|c| c.0 != names) {
+            let same = match &current {
+                Some(c) => (0..5).try_fold(true, |eq, i| {
+                    Ok::<_, duckdb::Error>(eq && c.0[i] == text(i)?)
+                })?,
+                None => false,
+            };
+            if !same {
                 if let Some(c) = &current {
                     flush(c, &mut by_machine);
                 }
+                let names: [String; 5] = [r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?];
                 let dir: String = r.get(5)?;
                 current = Some((names, Direction::parse(&dir), r.get(6)?));
             }
             let trial = stats::median_in_place(&mut vals);
             let run = &runs[ri];
-            let point = by_machine
-                .entry(run.machine.clone())
-                .or_default()
-                .entry(run.commit.clone())
-                .or_insert(Point {
-                    commit: run.commit.clone(),
-                    commit_time: run.commit_time,
-                    ingested_at: run.ingested_at,
-                    trials: Vec::new(),
-                    runs: Vec::new(),
-                });
+            if !by_machine.contains_key(&run.machine) {
+                by_machine.insert(run.machine.clone(), BTreeMap::new());
+            }
+            let commits = by_machine.get_mut(&run.machine).expect("just inserted");
+            if !commits.contains_key(&run.commit) {
+                commits.insert(
+                    run.commit.clone(),
+                    Point {
+                        commit: run.commit.clone(),
+                        commit_time: run.commit_time,
+                        ingested_at: run.ingested_at,
+                        trials: Vec::new(),
+                        runs: Vec::new(),
+                    },
+                );
+            }
+            let point = commits.get_mut(&run.commit).expect("just inserted");
             point.runs.push(ri);
             point.commit_time = point.commit_time.min(run.commit_time);
             point.ingested_at = point.ingested_at.min(run.ingested_at);
