@@ -23,6 +23,7 @@ WH="$TMP/wh"
 for run in first second; do
   /usr/bin/time -f "%e %M" -o "$TMP/time" "$BIN/perfdb" --warehouse "$WH" detect --label main \
     > "$TMP/out" || true
-  read -r secs kb < "$TMP/time"
+  # (time writes "Command exited with non-zero status 1" first when detect exits 1)
+  read -r secs kb < <(tail -1 "$TMP/time")
   echo "detect ($run run): $(tail -1 "$TMP/out" | cut -c1-100); ${secs} s, $((kb / 1024)) MB max RSS"
 done
