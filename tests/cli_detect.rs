@@ -349,22 +349,6 @@ fn new_alerts_are_delivered_once_with_retries() {
     assert!(stderr(&out).contains("only http://"), "{}", stderr(&out));
 }
 
-/// Three trials of one `[perf]` row at `us` (a little noise), as commit `c` of `main`.
-fn perf_commit(wh: &Wh, c: usize, us: f64) {
-    let dir = wh.dir.path().join(format!("perf/c{c:02}"));
-    std::fs::create_dir_all(&dir).unwrap();
-    for t in 0..3 {
-        let v = us * (1.0 + 0.002 * t as f64);
-        std::fs::write(
-            dir.join(format!("t{t}.log")),
-            format!("[perf] dim: (64,) dtype: bf16, torch avg: 5.00 us, ck avg: {v:.3} us\n"),
-        )
-        .unwrap();
-    }
-    let (commit, time) = (format!("c{c:02}"), format!("2026-07-01T{c:02}:00:00Z"));
-    ingest_commit(wh, &dir, &commit, &time, &[]);
-}
-
 #[test]
 fn a_second_step_supersedes_the_first_alert_and_thresholds_come_from_config() {
     let wh = Wh::new();

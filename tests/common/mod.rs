@@ -192,3 +192,19 @@ pub fn receiver(
     });
     (url, got)
 }
+
+/// Three trials of one `[perf]` row at `us` (a little noise), as commit `c` of `main`.
+pub fn perf_commit(wh: &Wh, c: usize, us: f64) {
+    let dir = wh.dir.path().join(format!("perf/c{c:02}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    for t in 0..3 {
+        let v = us * (1.0 + 0.002 * t as f64);
+        std::fs::write(
+            dir.join(format!("t{t}.log")),
+            format!("[perf] dim: (64,) dtype: bf16, torch avg: 5.00 us, ck avg: {v:.3} us\n"),
+        )
+        .unwrap();
+    }
+    let time = format!("2026-07-{:02}T{:02}:00:00Z", 1 + c / 24, c % 24);
+    ingest_commit(wh, &dir, &format!("c{c:02}"), &time, &[]);
+}
