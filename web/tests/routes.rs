@@ -403,20 +403,29 @@ fn history_with_alerts(dir: &tempfile::TempDir) -> (PathBuf, perfdb_reports::det
 }
 
 #[test]
-fn detect_in_many_passes_finds_what_one_pass_finds() {
+fn detect_in_many_groups_finds_what_one_group_finds_however_rows_are_coded() {
+    use perfdb_reports::detect::{detect_in_passes, Coding};
     let dir = tempfile::tempdir().unwrap();
     let (root, _) = history_with_alerts(&dir);
     let db = perfdb_reports::db::Db::open(&root).unwrap();
     let cfg = Default::default();
-    let one =
-        perfdb_reports::detect::detect_in_passes(&db, "main", None, &cfg, usize::MAX).unwrap();
-    let many = perfdb_reports::detect::detect_in_passes(&db, "main", None, &cfg, 500).unwrap();
+    let one = detect_in_passes(&db, "main", None, &cfg, usize::MAX, Coding::Hashed).unwrap();
     assert!(!one.events.is_empty());
-    assert_eq!(one.series, many.series);
-    assert_eq!(
-        serde_json::to_value(&one.events).unwrap(),
-        serde_json::to_value(&many.events).unwrap()
-    );
+    let want = serde_json::to_value(&one.events).unwrap();
+    // 500 rows a group spills to files; joined codes take the collision path.
+    for (rows, coding) in [
+        (500, Coding::Hashed),
+        (500, Coding::Joined),
+        (usize::MAX, Coding::Joined),
+    ] {
+        let other = detect_in_passes(&db, "main", None, &cfg, rows, coding).unwrap();
+        assert_eq!(one.series, other.series, "{rows} rows, {coding:?}");
+        assert_eq!(
+            want,
+            serde_json::to_value(&other.events).unwrap(),
+            "{rows} rows, {coding:?}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -15,16 +15,19 @@
 //! - [`render`] prints both.
 
 pub mod lifecycle;
+mod read;
 pub mod render;
 
 pub use lifecycle::{raise, Raised};
+pub use read::Coding;
 pub use render::{render_markdown, render_text};
 
-use crate::db::{list_f64, sql_str, Db, DbError, MACHINE_CLASS_SQL};
+use crate::db::{Db, DbError};
 use crate::stats::{self, changepoint};
 use perfdb_ingest::model::{key_display, key_from_json, metric, Direction};
+use read::{runs_of, RunPoint};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DetectError {
@@ -38,6 +41,8 @@ pub enum DetectError {
     NoSuchCommit { label: String, since: String },
     #[error(transparent)]
     Triage(#[from] crate::triage::TriageError),
+    #[error("reading the history: {0}")]
+    Spill(String),
 }
 
 /// Commits within which two detections of a series' step are the same step (a late
@@ -45,8 +50,8 @@ pub enum DetectError {
 /// tail metric's step joins the median's.
 pub const NEAR: usize = 3;
 
-/// Measurement rows one pass over the label reads at most (about): the passes split the
-/// series by hash, so detect's memory stays bounded whatever the history's size.
+/// Measurement rows detect holds at once (about; whole series to a group): its memory
+/// stays bounded whatever the history's size.
 pub const ROWS_PER_PASS: usize = 250_000;
 
 /// One metric of an event: its level before and after, and the test between them.
@@ -171,37 +176,6 @@ impl Detection {
     }
 }
 
-/// A run's place in history.
-struct RunPoint {
-    run_id: String,
-    commit: String,
-    commit_time: i64,
-    ingested_at: i64,
-    machine: String,
-}
-
-fn runs_of(db: &Db, label: &str) -> Result<Vec<RunPoint>, DetectError> {
-    let sql = format!(
-        "SELECT run_id, coalesce(\"commit\", run_id), epoch_us(coalesce(commit_time, ingested_at)), \
-                epoch_us(ingested_at), {MACHINE_CLASS_SQL} \
-         FROM runs r WHERE label = {}",
-        sql_str(label)
-    );
-    let mut stmt = db.conn.prepare(&sql)?;
-    let rows = stmt
-        .query_map([], |r| {
-            Ok(RunPoint {
-                run_id: r.get(0)?,
-                commit: r.get(1)?,
-                commit_time: r.get(2)?,
-                ingested_at: r.get(3)?,
-                machine: r.get(4)?,
-            })
-        })?
-        .collect::<Result<_, _>>()?;
-    Ok(rows)
-}
-
 /// One commit of a series: when it was made and first ingested, and its trials (one
 /// per run: the median of the run's repeats) with their runs (indices into the runs).
 struct Point {
@@ -218,34 +192,34 @@ type SeriesId = (String, String, String, String, String, String);
 /// Detect change points over every series of `label`; with `since`, report only those
 /// whose first bad commit is that commit (a prefix) or later.
 ///
-/// Memory: the values arrive ordered by series and each series is examined as soon as
-/// its last row is read, so one series' points are held at a time, not the label's.
+/// Memory: one scan spreads the rows over groups of about [`ROWS_PER_PASS`] rows, and
+/// the groups are read back one at a time, each series examined as a whole
+/// ([`read`]): a group's rows are held at once, not the label's.
 pub fn detect(
     db: &Db,
     label: &str,
     since: Option<&str>,
     params: &crate::config::DetectConfig,
 ) -> Result<Detection, DetectError> {
-    detect_in_passes(db, label, since, params, ROWS_PER_PASS)
+    detect_in_passes(db, label, since, params, ROWS_PER_PASS, Coding::Hashed)
 }
 
-/// [`detect`], reading at most about `rows_per_pass` rows a pass.
+/// [`detect`], holding about `rows_per_pass` rows at once, the rows coded as `coding`
+/// asks (hashed falls back to joined when hashes collide).
 pub fn detect_in_passes(
     db: &Db,
     label: &str,
     since: Option<&str>,
     params: &crate::config::DetectConfig,
     rows_per_pass: usize,
+    coding: Coding,
 ) -> Result<Detection, DetectError> {
+    let mut t = std::time::Instant::now();
     let runs = runs_of(db, label)?;
+    perfdb_ingest::trace("detect: runs", &mut t);
     if runs.is_empty() {
         return Err(DetectError::NoRuns(label.to_string()));
     }
-    let run_index: HashMap<&str, usize> = runs
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (r.run_id.as_str(), i))
-        .collect();
     let order_of_commits = commit_order(&runs);
     let position: HashMap<&str, usize> = order_of_commits
         .iter()
@@ -264,142 +238,99 @@ pub fn detect_in_passes(
                 })?,
         ),
     };
-    // The series being read (its five names), per machine class: its commits.
-    type Current = ([String; 5], Direction, Option<String>);
-    let mut current: Option<Current> = None;
-    let mut by_machine: BTreeMap<String, BTreeMap<String, Point>> = BTreeMap::new();
     let mut n_series = 0;
     let mut events: Vec<Event> = Vec::new();
-    let mut flush = |cur: &Current, by_machine: &mut BTreeMap<String, BTreeMap<String, Point>>| {
-        let ([table, variant, key, metric, unit], dir, order) = cur;
-        let p = params.for_series(table, variant);
-        for (machine, points) in std::mem::take(by_machine) {
-            n_series += 1;
-            let id: SeriesId = (
-                table.clone(),
-                variant.clone(),
-                key.clone(),
-                metric.clone(),
-                unit.clone(),
-                machine,
-            );
-            let found = series_events(
-                &id,
-                *dir,
-                order.as_deref(),
-                points,
-                &runs,
-                &p,
-                params.confirm(),
-            );
-            for (ev, mv) in found {
-                let pos = |c: &str| position.get(c).copied().unwrap_or(usize::MAX);
-                if since_at.is_some_and(|at| pos(&ev.first_bad_commit) < at) {
-                    continue;
-                }
-                match events
-                    .iter_mut()
-                    .find(|e| e.same_series(&ev) && e.first_bad_commit == ev.first_bad_commit)
-                {
-                    Some(e) => e.metrics.push(mv),
-                    None => events.push(Event {
-                        metrics: vec![mv],
-                        ..ev
-                    }),
-                }
+    // Each run's machine class and commit as codes (machine codes in name order).
+    let mut machines: Vec<&str> = runs.iter().map(|r| r.machine.as_str()).collect();
+    machines.sort_unstable();
+    machines.dedup();
+    let mut commit_code: HashMap<&str, u32> = HashMap::new();
+    let run_codes: Vec<(u32, u32)> = runs
+        .iter()
+        .map(|r| {
+            let m = machines.binary_search(&r.machine.as_str()).expect("listed") as u32;
+            let next = commit_code.len() as u32;
+            (m, *commit_code.entry(r.commit.as_str()).or_insert(next))
+        })
+        .collect();
+    let mut flush = |series: &read::Series, machine: &str, points: Vec<Point>| {
+        let [table, variant, key, metric, unit] = &series.names;
+        n_series += 1;
+        let id: SeriesId = (
+            table.clone(),
+            variant.clone(),
+            key.clone(),
+            metric.clone(),
+            unit.clone(),
+            machine.to_string(),
+        );
+        let found = series_events(
+            &id,
+            series.direction,
+            series.key_order.as_deref(),
+            points,
+            &runs,
+            &params.for_series(table, variant),
+            params.confirm(),
+        );
+        for (ev, mv) in found {
+            let pos = |c: &str| position.get(c).copied().unwrap_or(usize::MAX);
+            if since_at.is_some_and(|at| pos(&ev.first_bad_commit) < at) {
+                continue;
+            }
+            match events
+                .iter_mut()
+                .find(|e| e.same_series(&ev) && e.first_bad_commit == ev.first_bad_commit)
+            {
+                Some(e) => e.metrics.push(mv),
+                None => events.push(Event {
+                    metrics: vec![mv],
+                    ..ev
+                }),
             }
         }
     };
-    // DuckDB holds a pass's groups at once: a pass takes the series whose hash falls in
-    // one of `passes` buckets, so at most about ROWS_PER_PASS rows are held.
-    let n_rows: i64 = db.conn.query_row(
-        &format!(
-            "SELECT count(*) FROM measurements WHERE label = {}",
-            sql_str(label)
-        ),
-        [],
-        |r| r.get(0),
-    )?;
-    let passes = (n_rows.max(0) as usize)
-        .div_ceil(rows_per_pass.max(1))
-        .max(1);
-    for pass in 0..passes {
-        let sql = format!(
-            "SELECT table_name, variant, key, metric, unit, any_value(direction), any_value(key_order), run_id, list(value) \
-             FROM measurements WHERE label = {} AND value IS NOT NULL AND direction <> 'none' \
-             {} \
-             GROUP BY table_name, variant, key, metric, unit, run_id \
-             ORDER BY table_name, variant, key, metric, unit",
-            sql_str(label),
-            if passes > 1 {
-                format!("AND hash(table_name, variant, key, metric, unit) % {passes} = {pass}")
-            } else {
-                String::new()
-            }
-        );
-        let mut stmt = db.conn.prepare(&sql)?;
-        let mut rows = stmt.query([])?;
-        while let Some(r) = rows.next()? {
-            // Borrowed, not copied: ten million rows are ten million of each.
-            let text = |i: usize| -> Result<&str, duckdb::Error> {
-                r.get_ref(i)?.as_str().map_err(|e| {
-                    duckdb::Error::FromSqlConversionFailure(
-                        i,
-                        duckdb::types::Type::Text,
-                        Box::new(e),
-                    )
-                })
-            };
-            let Some(&ri) = run_index.get(text(7)?) else {
-                continue;
-            };
+    // (machine, commit, run, trial) of one series.
+    let mut trials: Vec<(u32, u32, u32, f64)> = Vec::new();
+    let mut vals: Vec<f64> = Vec::new();
+    read::for_each_series(db, label, &runs, rows_per_pass, coding, |series, rows| {
+        trials.clear();
+        for run_rows in rows.chunk_by(|a, b| a.run == b.run) {
             // A run's repeats of a row are one trial: their median.
-            let mut vals = list_f64(r.get(8)?);
-            if vals.is_empty() {
-                continue;
-            }
-            let same = match &current {
-                Some(c) => (0..5).try_fold(true, |eq, i| {
-                    Ok::<_, duckdb::Error>(eq && c.0[i] == text(i)?)
-                })?,
-                None => false,
-            };
-            if !same {
-                if let Some(c) = &current {
-                    flush(c, &mut by_machine);
-                }
-                let names: [String; 5] = [r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?];
-                let dir: String = r.get(5)?;
-                current = Some((names, Direction::parse(&dir), r.get(6)?));
-            }
-            let trial = stats::median_in_place(&mut vals);
-            let run = &runs[ri];
-            if !by_machine.contains_key(&run.machine) {
-                by_machine.insert(run.machine.clone(), BTreeMap::new());
-            }
-            let commits = by_machine.get_mut(&run.machine).expect("just inserted");
-            if !commits.contains_key(&run.commit) {
-                commits.insert(
-                    run.commit.clone(),
+            vals.clear();
+            vals.extend(run_rows.iter().map(|r| r.value));
+            let ri = run_rows[0].run;
+            let (m, c) = run_codes[ri as usize];
+            trials.push((m, c, ri, stats::median_in_place(&mut vals)));
+        }
+        // By machine, then commit, then run: a commit's trials in run order (codes
+        // follow run ids), the same sums and p however the rows arrived.
+        trials.sort_unstable_by_key(|t| (t.0, t.1, t.2));
+        for of_machine in trials.chunk_by(|a, b| a.0 == b.0) {
+            let points: Vec<Point> = of_machine
+                .chunk_by(|a, b| a.1 == b.1)
+                .map(|of_commit| {
+                    let first = &runs[of_commit[0].2 as usize];
                     Point {
-                        commit: run.commit.clone(),
-                        commit_time: run.commit_time,
-                        ingested_at: run.ingested_at,
-                        trials: Vec::new(),
-                        runs: Vec::new(),
-                    },
-                );
-            }
-            let point = commits.get_mut(&run.commit).expect("just inserted");
-            point.runs.push(ri);
-            point.commit_time = point.commit_time.min(run.commit_time);
-            point.ingested_at = point.ingested_at.min(run.ingested_at);
-            point.trials.push(trial);
+                        commit: first.commit.clone(),
+                        commit_time: of_commit
+                            .iter()
+                            .map(|t| runs[t.2 as usize].commit_time)
+                            .min()
+                            .expect("one trial"),
+                        ingested_at: of_commit
+                            .iter()
+                            .map(|t| runs[t.2 as usize].ingested_at)
+                            .min()
+                            .expect("one trial"),
+                        trials: of_commit.iter().map(|t| t.3).collect(),
+                        runs: of_commit.iter().map(|t| t.2 as usize).collect(),
+                    }
+                })
+                .collect();
+            flush(series, machines[of_machine[0].0 as usize], points);
         }
-        if let Some(c) = current.take() {
-            flush(&c, &mut by_machine);
-        }
-    }
+    })?;
     let events = join_tails(events, &position);
     let mut events: Vec<Event> = events.into_iter().map(with_kind).collect();
     events.sort_by(|a, b| {
@@ -434,25 +365,12 @@ fn series_events(
     id: &SeriesId,
     dir: Direction,
     key_order: Option<&str>,
-    points: BTreeMap<String, Point>,
+    mut ordered: Vec<Point>,
     runs: &[RunPoint],
     params: &changepoint::Params,
     confirm: usize,
 ) -> Vec<(Event, MetricMove)> {
     let (table, variant, key, metric_name, unit, machine) = id;
-    let mut ordered: Vec<Point> = points.into_values().collect();
-    // Trials in run order, not in the order the rows arrived: the same sums, the same
-    // p, however the query grouped them.
-    for p in &mut ordered {
-        let mut pairs: Vec<(usize, f64)> = p
-            .runs
-            .iter()
-            .copied()
-            .zip(p.trials.iter().copied())
-            .collect();
-        pairs.sort_by(|a, b| runs[a.0].run_id.cmp(&runs[b.0].run_id));
-        (p.runs, p.trials) = pairs.into_iter().unzip();
-    }
     ordered.sort_by(|a, b| {
         (a.commit_time, a.ingested_at, &a.commit).cmp(&(b.commit_time, b.ingested_at, &b.commit))
     });

@@ -1,0 +1,306 @@
+//! Reading a label's history for detect, one series at a time in bounded memory.
+//!
+//! One scan of the measurements turns each row into three numbers (series code, run
+//! code, value); the rows are spread over groups of about `rows_per_pass` rows, whole
+//! series to a group (files in a temporary directory when there is more than one
+//! group), and each group is then read back, sorted by series and run, and handed out
+//! one series at a time. DuckDB reads the string columns once, not once a pass.
+//!
+//! The codes are DuckDB's `hash()` of the series' names and of the run id, mapped to
+//! dense indices here; when two series or two runs share a hash (possible, never yet
+//! seen) the scan joins dense indices instead, which is exact and a few times slower.
+
+use super::DetectError;
+use crate::db::{sql_str, Db, MACHINE_CLASS_SQL};
+use duckdb::arrow::array::{Array, Float64Array, UInt64Array};
+use perfdb_ingest::model::Direction;
+use std::collections::HashMap;
+use std::io::{BufReader, BufWriter, Read, Write};
+
+/// A run's place in history.
+pub(super) struct RunPoint {
+    pub run_id: String,
+    pub commit: String,
+    pub commit_time: i64,
+    pub ingested_at: i64,
+    pub machine: String,
+    hash: u64,
+}
+
+/// The label's runs, ordered by run id: a run's code is its index here.
+pub(super) fn runs_of(db: &Db, label: &str) -> Result<Vec<RunPoint>, DetectError> {
+    let sql = format!(
+        "SELECT run_id, coalesce(\"commit\", run_id), epoch_us(coalesce(commit_time, ingested_at)), \
+                epoch_us(ingested_at), {MACHINE_CLASS_SQL}, hash(run_id) \
+         FROM runs r WHERE label = {} ORDER BY run_id",
+        sql_str(label)
+    );
+    let mut stmt = db.conn.prepare(&sql)?;
+    let rows = stmt
+        .query_map([], |r| {
+            Ok(RunPoint {
+                run_id: r.get(0)?,
+                commit: r.get(1)?,
+                commit_time: r.get(2)?,
+                ingested_at: r.get(3)?,
+                machine: r.get(4)?,
+                hash: r.get(5)?,
+            })
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(rows)
+}
+
+/// One series: its names (table, variant, key, metric, unit), direction, the key's
+/// printed order, and how many measurement rows it has.
+pub(super) struct Series {
+    pub names: [String; 5],
+    pub direction: Direction,
+    pub key_order: Option<String>,
+    rows: usize,
+    hash: u64,
+}
+
+/// One measurement row of a series: the run's code and the value.
+#[derive(Clone, Copy)]
+pub(super) struct Row {
+    pub run: u32,
+    pub value: f64,
+}
+
+/// How the scan codes series and runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Coding {
+    /// DuckDB's `hash()`, when no two series and no two runs share one (the fast way).
+    Hashed,
+    /// Dense indices joined in the scan: exact whatever the hashes.
+    Joined,
+}
+
+const SERIES_COLUMNS: &str = "table_name, variant, key, metric, unit";
+
+fn rows_filter(label: &str) -> String {
+    format!(
+        "label = {} AND value IS NOT NULL AND direction <> 'none'",
+        sql_str(label)
+    )
+}
+
+/// Every series of `label` with rows, in name order: a series' code is its index here.
+fn series_of(db: &Db, label: &str) -> Result<Vec<Series>, DetectError> {
+    let sql = format!(
+        "SELECT {SERIES_COLUMNS}, any_value(direction), any_value(key_order), count(*), \
+                hash({SERIES_COLUMNS}) \
+         FROM measurements WHERE {} GROUP BY {SERIES_COLUMNS} ORDER BY {SERIES_COLUMNS}",
+        rows_filter(label)
+    );
+    let mut stmt = db.conn.prepare(&sql)?;
+    let rows = stmt
+        .query_map([], |r| {
+            let dir: String = r.get(5)?;
+            Ok(Series {
+                names: [r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?],
+                direction: Direction::parse(&dir),
+                key_order: r.get(6)?,
+                rows: r.get::<_, i64>(7)?.max(0) as usize,
+                hash: r.get(8)?,
+            })
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(rows)
+}
+
+/// hash -> index, or `None` when two items share a hash.
+fn unique_codes(hashes: impl Iterator<Item = u64>) -> Option<HashMap<u64, u32>> {
+    let mut map = HashMap::new();
+    for (i, h) in hashes.enumerate() {
+        if map.insert(h, i as u32).is_some() {
+            return None;
+        }
+    }
+    Some(map)
+}
+
+/// Where one group's rows wait for the end of the scan.
+enum Sink {
+    Memory(Vec<(u32, Row)>),
+    File(BufWriter<std::fs::File>, std::path::PathBuf),
+}
+
+const RECORD: usize = 16;
+
+impl Sink {
+    fn push(&mut self, series: u32, row: Row) -> std::io::Result<()> {
+        match self {
+            Sink::Memory(v) => {
+                v.push((series, row));
+                Ok(())
+            }
+            Sink::File(w, _) => {
+                let mut b = [0u8; RECORD];
+                b[..4].copy_from_slice(&series.to_le_bytes());
+                b[4..8].copy_from_slice(&row.run.to_le_bytes());
+                b[8..].copy_from_slice(&row.value.to_le_bytes());
+                w.write_all(&b)
+            }
+        }
+    }
+
+    fn into_rows(self) -> std::io::Result<Vec<(u32, Row)>> {
+        match self {
+            Sink::Memory(v) => Ok(v),
+            Sink::File(w, path) => {
+                drop(w.into_inner().map_err(|e| e.into_error())?);
+                let file = std::fs::File::open(&path)?;
+                let len = file.metadata()?.len() as usize;
+                let mut r = BufReader::new(file);
+                let mut out = Vec::with_capacity(len / RECORD);
+                let mut b = [0u8; RECORD];
+                for _ in 0..len / RECORD {
+                    r.read_exact(&mut b)?;
+                    let word = |s: &[u8]| u32::from_le_bytes(s.try_into().expect("4 bytes"));
+                    out.push((
+                        word(&b[..4]),
+                        Row {
+                            run: word(&b[4..8]),
+                            value: f64::from_le_bytes(b[8..].try_into().expect("8 bytes")),
+                        },
+                    ));
+                }
+                std::fs::remove_file(&path)?;
+                Ok(out)
+            }
+        }
+    }
+}
+
+fn spill_error(e: std::io::Error) -> DetectError {
+    DetectError::Spill(e.to_string())
+}
+
+/// Hand every series of `label` with its rows (sorted by run code) to `each`, one
+/// series at a time, holding about `rows_per_pass` rows at once.
+pub(super) fn for_each_series(
+    db: &Db,
+    label: &str,
+    runs: &[RunPoint],
+    rows_per_pass: usize,
+    coding: Coding,
+    mut each: impl FnMut(&Series, &[Row]),
+) -> Result<(), DetectError> {
+    let mut t = std::time::Instant::now();
+    let series = series_of(db, label)?;
+    perfdb_ingest::trace("detect: series", &mut t);
+    let series_codes = unique_codes(series.iter().map(|s| s.hash));
+    let run_codes = unique_codes(runs.iter().map(|r| r.hash));
+    let codes = match (coding, series_codes, run_codes) {
+        (Coding::Hashed, Some(s), Some(r)) => Some((s, r)),
+        _ => None,
+    };
+    // Whole series to a group, in code order, each group about `rows_per_pass` rows.
+    let mut group_of = Vec::with_capacity(series.len());
+    let mut groups = 0usize;
+    let mut in_group = 0usize;
+    for s in &series {
+        if in_group > 0 && in_group + s.rows > rows_per_pass {
+            groups += 1;
+            in_group = 0;
+        }
+        group_of.push(groups as u32);
+        in_group += s.rows;
+    }
+    let groups = if series.is_empty() { 0 } else { groups + 1 };
+    let dir = if groups > 1 {
+        Some(
+            tempfile::Builder::new()
+                .prefix("perfdb-detect-")
+                .tempdir()
+                .map_err(spill_error)?,
+        )
+    } else {
+        None
+    };
+    let mut sinks: Vec<Sink> = (0..groups)
+        .map(|g| match &dir {
+            None => Ok(Sink::Memory(Vec::with_capacity(
+                series.iter().map(|s| s.rows).sum(),
+            ))),
+            Some(d) => {
+                let path = d.path().join(format!("group-{g}"));
+                let f = std::fs::File::create(&path)?;
+                Ok(Sink::File(BufWriter::with_capacity(1 << 16, f), path))
+            }
+        })
+        .collect::<std::io::Result<_>>()
+        .map_err(spill_error)?;
+
+    let filter = rows_filter(label);
+    let sql = match &codes {
+        Some(_) => format!(
+            "SELECT hash({SERIES_COLUMNS}), hash(run_id), value FROM measurements WHERE {filter}"
+        ),
+        None => format!(
+            "WITH s AS (SELECT CAST(row_number() OVER (ORDER BY {SERIES_COLUMNS}) - 1 AS UBIGINT) AS sid, {SERIES_COLUMNS} \
+                        FROM (SELECT DISTINCT {SERIES_COLUMNS} FROM measurements WHERE {filter})), \
+                  r AS (SELECT CAST(row_number() OVER (ORDER BY run_id) - 1 AS UBIGINT) AS rid, run_id \
+                        FROM runs WHERE label = {}) \
+             SELECT s.sid, r.rid, m.value FROM measurements m \
+             JOIN s USING ({SERIES_COLUMNS}) JOIN r USING (run_id) WHERE {filter}",
+            sql_str(label)
+        ),
+    };
+    let mut stmt = db.conn.prepare(&sql)?;
+    for batch in stmt.stream_arrow([])? {
+        let batch = batch?;
+        let column = |i: usize| batch.column(i).as_any();
+        let (Some(s), Some(r), Some(v)) = (
+            column(0).downcast_ref::<UInt64Array>(),
+            column(1).downcast_ref::<UInt64Array>(),
+            column(2).downcast_ref::<Float64Array>(),
+        ) else {
+            return Err(DetectError::Spill(format!(
+                "the scan returned {:?}, not (UBIGINT, UBIGINT, DOUBLE)",
+                batch.schema()
+            )));
+        };
+        for i in 0..batch.num_rows() {
+            if s.is_null(i) || r.is_null(i) || v.is_null(i) {
+                continue;
+            }
+            let (sc, rc) = match &codes {
+                Some((sm, rm)) => match (sm.get(&s.value(i)), rm.get(&r.value(i))) {
+                    (Some(&a), Some(&b)) => (a, b),
+                    // A row of a run the label's runs do not list: not history.
+                    _ => continue,
+                },
+                None => (s.value(i) as u32, r.value(i) as u32),
+            };
+            let g = group_of[sc as usize] as usize;
+            sinks[g]
+                .push(
+                    sc,
+                    Row {
+                        run: rc,
+                        value: v.value(i),
+                    },
+                )
+                .map_err(spill_error)?;
+        }
+    }
+    drop(stmt);
+    perfdb_ingest::trace("detect: scan", &mut t);
+    for sink in sinks {
+        let mut rows = sink.into_rows().map_err(spill_error)?;
+        rows.sort_unstable_by_key(|a| (a.0, a.1.run));
+        let just_rows: Vec<Row> = rows.iter().map(|r| r.1).collect();
+        let mut start = 0;
+        while start < rows.len() {
+            let code = rows[start].0;
+            let end = start + rows[start..].partition_point(|r| r.0 == code);
+            each(&series[code as usize], &just_rows[start..end]);
+            start = end;
+        }
+    }
+    perfdb_ingest::trace("detect: series examined", &mut t);
+    Ok(())
+}
