@@ -7,6 +7,7 @@
 pub mod compact;
 pub mod delta;
 pub mod formats;
+pub mod gpu_state;
 pub mod migrate;
 pub mod model;
 pub mod roundtrip;

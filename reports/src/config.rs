@@ -226,6 +226,7 @@ impl Config {
             allow_unchecked: r.allow_unchecked,
             mann_whitney_p: r.mann_whitney_p,
             baseline_window: r.baseline_window,
+            sequential: None,
         })
     }
 

@@ -7,6 +7,7 @@ pub mod config;
 pub mod db;
 pub mod detect;
 pub mod facts;
+pub mod noise;
 pub mod notify;
 pub mod render;
 // The one module with unsafe code: DuckDB's C API, for the kind of a statement.

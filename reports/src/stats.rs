@@ -13,6 +13,7 @@
 
 pub mod changepoint;
 pub mod modes;
+pub mod power;
 
 use statrs::distribution::{ContinuousCDF, Discrete, Normal, StudentsT};
 

@@ -133,3 +133,33 @@ fn flatten_nested(b: &RecordBatch) -> Result<RecordBatch, RenderError> {
         cols,
     )?)
 }
+
+/// Rows as plain text columns, left-aligned and two spaces apart, under `head` (left
+/// out when empty); trailing spaces trimmed.
+pub fn aligned(head: &[String], rows: &[Vec<String>]) -> String {
+    let lines: Vec<&[String]> = std::iter::once(head)
+        .filter(|h| !h.is_empty())
+        .chain(rows.iter().map(Vec::as_slice))
+        .collect();
+    let columns = lines.iter().map(|l| l.len()).max().unwrap_or(0);
+    let width: Vec<usize> = (0..columns)
+        .map(|i| {
+            lines
+                .iter()
+                .filter_map(|l| l.get(i))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for l in lines {
+        let mut line = String::new();
+        for (i, c) in l.iter().enumerate() {
+            line.push_str(&format!("{c:<w$}  ", w = width[i]));
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}

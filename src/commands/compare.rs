@@ -1,6 +1,6 @@
 //! `perfdb compare` and `perfdb demo`.
 
-use crate::cli::{CompareArgs, CompareFormat, ReduceArg, TestArg};
+use crate::cli::{CompareArgs, CompareFormat, JudgeOptions, ReduceArg, TestArg};
 use crate::Exit;
 use anyhow::Context;
 use perfdb_ingest::model::RunMeta;
@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 /// The comparison's options: the flags, then `perfdb.toml`, then the defaults — the
 /// same resolution the web app uses (`Config::resolve`).
-pub fn options(a: &CompareArgs) -> anyhow::Result<Options> {
+pub fn options(a: &JudgeOptions, baseline_window: Option<usize>) -> anyhow::Result<Options> {
     let cfg = Config::load_or_default(a.config.as_deref())?;
     let requested = Requested {
         threshold: a.threshold,
@@ -36,7 +36,7 @@ pub fn options(a: &CompareArgs) -> anyhow::Result<Options> {
         strict_numerics: a.strict_numerics,
         allow_unchecked: a.allow_unchecked,
         mann_whitney_p: a.mann_whitney_p,
-        baseline_window: a.baseline_window,
+        baseline_window,
     };
     // Errors name the option as the config does (`control_tol`); here it is a flag.
     cfg.resolve(&requested)
@@ -55,7 +55,7 @@ pub fn render(report: &Report, format: CompareFormat) -> String {
     }
 }
 
-fn exit_of(report: &Report) -> Exit {
+pub fn exit_of(report: &Report) -> Exit {
     match report.verdict.exit_code() {
         0 => Exit::Ok,
         1 => Exit::Regression,
@@ -65,7 +65,7 @@ fn exit_of(report: &Report) -> Exit {
 
 pub fn run(root: &Path, a: CompareArgs) -> anyhow::Result<Exit> {
     let mut t = std::time::Instant::now();
-    let opt = options(&a)?;
+    let opt = options(&a.judge, a.baseline_window)?;
     let db = Db::open(root)
         .with_context(|| format!("cannot open the warehouse at {}", root.display()))?;
     perfdb_ingest::trace("open the warehouse", &mut t);

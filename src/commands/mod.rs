@@ -1,8 +1,10 @@
 //! One module per subcommand; each returns the process exit code.
 
+mod ab;
 mod alerts;
 mod compare;
 mod ingest;
+mod noise;
 mod query;
 mod run;
 mod serve;
@@ -28,6 +30,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Serve(a) => serve::run(&wh, a),
         Command::ExportSite(a) => serve::export_site(&wh, a),
         Command::Run(a) => run::run(&wh, a),
+        Command::Ab(a) => ab::run(&wh, a),
+        Command::Noise(a) => noise::run(&wh, a),
         Command::Formats => ingest::formats(),
         Command::Demo => compare::demo(&wh),
     }

@@ -21,8 +21,13 @@ pub fn run(root: &Path, a: RunArgs) -> anyhow::Result<Exit> {
         .collect::<Vec<_>>()
         .join(" ");
     let started = std::time::Instant::now();
-    let (status, output) =
-        tee(&a.command, a.stdout_only).with_context(|| format!("cannot run `{command_line}`"))?;
+    let mut cmd = std::process::Command::new(&a.command[0]);
+    cmd.args(&a.command[1..]);
+    let out = tee(&mut cmd, Echo::AsIs).with_context(|| format!("cannot run `{command_line}`"))?;
+    let (status, output) = (
+        out.status,
+        if a.stdout_only { out.stdout } else { out.merged },
+    );
     let seconds = started.elapsed().as_secs_f64();
     let code = status.code();
     meta.tags
@@ -55,7 +60,7 @@ pub fn run(root: &Path, a: RunArgs) -> anyhow::Result<Exit> {
 }
 
 /// Quote a word for display the way a shell would need it.
-fn shell_word(w: &str) -> String {
+pub(super) fn shell_word(w: &str) -> String {
     if !w.is_empty()
         && w.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
@@ -66,44 +71,61 @@ fn shell_word(w: &str) -> String {
     }
 }
 
-/// Run `command`, copying its stdout and stderr to ours as they come, and return its
-/// status and everything it printed (only stdout with `stdout_only`), whole lines in the
-/// order they arrived.
-fn tee(
-    command: &[String],
-    stdout_only: bool,
-) -> std::io::Result<(std::process::ExitStatus, Vec<u8>)> {
+/// Where a command's output is shown while it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Echo {
+    /// stdout to ours, stderr to ours.
+    AsIs,
+    /// Both to our stderr (our stdout carries a report).
+    ToStderr,
+    Quiet,
+}
+
+/// What a command printed: stdout and stderr merged as whole lines in the order they
+/// arrived, and stdout alone.
+pub(super) struct Captured {
+    pub status: std::process::ExitStatus,
+    pub merged: Vec<u8>,
+    pub stdout: Vec<u8>,
+}
+
+/// Run `command`, showing its stdout and stderr as `echo` says as they come, and return
+/// its status and everything it printed.
+pub(super) fn tee(command: &mut std::process::Command, echo: Echo) -> std::io::Result<Captured> {
     use std::io::Read;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(&command[0])
-        .args(&command[1..])
+    use std::process::Stdio;
+    let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()?;
     let collected = std::sync::Mutex::new(Vec::<u8>::new());
-    let pump = |mut from: Box<dyn Read + Send>, to_stderr: bool| {
+    let pump = |mut from: Box<dyn Read + Send>, is_stderr: bool| {
         let collected = &collected;
-        let keep = !(to_stderr && stdout_only);
-        move || -> std::io::Result<()> {
+        move || -> std::io::Result<Vec<u8>> {
             let mut buf = [0u8; 16 * 1024];
             let mut partial: Vec<u8> = Vec::new();
+            let mut own = Vec::new();
             loop {
                 let n = from.read(&mut buf)?;
                 if n == 0 {
                     break;
                 }
                 let chunk = &buf[..n];
-                if to_stderr {
-                    let mut e = std::io::stderr().lock();
-                    e.write_all(chunk)?;
-                    e.flush()?;
-                } else {
-                    let mut o = std::io::stdout().lock();
-                    o.write_all(chunk)?;
-                    o.flush()?;
+                match (echo, is_stderr) {
+                    (Echo::Quiet, _) => {}
+                    (Echo::AsIs, false) => {
+                        let mut o = std::io::stdout().lock();
+                        o.write_all(chunk)?;
+                        o.flush()?;
+                    }
+                    _ => {
+                        let mut e = std::io::stderr().lock();
+                        e.write_all(chunk)?;
+                        e.flush()?;
+                    }
                 }
-                if !keep {
-                    continue;
+                if !is_stderr {
+                    own.extend_from_slice(chunk);
                 }
                 partial.extend_from_slice(chunk);
                 if let Some(last) = partial.iter().rposition(|b| *b == b'\n') {
@@ -122,7 +144,7 @@ fn tee(
                     .unwrap_or_else(|p| p.into_inner())
                     .extend_from_slice(&partial);
             }
-            Ok(())
+            Ok(own)
         }
     };
     let out = Box::new(child.stdout.take().expect("piped"));
@@ -133,11 +155,12 @@ fn tee(
         (a.join(), b.join())
     });
     let status = child.wait()?;
-    for r in [a, b] {
-        r.unwrap_or_else(|_| Err(std::io::Error::other("output thread panicked")))?;
-    }
-    Ok((
+    let panicked = || std::io::Error::other("output thread panicked");
+    let stdout = a.unwrap_or_else(|_| Err(panicked()))?;
+    b.unwrap_or_else(|_| Err(panicked()))?;
+    Ok(Captured {
         status,
-        collected.into_inner().unwrap_or_else(|p| p.into_inner()),
-    ))
+        merged: collected.into_inner().unwrap_or_else(|p| p.into_inner()),
+        stdout,
+    })
 }

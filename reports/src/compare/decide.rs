@@ -571,6 +571,8 @@ mod tests {
             base_numerics: Numerics::NotChecked,
             numerics: NumericsStatus::Ok,
             modes: None,
+            state: None,
+            trials_needed: None,
         }
     }
 
@@ -802,6 +804,8 @@ mod cost_tests {
             base_numerics: Numerics::NotChecked,
             numerics: NumericsStatus::Ok,
             modes: None,
+            state: None,
+            trials_needed: None,
         }
     }
 

@@ -9,6 +9,7 @@ pub(crate) mod decide;
 mod load;
 mod matching;
 mod select;
+pub mod sequential;
 mod summarise;
 mod types;
 
@@ -183,6 +184,8 @@ fn build_report(
             base_numerics,
             numerics: NumericsStatus::of(base_numerics, head_numerics),
             modes: None,
+            state: None,
+            trials_needed: None,
         };
         assess(&mut row, &bvals, &hvals, opt);
         // Each side on its own: pooled, a real change is two modes too.
@@ -206,10 +209,13 @@ fn build_report(
                 && rows[*i].verdict == Verdict::NoSignificantChange
         })
         .collect();
-    let ps: Vec<f64> = family
+    let mut ps: Vec<f64> = family
         .iter()
         .map(|i| rows[*i].p.expect("filtered"))
         .collect();
+    if let Some(look) = &opt.sequential {
+        sequential::adjust(&mut ps, look);
+    }
     let qs = stats::benjamini_hochberg(&ps);
     for (i, q) in family.iter().zip(qs) {
         rows[*i].q = Some(q);
@@ -222,6 +228,10 @@ fn build_report(
         beyond_reach_after_correction(&mut rows, &family, &ps, opt.alpha);
     }
     for r in &mut rows {
+        match &opt.sequential {
+            Some(look) => sequential::judge(r, look, opt.alpha),
+            None => sequential::note_power(r, opt.alpha),
+        }
         note_modes(r);
     }
 

@@ -55,6 +55,9 @@ pub struct Options {
     pub mann_whitney_p: bool,
     /// Base is the last N commits of the base label, pooled (history as the baseline).
     pub baseline_window: Option<usize>,
+    /// Judge the comparison as one look of a sequential A/B run (`perfdb ab`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<super::sequential::Look>,
 }
 
 impl Options {
@@ -171,6 +174,7 @@ impl Default for Options {
             allow_unchecked: false,
             mann_whitney_p: false,
             baseline_window: None,
+            sequential: None,
         }
     }
 }
@@ -324,6 +328,14 @@ pub struct Row {
     /// side sat in the slow mode more than the code.
     #[serde(default)]
     pub modes: Option<(f64, f64)>,
+    /// As one look of `perfdb ab`: regression, improvement, cleared, undecidable or
+    /// undecided (docs/STATS.md, "Sequential A/B"); absent in a one-shot comparison.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<super::sequential::State>,
+    /// Trials a side the row needs: to be decided (an undecided or undecidable row of
+    /// `ab`), or to see its threshold with power 0.8 (an underpowered row of `compare`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trials_needed: Option<usize>,
 }
 
 /// Head's numerics judged against base (docs/STATS.md, "Numerics").
