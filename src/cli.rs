@@ -97,11 +97,11 @@ pub enum Command {
     /// side an undecided row would need. Method: docs/STATS.md, "Sequential A/B".
     ///
     /// Three ways to give the arms:
-    ///   perfdb ab --base 'git stash; python bench.py' --head 'python bench.py'
+    ///   perfdb ab --base 'cd ../main && python bench.py' --head 'python bench.py'
     ///   perfdb ab --base-dir ../main --head-dir . -- python bench.py
     ///   perfdb ab --base-env USE_NEW_KERNEL=0 --head-env USE_NEW_KERNEL=1 -- python bench.py
-    #[command(after_help = EXIT_CODES)]
-    Ab(AbArgs),
+    #[command(after_help = EXIT_CODES, verbatim_doc_comment)]
+    Ab(Box<AbArgs>),
     /// How noisy each series of a label is, and the trials a side a change needs
     ///
     /// Per series (table, variant, key, metric): sigma, the pooled standard deviation of
@@ -420,7 +420,12 @@ pub struct AbArgs {
     #[arg(long, value_name = "CMD", requires = "base")]
     pub head: Option<String>,
     /// Run the command after `--` in this directory for the base arm
-    #[arg(long, value_name = "DIR", requires = "head_dir", conflicts_with = "base_env")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        requires = "head_dir",
+        conflicts_with = "base_env"
+    )]
     pub base_dir: Option<PathBuf>,
     /// Run the command after `--` in this directory for the head arm
     #[arg(long, value_name = "DIR", requires = "base_dir")]

@@ -203,6 +203,15 @@ mod tests {
     }
 
     #[test]
+    fn nvidia_smi_on_an_idle_h200() {
+        let g = parse_nvidia_smi(&sample("gpu-state/nvidia-smi-h200-idle.txt")).unwrap();
+        assert_eq!(g[0].clock_mhz, Some(345.0));
+        // Reason 0x1 is the GPU being idle: not a throttle.
+        assert!(!g[0].throttled());
+        assert_eq!(g[0].tags("after").last().unwrap().1, "none");
+    }
+
+    #[test]
     fn nvidia_smi_reasons_and_missing_fields() {
         let g = parse_nvidia_smi(
             "1755, 699.12, 700.00, 61, 0x0000000000000004\n\

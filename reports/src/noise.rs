@@ -8,7 +8,7 @@
 
 use crate::db::{sql_str, Db, DbError, MACHINE_CLASS_SQL};
 use crate::stats::power::{self, Noise};
-use perfdb_ingest::model::{key_display, key_from_json, in_source_order};
+use perfdb_ingest::model::{in_source_order, key_display, key_from_json};
 use serde::Serialize;
 
 /// The changes every noise report prints the trials for, beside the threshold.
@@ -93,7 +93,14 @@ pub fn noise(
     let mut series: Vec<(Id, Option<String>, Vec<Vec<f64>>)> = Vec::new();
     let mut last_commit = String::new();
     while let Some(r) = rows.next()? {
-        let id: Id = (r.get(0)?, r.get(1)?, r.get(2)?, r.get(4)?, r.get(5)?, r.get(6)?);
+        let id: Id = (
+            r.get(0)?,
+            r.get(1)?,
+            r.get(2)?,
+            r.get(4)?,
+            r.get(5)?,
+            r.get(6)?,
+        );
         let commit: String = r.get(7)?;
         let v: f64 = r.get(8)?;
         match series.last_mut() {

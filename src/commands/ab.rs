@@ -138,9 +138,16 @@ impl Arms {
         };
         match self {
             Arms::Shell(c) => c[i].clone(),
-            Arms::Dirs(d, argv) => format!("(cd {} && {})", shell_word(&d[i].to_string_lossy()), words(argv)),
+            Arms::Dirs(d, argv) => format!(
+                "(cd {} && {})",
+                shell_word(&d[i].to_string_lossy()),
+                words(argv)
+            ),
             Arms::Envs(e, argv) => {
-                let env: Vec<String> = e[i].iter().map(|(k, v)| shell_word(&format!("{k}={v}"))).collect();
+                let env: Vec<String> = e[i]
+                    .iter()
+                    .map(|(k, v)| shell_word(&format!("{k}={v}")))
+                    .collect();
                 format!("{} {}", env.join(" "), words(argv))
             }
         }
@@ -177,12 +184,16 @@ impl GpuTool {
     /// The GPU the benchmark sees first: the first entry of CUDA_VISIBLE_DEVICES /
     /// HIP_VISIBLE_DEVICES when it is a number, else 0.
     fn device() -> String {
-        ["CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"]
-            .iter()
-            .filter_map(|k| std::env::var(k).ok())
-            .filter_map(|v| v.split(',').next().map(|s| s.trim().to_string()))
-            .find(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit()))
-            .unwrap_or_else(|| "0".to_string())
+        [
+            "CUDA_VISIBLE_DEVICES",
+            "HIP_VISIBLE_DEVICES",
+            "ROCR_VISIBLE_DEVICES",
+        ]
+        .iter()
+        .filter_map(|k| std::env::var(k).ok())
+        .filter_map(|v| v.split(',').next().map(|s| s.trim().to_string()))
+        .find(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit()))
+        .unwrap_or_else(|| "0".to_string())
     }
 
     /// One reading, or why there is none.
@@ -297,7 +308,8 @@ impl Session {
         let since_previous = self.last_end.map(|t| start.duration_since(t).as_secs_f64());
         let described = self.arms.describe(arm);
         let mut cmd = self.arms.command(arm);
-        let out = tee(&mut cmd, self.echo).with_context(|| format!("cannot run the {} arm: `{described}`", arm.name()))?;
+        let out = tee(&mut cmd, self.echo)
+            .with_context(|| format!("cannot run the {} arm: `{described}`", arm.name()))?;
         let end = Instant::now();
         self.last_end = Some(end);
         let seconds = end.duration_since(start).as_secs_f64();
@@ -306,20 +318,47 @@ impl Session {
         let out_path = self.logs.join(format!("{what}.out"));
         std::fs::write(&out_path, &out.stdout)
             .and_then(|_| std::fs::write(self.logs.join(format!("{what}.log")), &out.merged))
-            .with_context(|| format!("cannot write the trial's output under {}", self.logs.display()))?;
+            .with_context(|| {
+                format!(
+                    "cannot write the trial's output under {}",
+                    self.logs.display()
+                )
+            })?;
         let log = out_path.to_string_lossy().into_owned();
         let ok = out.status.success();
         let Some((block_no, position)) = block else {
             if !ok {
                 // A warm-up that fails is stored as a failed run like any trial: the
                 // arm does not run.
-                self.store(arm, &out.stdout, &log, self.base_tags(arm, &described, &started_at, seconds, since_previous, &out.status, None), Some(&out.status))?;
+                self.store(
+                    arm,
+                    &out.stdout,
+                    &log,
+                    self.base_tags(
+                        arm,
+                        &described,
+                        &started_at,
+                        seconds,
+                        since_previous,
+                        &out.status,
+                        None,
+                    ),
+                    Some(&out.status),
+                )?;
             }
             self.perfdb_time += perfdb_start.elapsed();
             return Ok(Trial { ok, log });
         };
         self.durations.push(seconds);
-        let mut tags = self.base_tags(arm, &described, &started_at, seconds, since_previous, &out.status, Some((block_no, position)));
+        let mut tags = self.base_tags(
+            arm,
+            &described,
+            &started_at,
+            seconds,
+            since_previous,
+            &out.status,
+            Some((block_no, position)),
+        );
         for (reading, when) in [(before, "before"), (after, "after")] {
             match reading {
                 Some(Ok(g)) => {
@@ -360,11 +399,16 @@ impl Session {
             t.push(("warmup".into(), "true".into()));
         }
         t.push(("ab_seed".into(), self.seed.to_string()));
-        t.push(("started_at".into(), started_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)));
+        t.push((
+            "started_at".into(),
+            started_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        ));
         t.push(("duration_s".into(), format!("{seconds:.3}")));
         t.push((
             "exit_code".into(),
-            status.code().map_or_else(|| "signal".to_string(), |c| c.to_string()),
+            status
+                .code()
+                .map_or_else(|| "signal".to_string(), |c| c.to_string()),
         ));
         if let Some(s) = since_previous {
             t.push(("since_previous_s".into(), format!("{s:.3}")));
@@ -407,7 +451,12 @@ impl Session {
     fn look(&self, opt: &Options) -> anyhow::Result<Report> {
         let db = Db::open(&self.root)
             .with_context(|| format!("cannot open the warehouse at {}", self.root.display()))?;
-        Ok(compare(&db, &self.metas[0].label, &self.metas[1].label, opt)?)
+        Ok(compare(
+            &db,
+            &self.metas[0].label,
+            &self.metas[1].label,
+            opt,
+        )?)
     }
 
     fn mean_trial(&self) -> f64 {
@@ -434,7 +483,10 @@ fn decided_count(report: &Report) -> (usize, usize) {
         .iter()
         .filter(|r| !r.control && r.state.is_some() && !metric::is_tail(&r.metric))
         .collect();
-    let open = judged.iter().filter(|r| r.state == Some(State::Undecided)).count();
+    let open = judged
+        .iter()
+        .filter(|r| r.state == Some(State::Undecided))
+        .count();
     (judged.len() - open, judged.len())
 }
 
@@ -486,7 +538,9 @@ pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
     let arms = Arms::from_args(&a)?;
     let mut opt = options(&a.judge, None)?;
     if opt.test != Test::Welch {
-        anyhow::bail!("--test mann-whitney: ab's stopping rule is built on Welch's test on log values");
+        anyhow::bail!(
+            "--test mann-whitney: ab's stopping rule is built on Welch's test on log values"
+        );
     }
     let planned = planned_looks(a.max_trials);
     opt.sequential = Some(Look {
@@ -495,11 +549,16 @@ pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
     });
     let format: Option<Format> = match a.input_format.as_str() {
         "auto" => None,
-        f => Some(f.parse().map_err(|e| anyhow::anyhow!("--input-format {e}"))?),
+        f => Some(
+            f.parse()
+                .map_err(|e| anyhow::anyhow!("--input-format {e}"))?,
+        ),
     };
     let session = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
     let label = |given: &Option<String>, arm: &str, flag: &str| -> anyhow::Result<String> {
-        let l = given.clone().unwrap_or_else(|| format!("ab-{arm}-{session}"));
+        let l = given
+            .clone()
+            .unwrap_or_else(|| format!("ab-{arm}-{session}"));
         Label::new(&l).map_err(|e| anyhow::anyhow!("{flag} {e}"))?;
         Ok(l)
     };
@@ -508,7 +567,10 @@ pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
         label(&a.label_head, "head", "--label-head")?,
     ];
     if labels[0] == labels[1] {
-        anyhow::bail!("--label-base and --label-head are both '{}': the arms would pool", labels[0]);
+        anyhow::bail!(
+            "--label-base and --label-head are both '{}': the arms would pool",
+            labels[0]
+        );
     }
     let seed = a.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
@@ -516,8 +578,12 @@ pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(0)
     });
-    let logs = a.logs.clone().unwrap_or_else(|| PathBuf::from("perfdb-ab").join(&session));
-    std::fs::create_dir_all(&logs).with_context(|| format!("cannot create the logs folder {}", logs.display()))?;
+    let logs = a
+        .logs
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("perfdb-ab").join(&session));
+    std::fs::create_dir_all(&logs)
+        .with_context(|| format!("cannot create the logs folder {}", logs.display()))?;
     let mut tags = vec![("ab_session".to_string(), session.clone())];
     if let Some(m) = &a.machine {
         tags.push(("machine".to_string(), m.clone()));
@@ -528,7 +594,11 @@ pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
         tags: tags.clone(),
         ..Default::default()
     };
-    let gpu = if a.no_gpu_state { None } else { GpuTool::find() };
+    let gpu = if a.no_gpu_state {
+        None
+    } else {
+        GpuTool::find()
+    };
     if gpu.is_none() && !a.no_gpu_state {
         eprintln!("ab: neither nvidia-smi nor amd-smi is on PATH: the GPU's clock and power are not recorded");
     }
@@ -653,23 +723,10 @@ pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
         }
         last = Some(report);
     }
-    let mut report = last.expect("looked");
+    // The report warns of clocks and throttling from the runs' tags, as compare does.
+    let report = last.expect("looked");
     let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
     let clocks = [mean(&s.clocks[0]), mean(&s.clocks[1])];
-    if let [Some(b), Some(h)] = clocks {
-        if (h / b - 1.0).abs() > 0.02 {
-            report.warnings.push(format!(
-                "the arms ran at different GPU clocks: base {b:.0} MHz, head {h:.0} MHz on average ({}): a difference may be the clock's",
-                pct(h / b - 1.0)
-            ));
-        }
-    }
-    if s.throttled > 0 {
-        report.warnings.push(format!(
-            "{} trial(s) ended with the GPU throttled (the gpu_throttle_after tag of their runs says why)",
-            s.throttled
-        ));
-    }
     let measured = s.durations.len().max(1);
     let seq = Sequential {
         trials_per_arm: n,
@@ -748,7 +805,11 @@ fn summary_line(s: &Sequential) -> String {
         "stopped at {} trial(s) a side: {}; looks at {} of {}; seed {}; {} block(s) {}; {}",
         s.trials_per_arm,
         stopped_text(s),
-        if looks.is_empty() { "none".to_string() } else { looks.join(", ") },
+        if looks.is_empty() {
+            "none".to_string()
+        } else {
+            looks.join(", ")
+        },
         planned.join(", "),
         s.seed,
         s.blocks.len(),
@@ -763,11 +824,14 @@ fn sequential_text(s: &Sequential, report: &Report) -> String {
         "ab: labels {} and {}; trial outputs in {}\n",
         s.labels[0], s.labels[1], s.logs
     ));
-    let rows: Vec<Vec<String>> = state_rows(report).into_iter().map(|r| {
-        let mut v = vec![String::new()];
-        v.extend(r);
-        v
-    }).collect();
+    let rows: Vec<Vec<String>> = state_rows(report)
+        .into_iter()
+        .map(|r| {
+            let mut v = vec![String::new()];
+            v.extend(r);
+            v
+        })
+        .collect();
     out.push_str(&perfdb_reports::table::aligned(&[], &rows));
     out
 }
@@ -784,7 +848,10 @@ fn sequential_markdown(s: &Sequential, report: &Report) -> String {
     if !rows.is_empty() {
         out.push_str("| state | row | change | 95% CI | trials needed |\n|---|---|---:|---|---|\n");
         for r in rows {
-            out.push_str(&format!("| {} | {} | {} | {} | {} |\n", r[0], r[1], r[2], r[3], r[4]));
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} |\n",
+                r[0], r[1], r[2], r[3], r[4]
+            ));
         }
     }
     out

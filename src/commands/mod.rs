@@ -30,7 +30,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Serve(a) => serve::run(&wh, a),
         Command::ExportSite(a) => serve::export_site(&wh, a),
         Command::Run(a) => run::run(&wh, a),
-        Command::Ab(a) => ab::run(&wh, a),
+        Command::Ab(a) => ab::run(&wh, *a),
         Command::Noise(a) => noise::run(&wh, a),
         Command::Formats => ingest::formats(),
         Command::Demo => compare::demo(&wh),

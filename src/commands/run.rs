@@ -26,7 +26,11 @@ pub fn run(root: &Path, a: RunArgs) -> anyhow::Result<Exit> {
     let out = tee(&mut cmd, Echo::AsIs).with_context(|| format!("cannot run `{command_line}`"))?;
     let (status, output) = (
         out.status,
-        if a.stdout_only { out.stdout } else { out.merged },
+        if a.stdout_only {
+            out.stdout
+        } else {
+            out.merged
+        },
     );
     let seconds = started.elapsed().as_secs_f64();
     let code = status.code();

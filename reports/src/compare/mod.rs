@@ -52,12 +52,73 @@ pub fn compare(db: &Db, base: &str, head: &str, opt: &Options) -> Result<Report,
     });
     let (b, h) = (b?, h?);
     trace("load both sides", &mut t);
-    let r = build_report(base_side, head_side, b, h, opt)?;
+    let gpu = gpu_state_warnings(db, &base_side, &head_side)?;
+    let mut r = build_report(base_side, head_side, b, h, opt)?;
+    r.warnings.extend(gpu);
     trace("statistics (summary included)", &mut t);
     Ok(r)
 }
 
 use perfdb_ingest::trace;
+
+/// What the GPU-state tags of the runs say against the comparison (`perfdb ab`
+/// records them, docs/STATS.md): the sides' mean clocks more than 2% apart, trials that
+/// ended throttled.
+fn gpu_state_warnings(db: &Db, b: &SideInfo, h: &SideInfo) -> Result<Vec<String>, CompareError> {
+    let side = |s: &SideInfo| -> Result<(Vec<f64>, usize), CompareError> {
+        if s.runs.is_empty() {
+            return Ok((Vec::new(), 0));
+        }
+        let ids: Vec<String> = s.runs.iter().map(|r| crate::db::sql_str(r)).collect();
+        let sql = format!(
+            "SELECT tags FROM runs WHERE run_id IN ({}) AND contains(tags, '\"gpu_')",
+            ids.join(", ")
+        );
+        let mut stmt = db.conn.prepare(&sql)?;
+        let tags: Vec<Option<String>> = stmt
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        let (mut clocks, mut throttled) = (Vec::new(), 0);
+        for t in tags.into_iter().flatten() {
+            let Ok(serde_json::Value::Object(m)) = serde_json::from_str(&t) else {
+                continue;
+            };
+            for k in ["gpu_clock_mhz_before", "gpu_clock_mhz_after"] {
+                if let Some(c) = m
+                    .get(k)
+                    .and_then(|v| v.as_str())
+                    .and_then(|v| v.parse().ok())
+                {
+                    clocks.push(c);
+                }
+            }
+            if m.get("gpu_throttle_after")
+                .and_then(|v| v.as_str())
+                .is_some_and(|v| v != "none")
+            {
+                throttled += 1;
+            }
+        }
+        Ok((clocks, throttled))
+    };
+    let ((cb, tb), (ch, th)) = (side(b)?, side(h)?);
+    let mut out = Vec::new();
+    if !cb.is_empty() && !ch.is_empty() {
+        let (mb, mh) = (stats::mean(&cb), stats::mean(&ch));
+        if (mh / mb - 1.0).abs() > 0.02 {
+            out.push(format!(
+                "the sides ran at different GPU clocks: base {mb:.0} MHz, head {mh:.0} MHz on average ({:+.1}%): a difference may be the clock's",
+                (mh / mb - 1.0) * 100.0
+            ));
+        }
+    }
+    if tb + th > 0 {
+        out.push(format!(
+            "{tb} base and {th} head trial(s) ended with the GPU throttled (their runs' gpu_throttle_after tag says why)"
+        ));
+    }
+    Ok(out)
+}
 
 fn build_report(
     base_side: SideInfo,

@@ -103,9 +103,7 @@ fn t_quantile(p: f64, df: f64) -> f64 {
     if !(df.is_finite() && df > 0.0) {
         return f64::INFINITY;
     }
-    StudentsT::new(0.0, 1.0, df)
-        .expect("df > 0")
-        .inverse_cdf(p)
+    StudentsT::new(0.0, 1.0, df).expect("df > 0").inverse_cdf(p)
 }
 
 /// Trials a side at which an interval of half-width t sqrt(var_sum / n) around `d`
@@ -169,8 +167,7 @@ pub(super) fn judge(r: &mut Row, look: &Look, alpha: f64) {
                 Some(k) => format!("needs ~{k} a side"),
                 None => "no number of trials can tell at this estimate".to_string(),
             };
-            let undecidable =
-                n >= UNDECIDABLE_FROM && needed.is_none_or(|k| k > look.max_trials);
+            let undecidable = n >= UNDECIDABLE_FROM && needed.is_none_or(|k| k > look.max_trials);
             r.state = Some(if undecidable {
                 State::Undecidable
             } else {
@@ -328,7 +325,11 @@ mod tests {
     fn three_noisy_trials_cannot_see_five_percent() {
         let mut r = row(&[10.0, 10.6, 9.5], &[10.2, 9.7, 10.5]);
         note_power(&mut r, 0.05);
-        assert!(r.reason.starts_with("underpowered: cannot see 5% at n = 3"), "{}", r.reason);
+        assert!(
+            r.reason.starts_with("underpowered: cannot see 5% at n = 3"),
+            "{}",
+            r.reason
+        );
         assert!(r.trials_needed.unwrap() > 3);
         // Tight trials see it: the reason is left alone.
         let mut r = row(&[10.0, 10.01, 9.99], &[10.0, 10.02, 9.98]);
@@ -345,7 +346,7 @@ mod tests {
             looks: looks.len(),
             max_trials,
         };
-        let mut trial = |rng: &mut stats::SplitMix64| {
+        let trial = |rng: &mut stats::SplitMix64| {
             // Lognormal noise, and one trial in 50 slowed 10-40% (a one-sided outlier:
             // a clock dip, a neighbour's job).
             let slow = if rng.below(50) == 0 {
@@ -381,12 +382,19 @@ mod tests {
     fn a_a_runs_flag_at_most_alpha_of_the_time() {
         // Threshold 0: any significant difference flags, the hardest case for the rule.
         for (sigma, runs) in [(0.01, 2000), (0.05, 1000)] {
-            let flagged = (0..runs).filter(|&s| aa_run(s as u64 + 1, sigma, 0.0, 20)).count();
+            let flagged = (0..runs)
+                .filter(|&s| aa_run(s as u64 + 1, sigma, 0.0, 20))
+                .count();
             let rate = flagged as f64 / runs as f64;
-            assert!(rate <= 0.05, "sigma {sigma}: {flagged} of {runs} A/A runs flagged ({rate})");
+            assert!(
+                rate <= 0.05,
+                "sigma {sigma}: {flagged} of {runs} A/A runs flagged ({rate})"
+            );
         }
         // At the usual 5% threshold, real noise flags (next to) nothing.
-        let flagged = (0..1000).filter(|&s| aa_run(s as u64 + 7, 0.02, 0.05, 20)).count();
+        let flagged = (0..1000)
+            .filter(|&s| aa_run(s as u64 + 7, 0.02, 0.05, 20))
+            .count();
         assert!(flagged <= 5, "{flagged} of 1000");
     }
 }

@@ -50,9 +50,7 @@ pub fn noise(groups: &[Vec<f64>]) -> Option<Noise> {
 }
 
 fn t_quantile(p: f64, df: f64) -> f64 {
-    StudentsT::new(0.0, 1.0, df)
-        .expect("df > 0")
-        .inverse_cdf(p)
+    StudentsT::new(0.0, 1.0, df).expect("df > 0").inverse_cdf(p)
 }
 
 fn z_quantile(p: f64) -> f64 {
@@ -140,8 +138,14 @@ mod tests {
     #[test]
     fn pooled_and_robust_sigma() {
         // Two groups with the same spread on the log scale, at different levels.
-        let g1: Vec<f64> = [-0.01f64, 0.0, 0.01].iter().map(|d| 10.0 * d.exp()).collect();
-        let g2: Vec<f64> = [-0.01f64, 0.0, 0.01].iter().map(|d| 30.0 * d.exp()).collect();
+        let g1: Vec<f64> = [-0.01f64, 0.0, 0.01]
+            .iter()
+            .map(|d| 10.0 * d.exp())
+            .collect();
+        let g2: Vec<f64> = [-0.01f64, 0.0, 0.01]
+            .iter()
+            .map(|d| 30.0 * d.exp())
+            .collect();
         let n = noise(&[g1, g2, vec![5.0]]).unwrap();
         assert_eq!((n.trials, n.groups), (6, 2));
         assert!((n.sigma - 0.01).abs() < 1e-12, "{}", n.sigma);

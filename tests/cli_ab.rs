@@ -1,0 +1,419 @@
+//! `perfdb ab` end to end, on replays of real H200 trials: 30 a side of the GEMM sweep
+//! and vector add (aiter format, ABBA-recorded), head K-padding four GEMM shapes
+//! 2.5-3.2x slower and a fifth 1.025x (sample-data/README.md). Each arm's command is
+//! `tests/fixtures/replay.sh`, printing the arm's next recorded trial.
+
+mod common;
+use common::*;
+use serde_json::Value;
+
+fn replay(dir: &str, state: &Wh, name: &str, start_step: Option<(usize, usize)>) -> String {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/replay.sh");
+    let mut c = format!(
+        "sh {} {} {}",
+        script.display(),
+        sample(dir).display(),
+        state.dir.path().join(name).display()
+    );
+    if let Some((start, step)) = start_step {
+        c.push_str(&format!(" {start} {step}"));
+    }
+    c
+}
+
+const AB30: &str = "h200-gemm/ab30/aiter";
+
+fn ab_json(wh: &Wh, base: &str, head: &str, extra: &[&str]) -> (i32, Value, String) {
+    let mut args = vec![
+        "ab",
+        "--quiet",
+        "--format",
+        "json",
+        "--control",
+        "torch",
+        "--base",
+        base,
+        "--head",
+        head,
+    ];
+    args.extend_from_slice(extra);
+    let out = wh.run(&args);
+    let v: Value = serde_json::from_str(&stdout(&out))
+        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&out), stderr(&out)));
+    (code(&out), v, stderr(&out))
+}
+
+/// (state, "variant M", metric) of the rows in `state`.
+fn rows_in(v: &Value, state: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["state"] == state)
+        .map(|r| {
+            (
+                format!(
+                    "{} {}",
+                    r["table"].as_str().unwrap(),
+                    r["key_text"].as_str().unwrap()
+                ),
+                r["metric"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn the_changed_shapes_are_flagged_and_the_run_stops_early() {
+    let wh = Wh::new();
+    let base = replay(&format!("{AB30}/base"), &wh, "b", None);
+    let head = replay(&format!("{AB30}/head"), &wh, "h", None);
+    let (rc, v, err) = ab_json(&wh, &base, &head, &["--seed", "7"]);
+    assert_eq!(rc, 1, "{err}");
+    let seq = &v["sequential"];
+    assert_eq!(seq["stopped"], "decided", "{seq}");
+    let n = seq["trials_per_arm"].as_u64().unwrap();
+    assert!(n < 20, "stopped at {n} a side");
+    let regressed: Vec<String> = rows_in(&v, "regression")
+        .into_iter()
+        .filter(|(_, m)| m == "latency")
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(
+        regressed,
+        [
+            "gemm_a16w16 M=2048 N=8192 K=8192 dtype=torch.bfloat16",
+            "gemm_a16w16 M=256 N=8192 K=8192 dtype=torch.bfloat16",
+            "gemm_a16w16 M=4096 N=14336 K=4096 dtype=torch.bfloat16",
+            "gemm_a16w16 M=512 N=4096 K=4096 dtype=torch.bfloat16",
+        ]
+    );
+    // The 1.025x shape is smaller than the threshold: cleared, not flagged.
+    let cleared = rows_in(&v, "cleared");
+    assert!(
+        cleared.contains(&(
+            "gemm_a16w16 M=4096 N=4096 K=4096 dtype=torch.bfloat16".to_string(),
+            "latency".to_string()
+        )),
+        "{cleared:?}"
+    );
+    assert!(rows_in(&v, "improvement").is_empty());
+    assert!(rows_in(&v, "undecided").is_empty());
+    // Every trial is a run with its tags, in its own label; the warm-up is not.
+    let runs = wh.sql(
+        "SELECT label, count(*) AS n, count(DISTINCT regexp_extract(tags, '\"block\":\"([0-9]+)\"', 1)) AS blocks \
+         FROM runs WHERE contains(tags, '\"arm\":') GROUP BY label ORDER BY label",
+    );
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    for r in &runs {
+        assert_eq!(r["n"].as_i64().unwrap() as u64, n, "{r}");
+        assert_eq!(r["blocks"].as_i64().unwrap() as u64, n / 2, "{r}");
+    }
+    let logs = std::path::Path::new(seq["logs"].as_str().unwrap());
+    let logs = wh.dir.path().join(logs);
+    // Each trial's output is kept: the measured ones and the warm-up.
+    let kept = |suffix: &str| {
+        std::fs::read_dir(&logs)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(suffix)
+            })
+            .count() as u64
+    };
+    assert_eq!(kept("-base.out"), n + 1);
+    assert_eq!(kept("-head.log"), n + 1);
+}
+
+#[test]
+fn an_a_a_split_flags_nothing() {
+    // Base and head both replay the recorded base arm: odd trials and even trials.
+    let wh = Wh::new();
+    let base = replay(&format!("{AB30}/base"), &wh, "b", Some((1, 2)));
+    let head = replay(&format!("{AB30}/base"), &wh, "h", Some((2, 2)));
+    let (rc, v, err) = ab_json(&wh, &base, &head, &["--seed", "11", "--max-trials", "14"]);
+    assert!(rows_in(&v, "regression").is_empty(), "{err}");
+    assert!(rows_in(&v, "improvement").is_empty());
+    assert_ne!(rc, 1, "{err}");
+    assert!(!rows_in(&v, "cleared").is_empty());
+}
+
+#[test]
+fn a_failing_head_trial_ends_the_run_with_exit_1_and_is_stored() {
+    let wh = Wh::new();
+    let base = replay(&format!("{AB30}/base"), &wh, "b", None);
+    // The third head call: the warm-up is the first, so the second measured trial.
+    let head = format!(
+        "FAIL_AT=3 {}",
+        replay(&format!("{AB30}/head"), &wh, "h", None)
+    );
+    let (rc, v, err) = ab_json(
+        &wh,
+        &base,
+        &head,
+        &["--seed", "7", "--label-head", "h1", "--label-base", "b1"],
+    );
+    assert_eq!(rc, 1, "{err}");
+    assert_eq!(v["sequential"]["stopped"], "failed_run");
+    assert_eq!(v["sequential"]["failed"][0], "head");
+    assert_eq!(
+        wh.count("SELECT count(*) FROM runs WHERE label = 'h1' AND verdict = 'fail'"),
+        1
+    );
+    assert!(
+        v["reason"].as_str().unwrap().contains("failed"),
+        "{}",
+        v["reason"]
+    );
+}
+
+#[test]
+fn a_failing_base_trial_is_inconclusive() {
+    let wh = Wh::new();
+    let base = format!(
+        "FAIL_AT=2 {}",
+        replay(&format!("{AB30}/base"), &wh, "b", None)
+    );
+    let head = replay(&format!("{AB30}/head"), &wh, "h", None);
+    let out = wh.run(&[
+        "ab",
+        "--quiet",
+        "--seed",
+        "7",
+        "--control",
+        "torch",
+        "--base",
+        &base,
+        "--head",
+        &head,
+    ]);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+}
+
+#[test]
+fn max_trials_is_honoured_and_the_blocks_follow_the_seed() {
+    let wh = Wh::new();
+    // Threshold 1%: the noisy rows cannot be decided in 4 a side.
+    let base = replay(&format!("{AB30}/base"), &wh, "b", None);
+    let head = replay(&format!("{AB30}/head"), &wh, "h", None);
+    let (_, v, err) = ab_json(
+        &wh,
+        &base,
+        &head,
+        &[
+            "--seed",
+            "12345",
+            "--max-trials",
+            "4",
+            "--threshold",
+            "0.01",
+            "--warmup",
+            "0",
+        ],
+    );
+    let seq = &v["sequential"];
+    assert_eq!(seq["trials_per_arm"], 4, "{err}");
+    assert_eq!(seq["planned_looks"], serde_json::json!([4]));
+    // Block orientations from the seed: one draw a block, even = ABBA.
+    let mut rng = perfdb_reports::stats::SplitMix64::new(12345);
+    let want: Vec<&str> = (0..2)
+        .map(|_| {
+            if rng.next_u64() & 1 == 0 {
+                "ABBA"
+            } else {
+                "BAAB"
+            }
+        })
+        .collect();
+    assert_eq!(seq["blocks"], serde_json::json!(want));
+    assert_eq!(seq["seed"], 12345);
+    // A row still open at the last look says what it would need.
+    let open: Vec<&Value> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["state"] == "undecided" || r["state"] == "undecidable")
+        .collect();
+    assert!(!open.is_empty(), "{err}");
+    for r in open {
+        assert!(r["trials_needed"].as_u64().is_some_and(|k| k > 4), "{r}");
+        assert_eq!(r["verdict"], "insufficient");
+    }
+}
+
+#[test]
+fn the_arms_are_given_one_way() {
+    let wh = Wh::new();
+    let out = wh.run(&["ab", "--base", "true"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let out = wh.run(&["ab", "--base-env", "X=1", "--head-env", "X=2"]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("after `--`"), "{}", stderr(&out));
+    let out = wh.run(&[
+        "ab",
+        "--base",
+        "true",
+        "--head",
+        "true",
+        "--max-trials",
+        "5",
+    ]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("even number"), "{}", stderr(&out));
+}
+
+#[test]
+fn env_and_dir_forms_run_one_command_two_ways() {
+    let wh = Wh::new();
+    let (b, h) = (wh.dir.path().join("b"), wh.dir.path().join("h"));
+    for (d, arm) in [(&b, "base"), (&h, "head")] {
+        std::fs::create_dir_all(d).unwrap();
+        std::fs::write(d.join("which"), format!("{}/{arm}", sample(AB30).display())).unwrap();
+    }
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/replay.sh");
+    let cmd = format!("sh {} \"$(cat which)\" state", script.display());
+    let out = wh.run(&[
+        "ab",
+        "--quiet",
+        "--seed",
+        "3",
+        "--control",
+        "torch",
+        "--max-trials",
+        "4",
+        "--base-dir",
+        b.to_str().unwrap(),
+        "--head-dir",
+        h.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        &cmd,
+    ]);
+    assert_eq!(code(&out), 1, "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("ab: stopped at 4 trial(s) a side"),
+        "{}",
+        stdout(&out)
+    );
+    let cmd = format!(
+        "sh {} {}/$ARM {}/$ARM.n",
+        script.display(),
+        sample(AB30).display(),
+        wh.dir.path().display()
+    );
+    let out = wh.run(&[
+        "ab",
+        "--quiet",
+        "--seed",
+        "3",
+        "--control",
+        "torch",
+        "--max-trials",
+        "4",
+        "--base-env",
+        "ARM=base",
+        "--head-env",
+        "ARM=head",
+        "--",
+        "sh",
+        "-c",
+        &cmd,
+    ]);
+    assert_eq!(code(&out), 1, "{}{}", stdout(&out), stderr(&out));
+}
+
+/// Trials `perfdb ab` recorded on an H200 (sample-data/h200-torch-ab/PROVENANCE.md),
+/// replayed: the states the GPU run reported come back.
+#[test]
+fn recorded_gpu_runs_replay_to_the_same_states() {
+    for (set, n, regressed, undecidable) in [
+        (
+            "pad384",
+            4,
+            vec!["(2048, 4096, 4096)", "(4096, 4096, 4096)"],
+            vec![],
+        ),
+        (
+            "pad160",
+            8,
+            vec!["(4096, 4096, 4096)"],
+            vec!["(2048, 4096, 4096)"],
+        ),
+    ] {
+        let wh = Wh::new();
+        let base = replay(&format!("h200-torch-ab/{set}/base"), &wh, "b", None);
+        let head = replay(&format!("h200-torch-ab/{set}/head"), &wh, "h", None);
+        let (rc, v, err) = ab_json(&wh, &base, &head, &["--seed", "5"]);
+        assert_eq!(rc, 1, "{set}: {err}");
+        assert_eq!(v["sequential"]["stopped"], "decided", "{set}");
+        assert_eq!(v["sequential"]["trials_per_arm"], n, "{set}");
+        let dims = |state: &str| -> Vec<String> {
+            rows_in(&v, state)
+                .into_iter()
+                .map(|(k, _)| {
+                    k.split("dim=")
+                        .nth(1)
+                        .unwrap()
+                        .split(" dtype")
+                        .next()
+                        .unwrap()
+                        .to_string()
+                })
+                .collect()
+        };
+        assert_eq!(dims("regression"), regressed, "{set}");
+        assert_eq!(dims("undecidable"), undecidable, "{set}");
+        assert_eq!(
+            dims("cleared").len(),
+            5 - regressed.len() - undecidable.len(),
+            "{set}"
+        );
+    }
+}
+
+/// `compare` reads the GPU state `ab` stores in each run's tags and warns when the
+/// sides' clocks differ or a trial ended throttled.
+#[test]
+fn compare_warns_of_clocks_and_throttling_from_the_runs_tags() {
+    let wh = Wh::new();
+    for (side, clock, throttle) in [("base", "1980", "none"), ("head", "1890", "sw_power_cap")] {
+        wh.ok(&[
+            "ingest",
+            sample(&format!("h200-gemm/ab/aiter/{side}"))
+                .to_str()
+                .unwrap(),
+            "--label",
+            side,
+            "--tag",
+            &format!("gpu_clock_mhz_before={clock}"),
+            "--tag",
+            &format!("gpu_clock_mhz_after={clock}"),
+            "--tag",
+            &format!("gpu_throttle_after={throttle}"),
+        ]);
+    }
+    let (_, v) = compare_json(&wh, &["base", "head", "--control", "torch"]);
+    let warnings: Vec<&str> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert!(
+        warnings.iter().any(|w| w
+            .starts_with("the sides ran at different GPU clocks: base 1980 MHz, head 1890 MHz")),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("0 base and 5 head trial(s) ended with the GPU throttled")),
+        "{warnings:?}"
+    );
+}
