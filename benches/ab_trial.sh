@@ -2,7 +2,7 @@
 # perfdb's own cost per `perfdb ab` trial: ingesting the trial's output and the looks,
 # not the benchmark's time. Each arm replays generated `[perf]` logs of ROWS rows a trial
 # (ROWS/2 shapes, `torch` and `cand` each), 1% lognormal noise, no change; a 0.1%
-# threshold keeps every row undecided so the run goes to --max-trials 20. Prints ab's
+# threshold keeps rows open through several looks (up to --max-trials 20). Prints ab's
 # `perfdb_seconds_per_trial` and the wall time. Figures: BENCHMARKS.md, "ab".
 #
 #   bash benches/ab_trial.sh [ROWS=100]
