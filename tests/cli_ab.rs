@@ -417,3 +417,105 @@ fn compare_warns_of_clocks_and_throttling_from_the_runs_tags() {
         "{warnings:?}"
     );
 }
+
+#[test]
+fn max_time_stops_at_the_last_complete_block() {
+    let wh = Wh::new();
+    let base = format!(
+        "sleep 0.25; {}",
+        replay(&format!("{AB30}/base"), &wh, "b", None)
+    );
+    let head = format!(
+        "sleep 0.25; {}",
+        replay(&format!("{AB30}/head"), &wh, "h", None)
+    );
+    let (_, v, err) = ab_json(
+        &wh,
+        &base,
+        &head,
+        &[
+            "--seed",
+            "7",
+            "--warmup",
+            "0",
+            "--max-time",
+            "2s",
+            "--threshold",
+            "0.001",
+        ],
+    );
+    let seq = &v["sequential"];
+    assert_eq!(seq["stopped"], "max_time", "{err}");
+    let n = seq["trials_per_arm"].as_u64().unwrap();
+    assert!((2..=4).contains(&n), "{n} a side in 2 s of 0.25 s trials");
+    assert_eq!(seq["looks"].as_array().unwrap().last().unwrap(), n, "{seq}");
+}
+
+#[test]
+fn noise_per_series_of_a_history_and_of_an_a_a_label() {
+    let wh = Wh::new();
+    ingest_history(&wh, &(1..=20).collect::<Vec<_>>());
+    let out = wh.ok(&[
+        "noise",
+        "main",
+        "--format",
+        "json",
+        "--where",
+        "variant=triton",
+    ]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let series = v["series"].as_array().unwrap();
+    assert!(!series.is_empty());
+    for s in series {
+        assert_eq!(s["variant"], "triton");
+        // Grouped by commit: 20 commits of 3 trials (the c13 step is not noise).
+        assert_eq!(s["groups"], 20, "{s}");
+        // Real history: a few slow trials make sigma much larger than its robust twin
+        // on some shapes, and the report marks them.
+        let (sigma, robust) = (
+            s["sigma"].as_f64().unwrap(),
+            s["sigma_robust"].as_f64().unwrap(),
+        );
+        assert!(sigma > 0.0 && (0.0..0.05).contains(&robust), "{s}");
+        let outliers = robust > 0.0 && (sigma > 2.0 * robust || robust > 2.0 * sigma);
+        assert_eq!(s["outliers"], outliers, "{s}");
+        let needed = s["trials_needed"].as_array().unwrap();
+        assert_eq!(needed.len(), 3, "1%, 2%, 5% (the threshold is 5%): {s}");
+        // More trials for a smaller change.
+        let n: Vec<u64> = needed.iter().map(|p| p[1].as_u64().unwrap()).collect();
+        assert!(n[0] >= n[1] && n[1] >= n[2], "{s}");
+    }
+    let text = wh.ok(&["noise", "main", "--threshold", "0.03"]);
+    assert!(text.contains("n for 3%"), "{text}");
+    let out = wh.run(&["noise", "nosuchlabel"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("no runs with label 'nosuchlabel'"));
+}
+
+#[test]
+fn compare_says_when_three_trials_cannot_see_the_threshold() {
+    let wh = Wh::new();
+    for side in ["base", "head"] {
+        for t in 1..=3 {
+            let f = sample(&format!("{AB30}/{side}/trial{t}.log"));
+            wh.ok(&["ingest", f.to_str().unwrap(), "--label", side]);
+        }
+    }
+    let (_, v) = compare_json(&wh, &["base", "head", "--control", "torch"]);
+    let under: Vec<&Value> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| {
+            r["reason"]
+                .as_str()
+                .unwrap()
+                .starts_with("underpowered: cannot see 5% at n = 3")
+        })
+        .collect();
+    assert!(!under.is_empty(), "{}", v["rows"]);
+    for r in under {
+        assert_eq!(r["verdict"], "no_significant_change");
+        assert!(r["trials_needed"].as_u64().is_some_and(|n| n > 3), "{r}");
+    }
+}

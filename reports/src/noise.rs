@@ -26,7 +26,8 @@ pub struct SeriesNoise {
     pub noise: Noise,
     /// Trials a side to see 1%, 2%, 5% and the threshold (null: beyond reach).
     pub trials_needed: Vec<(f64, Option<usize>)>,
-    /// sigma and the robust sigma differ more than 2x: outliers.
+    /// sigma and the robust sigma differ more than 2x: outliers (a robust sigma of 0,
+    /// from values printed alike, is not).
     pub outliers: bool,
 }
 
@@ -141,7 +142,9 @@ pub fn noise(
                 .iter()
                 .map(|&d| (d, power::trials_needed(n.sigma, d, alpha, power::POWER)))
                 .collect(),
-            outliers: n.sigma > 2.0 * n.sigma_robust || n.sigma_robust > 2.0 * n.sigma,
+            // A zero robust sigma is repeated printed values, not outliers.
+            outliers: n.sigma_robust > 0.0
+                && (n.sigma > 2.0 * n.sigma_robust || n.sigma_robust > 2.0 * n.sigma),
             noise: n,
         });
     }

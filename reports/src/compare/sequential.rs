@@ -194,22 +194,32 @@ pub(super) fn note_power(r: &mut Row, alpha: f64) {
     if r.verdict != Verdict::NoSignificantChange || r.state.is_some() {
         return;
     }
-    let (b, h) = (
-        slowness(&r.base.finite(), r.direction),
-        slowness(&r.head.finite(), r.direction),
-    );
+    let (b, h) = (r.base.finite(), r.head.finite());
     let n = b.len().min(h.len());
     if n < 2 {
         return;
     }
+    // The noise of each side about its own level (ln values, pooled).
     let Some(noise) = power::noise(&[b, h]) else {
         return;
     };
     let mde = power::min_detectable(noise.sigma, n, alpha, power::POWER);
-    if mde <= r.threshold {
+    if !mde.is_finite() || mde <= r.threshold {
         return;
     }
-    let needed = power::trials_needed(noise.sigma, r.threshold, alpha, power::POWER);
+    // The smallest n a side whose detectable change is within the threshold, from the
+    // estimate of the t formula (rounded, it can sit a trial either side).
+    let sees = |k: usize| power::min_detectable(noise.sigma, k, alpha, power::POWER) <= r.threshold;
+    let needed = power::trials_needed(noise.sigma, r.threshold, alpha, power::POWER).map(|est| {
+        let mut k = est.max(n + 1);
+        while !sees(k) && k < 10 * est + 10 {
+            k += 1;
+        }
+        while k > n + 1 && sees(k - 1) {
+            k -= 1;
+        }
+        k
+    });
     r.trials_needed = needed;
     r.reason = format!(
         "underpowered: cannot see {:.0}% at n = {n} (sees {} with power 0.8; needs ~{} a side); {}",
