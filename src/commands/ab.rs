@@ -326,30 +326,6 @@ impl Session {
             })?;
         let log = out_path.to_string_lossy().into_owned();
         let ok = out.status.success();
-        let Some((block_no, position)) = block else {
-            if !ok {
-                // A warm-up that fails is stored as a failed run like any trial: the
-                // arm does not run.
-                self.store(
-                    arm,
-                    &out.stdout,
-                    &log,
-                    self.base_tags(
-                        arm,
-                        &described,
-                        &started_at,
-                        seconds,
-                        since_previous,
-                        &out.status,
-                        None,
-                    ),
-                    Some(&out.status),
-                )?;
-            }
-            self.perfdb_time += perfdb_start.elapsed();
-            return Ok(Trial { ok, log });
-        };
-        self.durations.push(seconds);
         let mut tags = self.base_tags(
             arm,
             &described,
@@ -357,8 +333,18 @@ impl Session {
             seconds,
             since_previous,
             &out.status,
-            Some((block_no, position)),
+            block,
         );
+        if block.is_none() {
+            if !ok {
+                // A warm-up that fails is stored as a failed run like any trial: the
+                // arm does not run.
+                self.store(arm, &out.stdout, &log, tags, Some(&out.status))?;
+            }
+            self.perfdb_time += perfdb_start.elapsed();
+            return Ok(Trial { ok, log });
+        }
+        self.durations.push(seconds);
         for (reading, when) in [(before, "before"), (after, "after")] {
             match reading {
                 Some(Ok(g)) => {
