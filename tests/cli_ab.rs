@@ -519,3 +519,41 @@ fn compare_says_when_three_trials_cannot_see_the_threshold() {
         assert!(r["trials_needed"].as_u64().is_some_and(|n| n > 3), "{r}");
     }
 }
+
+/// A control that moves stops the run as unreliable at the look that sees it (exit 3):
+/// the recorded H200 head with its `torch` column made 20% slower.
+#[test]
+fn a_moving_control_stops_the_run_as_unreliable() {
+    let wh = Wh::new();
+    let moved = wh.dir.path().join("moved-head");
+    std::fs::create_dir_all(&moved).unwrap();
+    // pad384 holds the warm-up and 4 measured trials an arm: the first look.
+    for t in 1..=5 {
+        let text =
+            std::fs::read_to_string(sample(&format!("h200-torch-ab/pad384/head/trial{t}.log")))
+                .unwrap();
+        let slowed: String = text
+            .lines()
+            .map(|l| {
+                let (pre, rest) = l.split_once("torch avg: ").unwrap();
+                let (v, post) = rest.split_once(" us").unwrap();
+                let v: f64 = v.parse().unwrap();
+                format!("{pre}torch avg: {:.2} us{post}\n", v * 1.2)
+            })
+            .collect();
+        std::fs::write(moved.join(format!("trial{t}.log")), slowed).unwrap();
+    }
+    let base = replay("h200-torch-ab/pad384/base", &wh, "b", None);
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/replay.sh");
+    let head = format!(
+        "sh {} {} {}",
+        script.display(),
+        moved.display(),
+        wh.dir.path().join("h").display()
+    );
+    let (rc, v, err) = ab_json(&wh, &base, &head, &["--seed", "5"]);
+    assert_eq!(rc, 3, "{err}");
+    assert_eq!(v["verdict"], "unreliable");
+    assert_eq!(v["sequential"]["stopped"], "unreliable");
+    assert_eq!(v["sequential"]["trials_per_arm"], 4);
+}
