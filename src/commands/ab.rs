@@ -689,10 +689,15 @@ pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
         let t0 = Instant::now();
         let report = match (s.look(&opt), &failed) {
             (Ok(r), _) => r,
-            // Nothing to compare yet (the first trial of an arm failed): say so.
-            (Err(e), Some((arm, log))) => {
+            // Nothing to compare yet (an arm failed before the other had a trial): say so.
+            (Err(e), Some((arm, log)))
+                if matches!(
+                    e.downcast_ref::<perfdb_reports::compare::CompareError>(),
+                    Some(perfdb_reports::compare::CompareError::NoRuns(_))
+                ) =>
+            {
                 eprintln!(
-                    "error: the {} arm's trial failed before both arms had a measured trial ({log}); stored as a failed run in {}; nothing compared ({e})",
+                    "error: the {} arm's trial failed ({log}) before both arms had a measured trial: stored as a failed run in {}; nothing compared",
                     arm.name(),
                     s.metas[Arms::index(*arm)].label
                 );
@@ -701,7 +706,7 @@ pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
                     Arm::Base => Exit::Inconclusive,
                 });
             }
-            (Err(e), None) => return Err(e),
+            (Err(e), _) => return Err(e),
         };
         s.perfdb_time += t0.elapsed();
         if n > 0 && looks_taken.last() != Some(&n) {

@@ -549,30 +549,16 @@ mod tests {
     fn row(key: &str, metric: &str, verdict: Verdict) -> Row {
         Row {
             table: "gemm".into(),
-            variant: "triton".into(),
             key: vec![("M".into(), key.into())],
             key_text: format!("M={key}"),
             metric: metric.into(),
             unit: String::new(),
-            direction: Direction::Lower,
-            base: stats(),
-            head: stats(),
             ratio: Some(1.0),
-            ratio_ci: None,
             change: Some(0.0),
             p: Some(0.5),
-            p_mann_whitney: None,
             q: Some(0.5),
-            threshold: 0.05,
             verdict,
-            reason: String::new(),
-            control: false,
-            head_numerics: Numerics::NotChecked,
-            base_numerics: Numerics::NotChecked,
-            numerics: NumericsStatus::Ok,
-            modes: None,
-            state: None,
-            trials_needed: None,
+            ..crate::compare::types::test_row(stats(), stats())
         }
     }
 
@@ -781,31 +767,8 @@ mod cost_tests {
     fn row_of(b: &[Value], h: &[Value]) -> Row {
         let dir = Direction::Lower;
         Row {
-            table: "t".into(),
             variant: "v".into(),
-            key: vec![],
-            key_text: String::new(),
-            metric: "latency".into(),
-            unit: "us".into(),
-            direction: dir,
-            base: side_stats(b, dir),
-            head: side_stats(h, dir),
-            ratio: None,
-            ratio_ci: None,
-            change: None,
-            p: None,
-            p_mann_whitney: None,
-            q: None,
-            threshold: 0.05,
-            verdict: Verdict::Invalid,
-            reason: String::new(),
-            control: false,
-            head_numerics: Numerics::NotChecked,
-            base_numerics: Numerics::NotChecked,
-            numerics: NumericsStatus::Ok,
-            modes: None,
-            state: None,
-            trials_needed: None,
+            ..crate::compare::types::test_row(side_stats(b, dir), side_stats(h, dir))
         }
     }
 

@@ -12,10 +12,10 @@
 //! - `undecided` otherwise: more trials can tell.
 
 use super::types::{Row, Verdict};
+use crate::stats::power::t_quantile;
 use crate::stats::{self, mean, power, variance};
 use perfdb_ingest::model::Direction;
 use serde::{Deserialize, Serialize};
-use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// Trials a side at which the looks fall, cut at the run's maximum.
 pub const LOOKS: [usize; 7] = [4, 6, 8, 12, 16, 20, 30];
@@ -97,13 +97,6 @@ fn shift(r: &Row) -> Option<Shift> {
         df: stats::welch(&h, &b).df,
         var_sum: vb + vh,
     })
-}
-
-fn t_quantile(p: f64, df: f64) -> f64 {
-    if !(df.is_finite() && df > 0.0) {
-        return f64::INFINITY;
-    }
-    StudentsT::new(0.0, 1.0, df).expect("df > 0").inverse_cdf(p)
 }
 
 /// Trials a side at which an interval of half-width t sqrt(var_sum / n) around `d`
@@ -233,8 +226,7 @@ pub(super) fn note_power(r: &mut Row, alpha: f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::types::{NumericsStatus, SideStats};
-    use perfdb_ingest::model::Numerics;
+    use crate::compare::types::SideStats;
 
     fn side(v: &[f64]) -> SideStats {
         SideStats {
@@ -248,31 +240,10 @@ mod tests {
 
     fn row(b: &[f64], h: &[f64]) -> Row {
         Row {
-            table: "t".into(),
-            variant: "triton".into(),
-            key: vec![],
-            key_text: String::new(),
-            metric: "latency".into(),
-            unit: "us".into(),
-            direction: Direction::Lower,
-            base: side(b),
-            head: side(h),
-            ratio: None,
-            ratio_ci: None,
             change: Some(stats::median(h) / stats::median(b) - 1.0),
             p: Some(stats::welch_log(h, b).p),
-            p_mann_whitney: None,
-            q: None,
-            threshold: 0.05,
             verdict: Verdict::NoSignificantChange,
-            reason: String::new(),
-            control: false,
-            head_numerics: Numerics::NotChecked,
-            base_numerics: Numerics::NotChecked,
-            numerics: NumericsStatus::Ok,
-            modes: None,
-            state: None,
-            trials_needed: None,
+            ..crate::compare::types::test_row(side(b), side(h))
         }
     }
 

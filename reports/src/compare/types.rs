@@ -379,6 +379,39 @@ impl Row {
     }
 }
 
+/// A latency row (`t`, `triton`, no key, lower is better) with these sides and nothing
+/// judged yet: tests set what they need on top.
+#[cfg(test)]
+pub(crate) fn test_row(base: SideStats, head: SideStats) -> Row {
+    Row {
+        table: "t".into(),
+        variant: "triton".into(),
+        key: vec![],
+        key_text: String::new(),
+        metric: "latency".into(),
+        unit: "us".into(),
+        direction: Direction::Lower,
+        base,
+        head,
+        ratio: None,
+        ratio_ci: None,
+        change: None,
+        p: None,
+        p_mann_whitney: None,
+        q: None,
+        threshold: 0.05,
+        verdict: Verdict::Invalid,
+        reason: String::new(),
+        control: false,
+        head_numerics: Numerics::NotChecked,
+        base_numerics: Numerics::NotChecked,
+        numerics: NumericsStatus::Ok,
+        modes: None,
+        state: None,
+        trials_needed: None,
+    }
+}
+
 /// A key read back from its JSON object (saved reports); cells in the object's order.
 fn de_key<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<(String, String)>, D::Error> {
     let m: serde_json::Map<String, serde_json::Value> = serde::Deserialize::deserialize(d)?;

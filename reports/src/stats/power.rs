@@ -49,7 +49,12 @@ pub fn noise(groups: &[Vec<f64>]) -> Option<Noise> {
     })
 }
 
-fn t_quantile(p: f64, df: f64) -> f64 {
+/// The `p` quantile of Student's t with `df` degrees of freedom (infinite when df is
+/// not a positive number: no interval is finite then).
+pub(crate) fn t_quantile(p: f64, df: f64) -> f64 {
+    if !(df.is_finite() && df > 0.0) {
+        return f64::INFINITY;
+    }
     StudentsT::new(0.0, 1.0, df).expect("df > 0").inverse_cdf(p)
 }
 
