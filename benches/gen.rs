@@ -1,8 +1,9 @@
 //! Synthetic inputs for the benchmarks, made by perturbing the real H200 logs.
 #![allow(dead_code)]
 
-use perfdb_ingest::model::{Direction, Measurement, Numerics, Parsed, RunMeta};
-use perfdb_ingest::warehouse::{prepare, Warehouse};
+use perfdb_ingest::model::{Direction, Format, Measurement, Numerics, Parsed, RunMeta};
+use perfdb_ingest::pipeline::prepare;
+use perfdb_ingest::warehouse::Warehouse;
 use perfdb_reports::stats::SplitMix64;
 use std::path::{Path, PathBuf};
 
@@ -156,7 +157,7 @@ pub fn build_warehouse(dir: &std::path::Path, rows: usize) -> Warehouse {
         let prepared: Vec<_> = (i..i + n)
             .map(|k| {
                 let (meta, parsed, bytes) = synthetic_run("history", k, 1.0);
-                prepare("gen", &bytes, "aiter-table", parsed, &meta)
+                prepare("gen", &bytes, Some(Format::AiterTable), parsed, &meta)
             })
             .collect();
         wh.commit(prepared).unwrap();
@@ -166,7 +167,7 @@ pub fn build_warehouse(dir: &std::path::Path, rows: usize) -> Warehouse {
         .map(|k| {
             let (label, slow) = if k < 5 { ("base", 1.0) } else { ("head", 1.5) };
             let (meta, parsed, bytes) = synthetic_run(label, k, slow);
-            prepare("gen", &bytes, "aiter-table", parsed, &meta)
+            prepare("gen", &bytes, Some(Format::AiterTable), parsed, &meta)
         })
         .collect();
     wh.commit(sides).unwrap();
@@ -195,7 +196,7 @@ pub fn build_history(dir: &std::path::Path, rows: usize, runs_per_commit: usize)
                 meta.commit = Some(format!("c{c:04}"));
                 meta.commit_time_us = Some(1_700_000_000_000_000 + c as i64 * 3_600_000_000);
                 bytes.extend_from_slice(format!("-c{c}").as_bytes());
-                prepare("gen", &bytes, "aiter-table", parsed, &meta)
+                prepare("gen", &bytes, Some(Format::AiterTable), parsed, &meta)
             })
             .collect();
         wh.commit(prepared).unwrap();
@@ -204,7 +205,7 @@ pub fn build_history(dir: &std::path::Path, rows: usize, runs_per_commit: usize)
         .map(|k| {
             let (label, slow) = if k < 5 { ("base", 1.0) } else { ("head", 1.5) };
             let (meta, parsed, bytes) = synthetic_run_rows(label, k, slow, HISTORY_ROWS_PER_RUN);
-            prepare("gen", &bytes, "aiter-table", parsed, &meta)
+            prepare("gen", &bytes, Some(Format::AiterTable), parsed, &meta)
         })
         .collect();
     wh.commit(sides).unwrap();

@@ -2,6 +2,9 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use perfdb_ingest::model::AlertStatus;
+// How two sides are judged: the options `compare` and `ab` share, defined once with the
+// web query they also are.
+use perfdb_reports::compare::JudgeArgs;
 use std::path::PathBuf;
 
 const EXIT_CODES: &str = "\
@@ -236,9 +239,8 @@ pub struct AlertsArgs {
 pub enum AlertsAction {
     /// Every alert, newest first (the default)
     List {
-        /// Only alerts in this status: pending, active, acknowledged, dismissed,
-        /// resolved, withdrawn, silenced
-        #[arg(long, value_parser = AlertStatus::parse)]
+        /// Only alerts in this status
+        #[arg(long, value_parser = alert_status())]
         status: Option<AlertStatus>,
     },
     /// One alert with its metrics, runs and status history
@@ -325,18 +327,6 @@ pub struct SqlArgs {
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum ReduceArg {
-    Best,
-    Median,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum TestArg {
-    Welch,
-    MannWhitney,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum CompareFormat {
     Table,
     Markdown,
@@ -353,7 +343,7 @@ pub struct CompareArgs {
     /// Head side, as BASE
     pub head: String,
     #[command(flatten)]
-    pub judge: JudgeOptions,
+    pub judge: JudgeArgs,
     #[arg(long, value_enum, default_value = "table")]
     pub format: CompareFormat,
     /// Keep the result in the warehouse (listed by `perfdb serve` under /alerts)
@@ -363,52 +353,6 @@ pub struct CompareArgs {
     /// distribution: history as the baseline, e.g. `--baseline-window 5 main head@X`
     #[arg(long, value_name = "N", value_parser = at_least_one)]
     pub baseline_window: Option<usize>,
-}
-
-/// How two sides are judged: the options `compare` and `ab` share.
-#[derive(Debug, Args)]
-pub struct JudgeOptions {
-    /// Relative change that counts as a regression or improvement [default: 0.05]
-    #[arg(long)]
-    pub threshold: Option<f64>,
-    /// Significance level for Benjamini-Hochberg adjusted p-values [default: 0.05]
-    #[arg(long)]
-    pub alpha: Option<f64>,
-    /// Reduction of each side's trials for the ratio
-    #[arg(long, value_enum, default_value = "median")]
-    pub reduce: ReduceArg,
-    /// Welch's t on log values (decides with 3 trials a side) or the exact U test
-    #[arg(long, value_enum, default_value = "welch")]
-    pub test: TestArg,
-    /// Control variant(s) both sides ran unchanged (repeatable): `torch` matches torch,
-    /// torch_mm, torch.matmul (not torchao); `torch*` is a glob
-    #[arg(long)]
-    pub control: Vec<String>,
-    /// How far the control may move before results are unreliable [default: 0.10]
-    #[arg(long)]
-    pub control_tol: Option<f64>,
-    /// Config file with defaults and per table/variant/metric thresholds
-    /// [default: ./perfdb.toml when present]
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    /// Filter rows: table=, variant=, metric=, arch=, commit=, or a tag / key cell (repeatable)
-    #[arg(long = "where", value_name = "KEY=VALUE")]
-    pub filters: Vec<String>,
-    /// Accept rows measured on base but missing on head (they are still listed)
-    #[arg(long)]
-    pub allow_missing: bool,
-    /// Compare sides that ran on different arch, image or `machine` tag
-    #[arg(long)]
-    pub allow_mixed_hardware: bool,
-    /// Fail on numerics failures base had too (by default only new ones fail)
-    #[arg(long)]
-    pub strict_numerics: bool,
-    /// Accept rows whose numerics base checked and head did not
-    #[arg(long)]
-    pub allow_unchecked: bool,
-    /// Under Welch, also report the exact U test's p per row (costly with many trials)
-    #[arg(long)]
-    pub mann_whitney_p: bool,
 }
 
 #[derive(Debug, Args)]
@@ -481,7 +425,7 @@ pub struct AbArgs {
     #[arg(long, value_name = "NAME")]
     pub machine: Option<String>,
     #[command(flatten)]
-    pub judge: JudgeOptions,
+    pub judge: JudgeArgs,
     /// Report format
     #[arg(long, value_enum, default_value = "table")]
     pub format: CompareFormat,
@@ -580,4 +524,11 @@ pub struct ServeArgs {
     /// cannot reach the warehouse through a DNS name rebound to this address
     #[arg(long = "host", value_name = "NAME")]
     pub hosts: Vec<String>,
+}
+
+/// An alert status, its possible values listed in `--help` from the one list.
+fn alert_status() -> impl clap::builder::TypedValueParser<Value = AlertStatus> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(AlertStatus::ALL.map(AlertStatus::as_str))
+        .map(|s| AlertStatus::parse(&s).expect("a status AlertStatus::ALL lists"))
 }

@@ -550,7 +550,7 @@ fn alerts_list_refuses_an_unknown_status() {
     let out = wh.run(&["alerts", "list", "--status", "bogus"]);
     assert_eq!(code(&out), 2);
     assert!(
-        stderr(&out).contains("one of pending, active"),
+        stderr(&out).contains("possible values: pending, active"),
         "{}",
         stderr(&out)
     );

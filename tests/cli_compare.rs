@@ -1,4 +1,4 @@
-//! `perfdb compare` end to end on the real H200 data, and the seed-compatible output.
+//! `perfdb compare` end to end on the real H200 data, and the validate-kernel-pr-compatible output (`--format vkpr`).
 
 mod common;
 use common::*;
@@ -29,6 +29,16 @@ fn compare_base_head(wh: &Wh, format: &str) -> std::process::Output {
         "--format",
         format,
     ])
+}
+
+/// The codes of a comparison's reasons (`reasons[].code`), in order.
+fn codes(v: &Value) -> Vec<String> {
+    v["reasons"]
+        .as_array()
+        .expect("a reasons list")
+        .iter()
+        .map(|r| r["code"].as_str().expect("a code").to_string())
+        .collect()
 }
 
 /// The rows of a JSON report.
@@ -244,7 +254,7 @@ fn terminal_report() {
     insta::assert_snapshot!("table_h200_perf", scrub(&stdout(&out), &wh));
 }
 
-/// perfdb's `--format vkpr` on two sample logs, and the seed's transcribed output.
+/// perfdb's `--format vkpr` on two sample logs, and validate-kernel-pr's transcribed output.
 fn seed_and_perfdb(base: &str, head: &str, seed_output: &str) -> (Value, Value) {
     let wh = Wh::new();
     wh.ingest(&sample(&format!("formats/{base}")), "base");
@@ -278,7 +288,7 @@ fn seed_perf_stage_fields_agree_with_sample_07() {
         assert_eq!(got[k], seed[k], "{k}");
     }
     assert_eq!(got["columns"]["kernel us"], seed["columns"]["kernel us"]);
-    // The seed needed its relaxed key; perfdb matched on the strict key.
+    // validate-kernel-pr needed its relaxed key; perfdb matched on the strict key.
     assert!(seed["row_key_basis"]
         .as_str()
         .unwrap()
@@ -296,7 +306,7 @@ fn seed_perf_stage_regression_of_sample_09() {
         "09_vkpr_perf_lines_head_repeat1_emulated.log",
         "09_vkpr_compare_output_perf_lines_regression_transcribed.json",
     );
-    // Only repeat 1 of the seed's 3 repeats is shipped, so the numbers differ; the
+    // Only repeat 1 of validate-kernel-pr's 3 repeats is shipped, so the numbers differ; the
     // decision, the columns and the matching agree.
     for k in [
         "status",
@@ -333,7 +343,7 @@ fn where_the_seed_says_ok_perfdb_finds_the_slow_rows() {
     ingest_ab(&wh, "aiter");
     let out = compare_base_head(&wh, "vkpr");
     let got: Value = serde_json::from_str(&stdout(&out)).unwrap();
-    // The seed's rule: median speedup of the triton columns is ~1.0, above 0.95.
+    // validate-kernel-pr's rule: median speedup of the triton columns is ~1.0, above 0.95.
     let med = got["median_ratio"].as_f64().unwrap();
     assert!(med >= 0.95, "{med}");
     assert_eq!(got["status"], "regression");
@@ -372,12 +382,9 @@ fn a_numerics_failure_on_head_fails_whatever_the_speed() {
     let (code, v) = compare_json(&wh, &["base", "head", "--control", "torch"]);
     assert_eq!(code, 1, "{}", v["reason"]);
     assert!(
-        v["reason"]
-            .as_str()
-            .unwrap()
-            .contains("fail numerics on head that did not on base"),
+        codes(&v).contains(&"new_numerics_failure".to_string()),
         "{}",
-        v["reason"]
+        v["reasons"]
     );
     let failed: Vec<&Value> = rows(&v)
         .iter()
@@ -513,6 +520,11 @@ fn bf16_and_fp8_probe_runs_are_never_one_row() {
     let (code, v) = compare_json(&wh, &["base", "head", "--control", "torch"]);
     assert_eq!(rows(&v).len(), 0, "no row matched: {}", v["reason"]);
     assert_eq!(code, 3, "inconclusive, not ok: {}", v["reason"]);
+    assert!(
+        codes(&v).contains(&"nothing_matched".to_string()),
+        "{}",
+        v["reasons"]
+    );
 }
 
 #[test]
@@ -795,6 +807,7 @@ fn rocm_bench_csv_compares_per_problem_and_tool() {
 fn an_aorta_trial_that_failed_fails_the_comparison() {
     let (_wh, code, v) = compare_dirs("derived/ab-aorta-result", &[]);
     assert_eq!(code, 1, "{v}");
+    assert_eq!(codes(&v), ["head_run_failed"]);
     let reason = v["reason"].as_str().unwrap();
     assert!(
         reason.contains("failed: verdict fail; exit code 137; detectors fired: tier1:exit_nonzero, tier4:hip_error"),
@@ -836,7 +849,7 @@ fn a_nonzero_error_on_both_sides_is_no_new_numerics_failure() {
         }
         let (code, v) = compare_json(&wh, &["base", "head", "--control", "torch"]);
         let reason = v["reason"].as_str().unwrap_or("").to_string();
-        let says_new = reason.contains("fail numerics on head that did not on base");
+        let says_new = codes(&v).contains(&"new_numerics_failure".to_string());
         assert_eq!(says_new, want_new_failure, "base err {base_err}: {reason}");
         if want_new_failure {
             assert_eq!(code, 1, "{reason}");

@@ -132,11 +132,11 @@ fn logs_list_only_files_that_exist(root: &Path) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    for t in perfdb_ingest::tables::Table::ALL {
+    for t in perfdb_ingest::warehouse::tables::Table::ALL {
         let table = perfdb_ingest::delta::DeltaTable::new(store.clone(), t.dir().into());
         let snap = rt.block_on(table.snapshot()).unwrap();
         for p in snap.files.keys() {
-            let rel = perfdb_ingest::tables::rel_of(t, p);
+            let rel = perfdb_ingest::warehouse::tables::rel_of(t, p);
             read_columns(&root.join(&rel), &[])
                 .unwrap_or_else(|e| panic!("{rel}, live in the log of {}: {e}", t.dir()));
         }

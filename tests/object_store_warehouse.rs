@@ -17,7 +17,7 @@ use perfdb_reports::stats::SplitMix64;
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
-use perfdb_ingest::test_stores::TestStore as Store;
+use perfdb_ingest::testing::stores::TestStore as Store;
 
 /// A fresh prefix of the store's test bucket or container.
 fn warehouse(store: Store, name: &str) -> Wh {

@@ -3,7 +3,7 @@
 
 mod common;
 use common::*;
-use perfdb_ingest::tables::Table;
+use perfdb_ingest::warehouse::tables::Table;
 use perfdb_ingest::warehouse::Warehouse;
 
 const Q: &str = "SELECT label, table_name, metric, variant, key, run_id, n, median, min, max, \

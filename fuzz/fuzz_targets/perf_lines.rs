@@ -1,5 +1,5 @@
 #![no_main]
-// Any input read as `perf-lines`: see perfdb_ingest::roundtrip::check.
+// Any input read as `perf-lines`: see perfdb_ingest::testing::roundtrip::check.
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    perfdb_ingest::roundtrip::check(Some("perf-lines".parse().unwrap()), data);
+    perfdb_ingest::testing::roundtrip::check(Some("perf-lines".parse().unwrap()), data);
 });

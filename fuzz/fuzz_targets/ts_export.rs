@@ -1,5 +1,5 @@
 #![no_main]
-// Any input read as `ts-export`: see perfdb_ingest::roundtrip::check.
+// Any input read as `ts-export`: see perfdb_ingest::testing::roundtrip::check.
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    perfdb_ingest::roundtrip::check(Some("ts-export".parse().unwrap()), data);
+    perfdb_ingest::testing::roundtrip::check(Some("ts-export".parse().unwrap()), data);
 });

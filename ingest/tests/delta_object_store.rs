@@ -9,8 +9,8 @@
 
 use object_store::path::Path as StorePath;
 use perfdb_ingest::delta::{Action, Add, DeltaTable, Format, Metadata};
-use perfdb_ingest::tables::remote_store;
-use perfdb_ingest::test_stores::TestStore as Store;
+use perfdb_ingest::testing::stores::TestStore as Store;
+use perfdb_ingest::warehouse::location::remote_store;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;

@@ -322,7 +322,10 @@ fn a_long_plain_text_log_is_read_once() {
 fn a_probe_that_failed_before_measuring_is_a_run() {
     let p = parse("derived/probe-failed-early.log");
     assert!(p.measurements.is_empty());
-    assert_eq!(p.provenance.verdict.as_deref(), Some("fail"));
+    assert_eq!(
+        p.provenance.verdict,
+        Some(perfdb_ingest::model::RunVerdict::Fail)
+    );
     assert_eq!(
         p.provenance.verdict_detail.as_deref(),
         Some("benchmark_cli_rc=1")
@@ -353,7 +356,10 @@ fn a_failed_check_of_a_variant_no_table_measures_fails_the_run() {
     // Sample 06 ends with `ck: ...failed!` and `asm: ...warning!` after its last table,
     // whose variants are triton and hip: the run failed, and triton/hip are not blamed.
     let p = parse("formats/06_aiter_op_test_full_log_emulated.txt");
-    assert_eq!(p.provenance.verdict.as_deref(), Some("fail"));
+    assert_eq!(
+        p.provenance.verdict,
+        Some(perfdb_ingest::model::RunVerdict::Fail)
+    );
     let detail = p.provenance.verdict_detail.unwrap();
     assert!(
         detail.contains("'ck'") && detail.contains("'asm'"),
@@ -414,7 +420,7 @@ fn triton_perf_report_reads_every_line_of_every_plot() {
 }
 
 /// The format each fixture is in, by its path: `None` for files that are no benchmark
-/// output (READMEs, scripts, the seed tool's reports) or that must be rejected.
+/// output (READMEs, scripts, validate-kernel-pr's reports) or that must be rejected.
 fn expected_format(path: &str) -> Option<Format> {
     let by_part: &[(&str, Format)] = &[
         ("ab-torch-compare/", Format::TorchCompare),
@@ -946,13 +952,19 @@ fn serving_results_have_units_directions_and_load_keys() {
         (m.value, &*m.unit, m.direction),
         (Some(307e6), "us", Direction::Lower)
     );
-    assert_eq!(p.provenance.verdict.as_deref(), Some("fail"));
+    assert_eq!(
+        p.provenance.verdict,
+        Some(perfdb_ingest::model::RunVerdict::Fail)
+    );
 }
 
 #[test]
 fn aorta_result_and_matrix() {
     let p = parse("formats/22_aorta_probe_result_json_docs_verbatim.json");
-    assert_eq!(p.provenance.verdict.as_deref(), Some("fail"));
+    assert_eq!(
+        p.provenance.verdict,
+        Some(perfdb_ingest::model::RunVerdict::Fail)
+    );
     assert_eq!(
         p.provenance.verdict_detail.as_deref(),
         Some("verdict fail; exit code 137; detectors fired: tier1:exit_nonzero, tier4:hip_error")

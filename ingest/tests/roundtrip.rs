@@ -1,11 +1,11 @@
 //! Every file of `sample-data/` (fixtures, derived trials, the reject corpus) and every
 //! input fuzzing found a fault with (`fuzz/regressions/<target>/`) passes the checks the
-//! fuzz targets make (`perfdb_ingest::roundtrip::check`): read as detected and as each
+//! fuzz targets make (`perfdb_ingest::testing::roundtrip::check`): read as detected and as each
 //! format, no panic, a rejection names a real line, an accepted input survives Parquet;
 //! and the fast JSON reader reads each as serde_json does (`check_json_reader`).
 
 use perfdb_ingest::formats::Format;
-use perfdb_ingest::roundtrip::{check, check_json_reader};
+use perfdb_ingest::testing::roundtrip::{check, check_json_reader};
 use std::path::{Path, PathBuf};
 
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -7,13 +7,13 @@
 //!
 //! [[compare.override]]    # first match wins; omitted fields match anything
 //! table = "gemm_a16w16"
-//! variant = "triton"      # case-insensitive substring, like --control
+//! variant = "triton"      # named as --control names it (compare::variant_matches)
 //! metric = "latency"
 //! threshold = 0.15
 //! ```
 
-use crate::compare::{Options, Reduce, Test};
-use serde::{Deserialize, Serialize};
+use crate::compare::{JudgeArgs, Options, Override};
+use serde::Deserialize;
 use std::path::Path;
 
 /// Config file read when none is named and it exists (in the working directory).
@@ -101,26 +101,6 @@ pub struct CompareConfig {
     pub overrides: Vec<Override>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct Override {
-    pub table: Option<String>,
-    pub variant: Option<String>,
-    pub metric: Option<String>,
-    pub threshold: f64,
-}
-
-impl Override {
-    pub fn matches(&self, table: &str, variant: &str, metric: &str) -> bool {
-        self.table.as_deref().is_none_or(|t| t == table)
-            && self
-                .variant
-                .as_deref()
-                .is_none_or(|v| variant.to_lowercase().contains(&v.to_lowercase()))
-            && self.metric.as_deref().is_none_or(|m| m == metric)
-    }
-}
-
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("{path}: cannot read: {source}")]
@@ -132,57 +112,67 @@ pub enum ConfigError {
     Parse { path: String, message: String },
 }
 
-/// What a caller asks of one comparison — the command line's flags, or the web page's
-/// query — before `perfdb.toml` and the defaults fill in what it left unset. The CLI
-/// and the web app both go through [`Config::resolve`], so they decide alike.
-#[derive(Debug, Clone, Default)]
-pub struct Requested {
-    pub threshold: Option<f64>,
-    pub alpha: Option<f64>,
-    pub control_tol: Option<f64>,
-    pub reduce: Option<Reduce>,
-    pub test: Option<Test>,
-    pub control: Vec<String>,
-    pub filters: Vec<(String, String)>,
-    /// Replace the config's per table/variant/metric overrides (a saved comparison
-    /// replays with its own).
-    pub overrides: Option<Vec<Override>>,
-    pub allow_missing: bool,
-    pub allow_mixed_hardware: bool,
-    pub strict_numerics: bool,
-    pub allow_unchecked: bool,
-    pub mann_whitney_p: bool,
-    pub baseline_window: Option<usize>,
+/// A comparison option out of its range, named as `perfdb.toml` and the web's query
+/// name it (`control_tol`); the command line words it with its flag ([`Self::worded`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum OptionError {
+    #[error("{}", self.worded(option))]
+    NotAFraction { option: &'static str, value: f64 },
+    /// A significance level: in (0, 1). At 0 no row could ever be significant, so every
+    /// comparison would read "no significant change" whatever the data.
+    #[error("{}", self.worded(option))]
+    NotALevel { option: &'static str, value: f64 },
+    #[error("{}", self.worded("override threshold"))]
+    NegativeOverride { value: f64 },
 }
 
-fn fraction(name: &str, v: f64) -> Result<f64, String> {
-    if (0.0..1.0).contains(&v) {
-        Ok(v)
-    } else {
-        Err(format!(
-            "{name} must be a fraction in [0, 1), got {v} (5% is 0.05)"
-        ))
+impl OptionError {
+    /// The option as `perfdb.toml` names it.
+    pub fn option(&self) -> &'static str {
+        match self {
+            OptionError::NotAFraction { option, .. } | OptionError::NotALevel { option, .. } => {
+                option
+            }
+            OptionError::NegativeOverride { .. } => "override",
+        }
+    }
+
+    /// The message, naming the option `name` (`--control-tol` on the command line).
+    pub fn worded(&self, name: &str) -> String {
+        match self {
+            OptionError::NotAFraction { value, .. } => {
+                format!("{name} must be a fraction in [0, 1), got {value} (5% is 0.05)")
+            }
+            OptionError::NotALevel { value, .. } => {
+                format!("{name} must be a significance level in (0, 1), got {value} (e.g. 0.05)")
+            }
+            OptionError::NegativeOverride { value } => format!("{name} {value} must be >= 0"),
+        }
     }
 }
 
-/// A significance level: in (0, 1). At 0 no row could ever be significant, so every
-/// comparison would read "no significant change" whatever the data.
-fn level(name: &str, v: f64) -> Result<f64, String> {
-    if v > 0.0 && v < 1.0 {
-        Ok(v)
+fn fraction(option: &'static str, value: f64) -> Result<f64, OptionError> {
+    if (0.0..1.0).contains(&value) {
+        Ok(value)
     } else {
-        Err(format!(
-            "{name} must be a significance level in (0, 1), got {v} (e.g. 0.05)"
-        ))
+        Err(OptionError::NotAFraction { option, value })
+    }
+}
+
+fn level(option: &'static str, value: f64) -> Result<f64, OptionError> {
+    if value > 0.0 && value < 1.0 {
+        Ok(value)
+    } else {
+        Err(OptionError::NotALevel { option, value })
     }
 }
 
 /// Per table/variant/metric thresholds, checked alike wherever they come from (the
 /// config file, `/api/compare?overrides=`).
-pub fn check_overrides(overrides: &[Override]) -> Result<(), String> {
+pub fn check_overrides(overrides: &[Override]) -> Result<(), OptionError> {
     for o in overrides {
         if !(o.threshold >= 0.0 && o.threshold.is_finite()) {
-            return Err(format!("override threshold {} must be >= 0", o.threshold));
+            return Err(OptionError::NegativeOverride { value: o.threshold });
         }
     }
     Ok(())
@@ -198,8 +188,13 @@ impl Config {
         }
     }
 
-    /// The options of a comparison: what was asked, else this config, else the defaults.
-    pub fn resolve(&self, r: &Requested) -> Result<Options, String> {
+    /// The options of a comparison: what was asked, else this config, else the
+    /// defaults; `baseline_window` selects the base side (`compare` and the web page).
+    pub fn resolve(
+        &self,
+        r: &JudgeArgs,
+        baseline_window: Option<usize>,
+    ) -> Result<Options, OptionError> {
         if let Some(o) = &r.overrides {
             check_overrides(o)?;
         }
@@ -225,7 +220,7 @@ impl Config {
             strict_numerics: r.strict_numerics,
             allow_unchecked: r.allow_unchecked,
             mann_whitney_p: r.mann_whitney_p,
-            baseline_window: r.baseline_window,
+            baseline_window,
             sequential: None,
         })
     }
@@ -243,12 +238,12 @@ impl Config {
 
     pub fn parse(text: &str) -> Result<Config, String> {
         let cfg: Config = toml::from_str(text).map_err(|e| e.to_string())?;
-        check_overrides(&cfg.compare.overrides)?;
+        check_overrides(&cfg.compare.overrides).map_err(|e| e.to_string())?;
         if cfg.detect.confirm == Some(0) {
             return Err("[detect] confirm must be at least 1 commit".into());
         }
         if let Some(p) = cfg.detect.p {
-            level("[detect] p", p)?;
+            level("[detect] p", p).map_err(|e| e.to_string())?;
         }
         Ok(cfg)
     }
@@ -275,20 +270,29 @@ mod tests {
     fn alpha_is_a_level_in_the_open_interval() {
         let c = Config::default();
         for bad in [0.0, 1.0, -0.1, 1.5, f64::NAN] {
-            let r = Requested {
+            let r = JudgeArgs {
                 alpha: Some(bad),
-                ..Requested::default()
+                ..JudgeArgs::default()
             };
-            let err = c.resolve(&r).unwrap_err();
+            let err = c.resolve(&r, None).unwrap_err();
             assert!(
-                err.contains("alpha must be a significance level in (0, 1)"),
+                matches!(
+                    err,
+                    OptionError::NotALevel {
+                        option: "alpha",
+                        ..
+                    }
+                ),
                 "{err}"
             );
+            assert!(err
+                .worded("--alpha")
+                .starts_with("--alpha must be a significance level"));
         }
-        let r = Requested {
+        let r = JudgeArgs {
             alpha: Some(0.01),
-            ..Requested::default()
+            ..JudgeArgs::default()
         };
-        assert_eq!(c.resolve(&r).unwrap().alpha, 0.01);
+        assert_eq!(c.resolve(&r, None).unwrap().alpha, 0.01);
     }
 }

@@ -1,15 +1,14 @@
 //! perfdb-reports: reading the warehouse (DuckDB), statistics, comparison, and rendering.
 
-pub mod alerts;
 pub mod chart;
 pub mod compare;
 pub mod config;
 pub mod db;
 pub mod detect;
-pub mod facts;
 pub mod noise;
 pub mod notify;
 pub mod render;
+pub mod saved;
 // The one module with unsafe code: DuckDB's C API, for the kind of a statement.
 #[allow(unsafe_code)]
 pub mod sql;

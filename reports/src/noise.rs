@@ -6,7 +6,7 @@
 //! commit-to-commit changes are not counted as noise and A/A runs of one commit are one
 //! group.
 
-use crate::db::{sql_str, Db, DbError, MACHINE_CLASS_SQL};
+use crate::db::{sql_str, Db, DbError, SeriesId, MACHINE_CLASS_SQL};
 use crate::stats::power::{self, Noise};
 use perfdb_ingest::model::{in_source_order, key_display, key_from_json};
 use serde::Serialize;
@@ -90,18 +90,17 @@ pub fn noise(
     );
     let mut stmt = db.conn.prepare(&sql)?;
     let mut rows = stmt.query([])?;
-    type Id = (String, String, String, String, String, String);
-    let mut series: Vec<(Id, Option<String>, Vec<Vec<f64>>)> = Vec::new();
+    let mut series: Vec<(SeriesId, Option<String>, Vec<Vec<f64>>)> = Vec::new();
     let mut last_commit = String::new();
     while let Some(r) = rows.next()? {
-        let id: Id = (
-            r.get(0)?,
-            r.get(1)?,
-            r.get(2)?,
-            r.get(4)?,
-            r.get(5)?,
-            r.get(6)?,
-        );
+        let id = SeriesId {
+            table: r.get(0)?,
+            variant: r.get(1)?,
+            key: r.get(2)?,
+            metric: r.get(4)?,
+            unit: r.get(5)?,
+            machine: r.get(6)?,
+        };
         let commit: String = r.get(7)?;
         let v: f64 = r.get(8)?;
         match series.last_mut() {
@@ -118,7 +117,15 @@ pub fn noise(
     }
     let mut out = Vec::new();
     let mut without_repeats = 0;
-    for ((table, variant, key, metric, unit, machine), order, groups) in series {
+    for (id, order, groups) in series {
+        let SeriesId {
+            table,
+            variant,
+            key,
+            metric,
+            unit,
+            machine,
+        } = id;
         let Some(n) = power::noise(&groups) else {
             without_repeats += 1;
             continue;

@@ -17,8 +17,9 @@
 
 use crate::db::{Db, DbError};
 use crate::triage::{self, AlertView};
+use perfdb_ingest::hash::sha256_hex;
 use perfdb_ingest::model::{AlertStatus, Delivery};
-use perfdb_ingest::warehouse::{sha256_hex, Warehouse};
+use perfdb_ingest::warehouse::Warehouse;
 use serde::Serialize;
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
@@ -34,14 +35,24 @@ pub const TIMEOUT: Duration = Duration::from_secs(10);
 pub enum NotifyError {
     #[error(transparent)]
     Db(#[from] DbError),
-    #[error("query failed: {0}")]
-    Query(#[from] duckdb::Error),
     #[error(transparent)]
     Triage(#[from] triage::TriageError),
-    #[error(transparent)]
-    Warehouse(#[from] perfdb_ingest::warehouse::WarehouseError),
     #[error("--notify {0}: {1}")]
     BadTarget(String, &'static str),
+}
+
+// A query or the warehouse failing is a reading error: one route for each, through
+// [`DbError`].
+impl From<duckdb::Error> for NotifyError {
+    fn from(e: duckdb::Error) -> Self {
+        NotifyError::Db(DbError::Query(e))
+    }
+}
+
+impl From<perfdb_ingest::warehouse::WarehouseError> for NotifyError {
+    fn from(e: perfdb_ingest::warehouse::WarehouseError) -> Self {
+        NotifyError::Db(DbError::Warehouse(e))
+    }
 }
 
 /// A delivery target, parsed.

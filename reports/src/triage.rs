@@ -12,8 +12,6 @@ use serde::Serialize;
 pub enum TriageError {
     #[error(transparent)]
     Db(#[from] DbError),
-    #[error("query failed: {0}")]
-    Query(#[from] duckdb::Error),
     #[error("no alert id starts with '{0}'; `perfdb alerts list` shows them")]
     NotFound(String),
     #[error("'{prefix}' names {n} alerts; give more of the id")]
@@ -26,8 +24,20 @@ pub enum TriageError {
     },
     #[error("dismissing needs a reason: --note \"...\"")]
     NoteNeeded,
-    #[error(transparent)]
-    Warehouse(#[from] perfdb_ingest::warehouse::WarehouseError),
+}
+
+// A query or the warehouse failing is a reading error: one route for each, through
+// [`DbError`].
+impl From<duckdb::Error> for TriageError {
+    fn from(e: duckdb::Error) -> Self {
+        TriageError::Db(DbError::Query(e))
+    }
+}
+
+impl From<perfdb_ingest::warehouse::WarehouseError> for TriageError {
+    fn from(e: perfdb_ingest::warehouse::WarehouseError) -> Self {
+        TriageError::Db(DbError::Warehouse(e))
+    }
 }
 
 /// An alert as people read it.
@@ -72,31 +82,59 @@ fn ser_pairs<S: serde::Serializer>(kv: &[(String, String)], s: S) -> Result<S::O
     m.end()
 }
 
+impl AlertView {
+    /// The columns of the `alerts` view [`AlertView::from_row`] reads, in its order.
+    const COLUMNS: &'static str = "alert_id, label, table_name, variant, key, key_text, metrics, \
+         machine, last_good_commit, first_bad_commit, ratio, p, runs, epoch_us(created_at), \
+         fingerprint";
+
+    /// An alert as stored: pending, with no history, until [`list`] reads its status
+    /// changes.
+    fn from_row(r: &duckdb::Row) -> duckdb::Result<AlertView> {
+        let key: String = r.get(4)?;
+        let metrics: String = r.get(6)?;
+        let detail: serde_json::Value = serde_json::from_str(&metrics).unwrap_or_default();
+        let runs: String = r.get(12)?;
+        Ok(AlertView {
+            id: r.get(0)?,
+            status: AlertStatus::Pending,
+            label: r.get(1)?,
+            table: r.get(2)?,
+            variant: r.get(3)?,
+            key: key_from_json(&key),
+            key_json: key,
+            key_text: r.get(5)?,
+            metrics: detail
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|m| m["metric"].as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            metric_detail: detail,
+            machine: r.get(7)?,
+            last_good_commit: r.get(8)?,
+            first_bad_commit: r.get(9)?,
+            ratio: r.get(10)?,
+            p: r.get(11)?,
+            runs: serde_json::from_str(&runs).unwrap_or_default(),
+            created_at_us: r.get(13)?,
+            fingerprint: r.get(14)?,
+            history: Vec::new(),
+        })
+    }
+}
+
 /// Every alert, newest first; with `status`, only those whose current status it is.
 pub fn list(db: &Db, status: Option<AlertStatus>) -> Result<Vec<AlertView>, TriageError> {
-    let sql = "SELECT alert_id, label, table_name, variant, key, key_text, metrics, machine, \
-                      last_good_commit, first_bad_commit, ratio, p, runs, epoch_us(created_at), fingerprint \
-               FROM alerts ORDER BY created_at DESC, alert_id";
-    let mut stmt = db.conn.prepare(sql)?;
-    type Row = (
-        String,
-        String,
-        String,
-        String,
-        String,
-        String,
-        String,
-        String,
-        String,
-        String,
-        f64,
-        f64,
-        String,
-        i64,
-        String,
+    let sql = format!(
+        "SELECT {} FROM alerts ORDER BY created_at DESC, alert_id",
+        AlertView::COLUMNS
     );
-    let rows: Vec<Row> = stmt
-        .query_map([], |r| r.try_into())?
+    let mut stmt = db.conn.prepare(&sql)?;
+    let stored: Vec<AlertView> = stmt
+        .query_map([], AlertView::from_row)?
         .collect::<Result<_, _>>()?;
     let mut hist = db.conn.prepare(
         "SELECT alert_id, status, epoch_us(changed_at), who, note FROM alert_status ORDER BY changed_at, status",
@@ -105,7 +143,9 @@ pub fn list(db: &Db, status: Option<AlertStatus>) -> Result<Vec<AlertView>, Tria
         .query_map([], |r| {
             Ok(StatusChange {
                 alert_id: r.get(0)?,
-                status: r.get(1)?,
+                // A status this version does not know reads as pending, as an alert
+                // whose status was never committed does.
+                status: AlertStatus::parse(&r.get::<_, String>(1)?).unwrap_or(AlertStatus::Pending),
                 at_us: r.get(2)?,
                 who: r.get(3)?,
                 note: r.get(4)?,
@@ -113,66 +153,20 @@ pub fn list(db: &Db, status: Option<AlertStatus>) -> Result<Vec<AlertView>, Tria
         })?
         .collect::<Result<_, _>>()?;
     let mut out = Vec::new();
-    for (
-        id,
-        label,
-        table,
-        variant,
-        key,
-        key_text,
-        metrics,
-        machine,
-        good,
-        bad,
-        ratio,
-        p,
-        runs,
-        at,
-        fingerprint,
-    ) in rows
-    {
-        let history: Vec<StatusChange> = changes
+    for mut a in stored {
+        a.history = changes
             .iter()
-            .filter(|c| c.alert_id == id)
+            .filter(|c| c.alert_id == a.id)
             .cloned()
             .collect();
-        let current = history
+        a.status = a
+            .history
             .last()
-            .and_then(|c| AlertStatus::parse(&c.status).ok())
+            .map(|c| c.status)
             .unwrap_or(AlertStatus::Pending);
-        if status.is_some_and(|s| s != current) {
-            continue;
+        if status.is_none_or(|s| s == a.status) {
+            out.push(a);
         }
-        let detail: serde_json::Value = serde_json::from_str(&metrics).unwrap_or_default();
-        let names = detail
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|m| m["metric"].as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default();
-        out.push(AlertView {
-            id,
-            status: current,
-            label,
-            table,
-            variant,
-            key: key_from_json(&key),
-            key_json: key,
-            fingerprint,
-            key_text,
-            metrics: names,
-            metric_detail: detail,
-            machine,
-            last_good_commit: good,
-            first_bad_commit: bad,
-            ratio,
-            p,
-            runs: serde_json::from_str(&runs).unwrap_or_default(),
-            created_at_us: at,
-            history,
-        });
     }
     Ok(out)
 }
@@ -194,36 +188,7 @@ pub fn find(db: &Db, prefix: &str) -> Result<AlertView, TriageError> {
     }
 }
 
-/// A person's action on an alert.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
-    Acknowledge,
-    Dismiss,
-    Reopen,
-}
-
-impl Action {
-    fn target(self) -> AlertStatus {
-        match self {
-            Action::Acknowledge => AlertStatus::Acknowledged,
-            Action::Dismiss => AlertStatus::Dismissed,
-            Action::Reopen => AlertStatus::Active,
-        }
-    }
-
-    /// The statuses a person may take this action from.
-    pub fn allowed_from(self, status: AlertStatus) -> bool {
-        use AlertStatus::*;
-        match self {
-            Action::Acknowledge => matches!(status, Active | Pending),
-            Action::Dismiss => matches!(status, Active | Pending | Acknowledged),
-            Action::Reopen => matches!(
-                status,
-                Acknowledged | Dismissed | Resolved | Withdrawn | Silenced
-            ),
-        }
-    }
-}
+pub use perfdb_ingest::model::AlertAction as Action;
 
 /// Apply `action` to the alert `prefix` names, as `who`, with `note`; returns the alert
 /// as it now stands.
@@ -252,58 +217,11 @@ pub fn act(
         .unwrap_or(0);
     let change = StatusChange {
         alert_id: alert.id.clone(),
-        status: action.target().as_str().to_string(),
+        status: action.target(),
         at_us,
         who: who.to_string(),
         note: note.to_string(),
     };
     Warehouse::new(root).commit_alerts(|_| (Vec::new(), vec![change]))?;
     find(&Db::open(root)?, &alert.id)
-}
-
-/// The alerts as a terminal table.
-pub fn render_table(alerts: &[AlertView]) -> String {
-    if alerts.is_empty() {
-        return "no alerts\n".to_string();
-    }
-    let mut s = String::new();
-    for a in alerts {
-        s.push_str(&format!(
-            "{}  {:<12}  {} {} {} on {}: {} -> {} ({:+.1}%, {})\n",
-            a.id,
-            a.status.as_str(),
-            a.table,
-            a.variant,
-            a.key_text,
-            a.machine,
-            a.last_good_commit,
-            a.first_bad_commit,
-            (a.ratio - 1.0) * 100.0,
-            a.metrics.join(", ")
-        ));
-    }
-    s
-}
-
-/// The alerts as a markdown list (a comment body).
-pub fn render_markdown(alerts: &[AlertView]) -> String {
-    let mut s = format!("### perfdb: {} alert(s)\n\n", alerts.len());
-    s.push_str("| id | status | kernel | shape | machine | first bad | change | metrics |\n");
-    s.push_str("|---|---|---|---|---|---|---:|---|\n");
-    for a in alerts {
-        s.push_str(&format!(
-            "| `{}` | {} | {} {} | {} | {} | {} (last good {}) | {:+.1}% | {} |\n",
-            a.id,
-            a.status,
-            a.table,
-            a.variant,
-            a.key_text,
-            a.machine,
-            a.first_bad_commit,
-            a.last_good_commit,
-            (a.ratio - 1.0) * 100.0,
-            a.metrics.join(", ")
-        ));
-    }
-    s
 }

@@ -1,29 +1,29 @@
-//! Output compatible with the seed tool's perf stage (aiter validate-kernel-pr
-//! `scrape_perf`), for consumers of that stage: best-of-N per side, per-column median of
+//! Output compatible with aiter validate-kernel-pr's perf stage (its
+//! `scrape_perf` report), for consumers of that stage: best-of-N per side, per-column median of
 //! head-over-base speedups, the minimum over columns against a 0.95 threshold, at least 3
 //! matched rows, the worst rows of the worst column.
 //!
-//! Where the seed is wrong perfdb is right, and says so in the same fields:
+//! Where that stage is wrong perfdb is right, and says so in the same fields:
 //! - rows match on the strict key (derived columns are never identity), so
 //!   `row_key_basis` is always the full key;
 //! - `torch_avg:` lines are parsed;
 //! - every row is judged by perfdb's own comparison: `perfdb_verdict` carries it, and
-//!   `status` is `regression` when either the seed's rule or perfdb's per-row rule
-//!   finds one (the seed's median hides a few slow rows among many unchanged ones).
+//!   `status` is `regression` when either the stage's rule or perfdb's per-row rule
+//!   finds one (the stage's median hides a few slow rows among many unchanged ones).
 
 use crate::compare::{Overall, Report, Row, Verdict};
 use perfdb_ingest::model::Direction;
 use serde_json::{json, Map, Value};
 
-/// The seed's speedup threshold: head/base speedup below this is a regression.
-pub const SEED_THRESHOLD: f64 = 0.95;
-/// The seed's minimum number of matched rows for a column to be eligible.
-pub const SEED_MIN_ROWS: usize = 3;
-/// How many of the worst rows the seed lists.
-pub const SEED_WORST_ROWS: usize = 5;
+/// validate-kernel-pr's speedup threshold: head/base speedup below this is a regression.
+pub const VKPR_THRESHOLD: f64 = 0.95;
+/// validate-kernel-pr's minimum number of matched rows for a column to be eligible.
+pub const VKPR_MIN_ROWS: usize = 3;
+/// How many of the worst rows validate-kernel-pr lists.
+pub const VKPR_WORST_ROWS: usize = 5;
 
 fn column_of(r: &Row) -> String {
-    if r.variant == perfdb_ingest::formats::DEFAULT_VARIANT {
+    if r.variant == perfdb_ingest::model::DEFAULT_VARIANT {
         r.unit.clone()
     } else {
         format!("{} {}", r.variant, r.unit)
@@ -77,7 +77,7 @@ pub fn render(report: &Report) -> String {
     for (name, rows) in &columns {
         let ratios: Vec<f64> = rows.iter().map(|(_, s)| *s).collect();
         let med = crate::stats::median(&ratios);
-        let eligible = ratios.len() >= SEED_MIN_ROWS;
+        let eligible = ratios.len() >= VKPR_MIN_ROWS;
         cols_json.insert(
             name.clone(),
             json!({"median_ratio": round4(med), "samples": ratios.len(), "eligible": eligible}),
@@ -109,8 +109,8 @@ pub fn render(report: &Report) -> String {
         "row_key_basis".into(),
         json!("all key columns (derived columns such as err, ratios and speedup are never part of the key)"),
     );
-    out.insert("threshold".into(), json!(SEED_THRESHOLD));
-    out.insert("min_rows".into(), json!(SEED_MIN_ROWS));
+    out.insert("threshold".into(), json!(VKPR_THRESHOLD));
+    out.insert("min_rows".into(), json!(VKPR_MIN_ROWS));
     out.insert("columns".into(), Value::Object(cols_json));
     out.insert(
         "repeats".into(),
@@ -120,21 +120,21 @@ pub fn render(report: &Report) -> String {
     let (status, reason) = match &worst {
         None => (
             "skip",
-            format!("no timing column has {SEED_MIN_ROWS} or more matched rows"),
+            format!("no timing column has {VKPR_MIN_ROWS} or more matched rows"),
         ),
-        Some((c, m)) if *m < SEED_THRESHOLD => (
+        Some((c, m)) if *m < VKPR_THRESHOLD => (
             "regression",
-            format!("{c}: median head/base speedup {m:.3} < {SEED_THRESHOLD} over {} matched row(s)", columns.iter().find(|x| x.0 == *c).map(|x| x.1.len()).unwrap_or(0)),
+            format!("{c}: median head/base speedup {m:.3} < {VKPR_THRESHOLD} over {} matched row(s)", columns.iter().find(|x| x.0 == *c).map(|x| x.1.len()).unwrap_or(0)),
         ),
         Some((c, m)) if per_row_regressions > 0 => (
             "regression",
             format!(
-                "{c}: median head/base speedup {m:.3} >= {SEED_THRESHOLD}, but perfdb finds {per_row_regressions} row(s) regressed beyond the threshold (the median hides them)"
+                "{c}: median head/base speedup {m:.3} >= {VKPR_THRESHOLD}, but perfdb finds {per_row_regressions} row(s) regressed beyond the threshold (the median hides them)"
             ),
         ),
         Some((c, m)) => (
             "ok",
-            format!("{c}: median head/base speedup {m:.3} >= {SEED_THRESHOLD} over {} matched row(s)", columns.iter().find(|x| x.0 == *c).map(|x| x.1.len()).unwrap_or(0)),
+            format!("{c}: median head/base speedup {m:.3} >= {VKPR_THRESHOLD} over {} matched row(s)", columns.iter().find(|x| x.0 == *c).map(|x| x.1.len()).unwrap_or(0)),
         ),
     };
     if let Some((c, m)) = &worst {
@@ -152,12 +152,12 @@ pub fn render(report: &Report) -> String {
                     || worst.as_ref().is_some_and(|(c, _)| column_of(r) == *c))
         })
         .filter_map(|r| speedup(r).map(|s| (*r, s)))
-        .filter(|(r, s)| *s < SEED_THRESHOLD || r.verdict == Verdict::Regression)
+        .filter(|(r, s)| *s < VKPR_THRESHOLD || r.verdict == Verdict::Regression)
         .collect();
     regressed.sort_by(|a, b| a.1.total_cmp(&b.1));
     let listed: Vec<Value> = regressed
         .iter()
-        .take(SEED_WORST_ROWS.max(per_row_regressions))
+        .take(VKPR_WORST_ROWS.max(per_row_regressions))
         .map(|(r, s)| {
             json!({
                 "row": row_text(r),

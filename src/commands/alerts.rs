@@ -12,7 +12,7 @@ fn render(alerts: &[AlertView], format: AlertsFormat, one: bool) -> String {
     match format {
         AlertsFormat::Table if one => {
             let a = &alerts[0];
-            let mut s = triage::render_table(alerts);
+            let mut s = perfdb_reports::render::alerts::table(alerts);
             for m in a.metric_detail.as_array().into_iter().flatten() {
                 s.push_str(&format!(
                     "  {} ({}): {} -> {}, ratio {:.3}, p {:.1e}\n",
@@ -29,8 +29,8 @@ fn render(alerts: &[AlertView], format: AlertsFormat, one: bool) -> String {
             }
             s
         }
-        AlertsFormat::Table => triage::render_table(alerts),
-        AlertsFormat::Markdown => triage::render_markdown(alerts),
+        AlertsFormat::Table => perfdb_reports::render::alerts::table(alerts),
+        AlertsFormat::Markdown => perfdb_reports::render::alerts::markdown(alerts),
         AlertsFormat::Json if one => {
             serde_json::to_string_pretty(&alerts[0]).expect("alert serialises") + "\n"
         }

@@ -147,7 +147,7 @@ pub(super) fn report(root: &Path, label: &Label, reports: &[FileReport]) -> anyh
                             out,
                             "ingested {}: {} run {} trial {trial}, {} value(s) in {}",
                             r.path,
-                            i.format,
+                            i.format.map_or(perfdb_ingest::NO_FORMAT, Format::name),
                             i.run_id,
                             i.rows,
                             tables.join(", ")

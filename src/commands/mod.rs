@@ -3,6 +3,7 @@
 mod ab;
 mod alerts;
 mod compare;
+mod detect;
 mod ingest;
 mod noise;
 mod query;
@@ -15,14 +16,14 @@ use crate::Exit;
 
 pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     let wh = cli.warehouse;
-    perfdb_ingest::tables::check_location(&wh.to_string_lossy())
+    perfdb_ingest::warehouse::location::check_location(&wh.to_string_lossy())
         .map_err(|e| anyhow::anyhow!("--warehouse {e}"))?;
     match cli.command {
         Command::Ingest(a) => ingest::run(&wh, a),
         Command::Runs(a) => query::runs(&wh, a),
         Command::Sql(a) => query::sql(&wh, a),
         Command::Compare(a) => compare::run(&wh, a),
-        Command::Detect(a) => compare::detect(&wh, a),
+        Command::Detect(a) => detect::detect(&wh, a),
         Command::Alerts(a) => alerts::run(&wh, a),
         Command::Compact(a) => upkeep::compact(&wh, std::time::Duration::from_secs(a.grace)),
         Command::Vacuum(a) => upkeep::vacuum(&wh, a.retain, a.force),

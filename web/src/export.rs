@@ -72,7 +72,7 @@ fn file_name(url: &str) -> String {
             if query.is_empty() {
                 format!("{route}.html")
             } else {
-                let h = perfdb_ingest::text::fnv64(query);
+                let h = perfdb_ingest::hash::fnv64(query);
                 format!("{route}-{h:016x}.html")
             }
         }
@@ -122,7 +122,7 @@ fn drop_forms(html: &str) -> String {
 /// The pages to start from: every page a reader would look for, whether or not another
 /// page links to it.
 fn seeds(state: &AppState) -> Result<Vec<String>, ExportError> {
-    use perfdb_reports::compare::url_encode;
+    use crate::url::url_encode;
     let fail = |e: String| ExportError::Page {
         url: "(warehouse)".into(),
         reason: e,
@@ -149,7 +149,7 @@ fn seeds(state: &AppState) -> Result<Vec<String>, ExportError> {
             url_encode(&s.key)
         ));
     }
-    for a in perfdb_reports::alerts::list(&state.root) {
+    for a in perfdb_reports::saved::list(&state.root) {
         out.push(format!("/compare?saved={}", url_encode(&a.file)));
     }
     Ok(out)
@@ -289,7 +289,7 @@ fn describe(url: &str, html: &str) -> String {
         .split('&')
         .filter_map(|p| p.split_once('='))
         .filter(|(k, v)| shown(k) && !v.is_empty())
-        .map(|(k, v)| format!("{k} {}", perfdb_reports::compare::url_decode(v)))
+        .map(|(k, v)| format!("{k} {}", crate::url::url_decode(v)))
         .collect();
     if extras.is_empty() {
         title
@@ -389,7 +389,7 @@ mod tests {
 
     #[test]
     fn contents_names_what_the_title_does_not() {
-        use perfdb_reports::compare::{url_decode, url_encode};
+        use crate::url::{url_decode, url_encode};
         let key = "{\"M\":\"512\",\"dtype\":\"µ bf16\"}";
         assert_eq!(url_decode(&url_encode(key)), key);
         assert_eq!(url_decode("a+b%2"), "a b%2");

@@ -9,6 +9,7 @@ pub mod paging;
 pub mod query;
 mod routes;
 pub mod server;
+pub mod url;
 
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
@@ -118,17 +119,17 @@ impl AppState {
 
     /// The committed state's signature, read now.
     pub fn signature(&self) -> Signature {
-        perfdb_ingest::warehouse::Warehouse::new(self.root.as_path()).state_signature()
+        perfdb_reports::db::state_signature(&self.root)
     }
 
     /// [`AppState::version`] of a signature just read.
     pub fn version_of(&self, sig: Signature) -> u64 {
         // Saved comparisons live beside the tables (`alerts/`): their folder's times
         // count too.
-        let saved = std::fs::metadata(perfdb_reports::alerts::dir_of(&self.root))
+        let saved = std::fs::metadata(perfdb_reports::saved::dir_of(&self.root))
             .and_then(|m| m.modified())
             .ok();
-        perfdb_ingest::text::fnv64(&format!("{:?}", sig.map(|s| (s, saved))))
+        perfdb_ingest::hash::fnv64(&format!("{:?}", sig.map(|s| (s, saved))))
     }
 
     /// The same state, accepting triage actions (acknowledge, dismiss, reopen) from the
@@ -144,9 +145,7 @@ impl AppState {
             std::time::SystemTime::now(),
             std::process::id()
         );
-        self.triage_token = Some(Arc::new(perfdb_ingest::warehouse::sha256_hex(
-            stamp.as_bytes(),
-        )));
+        self.triage_token = Some(Arc::new(perfdb_ingest::hash::sha256_hex(stamp.as_bytes())));
         self
     }
 
@@ -168,7 +167,7 @@ impl AppState {
     /// rebound one) can never present the token of this one.
     pub fn triage_token_for(&self, host: &str) -> Option<String> {
         self.triage_token.as_ref().map(|secret| {
-            perfdb_ingest::warehouse::sha256_hex(
+            perfdb_ingest::hash::sha256_hex(
                 format!("{secret}\u{1f}{}", host.to_ascii_lowercase()).as_bytes(),
             )
         })

@@ -127,7 +127,7 @@ async fn bad_requests_say_what_was_wrong() {
         ),
         (
             "/compare?base=base&head=head&allow_missing=maybe",
-            "allow_missing 'maybe'",
+            "allow_missing: 'maybe'",
         ),
         ("/?offset=18446744073709551615", "past the end of any list"),
         (
@@ -229,7 +229,7 @@ async fn history_shows_the_step_at_commit_13() {
     let key = r#"{"M":"512","N":"4096","K":"4096","dtype":"torch.bfloat16"}"#;
     let uri = format!(
         "/api/history?table=gemm_a16w16&variant=triton&metric=latency&key={}",
-        perfdb_reports::compare::url_encode(key)
+        perfdb_web::url::url_encode(key)
     );
     let (status, body) = get(&root, &uri).await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -251,7 +251,7 @@ async fn history_shows_the_step_at_commit_13() {
         &root,
         &format!(
             "/api/history?table=gemm_a16w16&variant=torch&metric=latency&key={}",
-            perfdb_reports::compare::url_encode(key)
+            perfdb_web::url::url_encode(key)
         ),
     )
     .await;
@@ -271,7 +271,7 @@ async fn alerts_list_saved_regressions() {
         ..Default::default()
     };
     let report = perfdb_reports::compare::compare(&db, "base", "head", &opt).unwrap();
-    perfdb_reports::alerts::save(&root, &report).unwrap();
+    perfdb_reports::saved::save(&root, &report).unwrap();
     let (_, api) = get(&root, "/api/alerts").await;
     let v = items(&api);
     assert_eq!(v.len(), 1);
@@ -310,10 +310,13 @@ async fn the_page_decides_as_ci_does() {
     assert_eq!(status, StatusCode::OK, "{body}");
     let web: serde_json::Value = serde_json::from_str(&body).unwrap();
     let cli_options = config
-        .resolve(&perfdb_reports::config::Requested {
-            control: vec!["torch".into()],
-            ..Default::default()
-        })
+        .resolve(
+            &perfdb_reports::compare::JudgeArgs {
+                control: vec!["torch".into()],
+                ..Default::default()
+            },
+            None,
+        )
         .unwrap();
     let db = perfdb_reports::db::Db::open(&root).unwrap();
     let cli = perfdb_reports::compare::compare(&db, "base", "head", &cli_options).unwrap();
@@ -357,15 +360,18 @@ async fn a_saved_comparison_replays_exactly() {
     )
     .unwrap();
     let opt = config
-        .resolve(&perfdb_reports::config::Requested {
-            control: vec!["torch".into()],
-            alpha: Some(0.01),
-            control_tol: Some(0.2),
-            ..Default::default()
-        })
+        .resolve(
+            &perfdb_reports::compare::JudgeArgs {
+                control: vec!["torch".into()],
+                alpha: Some(0.01),
+                control_tol: Some(0.2),
+                ..Default::default()
+            },
+            None,
+        )
         .unwrap();
     let saved = perfdb_reports::compare::compare(&db, "base", "head", &opt).unwrap();
-    perfdb_reports::alerts::save(&root, &saved).unwrap();
+    perfdb_reports::saved::save(&root, &saved).unwrap();
     let (_, api) = get(&root, "/api/alerts").await;
     let alerts = items(&api);
     let replay = alerts[0]["replay"].as_str().unwrap();
@@ -558,7 +564,7 @@ async fn history_never_mixes_machine_classes() {
     let uri = |machine: &str| {
         format!(
             "/api/history?table=gemm_a16w16&variant=triton&metric=latency&label=main&key={}{machine}",
-            perfdb_reports::compare::url_encode(key)
+            perfdb_web::url::url_encode(key)
         )
     };
     let (_, body) = get(&root, &uri("")).await;

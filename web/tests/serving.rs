@@ -155,7 +155,7 @@ async fn a_saved_comparison_shows_its_stored_result() {
         ..Default::default()
     };
     let report = perfdb_reports::compare::compare(&db, "base", "head", &opt).unwrap();
-    let file = perfdb_reports::alerts::save(&root, &report).unwrap();
+    let file = perfdb_reports::saved::save(&root, &report).unwrap();
     let name = file.file_name().unwrap().to_string_lossy().into_owned();
     // New head runs after the save: a live compare would now decide on other trials.
     ingest(&root, "h200-gemm/ab/aiter/base", "head", None);

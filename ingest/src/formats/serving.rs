@@ -10,9 +10,9 @@
 //! throughputs are `req/s` and `tokens/s` (higher is better); counts and durations are
 //! kept derived. [`field`] is shared with the `TS_BENCH_*` lines of the probe format.
 
-use super::emit::{lines_of, Row, Spec, SpecsByPlace};
-use super::json::{self, Fields};
 use super::{Format, ParseError, Parser};
+use crate::formats::support::emit::{lines_of, Row, Spec, SpecsByPlace};
+use crate::formats::support::json::{self, Fields};
 use crate::model::{Direction, Parsed};
 
 pub struct Serving;
@@ -124,15 +124,15 @@ impl Parser for Serving {
     }
     fn sniff(&self, text: &str) -> bool {
         text.trim_start().starts_with('{')
-            && (crate::text::has(text, "\"request_throughput\"")
-                || crate::text::has(text, "_ttft_ms\""))
+            && (crate::formats::support::text::has(text, "\"request_throughput\"")
+                || crate::formats::support::text::has(text, "_ttft_ms\""))
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         // SGLang's `bench_serving` at the default request rate writes `Infinity`.
         let cleaned = json::python_tokens(text);
         let text: &str = &cleaned;
         // One JSON document, else one per line (JSONL).
-        let objects: Vec<(usize, Fields)> = match json::fields(text) {
+        let objects: Vec<(usize, Fields)> = match crate::formats::support::json_scan::fields(text) {
             Ok(f) => vec![(
                 lines_of(text, "\"request_throughput\"")
                     .first()
@@ -143,14 +143,14 @@ impl Parser for Serving {
             Err(_) => {
                 let mut out = Vec::new();
                 let mut at = 0;
-                for (no, line) in super::split_bytes(text, b'\n').enumerate() {
+                for (no, line) in crate::formats::split_bytes(text, b'\n').enumerate() {
                     let start = at;
                     at += line.len() + 1;
                     if line.trim().is_empty() {
                         continue;
                     }
                     let line = &text[start..start + line.len()];
-                    let f = json::fields(line).map_err(|e| {
+                    let f = crate::formats::support::json_scan::fields(line).map_err(|e| {
                         ParseError::at(no + 1, format!("not a JSON result object (JSONL): {e}"))
                     })?;
                     out.push((no + 1, f));

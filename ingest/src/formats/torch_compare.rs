@@ -16,10 +16,10 @@
 //! (IQR above 10% of the median) stays on the value as a noise note. Anything else in
 //! the text (a `Measurement` repr) is not a Compare table and is ignored.
 
-use super::emit::{KeyLayout, Spec};
 use super::{lines, Format, ParseError, Parser};
+use crate::formats::support::emit::{KeyLayout, Spec};
+use crate::formats::support::text::trim;
 use crate::model::{Name, Parsed, Warning};
-use crate::text::trim;
 use std::borrow::Cow;
 use std::ops::Range;
 
@@ -60,7 +60,7 @@ fn cell(text: &str) -> Result<(Option<f64>, Option<&str>), ()> {
             ),
             None => (t, None),
         };
-    crate::text::parse_value(num)
+    crate::formats::support::text::parse_value(num)
         .map(|v| (v, warn))
         .map_err(|_| ())
 }
@@ -96,13 +96,13 @@ impl Parser for TorchCompare {
         let line_at = |at: usize| {
             let start = text[..at].rfind('\n').map_or(0, |s| s + 1);
             let end = text[at..].find('\n').map_or(text.len(), |e| at + e);
-            crate::text::clean_line(&text[start..end])
+            crate::formats::support::text::clean_line(&text[start..end])
         };
         let b = text.as_bytes();
-        crate::finder!("[--")
+        crate::formats::support::text::finder!("[--")
             .find_iter(b)
             .any(|at| title(&line_at(at)).is_some())
-            && crate::finder!(" thread")
+            && crate::formats::support::text::finder!(" thread")
                 .find_iter(b)
                 .any(|at| threads(&line_at(at)).is_some())
     }
@@ -142,7 +142,7 @@ impl Parser for TorchCompare {
                 continue;
             };
             if expect_header {
-                let mut parts = super::split_bytes(&line, b'|');
+                let mut parts = crate::formats::split_bytes(&line, b'|');
                 let _row_labels = parts.next();
                 p.variants = parts.map(|v| trim(v).to_string()).collect();
                 if p.variants.is_empty() {
@@ -177,7 +177,9 @@ impl Parser for TorchCompare {
             }
             let bar = memchr::memchr(b'|', line.as_bytes());
             let n_cells = match bar {
-                Some(at) => crate::text::count_byte(&line.as_bytes()[at + 1..], b'|') + 1,
+                Some(at) => {
+                    crate::formats::support::text::count_byte(&line.as_bytes()[at + 1..], b'|') + 1
+                }
                 None => 0,
             };
             if n_cells != p.variants.len() {
@@ -271,7 +273,7 @@ fn emit(
 ) -> Result<(), ParseError> {
     // Compare prints `seconds (s)`; a bare `s` is no unit word elsewhere.
     let unit = if unit == "s" { "sec" } else { unit };
-    if crate::units::unit_of(unit).is_none_or(|u| u.canonical != "us") {
+    if crate::formats::support::units::unit_of(unit).is_none_or(|u| u.canonical != "us") {
         return Err(ParseError::at(
             footer_line,
             format!("`{unit}` is not a time unit (expected ns, us, ms or s)"),
@@ -309,7 +311,7 @@ fn emit(
         // Most rows have no `(! XX%)` mark: their cells are numbers alone.
         let marked = memchr::memchr(b'(', cells_text.as_bytes()).is_some();
         row_cells.clear();
-        super::for_each_cell(cells_text, b'|', |c| row_cells.push(c));
+        crate::formats::for_each_cell(cells_text, b'|', |c| row_cells.push(c));
         for ((variant, spec), &text) in specs.iter().zip(&row_cells) {
             let bad = || ParseError::at(no, format!("`{text}` under `{variant}` is not a number"));
             let (value, printed, warn) = if marked {
@@ -321,7 +323,7 @@ fn emit(
                 (value, printed, warn)
             } else {
                 (
-                    crate::text::parse_value(text).map_err(|_| bad())?,
+                    crate::formats::support::text::parse_value(text).map_err(|_| bad())?,
                     text,
                     None,
                 )

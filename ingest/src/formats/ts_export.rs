@@ -1,6 +1,6 @@
 //! TokenSpeed `kernel_bench.<token>.json`: a JSON array of benchmark records.
 
-use super::probe::{field_metric, numerics_of};
+use super::ts_probe::{field_metric, numerics_of};
 use super::{Format, ParseError, Parser};
 use crate::model::{key_of, Direction, Measurement, Name, Numerics, Parsed};
 use serde_json::Value;
@@ -16,11 +16,11 @@ impl Parser for TsExport {
         text.trim_start()
             .strip_prefix('[')
             .is_some_and(|r| r.trim_start().starts_with('{'))
-            && crate::text::has(text, "\"kernel_name\"")
+            && crate::formats::support::text::has(text, "\"kernel_name\"")
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         // Python's json.dumps writes `NaN` / `Infinity` for non-finite floats.
-        let cleaned = super::json::python_tokens(text);
+        let cleaned = crate::formats::support::json::python_tokens(text);
         let text: &str = &cleaned;
         let records: Vec<Value> = serde_json::from_str(text)
             .map_err(|e| ParseError::at(e.line(), format!("not a JSON array of records: {e}")))?;
@@ -43,7 +43,7 @@ impl Parser for TsExport {
             let table = match (s("op_family"), s("op_mode")) {
                 (Some(f), Some(m)) => format!("{f}.{m}"),
                 (Some(f), None) => f.to_string(),
-                _ => super::probe::DEFAULT_TABLE.to_string(),
+                _ => super::ts_probe::DEFAULT_TABLE.to_string(),
             };
             let mut key_cells: Vec<(String, String)> = match obj.get("shape_params") {
                 Some(Value::Object(p)) => {
@@ -91,7 +91,7 @@ impl Parser for TsExport {
                     }
                 };
                 let (unit, value, raw) =
-                    super::probe::canonical(&mut parsed.keys, unit, value, &v.to_string());
+                    super::ts_probe::canonical(&mut parsed.keys, unit, value, &v.to_string());
                 parsed.measurements.push(Measurement {
                     table,
                     variant,

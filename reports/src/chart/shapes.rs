@@ -402,7 +402,8 @@ fn trial_dots_ranked_up_to(
 mod tests {
     use super::*;
     use perfdb_ingest::model::{Direction, Measurement, Numerics, Parsed, RunMeta};
-    use perfdb_ingest::warehouse::{prepare, Warehouse};
+    use perfdb_ingest::pipeline::prepare;
+    use perfdb_ingest::warehouse::Warehouse;
 
     /// 40 runs of one series, run `i` measuring `i`.
     fn forty_runs(dir: &std::path::Path) -> Db {
@@ -434,7 +435,13 @@ mod tests {
                     label: "l".into(),
                     ..Default::default()
                 };
-                prepare("x", format!("run {i}").as_bytes(), "perf", parsed, &meta)
+                prepare(
+                    "x",
+                    format!("run {i}").as_bytes(),
+                    Some(perfdb_ingest::model::Format::PerfLines),
+                    parsed,
+                    &meta,
+                )
             })
             .collect();
         Warehouse::new(dir).commit(prepared).unwrap();

@@ -2,40 +2,18 @@
 //! validity, test and verdict, the control gate, and the overall verdict.
 
 use super::load::Value;
+use super::options::variant_matches;
 use super::{
-    ControlMetric, ControlStatus, NumericsStatus, Options, Overall, Reduce, Row, SideInfo,
-    SideStats, Test, Verdict, MIN_TRIALS_REPORT_MW, MIN_TRIALS_WELCH,
+    ControlMetric, ControlStatus, NumericsStatus, Options, Overall, Reason, ReasonCode, Reduce,
+    Row, SideInfo, SideStats, Test, Verdict, MIN_TRIALS_REPORT_MW, MIN_TRIALS_WELCH,
 };
 use crate::stats;
 use perfdb_ingest::model::{self, Direction};
 use std::collections::{BTreeMap, HashMap};
 
-/// Is `variant` one of the `control` variants? A name matches the variant of that name
-/// or one that starts with it followed by `_`, `-` or `.`, ignoring case (`torch`
-/// matches `torch`, `torch_mm`, `torch.matmul`, not `torchao`); `*` and `?` make a glob.
+/// Is `variant` one of the `control` variants ([`variant_matches`])?
 pub(super) fn is_control(variant: &str, control: &[String]) -> bool {
-    control.iter().any(|c| control_matches(c, variant))
-}
-
-pub(super) fn control_matches(name: &str, variant: &str) -> bool {
-    let (n, v) = (name.to_lowercase(), variant.to_lowercase());
-    if n.contains(['*', '?']) {
-        return glob(n.as_bytes(), v.as_bytes());
-    }
-    v == n
-        || v.strip_prefix(n.as_str())
-            .is_some_and(|rest| rest.starts_with(['_', '-', '.']))
-}
-
-/// `*` any run of characters, `?` one character.
-fn glob(p: &[u8], s: &[u8]) -> bool {
-    match (p.first(), s.first()) {
-        (None, None) => true,
-        (Some(b'*'), _) => glob(&p[1..], s) || (!s.is_empty() && glob(p, &s[1..])),
-        (Some(b'?'), Some(_)) => glob(&p[1..], &s[1..]),
-        (Some(a), Some(b)) if a == b => glob(&p[1..], &s[1..]),
-        _ => false,
-    }
+    control.iter().any(|c| variant_matches(c, variant))
 }
 
 pub(super) fn reduce_best(values: &[f64], dir: Direction) -> f64 {
@@ -374,20 +352,27 @@ pub(super) struct Evidence<'a> {
     pub opt: &'a Options,
 }
 
-/// The overall verdict: a failure on head first (exit 1), then the control, then
-/// everything that leaves the comparison without evidence (exit 3), and only then ok.
+/// The overall verdict, and why: one [`Reason`] per finding, in the order a person
+/// should read them.
 pub(super) fn overall(
     rows: &[Row],
     control: &Option<ControlStatus>,
     ev: &Evidence,
-) -> (Overall, String) {
+) -> (Overall, Vec<Reason>) {
     let opt = ev.opt;
     let mut failures = Vec::new();
+    let run_failed = |code, side: &str, f: &super::FailedRun| {
+        Reason::new(
+            code,
+            None,
+            format!(
+                "{side} run {} ({}) failed: {}",
+                f.run_id, f.source_path, f.detail
+            ),
+        )
+    };
     for f in &ev.head.failed_runs {
-        failures.push(format!(
-            "head run {} ({}) failed: {}",
-            f.run_id, f.source_path, f.detail
-        ));
+        failures.push(run_failed(ReasonCode::HeadRunFailed, "head", f));
     }
     // On other hardware a slower row is not evidence of a regression (a failed run or a
     // new numerics failure still is): without --allow-mixed-hardware, nothing is judged.
@@ -399,15 +384,21 @@ pub(super) fn overall(
     };
     if !regressed.is_empty() {
         let metric_rows: usize = regressed.iter().map(|(_, m)| m.len()).sum();
-        failures.push(format!(
-            "{} kernel/shape row(s) regressed ({metric_rows} metric row(s))",
-            regressed.len()
+        failures.push(Reason::new(
+            ReasonCode::Regressed,
+            Some(regressed.len()),
+            format!(
+                "{} kernel/shape row(s) regressed ({metric_rows} metric row(s))",
+                regressed.len()
+            ),
         ));
     }
     let new_numerics = rows.iter().filter(|r| r.numerics_failed()).count();
     if new_numerics > 0 {
-        failures.push(format!(
-            "{new_numerics} row(s) fail numerics on head that did not on base"
+        failures.push(Reason::new(
+            ReasonCode::NewNumericsFailure,
+            Some(new_numerics),
+            format!("{new_numerics} row(s) fail numerics on head that did not on base"),
         ));
     }
     let pre_existing = rows
@@ -415,12 +406,14 @@ pub(super) fn overall(
         .filter(|r| r.numerics == NumericsStatus::PreExisting)
         .count();
     if opt.strict_numerics && pre_existing > 0 {
-        failures.push(format!(
-            "{pre_existing} row(s) fail numerics on both sides (--strict-numerics)"
+        failures.push(Reason::new(
+            ReasonCode::NumericsFailureOnBothSides,
+            Some(pre_existing),
+            format!("{pre_existing} row(s) fail numerics on both sides (--strict-numerics)"),
         ));
     }
     if !failures.is_empty() {
-        return (Overall::Regression, failures.join("; "));
+        return (Overall::Regression, failures);
     }
     if let Some(c) = control {
         let failed: Vec<String> = c
@@ -432,37 +425,50 @@ pub(super) fn overall(
         if !failed.is_empty() {
             return (
                 Overall::Unreliable,
-                format!(
-                    "the control moved beyond ±{:.0}% ({}): those metrics cannot be judged",
-                    c.tolerance * 100.0,
-                    failed.join(", ")
-                ),
+                vec![Reason::new(
+                    ReasonCode::ControlMoved,
+                    None,
+                    format!(
+                        "the control moved beyond ±{:.0}% ({}): those metrics cannot be judged",
+                        c.tolerance * 100.0,
+                        failed.join(", ")
+                    ),
+                )],
             );
         }
     }
     let mut gaps = Vec::new();
     for f in &ev.base.failed_runs {
-        gaps.push(format!(
-            "base run {} ({}) failed: {}",
-            f.run_id, f.source_path, f.detail
-        ));
+        gaps.push(run_failed(ReasonCode::BaseRunFailed, "base", f));
     }
     if mixed {
-        gaps.push(format!(
-            "the sides ran on different hardware ({}); --allow-mixed-hardware to compare anyway",
-            ev.mixed_hardware.join("; ")
+        gaps.push(Reason::new(
+            ReasonCode::MixedHardware,
+            None,
+            format!(
+                "the sides ran on different hardware ({}); --allow-mixed-hardware to compare anyway",
+                ev.mixed_hardware.join("; ")
+            ),
         ));
     }
     if !ev.control_one_sided.is_empty() {
-        gaps.push(format!(
-            "the control is on one side only ({})",
-            ev.control_one_sided.join("; ")
+        gaps.push(Reason::new(
+            ReasonCode::ControlOnOneSide,
+            None,
+            format!(
+                "the control is on one side only ({})",
+                ev.control_one_sided.join("; ")
+            ),
         ));
     }
     if ev.missing > 0 && !opt.allow_missing {
-        gaps.push(format!(
-            "{} row(s) measured on base are missing on head (--allow-missing accepts that)",
-            ev.missing
+        gaps.push(Reason::new(
+            ReasonCode::MissingOnHead,
+            Some(ev.missing),
+            format!(
+                "{} row(s) measured on base are missing on head (--allow-missing accepts that)",
+                ev.missing
+            ),
         ));
     }
     let unchecked = rows
@@ -470,37 +476,57 @@ pub(super) fn overall(
         .filter(|r| r.numerics == NumericsStatus::UncheckedOnHead)
         .count();
     if unchecked > 0 && !opt.allow_unchecked {
-        gaps.push(format!(
-            "{unchecked} row(s) checked numerics on base but not on head (--allow-unchecked accepts that)"
+        gaps.push(Reason::new(
+            ReasonCode::UncheckedOnHead,
+            Some(unchecked),
+            format!(
+                "{unchecked} row(s) checked numerics on base but not on head (--allow-unchecked accepts that)"
+            ),
         ));
     }
     if ev.unpaired_tables > 0 {
-        gaps.push(format!(
-            "{} repeated table(s) cannot be paired between the sides",
-            ev.unpaired_tables
+        gaps.push(Reason::new(
+            ReasonCode::UnpairedTables,
+            None,
+            format!(
+                "{} repeated table(s) cannot be paired between the sides",
+                ev.unpaired_tables
+            ),
         ));
     }
     let judged: Vec<&Row> = rows.iter().filter(|r| !r.control).collect();
     if judged.is_empty() {
-        gaps.push("no row matched across the two sides".to_string());
+        gaps.push(Reason::new(
+            ReasonCode::NothingMatched,
+            Some(0),
+            "no row matched across the two sides".to_string(),
+        ));
     }
     let undecided = judged.iter().filter(|r| !r.verdict.is_decided()).count();
     if undecided > 0 {
-        gaps.push(format!(
-            "{undecided} of {} row(s) could not be compared (insufficient, invalid or withheld)",
-            judged.len()
+        gaps.push(Reason::new(
+            ReasonCode::NotCompared,
+            Some(undecided),
+            format!(
+                "{undecided} of {} row(s) could not be compared (insufficient, invalid or withheld)",
+                judged.len()
+            ),
         ));
     }
     if !gaps.is_empty() {
-        return (Overall::Inconclusive, gaps.join("; "));
+        return (Overall::Inconclusive, gaps);
     }
     let shapes = kernel_shapes(judged.iter().copied());
     (
         Overall::Ok,
-        format!(
-            "no regression in {shapes} kernel/shape row(s) ({} metric row(s))",
-            judged.len()
-        ),
+        vec![Reason::new(
+            ReasonCode::NoRegression,
+            Some(shapes),
+            format!(
+                "no regression in {shapes} kernel/shape row(s) ({} metric row(s))",
+                judged.len()
+            ),
+        )],
     )
 }
 
@@ -585,7 +611,7 @@ mod tests {
     fn side() -> SideInfo {
         SideInfo {
             selector: "s".into(),
-            matched_by: "label".into(),
+            matched_by: crate::compare::MatchedBy::Label,
             runs: vec!["r".into()],
             labels: vec!["s".into()],
             commits: vec![],
@@ -596,7 +622,7 @@ mod tests {
         }
     }
 
-    fn verdict_of(rows: &[Row], tweak: impl Fn(&mut Evidence)) -> (Overall, String) {
+    fn verdict_of(rows: &[Row], tweak: impl Fn(&mut Evidence)) -> (Overall, Vec<Reason>) {
         let (b, h, opt) = (side(), side(), Options::default());
         let mut ev = Evidence {
             base: &b,
@@ -609,24 +635,6 @@ mod tests {
         };
         tweak(&mut ev);
         overall(rows, &None, &ev)
-    }
-
-    #[test]
-    fn control_names_a_variant_not_a_substring() {
-        for (name, variant, want) in [
-            ("torch", "torch", true),
-            ("torch", "torch_mm", true),
-            ("torch", "torch.matmul", true),
-            ("Torch", "TORCH-ref", true),
-            ("torch", "torchao", false),
-            ("ck", "cktile", false),
-            ("ck", "triton_ck", false),
-            ("torch*", "torchao", true),
-            ("*_ck", "triton_ck", true),
-            ("ck?", "ck2", true),
-        ] {
-            assert_eq!(control_matches(name, variant), want, "{name} {variant}");
-        }
     }
 
     #[test]
@@ -658,12 +666,19 @@ mod tests {
         ];
         let (v, reason) = verdict_of(&rows, |_| {});
         assert_eq!(v, Overall::Regression);
-        assert_eq!(reason, "1 kernel/shape row(s) regressed (2 metric row(s))");
+        assert_eq!(
+            reason,
+            [Reason::new(
+                ReasonCode::Regressed,
+                Some(1),
+                "1 kernel/shape row(s) regressed (2 metric row(s))".into()
+            )]
+        );
         let (v, reason) = verdict_of(&rows[2..], |_| {});
         assert_eq!(v, Overall::Ok);
         assert_eq!(
-            reason,
-            "no regression in 1 kernel/shape row(s) (1 metric row(s))"
+            (reason[0].code, reason[0].rows),
+            (ReasonCode::NoRegression, Some(1))
         );
     }
 
@@ -671,28 +686,30 @@ mod tests {
     fn no_ok_without_evidence() {
         let rows = [row("16", "latency", Verdict::NoSignificantChange)];
         type Tweak = fn(&mut Evidence);
-        let cases: [(&str, Tweak); 3] = [
-            ("missing on head", |e| e.missing = 2),
-            ("different hardware", |e| {
+        let cases: [(ReasonCode, Tweak); 3] = [
+            (ReasonCode::MissingOnHead, |e| e.missing = 2),
+            (ReasonCode::MixedHardware, |e| {
                 e.mixed_hardware = vec!["arch base gfx942, head gfx950".into()]
             }),
-            ("control is on one side only", |e| {
+            (ReasonCode::ControlOnOneSide, |e| {
                 e.control_one_sided = vec!["'torch' matches torch on base".into()]
             }),
         ];
-        for (said, tweak) in cases {
+        for (code, tweak) in cases {
             let (v, reason) = verdict_of(&rows, tweak);
-            assert_eq!(v, Overall::Inconclusive, "{said}");
-            assert!(reason.contains(said), "{reason}");
+            assert_eq!(v, Overall::Inconclusive, "{code:?}");
+            assert_eq!(reason.iter().map(|r| r.code).collect::<Vec<_>>(), [code]);
         }
-        let (v, _) = verdict_of(&[], |_| {});
+        let (v, reason) = verdict_of(&[], |_| {});
         assert_eq!(v, Overall::Inconclusive, "nothing matched");
+        assert_eq!(reason[0].code, ReasonCode::NothingMatched);
         // On other hardware a slower row proves nothing.
         let slower = [row("512", "latency", Verdict::Regression)];
         let (v, reason) = verdict_of(&slower, |e| {
             e.mixed_hardware = vec!["arch base gfx942, head gfx950".into()]
         });
-        assert_eq!(v, Overall::Inconclusive, "{reason}");
+        assert_eq!(v, Overall::Inconclusive, "{reason:?}");
+        assert_eq!(reason[0].code, ReasonCode::MixedHardware);
     }
 
     #[test]
@@ -717,7 +734,11 @@ mod tests {
         };
         let (v, reason) = overall(&rows, &None, &ev);
         assert_eq!(v, Overall::Regression);
-        assert_eq!(reason, "head run abc (t4.log) failed: benchmark_cli_rc=1");
+        assert_eq!(reason[0].code, ReasonCode::HeadRunFailed);
+        assert_eq!(
+            Reason::prose(&reason),
+            "head run abc (t4.log) failed: benchmark_cli_rc=1"
+        );
         let ev = Evidence {
             base: &h,
             head: &b,

@@ -1,7 +1,7 @@
 //! Step 2: load each side's values from the warehouse, one entry per row identity with
 //! its trials, straight from DuckDB as Arrow.
 
-use super::{CompareError, SideInfo};
+use super::{CompareError, MatchedBy, SideInfo};
 use crate::db::{sql_str, Db};
 use arrow::array::{Array, ArrayRef, Float64Array, Int8Array, ListArray, StringArray, UInt64Array};
 use perfdb_ingest::model::{metric, Direction, Numerics};
@@ -12,8 +12,16 @@ pub(crate) struct Value {
     pub(crate) numerics: Numerics,
 }
 
-/// table, variant, key (canonical JSON), metric, unit.
-pub(crate) type RowId = (String, String, String, String, String);
+/// What makes a row a row: both sides' values of one identity are compared.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct RowId {
+    pub(crate) table: String,
+    pub(crate) variant: String,
+    /// The key's canonical JSON.
+    pub(crate) key: String,
+    pub(crate) metric: String,
+    pub(crate) unit: String,
+}
 
 pub(super) struct Loaded {
     pub(super) rows: BTreeMap<RowId, (Direction, Vec<Value>)>,
@@ -55,7 +63,7 @@ pub(super) fn load_side(
     filters: &[(String, String)],
 ) -> Result<Loaded, CompareError> {
     // Selected by label: all runs of those partitions, no run list to check against.
-    let run_pred = if side.matched_by == "label" {
+    let run_pred = if side.matched_by == MatchedBy::Label {
         String::new()
     } else {
         db.selection_table("sel", &side.runs)?;
@@ -154,7 +162,13 @@ pub(super) fn load_side(
                 .downcast_ref::<UInt64Array>()
                 .ok_or_else(|| unexpected("run hash list is not UBIGINT"))?;
             let (vals, most) = per_run(vals, runs.values());
-            let id = (table, variant, key, metric_name, units.value(i).to_string());
+            let id = RowId {
+                table,
+                variant,
+                key,
+                metric: metric_name,
+                unit: units.value(i).to_string(),
+            };
             if most > 1 {
                 loaded.repeated.insert(id.clone(), most);
             }

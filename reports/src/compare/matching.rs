@@ -13,39 +13,36 @@ fn key_columns(rows: &Rows) -> BTreeMap<String, BTreeSet<String>> {
     let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut seen: BTreeSet<(&str, &str)> = BTreeSet::new();
     for id in rows.keys() {
-        if !seen.insert((&id.0, &id.2)) {
+        if !seen.insert((&id.table, &id.key)) {
             continue;
         }
-        let names = out.entry(id.0.clone()).or_default();
-        names.extend(key_from_json(&id.2).into_iter().map(|(k, _)| k));
+        let names = out.entry(id.table.clone()).or_default();
+        names.extend(key_from_json(&id.key).into_iter().map(|(k, _)| k));
     }
     out
 }
 
 /// The row id with its key cut down to `common` columns.
 fn project(id: &RowId, common: &BTreeSet<String>) -> RowId {
-    let cells: Vec<(String, String)> = key_from_json(&id.2)
+    let cells: Vec<(String, String)> = key_from_json(&id.key)
         .into_iter()
         .filter(|(k, _)| common.contains(k))
         .collect();
-    (
-        id.0.clone(),
-        id.1.clone(),
-        key_of(&cells).0.to_string(),
-        id.3.clone(),
-        id.4.clone(),
-    )
+    RowId {
+        key: key_of(&cells).0.to_string(),
+        ..id.clone()
+    }
 }
 
 /// Does cutting every key of `table` down to `common` keep its rows apart?
 fn projection_is_injective(rows: &Rows, table: &str, common: &BTreeSet<String>) -> bool {
     let mut seen: HashMap<RowId, &str> = HashMap::new();
-    rows.keys().filter(|id| id.0 == table).all(|id| {
+    rows.keys().filter(|id| id.table == table).all(|id| {
         let p = project(id, common);
         match seen.get(&p) {
-            Some(original) => *original == id.2,
+            Some(original) => *original == id.key,
             None => {
-                seen.insert(p, &id.2);
+                seen.insert(p, &id.key);
                 true
             }
         }
@@ -88,7 +85,11 @@ pub(crate) fn reconcile_key_columns(base: &mut Rows, head: &mut Rows) -> Vec<Str
             continue;
         }
         for rows in [&mut *base, &mut *head] {
-            let ids: Vec<RowId> = rows.keys().filter(|id| id.0 == *table).cloned().collect();
+            let ids: Vec<RowId> = rows
+                .keys()
+                .filter(|id| id.table == *table)
+                .cloned()
+                .collect();
             for id in ids {
                 let v = rows.remove(&id).expect("id from the map");
                 rows.insert(project(&id, &common), v);
@@ -142,7 +143,7 @@ fn split_position(table: &str) -> Option<(&str, usize)> {
 /// Titles named by position whose number of copies differs between the sides.
 pub(crate) fn positional_mismatches(base: &Rows, head: &Rows) -> Vec<Positional> {
     let copies = |rows: &Rows| -> BTreeMap<String, BTreeSet<usize>> {
-        let tables: BTreeSet<&str> = rows.keys().map(|id| id.0.as_str()).collect();
+        let tables: BTreeSet<&str> = rows.keys().map(|id| id.table.as_str()).collect();
         let mut out: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
         for t in &tables {
             if let Some((title, n)) = split_position(t) {
@@ -164,7 +165,7 @@ pub(crate) fn positional_mismatches(base: &Rows, head: &Rows) -> Vec<Positional>
             let count = |c: &BTreeMap<String, BTreeSet<usize>>, rows: &Rows| {
                 c.get(t)
                     .map(BTreeSet::len)
-                    .unwrap_or_else(|| usize::from(rows.keys().any(|id| &id.0 == t)))
+                    .unwrap_or_else(|| usize::from(rows.keys().any(|id| &id.table == t)))
             };
             let (nb, nh) = (count(&cb, base), count(&ch, head));
             (nb != nh).then(|| Positional {
@@ -189,13 +190,13 @@ mod tests {
                     .iter()
                     .map(|(k, v)| (k.to_string(), v.to_string()))
                     .collect();
-                let id = (
-                    table.to_string(),
-                    "triton".to_string(),
-                    key_of(&cells).0.to_string(),
-                    "latency".to_string(),
-                    "us".to_string(),
-                );
+                let id = RowId {
+                    table: table.to_string(),
+                    variant: "triton".to_string(),
+                    key: key_of(&cells).0.to_string(),
+                    metric: "latency".to_string(),
+                    unit: "us".to_string(),
+                };
                 let v = Value {
                     value: Some(1.0),
                     numerics: Numerics::NotChecked,

@@ -3,16 +3,19 @@
 //!
 //! One file per step: [`select`] the runs of each side, [`load`] their values,
 //! [`matching`] rows whose tables were printed differently, [`decide`] each row and the
-//! whole, [`summarise`]; the report types every exporter reads are in [`types`].
+//! whole, [`summarise`]; the report types every exporter reads are in [`types`], the
+//! options (asked and resolved) in [`options`].
 
 pub(crate) mod decide;
 mod load;
 mod matching;
+mod options;
 mod select;
 pub mod sequential;
 mod summarise;
 mod types;
 
+pub use options::{variant_matches, JudgeArgs, Options, Override, Reduce, Test};
 pub use select::select_runs;
 pub use types::*;
 
@@ -171,30 +174,36 @@ fn build_report(
         }
     };
 
-    let one_sided = |id: &RowId, verdict: &'static str| OneSided {
-        verdict: verdict.into(),
-        table: id.0.clone(),
-        variant: id.1.clone(),
-        key: display_key(&id.0, &id.2),
-        metric: id.3.clone(),
+    let one_sided = |id: &RowId, verdict: OneSidedKind| OneSided {
+        verdict,
+        table: id.table.clone(),
+        variant: id.variant.clone(),
+        key: display_key(&id.table, &id.key),
+        metric: id.metric.clone(),
     };
     for id in h.rows.keys() {
         if !b.rows.contains_key(id) {
-            only_in_head.push(one_sided(id, "new"));
+            only_in_head.push(one_sided(id, OneSidedKind::New));
         }
     }
     let ids: Vec<RowId> = b.rows.keys().cloned().collect();
     for id in ids {
         let (dir, bvals) = b.rows.remove(&id).expect("key from map");
         let Some((_, hvals)) = h.rows.remove(&id) else {
-            only_in_base.push(one_sided(&id, "missing"));
+            only_in_base.push(one_sided(&id, OneSidedKind::Missing));
             continue;
         };
         if bvals.iter().chain(&hvals).all(|v| v.value.is_none()) {
             not_measured += 1;
             continue;
         }
-        let (table, variant, key_json, metric_name, unit) = id;
+        let RowId {
+            table,
+            variant,
+            key: key_json,
+            metric: metric_name,
+            unit,
+        } = id;
         let key = display_key(&table, &key_json);
         key_names.insert((table.clone(), key.iter().map(|(k, _)| k.clone()).collect()));
         let threshold = opt
@@ -358,10 +367,11 @@ fn build_report(
         unpaired_tables: positional.len(),
         opt,
     };
-    let (verdict, reason) = overall(&rows, &control, &evidence);
+    let (verdict, reasons) = overall(&rows, &control, &evidence);
     Ok(Report {
         verdict,
-        reason,
+        reason: Reason::prose(&reasons),
+        reasons,
         base: base_side,
         head: head_side,
         options: opt.clone(),
@@ -381,14 +391,14 @@ fn build_report(
 /// comparison without its control (returned, for the verdict).
 fn check_control(b: &Loaded, h: &Loaded, opt: &Options) -> Result<Vec<String>, CompareError> {
     let variants = |l: &Loaded| -> std::collections::BTreeSet<String> {
-        l.rows.keys().map(|id| id.1.clone()).collect()
+        l.rows.keys().map(|id| id.variant.clone()).collect()
     };
     let (vb, vh) = (variants(b), variants(h));
     let mut one_sided = Vec::new();
     for c in &opt.control {
         let on = |vs: &std::collections::BTreeSet<String>| -> Vec<String> {
             vs.iter()
-                .filter(|v| decide::control_matches(c, v))
+                .filter(|v| variant_matches(c, v))
                 .cloned()
                 .collect()
         };

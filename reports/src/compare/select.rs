@@ -8,7 +8,7 @@
 //! - a commit prefix, or `run:ID` (a run id prefix); a bare run id prefix still works
 //!   when nothing else matches.
 
-use super::{CompareError, FailedRun, SideInfo};
+use super::{CompareError, FailedRun, MatchedBy, SideInfo};
 use crate::db::{sql_str, Db, MACHINE_TAG_SQL};
 
 /// One run as the selection sees it.
@@ -62,12 +62,12 @@ fn distinct(rows: &[RunRow], f: impl Fn(&RunRow) -> &str) -> Vec<String> {
     v
 }
 
-fn side(spec: &str, by: &str, rows: Vec<RunRow>) -> SideInfo {
+fn side(spec: &str, by: MatchedBy, rows: Vec<RunRow>) -> SideInfo {
     let mut labels: Vec<String> = rows.iter().map(|r| r.label.clone()).collect();
     labels.dedup();
     SideInfo {
         selector: spec.to_string(),
-        matched_by: by.to_string(),
+        matched_by: by,
         commits: distinct(&rows, |r| &r.commit),
         archs: distinct(&rows, |r| &r.arch),
         image_digests: distinct(&rows, |r| &r.image_digest),
@@ -97,7 +97,7 @@ pub fn select_side(db: &Db, spec: &str, which: &'static str) -> Result<SideInfo,
             return Err(CompareError::EmptySelector(which));
         }
         let rows = query(db, &format!("starts_with(run_id, {})", sql_str(id)))?;
-        return nonempty(spec, "run_id", rows);
+        return nonempty(spec, MatchedBy::RunId, rows);
     }
     if let Some((label, at)) = spec.split_once('@') {
         if label.is_empty() || at.is_empty() {
@@ -113,13 +113,13 @@ pub fn select_side(db: &Db, spec: &str, which: &'static str) -> Result<SideInfo,
                      WHERE label = {l} ORDER BY commit_time DESC NULLS LAST, ingested_at DESC LIMIT 1)"
                 ),
             )?;
-            return nonempty(spec, "label@latest", rows);
+            return nonempty(spec, MatchedBy::LabelAtLatest, rows);
         }
         let rows = query(
             db,
             &format!("label = {l} AND starts_with(\"commit\", {})", sql_str(at)),
         )?;
-        return nonempty(spec, "label@commit", rows);
+        return nonempty(spec, MatchedBy::LabelAtCommit, rows);
     }
     let rows = query(db, &format!("label = {}", sql_str(spec)))?;
     if !rows.is_empty() {
@@ -130,17 +130,17 @@ pub fn select_side(db: &Db, spec: &str, which: &'static str) -> Result<SideInfo,
                 commits,
             });
         }
-        return Ok(side(spec, "label", rows));
+        return Ok(side(spec, MatchedBy::Label, rows));
     }
     let rows = query(db, &format!("starts_with(\"commit\", {})", sql_str(spec)))?;
     if !rows.is_empty() {
-        return Ok(side(spec, "commit", rows));
+        return Ok(side(spec, MatchedBy::Commit, rows));
     }
     let rows = query(db, &format!("starts_with(run_id, {})", sql_str(spec)))?;
-    nonempty(spec, "run_id", rows)
+    nonempty(spec, MatchedBy::RunId, rows)
 }
 
-fn nonempty(spec: &str, by: &str, rows: Vec<RunRow>) -> Result<SideInfo, CompareError> {
+fn nonempty(spec: &str, by: MatchedBy, rows: Vec<RunRow>) -> Result<SideInfo, CompareError> {
     if rows.is_empty() {
         Err(CompareError::NoRuns(spec.to_string()))
     } else {
@@ -164,7 +164,7 @@ pub fn select_window(db: &Db, label: &str, n: usize) -> Result<SideInfo, Compare
              ORDER BY t DESC NULLS LAST, i DESC LIMIT {n}))"
         ),
     )?;
-    nonempty(label, &format!("label@last-{n}"), rows)
+    nonempty(label, MatchedBy::LabelWindow(n), rows)
 }
 
 /// Resolve a selector outside a comparison (charts): see [`select_side`].

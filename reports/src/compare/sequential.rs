@@ -11,7 +11,7 @@
 //!   even `max_trials` a side would leave ln(1 + tau) inside that interval;
 //! - `undecided` otherwise: more trials can tell.
 
-use super::types::{Row, Verdict};
+use super::types::{Row, State, Verdict};
 use crate::stats::power::t_quantile;
 use crate::stats::{self, mean, power, variance};
 use perfdb_ingest::model::Direction;
@@ -36,29 +36,6 @@ pub struct Look {
     /// Planned looks (K).
     pub looks: usize,
     pub max_trials: usize,
-}
-
-/// A row's state at a look.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum State {
-    Regression,
-    Improvement,
-    Cleared,
-    Undecidable,
-    Undecided,
-}
-
-impl State {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            State::Regression => "regression",
-            State::Improvement => "improvement",
-            State::Cleared => "cleared",
-            State::Undecidable => "undecidable",
-            State::Undecided => "undecided",
-        }
-    }
 }
 
 /// ln values, direction-normalised: a larger mean is slower whatever the metric.

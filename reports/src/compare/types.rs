@@ -1,183 +1,39 @@
 //! What a comparison produces: the options it ran with, each side, each row, the
 //! control's status, the summary and the overall verdict. Every exporter reads these.
 
+use super::Options;
 use crate::db::DbError;
 use perfdb_ingest::model::{self, Direction, Numerics};
 use serde::Serialize;
 
+/// A row's state at a look of a sequential A/B run (`perfdb ab`, the stopping rule
+/// in [`super::sequential`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Reduce {
-    Best,
-    Median,
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    Regression,
+    Improvement,
+    Cleared,
+    Undecidable,
+    Undecided,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Test {
-    Welch,
-    MannWhitney,
+impl State {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Regression => "regression",
+            State::Improvement => "improvement",
+            State::Cleared => "cleared",
+            State::Undecidable => "undecidable",
+            State::Undecided => "undecided",
+        }
+    }
 }
 
 /// Fewest trials a side for Welch's test.
 pub const MIN_TRIALS_WELCH: usize = 3;
 /// Side size from which the U test's p is reported next to Welch's.
 pub const MIN_TRIALS_REPORT_MW: usize = 4;
-
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
-#[serde(default)]
-pub struct Options {
-    pub threshold: f64,
-    pub alpha: f64,
-    pub reduce: Reduce,
-    pub test: Test,
-    /// The control variant(s): a name matches a variant that is that name or starts
-    /// with it followed by `_`, `-` or `.` (case-insensitive: `torch` matches
-    /// `torch_mm`, not `torchao`); `*` and `?` make a glob.
-    pub control: Vec<String>,
-    pub control_tol: f64,
-    /// Per table/variant/metric thresholds (from `perfdb.toml`), kept so a saved
-    /// comparison replays exactly.
-    pub overrides: Vec<crate::config::Override>,
-    /// `k=v` filters: table/variant/metric/unit on rows, arch/format/commit on runs,
-    /// anything else a run tag or an identity key cell.
-    pub filters: Vec<(String, String)>,
-    /// Rows measured on base but not on head are listed, not inconclusive.
-    pub allow_missing: bool,
-    /// Sides on different hardware (arch, image, `machine` tag) are compared anyway.
-    pub allow_mixed_hardware: bool,
-    /// A numerics failure base had too fails the comparison.
-    pub strict_numerics: bool,
-    /// A check base made and head no longer makes is accepted.
-    pub allow_unchecked: bool,
-    /// Under Welch, also report the exact U test's p (`p_mann_whitney`): costly with
-    /// many trials, so only when asked.
-    pub mann_whitney_p: bool,
-    /// Base is the last N commits of the base label, pooled (history as the baseline).
-    pub baseline_window: Option<usize>,
-    /// Judge the comparison as one look of a sequential A/B run (`perfdb ab`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sequential: Option<super::sequential::Look>,
-}
-
-impl Options {
-    /// The web query that replays a comparison with exactly these options (after
-    /// `base=...&head=...`): every option, the overrides as JSON.
-    pub fn to_query(&self) -> String {
-        let mut q = vec![
-            format!("threshold={}", self.threshold),
-            format!("alpha={}", self.alpha),
-            format!("control_tol={}", self.control_tol),
-            format!(
-                "reduce={}",
-                match self.reduce {
-                    Reduce::Best => "best",
-                    Reduce::Median => "median",
-                }
-            ),
-            format!(
-                "test={}",
-                match self.test {
-                    Test::Welch => "welch",
-                    Test::MannWhitney => "mann-whitney",
-                }
-            ),
-        ];
-        if !self.control.is_empty() {
-            q.push(format!("control={}", url_encode(&self.control.join(","))));
-        }
-        if let Some(n) = self.baseline_window {
-            q.push(format!("baseline_window={n}"));
-        }
-        if !self.filters.is_empty() {
-            let w: Vec<String> = self
-                .filters
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect();
-            q.push(format!("where={}", url_encode(&w.join(","))));
-        }
-        if !self.overrides.is_empty() {
-            let json = serde_json::to_string(&self.overrides).expect("overrides serialise");
-            q.push(format!("overrides={}", url_encode(&json)));
-        }
-        for (flag, on) in [
-            ("allow_missing", self.allow_missing),
-            ("allow_mixed_hardware", self.allow_mixed_hardware),
-            ("strict_numerics", self.strict_numerics),
-            ("allow_unchecked", self.allow_unchecked),
-            ("mann_whitney_p", self.mann_whitney_p),
-        ] {
-            if on {
-                q.push(format!("{flag}=true"));
-            }
-        }
-        q.join("&")
-    }
-}
-
-/// Percent-encode everything but unreserved characters (RFC 3986).
-pub fn url_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-/// The inverse of `url_encode` (and `+` as a space, as forms send it); a `%` not
-/// followed by two hex digits stays as it is.
-pub fn url_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'%' => match (
-                b.get(i + 1).copied().and_then(hex),
-                b.get(i + 2).copied().and_then(hex),
-            ) {
-                (Some(h), Some(l)) => {
-                    out.push(h * 16 + l);
-                    i += 3;
-                    continue;
-                }
-                _ => out.push(b'%'),
-            },
-            b'+' => out.push(b' '),
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            threshold: 0.05,
-            alpha: 0.05,
-            reduce: Reduce::Median,
-            test: Test::Welch,
-            control: Vec::new(),
-            control_tol: 0.10,
-            overrides: Vec::new(),
-            filters: Vec::new(),
-            allow_missing: false,
-            allow_mixed_hardware: false,
-            strict_numerics: false,
-            allow_unchecked: false,
-            mann_whitney_p: false,
-            baseline_window: None,
-            sequential: None,
-        }
-    }
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum CompareError {
@@ -211,11 +67,69 @@ impl From<duckdb::Error> for CompareError {
     }
 }
 
+/// How a side's selector matched its runs; serialized as `label`, `label@commit`,
+/// `label@latest`, `label@last-N`, `commit` or `run_id`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub enum MatchedBy {
+    /// `LABEL`: the runs of one label (of one commit).
+    Label,
+    /// `LABEL@COMMIT`.
+    LabelAtCommit,
+    /// `LABEL@latest`.
+    LabelAtLatest,
+    /// The runs of a label's last N commits, pooled (`--baseline-window N`).
+    LabelWindow(usize),
+    /// A commit prefix.
+    Commit,
+    /// A run id prefix (`run:ID`).
+    RunId,
+}
+
+impl std::fmt::Display for MatchedBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MatchedBy::Label => f.write_str("label"),
+            MatchedBy::LabelAtCommit => f.write_str("label@commit"),
+            MatchedBy::LabelAtLatest => f.write_str("label@latest"),
+            MatchedBy::LabelWindow(n) => write!(f, "label@last-{n}"),
+            MatchedBy::Commit => f.write_str("commit"),
+            MatchedBy::RunId => f.write_str("run_id"),
+        }
+    }
+}
+
+impl From<MatchedBy> for String {
+    fn from(m: MatchedBy) -> String {
+        m.to_string()
+    }
+}
+
+impl TryFrom<String> for MatchedBy {
+    type Error = String;
+    fn try_from(s: String) -> Result<MatchedBy, String> {
+        Ok(match s.as_str() {
+            "label" => MatchedBy::Label,
+            "label@commit" => MatchedBy::LabelAtCommit,
+            "label@latest" => MatchedBy::LabelAtLatest,
+            "commit" => MatchedBy::Commit,
+            "run_id" => MatchedBy::RunId,
+            other => match other
+                .strip_prefix("label@last-")
+                .and_then(|n| n.parse().ok())
+            {
+                Some(n) => MatchedBy::LabelWindow(n),
+                None => return Err(format!("unknown selector match '{other}'")),
+            },
+        })
+    }
+}
+
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct SideInfo {
     pub selector: String,
-    /// How the selector matched: `label`, `label@commit`, `label@latest`, `commit` or `run_id`.
-    pub matched_by: String,
+    /// How the selector matched.
+    pub matched_by: MatchedBy,
     pub runs: Vec<String>,
     pub labels: Vec<String>,
     pub commits: Vec<String>,
@@ -331,7 +245,7 @@ pub struct Row {
     /// As one look of `perfdb ab`: regression, improvement, cleared, undecidable or
     /// undecided (docs/STATS.md, "Sequential A/B"); absent in a one-shot comparison.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub state: Option<super::sequential::State>,
+    pub state: Option<State>,
     /// Trials a side the row needs: to be decided (an undecided or undecidable row of
     /// `ab`), or to see its threshold with power 0.8 (an underpowered row of `compare`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -484,10 +398,28 @@ impl Overall {
     }
 }
 
+/// Why a row has one side only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OneSidedKind {
+    /// Measured on base, not on head.
+    Missing,
+    /// Measured on head only.
+    New,
+}
+
+impl OneSidedKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OneSidedKind::Missing => "missing",
+            OneSidedKind::New => "new",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct OneSided {
-    /// `missing` (measured on base, not on head) or `new` (only on head).
-    pub verdict: std::borrow::Cow<'static, str>,
+    pub verdict: OneSidedKind,
     pub table: String,
     pub variant: String,
     #[serde(serialize_with = "ser_key", deserialize_with = "de_key")]
@@ -502,10 +434,73 @@ pub struct KeyBasis {
     pub derived_columns_excluded: Vec<String>,
 }
 
+/// What decided the overall verdict, as a code a program can act on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasonCode {
+    /// A head run failed (its harness said so): a regression.
+    HeadRunFailed,
+    /// Kernel/shape rows regressed beyond the threshold (`rows`: how many).
+    Regressed,
+    /// Rows fail numerics on head that passed on base.
+    NewNumericsFailure,
+    /// Rows fail numerics on both sides, under `--strict-numerics`.
+    NumericsFailureOnBothSides,
+    /// The control variant moved beyond its tolerance: unreliable.
+    ControlMoved,
+    /// A base run failed: inconclusive.
+    BaseRunFailed,
+    /// The sides ran on different hardware.
+    MixedHardware,
+    /// The control variant is on one side only.
+    ControlOnOneSide,
+    /// Rows measured on base are missing on head.
+    MissingOnHead,
+    /// Rows checked numerics on base but not on head.
+    UncheckedOnHead,
+    /// Repeated tables could not be paired between the sides.
+    UnpairedTables,
+    /// No row matched across the sides.
+    NothingMatched,
+    /// Rows could not be compared (too few trials, invalid, withheld, undecided).
+    NotCompared,
+    /// Every row was compared and none regressed.
+    NoRegression,
+}
+
+/// One finding behind the overall verdict: its code, the rows it counts (where it
+/// counts rows) and its text.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct Reason {
+    pub code: ReasonCode,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rows: Option<usize>,
+    pub text: String,
+}
+
+impl Reason {
+    pub fn new(code: ReasonCode, rows: Option<usize>, text: String) -> Reason {
+        Reason { code, rows, text }
+    }
+
+    /// The reasons as one sentence for a person.
+    pub fn prose(reasons: &[Reason]) -> String {
+        reasons
+            .iter()
+            .map(|r| r.text.as_str())
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Report {
     pub verdict: Overall,
+    /// Why, for a person: the texts of `reasons`, joined.
     pub reason: String,
+    /// Why, for a program: one entry per finding, with a stable code.
+    #[serde(default)]
+    pub reasons: Vec<Reason>,
     pub base: SideInfo,
     pub head: SideInfo,
     pub options: Options,

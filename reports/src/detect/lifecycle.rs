@@ -85,7 +85,7 @@ pub fn alert_id(label: &str, e: &Event, salt: usize) -> String {
     if salt > 0 {
         parts.push_str(&format!("\u{1f}{salt}"));
     }
-    perfdb_ingest::warehouse::sha256_hex(parts.as_bytes())[..16].to_string()
+    perfdb_ingest::hash::sha256_hex(parts.as_bytes())[..16].to_string()
 }
 
 /// A revision's fingerprint: the alert and what it now says.
@@ -170,7 +170,7 @@ pub fn raise(db: &Db, wh: &Warehouse, d: &Detection) -> Result<Raised, DetectErr
         .events
         .iter()
         .enumerate()
-        .filter(|(_, e)| e.kind == "regression" && (e.confirmed || e.at_tip))
+        .filter(|(_, e)| e.kind == super::EventKind::Regression && (e.confirmed || e.at_tip))
         .collect();
     let step_events: Vec<&Event> = steps.iter().map(|(_, e)| *e).collect();
 
@@ -213,7 +213,7 @@ pub fn raise(db: &Db, wh: &Warehouse, d: &Detection) -> Result<Raised, DetectErr
     let mut changes: Vec<StatusChange> = Vec::new();
     let change = |id: &str, status: AlertStatus, note: String| StatusChange {
         alert_id: id.to_string(),
-        status: status.as_str().to_string(),
+        status,
         at_us: now,
         who: WHO.to_string(),
         note,
@@ -249,7 +249,7 @@ pub fn raise(db: &Db, wh: &Warehouse, d: &Detection) -> Result<Raised, DetectErr
         let reopened_at = alert.and_then(|a| {
             a.history
                 .last()
-                .filter(|h| h.status == AlertStatus::Active.as_str() && h.who != WHO)
+                .filter(|h| h.status == AlertStatus::Active && h.who != WHO)
                 .map(|h| h.at_us)
         });
         let want = derived(d, &step_events, e, reopened_at);
@@ -288,11 +288,8 @@ pub fn raise(db: &Db, wh: &Warehouse, d: &Detection) -> Result<Raised, DetectErr
                 AlertStatus::Resolved => raised.resolved.push(id.clone()),
                 AlertStatus::Silenced => raised.silenced.push(id.clone()),
                 AlertStatus::Active => {
-                    let was_active = alert.is_some_and(|a| {
-                        a.history
-                            .iter()
-                            .any(|h| h.status == AlertStatus::Active.as_str())
-                    });
+                    let was_active = alert
+                        .is_some_and(|a| a.history.iter().any(|h| h.status == AlertStatus::Active));
                     if !was_active {
                         raised.new_alerts.push(id.clone());
                     }
@@ -311,7 +308,7 @@ pub fn raise(db: &Db, wh: &Warehouse, d: &Detection) -> Result<Raised, DetectErr
             continue;
         }
         let blip = d.events.iter().find(|e| {
-            e.kind == "regression"
+            e.kind == super::EventKind::Regression
                 && !e.confirmed
                 && !e.at_tip
                 && a.table == e.table

@@ -22,7 +22,7 @@ pub use lifecycle::{raise, Raised};
 pub use read::Coding;
 pub use render::{render_markdown, render_text};
 
-use crate::db::{Db, DbError};
+use crate::db::{Db, DbError, SeriesId};
 use crate::stats::{self, changepoint};
 use perfdb_ingest::model::{key_display, key_from_json, metric, Direction};
 use read::{runs_of, RunPoint};
@@ -33,8 +33,6 @@ use std::collections::HashMap;
 pub enum DetectError {
     #[error(transparent)]
     Db(#[from] DbError),
-    #[error("query failed: {0}")]
-    Query(#[from] duckdb::Error),
     #[error("no runs with label '{0}'; `perfdb runs` lists the labels")]
     NoRuns(String),
     #[error("--since {since}: no commit of label '{label}' starts with it")]
@@ -43,6 +41,14 @@ pub enum DetectError {
     Triage(#[from] crate::triage::TriageError),
     #[error("reading the history: {0}")]
     Spill(String),
+}
+
+// A query or the warehouse failing is a reading error: one route for each, through
+// [`DbError`].
+impl From<duckdb::Error> for DetectError {
+    fn from(e: duckdb::Error) -> Self {
+        DetectError::Db(DbError::Query(e))
+    }
 }
 
 /// Commits within which two detections of a series' step are the same step (a late
@@ -98,12 +104,41 @@ pub struct Return {
     pub ingested_at_us: i64,
 }
 
+/// Which way an event moved, from its metrics' own directions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EventKind {
+    /// Worse in every moved metric's own direction (tail metrics aside): an alert.
+    Regression,
+    /// Better in every moved metric.
+    Improvement,
+    /// Worse in some, better in others.
+    Mixed,
+    /// Only tail metrics moved: never an alert.
+    Tail,
+}
+
+impl EventKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Regression => "regression",
+            EventKind::Improvement => "improvement",
+            EventKind::Mixed => "mixed",
+            EventKind::Tail => "tail",
+        }
+    }
+}
+
+impl std::fmt::Display for EventKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A change of one kernel and shape at one commit on one machine class.
 #[derive(Debug, Clone, Serialize)]
 pub struct Event {
-    /// `regression` (worse in every moved metric's own direction, tail metrics aside),
-    /// `improvement`, `mixed`, or `tail` (only tail metrics moved: never an alert).
-    pub kind: &'static str,
+    pub kind: EventKind,
     pub table: String,
     pub variant: String,
     /// Identity cells, printed order.
@@ -163,7 +198,7 @@ impl Detection {
     pub fn regressions(&self) -> usize {
         self.events
             .iter()
-            .filter(|e| e.kind == "regression")
+            .filter(|e| e.kind == EventKind::Regression)
             .count()
     }
 
@@ -185,9 +220,6 @@ struct Point {
     trials: Vec<f64>,
     runs: Vec<usize>,
 }
-
-/// (table, variant, key, metric, unit, machine): one series.
-type SeriesId = (String, String, String, String, String, String);
 
 /// Detect change points over every series of `label`; with `since`, report only those
 /// whose first bad commit is that commit (a prefix) or later.
@@ -256,14 +288,14 @@ pub fn detect_in_passes(
     let mut flush = |series: &read::Series, machine: &str, points: Vec<Point>| {
         let [table, variant, key, metric, unit] = &series.names;
         n_series += 1;
-        let id: SeriesId = (
-            table.clone(),
-            variant.clone(),
-            key.clone(),
-            metric.clone(),
-            unit.clone(),
-            machine.to_string(),
-        );
+        let id = SeriesId {
+            table: table.clone(),
+            variant: variant.clone(),
+            key: key.clone(),
+            metric: metric.clone(),
+            unit: unit.clone(),
+            machine: machine.to_string(),
+        };
         let found = series_events(
             &id,
             series.direction,
@@ -335,14 +367,14 @@ pub fn detect_in_passes(
     let mut events: Vec<Event> = events.into_iter().map(with_kind).collect();
     events.sort_by(|a, b| {
         (
-            a.kind != "regression",
+            a.kind != EventKind::Regression,
             &a.first_bad_commit,
             &a.table,
             &a.variant,
             &a.key,
         )
             .cmp(&(
-                b.kind != "regression",
+                b.kind != EventKind::Regression,
                 &b.first_bad_commit,
                 &b.table,
                 &b.variant,
@@ -370,7 +402,14 @@ fn series_events(
     params: &changepoint::Params,
     confirm: usize,
 ) -> Vec<(Event, MetricMove)> {
-    let (table, variant, key, metric_name, unit, machine) = id;
+    let SeriesId {
+        table,
+        variant,
+        key,
+        metric: metric_name,
+        unit,
+        machine,
+    } = id;
     ordered.sort_by(|a, b| {
         (a.commit_time, a.ingested_at, &a.commit).cmp(&(b.commit_time, b.ingested_at, &b.commit))
     });
@@ -481,7 +520,8 @@ fn series_events(
             },
         };
         let ev = Event {
-            kind: "",
+            // Decided by `with_kind` once every metric of the event is in.
+            kind: EventKind::Tail,
             table: table.clone(),
             variant: variant.clone(),
             key: shown.clone(),
@@ -543,13 +583,13 @@ fn with_kind(mut e: Event) -> Event {
     };
     let speaking: Vec<&MetricMove> = e.metrics.iter().filter(|m| !m.tail).collect();
     e.kind = if speaking.is_empty() {
-        "tail"
+        EventKind::Tail
     } else if speaking.iter().all(|m| worse(m)) {
-        "regression"
+        EventKind::Regression
     } else if speaking.iter().any(|m| worse(m)) {
-        "mixed"
+        EventKind::Mixed
     } else {
-        "improvement"
+        EventKind::Improvement
     };
     // The event's confirmation and return are its primary metric's.
     let level = e.primary().level.clone();

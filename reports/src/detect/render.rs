@@ -1,6 +1,78 @@
-//! The text of a detection: the terminal's, and a pull-request comment's.
+//! The text of a detection: the terminal's, and a pull-request comment's, from one
+//! list of columns.
 
-use super::{Detection, Raised};
+use super::{Detection, Event, Raised};
+use crate::render::{markdown_table, terminal_lines, Column};
+
+/// One event as both outputs show it: the alert it is (if any) and the event.
+pub struct EventRow {
+    pub alert: String,
+    pub event: Event,
+}
+
+/// The columns of a detection's events, terminal and comment alike.
+pub const EVENT_COLUMNS: &[Column<EventRow>] = &[
+    Column::left("alert", |r: &EventRow| r.alert.clone()),
+    Column::left("kind", |r: &EventRow| r.event.kind.to_string()),
+    Column::left("kernel", |r: &EventRow| {
+        format!("{} {}", r.event.table, r.event.variant)
+    }),
+    Column::left("shape", |r: &EventRow| r.event.key.clone()),
+    Column::left("machine", |r: &EventRow| r.event.machine.clone()),
+    Column::left("first bad", |r: &EventRow| r.event.first_bad_commit.clone()),
+    Column::left("last good", |r: &EventRow| r.event.last_good_commit.clone()),
+    Column::left("moved", |r: &EventRow| moved(&r.event)),
+    Column::left("standing", |r: &EventRow| standing(&r.event)),
+];
+
+/// Each metric's move: `latency 10.1 -> 12.3 us (+21.8%, p 1.0e-4)`.
+fn moved(e: &Event) -> String {
+    e.metrics
+        .iter()
+        .map(|m| {
+            format!(
+                "{} {} -> {} {} ({:+.1}%, p {:.1e})",
+                m.metric,
+                crate::render::num(m.before_median),
+                crate::render::num(m.after_median),
+                m.unit,
+                (m.ratio - 1.0) * 100.0,
+                m.p
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Whether the new level has held: empty when confirmed.
+fn standing(e: &Event) -> String {
+    if e.confirmed {
+        String::new()
+    } else if e.at_tip {
+        format!("held {} commit(s): not yet confirmed", e.held)
+    } else {
+        format!("a blip: held {} commit(s)", e.held)
+    }
+}
+
+/// The events with the alert each is: `new`, or its id and status.
+fn rows(d: &Detection, raised: &Raised) -> Vec<EventRow> {
+    d.events
+        .iter()
+        .enumerate()
+        .map(|(i, event)| EventRow {
+            alert: match raised.alert_of(i) {
+                Some(id) if raised.new_alerts.iter().any(|n| n == id) => format!("{id} new"),
+                Some(id) => format!(
+                    "{id} {}",
+                    raised.status_of(i).map(|s| s.as_str()).unwrap_or("")
+                ),
+                None => String::new(),
+            },
+            event: event.clone(),
+        })
+        .collect()
+}
 
 /// A pull-request comment body: what this run raised, then every change it found.
 pub fn render_markdown(d: &Detection, raised: &Raised) -> String {
@@ -18,38 +90,12 @@ pub fn render_markdown(d: &Detection, raised: &Raised) -> String {
         s.push_str("No change point.\n");
         return s;
     }
-    s.push_str("| | kind | kernel | shape | machine | first bad | last good | moved |\n|---|---|---|---|---|---|---|---|\n");
-    for (i, e) in d.events.iter().enumerate() {
-        let mark = match raised.alert_of(i) {
-            Some(id) if raised.new_alerts.iter().any(|n| n == id) => "**new**".to_string(),
-            Some(id) => format!(
-                "`{id}` {}",
-                raised.status_of(i).map(|s| s.as_str()).unwrap_or("")
-            ),
-            None => String::new(),
-        };
-        let moved: Vec<String> = e
-            .metrics
-            .iter()
-            .map(|m| format!("{} {:+.1}%", m.metric, (m.ratio - 1.0) * 100.0))
-            .collect();
-        s.push_str(&format!(
-            "| {mark} | {} | {} {} | {} | {} | {} | {} | {} |\n",
-            e.kind,
-            e.table,
-            e.variant,
-            e.key,
-            e.machine,
-            e.first_bad_commit,
-            e.last_good_commit,
-            moved.join(", ")
-        ));
-    }
+    s.push_str(&markdown_table(EVENT_COLUMNS, &rows(d, raised)));
     s
 }
 
-/// The terminal text of a detection.
-pub fn render_text(d: &Detection) -> String {
+/// The terminal text of a detection, with what storing it did.
+pub fn render_text(d: &Detection, raised: &Raised) -> String {
     let mut s = format!(
         "{} series over {} commit(s) of label '{}'{}: {} regression(s), {} other change(s)\n",
         d.series,
@@ -62,46 +108,15 @@ pub fn render_text(d: &Detection) -> String {
         d.regressions(),
         d.events.len() - d.regressions()
     );
-    for e in &d.events {
-        let moved: Vec<String> = e
-            .metrics
-            .iter()
-            .map(|m| {
-                format!(
-                    "{} {} -> {} {} ({:+.1}%, p {:.1e})",
-                    m.metric,
-                    crate::render::num(m.before_median),
-                    crate::render::num(m.after_median),
-                    m.unit,
-                    (m.ratio - 1.0) * 100.0,
-                    m.p
-                )
-            })
-            .collect();
-        let standing = if e.confirmed {
-            String::new()
-        } else if e.at_tip {
-            format!(" [held {} commit(s): not yet confirmed]", e.held)
-        } else {
-            format!(" [a blip: held {} commit(s)]", e.held)
-        };
-        s.push_str(&format!(
-            "{}: {} {} {} on {}: first bad {}, last good {}: {}{standing}\n",
-            e.kind,
-            e.table,
-            e.variant,
-            e.key,
-            e.machine,
-            e.first_bad_commit,
-            e.last_good_commit,
-            moved.join("; ")
-        ));
+    if !d.events.is_empty() {
+        s.push_str(&(terminal_lines(EVENT_COLUMNS, &rows(d, raised)).join("\n") + "\n"));
     }
+    s.push_str(&render_raised(raised));
     s
 }
 
-/// The terminal lines of what storing a detection did.
-pub fn render_raised(r: &Raised) -> String {
+/// The terminal line of what storing a detection did.
+fn render_raised(r: &Raised) -> String {
     let list = |ids: &[String]| {
         if ids.is_empty() {
             String::new()

@@ -5,20 +5,40 @@
 use crate::page::{esc, layout};
 use crate::paging::{Page, PageQuery, Paged};
 use crate::query::Query;
+use crate::url::{replay_query, url_encode};
 use crate::{blocking, AppError, AppState};
 use axum::extract::State;
 use axum::response::Html;
 use axum::Json;
 use perfdb_ingest::model::AlertStatus;
-use perfdb_reports::alerts::{list, Alert};
-use perfdb_reports::compare::url_encode;
+use perfdb_reports::saved::SavedComparison;
 use perfdb_reports::triage::{self, AlertView};
+
+/// A saved comparison as the API and the page show it: with its replay link.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Saved {
+    #[serde(flatten)]
+    pub comparison: SavedComparison,
+    /// The `/compare` query that replays this comparison with exactly its options.
+    pub replay: String,
+}
+
+/// The saved comparisons of the warehouse at `root`, newest first.
+fn list(root: &std::path::Path) -> Vec<Saved> {
+    perfdb_reports::saved::list(root)
+        .into_iter()
+        .map(|c| Saved {
+            replay: replay_query(&c.base, &c.head, &c.options),
+            comparison: c,
+        })
+        .collect()
+}
 
 /// `/api/alerts`: the saved comparisons, newest first, a page at a time.
 pub async fn api(
     State(s): State<AppState>,
     Query(q): Query<PageQuery>,
-) -> Result<Json<Paged<Alert>>, AppError> {
+) -> Result<Json<Paged<Saved>>, AppError> {
     let page = q.page().map_err(AppError::json)?;
     blocking(s.clone(), move || Ok(list(&s.root)))
         .await
@@ -258,7 +278,8 @@ pub async fn page(
     let mut body = String::from(
         "<table><tr><th>saved</th><th>base → head</th><th>verdict</th><th>regressions</th></tr>",
     );
-    for a in &alerts {
+    for saved in &alerts {
+        let a = &saved.comparison;
         let regs: Vec<String> = a
             .regressions
             .iter()
@@ -281,7 +302,7 @@ pub async fn page(
             "<tr><td class=\"muted\">{}</td><td><a href=\"/compare?saved={file}\">{b} → {h}</a> <a class=\"muted\" href=\"/compare?{replay}\">(run again)</a></td><td class=\"{}\">{}: {}</td><td>{}</td></tr>",
             esc(&a.file), if a.verdict == "regression" { "regression" } else { "" }, esc(&a.verdict), esc(&a.reason),
             if regs.is_empty() { "—".into() } else { regs.iter().map(|r| esc(r)).collect::<Vec<_>>().join("<br>") },
-            b = esc(&a.base), h = esc(&a.head), replay = esc(&a.replay), file = esc(&url_encode(&a.file))
+            b = esc(&a.base), h = esc(&a.head), replay = esc(&saved.replay), file = esc(&url_encode(&a.file))
         ));
     }
     body.push_str("</table>");

@@ -1,45 +1,27 @@
 //! `/compare`: choose base and head; verdict, control status, rows worst first, ratios.
 
 use crate::page::{empty_warehouse, esc, layout};
-use crate::query::Query;
+use crate::query::Query2;
+use crate::url::replay_query;
 use crate::{blocking, AppError, AppState};
 use axum::extract::State;
 use axum::response::Html;
 use axum::Json;
-use perfdb_reports::compare::{compare, Options, Overall, Reduce, Report, Test};
-use perfdb_reports::config::Requested;
+use perfdb_reports::compare::{compare, JudgeArgs, Options, Overall, Report};
 use perfdb_reports::render::RowView;
 use serde::Deserialize;
 
-/// The page's query: every option of `perfdb compare`, resolved through the same
-/// `perfdb.toml` (`Config::resolve`), so the page and CI decide alike.
+/// The page's own parameters; the comparison's options are [`JudgeArgs`], read from the
+/// same query ([`crate::query::Query2`]) and resolved through the same `perfdb.toml`
+/// (`Config::resolve`) as the command line's, so the page and CI decide alike.
 #[derive(Debug, Deserialize, Default, Clone)]
-#[serde(deny_unknown_fields)]
 pub struct CompareQuery {
     /// A comparison saved with `perfdb compare --save` (its file name under `alerts/`):
     /// shown as it was decided, from its stored result.
     pub saved: Option<String>,
     pub base: Option<String>,
     pub head: Option<String>,
-    /// Comma-separated control variants.
-    pub control: Option<String>,
-    pub threshold: Option<String>,
-    pub alpha: Option<String>,
-    pub control_tol: Option<String>,
-    /// `best` or `median`.
-    pub reduce: Option<String>,
-    /// `welch` or `mann-whitney`.
-    pub test: Option<String>,
-    /// Comma-separated `key=value` filters, as `--where`.
-    #[serde(rename = "where")]
-    pub filters: Option<String>,
-    /// Per table/variant/metric thresholds as JSON (a saved comparison's own).
-    pub overrides: Option<String>,
-    pub allow_missing: Option<String>,
-    pub allow_mixed_hardware: Option<String>,
-    pub strict_numerics: Option<String>,
-    pub allow_unchecked: Option<String>,
-    pub mann_whitney_p: Option<String>,
+    /// Pool the base label's last N commits as the base (`--baseline-window`).
     pub baseline_window: Option<String>,
     /// The page's rows (worst first): `limit` (default 100) from `offset`. The JSON
     /// report always holds every row.
@@ -51,104 +33,27 @@ fn given(v: &Option<String>) -> Option<&str> {
     v.as_deref().map(str::trim).filter(|s| !s.is_empty())
 }
 
-fn number(v: &Option<String>, name: &str) -> Result<Option<f64>, AppError> {
-    given(v)
-        .map(|t| {
-            t.parse::<f64>().map_err(|_| {
-                AppError::bad_request(format!("{name} '{t}' is not a number (e.g. 0.05)"))
-            })
-        })
-        .transpose()
-}
-
-/// A boolean parameter: absent or empty is false; anything but the usual spellings is an
-/// error naming it (`allow_missing=maybe` must not read as "no").
-fn flag(v: &Option<String>, name: &str) -> Result<bool, AppError> {
-    match given(v) {
-        None | Some("0" | "false" | "off" | "no") => Ok(false),
-        Some("1" | "true" | "on" | "yes") => Ok(true),
-        Some(o) => Err(AppError::bad_request(format!(
-            "{name} '{o}': true or false (1, 0, on, off, yes, no)"
-        ))),
-    }
-}
-
 /// The comparison's options: the query, then the server's `perfdb.toml`, then defaults.
-fn options(state: &AppState, q: &CompareQuery) -> Result<Options, AppError> {
-    let list = |v: &Option<String>| -> Vec<String> {
-        given(v)
-            .unwrap_or("")
-            .split(',')
-            .map(str::trim)
-            .filter(|c| !c.is_empty())
-            .map(String::from)
-            .collect()
-    };
-    let filters = list(&q.filters)
-        .into_iter()
-        .map(|p| match p.split_once('=') {
-            Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
-            _ => Err(AppError::bad_request(format!(
-                "where '{p}' is not key=value"
-            ))),
+fn options(state: &AppState, q: &CompareQuery, judge: &JudgeArgs) -> Result<Options, AppError> {
+    let baseline_window = given(&q.baseline_window)
+        .map(|t| {
+            t.parse::<usize>().ok().filter(|n| *n >= 1).ok_or_else(|| {
+                AppError::bad_request(format!(
+                    "baseline_window '{t}' is not a number of commits, 1 or more"
+                ))
+            })
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    let requested = Requested {
-        threshold: number(&q.threshold, "threshold")?,
-        alpha: number(&q.alpha, "alpha")?,
-        control_tol: number(&q.control_tol, "control_tol")?,
-        reduce: match given(&q.reduce) {
-            None | Some("median") => None,
-            Some("best") => Some(Reduce::Best),
-            Some(o) => {
-                return Err(AppError::bad_request(format!(
-                    "reduce '{o}': best or median"
-                )))
-            }
-        },
-        test: match given(&q.test) {
-            None | Some("welch") => None,
-            Some("mann-whitney") => Some(Test::MannWhitney),
-            Some(o) => {
-                return Err(AppError::bad_request(format!(
-                    "test '{o}': welch or mann-whitney"
-                )))
-            }
-        },
-        control: list(&q.control),
-        filters,
-        overrides: given(&q.overrides)
-            .map(|j| {
-                serde_json::from_str(j).map_err(|e| {
-                    AppError::bad_request(format!("overrides is not a JSON list of overrides: {e}"))
-                })
-            })
-            .transpose()?,
-        allow_missing: flag(&q.allow_missing, "allow_missing")?,
-        allow_mixed_hardware: flag(&q.allow_mixed_hardware, "allow_mixed_hardware")?,
-        strict_numerics: flag(&q.strict_numerics, "strict_numerics")?,
-        allow_unchecked: flag(&q.allow_unchecked, "allow_unchecked")?,
-        mann_whitney_p: flag(&q.mann_whitney_p, "mann_whitney_p")?,
-        baseline_window: given(&q.baseline_window)
-            .map(|t| {
-                t.parse::<usize>().ok().filter(|n| *n >= 1).ok_or_else(|| {
-                    AppError::bad_request(format!(
-                        "baseline_window '{t}' is not a number of commits, 1 or more"
-                    ))
-                })
-            })
-            .transpose()?,
-    };
+        .transpose()?;
     state
         .config
-        .resolve(&requested)
-        .map_err(AppError::bad_request)
+        .resolve(judge, baseline_window)
+        .map_err(|e| AppError::bad_request(e.to_string()))
 }
 
 /// The stored result of a saved comparison: a file name `perfdb compare --save` wrote
 /// (nothing with a path in it).
 fn saved(state: &AppState, name: &str) -> Result<Report, AppError> {
-    let listed = perfdb_reports::alerts::list(&state.root)
+    let listed = perfdb_reports::saved::list(&state.root)
         .into_iter()
         .any(|a| a.file == name);
     if !listed || name.contains(['/', '\\']) {
@@ -156,7 +61,7 @@ fn saved(state: &AppState, name: &str) -> Result<Report, AppError> {
             "no saved comparison '{name}': see the alerts page for the saved ones"
         )));
     }
-    let path = perfdb_reports::alerts::dir_of(&state.root).join(name);
+    let path = perfdb_reports::saved::dir_of(&state.root).join(name);
     let bytes =
         std::fs::read(&path).map_err(|e| AppError::internal(format!("{}: {e}", path.display())))?;
     serde_json::from_slice(&bytes).map_err(|e| {
@@ -167,7 +72,7 @@ fn saved(state: &AppState, name: &str) -> Result<Report, AppError> {
     })
 }
 
-fn run(state: &AppState, q: &CompareQuery) -> Result<Option<Report>, AppError> {
+fn run(state: &AppState, q: &CompareQuery, judge: &JudgeArgs) -> Result<Option<Report>, AppError> {
     if let Some(name) = given(&q.saved) {
         return saved(state, name).map(Some);
     }
@@ -177,16 +82,16 @@ fn run(state: &AppState, q: &CompareQuery) -> Result<Option<Report>, AppError> {
     ) else {
         return Ok(None);
     };
-    let opt = options(state, q)?;
+    let opt = options(state, q, judge)?;
     let db = state.db()?;
     Ok(Some(compare(&db, base, head, &opt)?))
 }
 
 pub async fn api(
     State(s): State<AppState>,
-    Query(q): Query<CompareQuery>,
+    Query2(q, judge): Query2<CompareQuery, JudgeArgs>,
 ) -> Result<Json<Report>, AppError> {
-    let r = blocking(s.clone(), move || run(&s, &q))
+    let r = blocking(s.clone(), move || run(&s, &q, &judge))
         .await
         .map_err(AppError::json)?;
     r.map(Json).ok_or_else(|| {
@@ -197,7 +102,7 @@ pub async fn api(
 pub async fn page(
     State(s): State<AppState>,
     uri: axum::http::Uri,
-    Query(q): Query<CompareQuery>,
+    Query2(q, judge): Query2<CompareQuery, JudgeArgs>,
 ) -> Result<Html<String>, AppError> {
     let paging = crate::paging::Page::parse(q.limit.as_deref(), q.offset.as_deref())?;
     // The comparison's own query, for the links to its other pages.
@@ -226,8 +131,8 @@ pub async fn page(
     if labels.is_empty() {
         return Ok(Html(layout("Compare", &empty_warehouse(&root))));
     }
-    let qq = q.clone();
-    let report = blocking(s.clone(), move || run(&s, &qq)).await?;
+    let (qq, jj) = (q.clone(), judge.clone());
+    let report = blocking(s.clone(), move || run(&s, &qq, &jj)).await?;
     let form = format!(
         "<form method=\"get\"><label>base <input name=\"base\" value=\"{}\" size=\"10\"></label>\
          <label>head <input name=\"head\" value=\"{}\" size=\"10\"></label>\
@@ -237,8 +142,8 @@ pub async fn page(
         // A saved comparison fills the form with what it compared.
         esc(given(&q.base).or(report.as_ref().map(|r| r.base.selector.as_str())).unwrap_or("")),
         esc(given(&q.head).or(report.as_ref().map(|r| r.head.selector.as_str())).unwrap_or("")),
-        esc(&given(&q.control).map(String::from).or(report.as_ref().map(|r| r.options.control.join(","))).unwrap_or_default()),
-        esc(&given(&q.threshold).map(String::from).or(report.as_ref().map(|r| r.options.threshold.to_string())).unwrap_or_else(|| "0.05".into())),
+        esc(&Some(judge.control.join(",")).filter(|c| !c.is_empty()).or(report.as_ref().map(|r| r.options.control.join(","))).unwrap_or_default()),
+        esc(&judge.threshold.or(report.as_ref().map(|r| r.options.threshold)).unwrap_or(0.05).to_string()),
         esc(&labels.join(", "))
     );
     let Some(r) = report else {
@@ -257,12 +162,7 @@ pub async fn page(
             "<p id=\"saved\" class=\"muted\">Saved comparison <code>{}</code>, shown as it was decided. \
              <a href=\"/compare?{}\">Run it again on the warehouse as it is now</a>.</p>",
             esc(name),
-            esc(&format!(
-                "base={}&head={}&{}",
-                perfdb_reports::compare::url_encode(&r.base.selector),
-                perfdb_reports::compare::url_encode(&r.head.selector),
-                r.options.to_query()
-            ))
+            esc(&replay_query(&r.base.selector, &r.head.selector, &r.options))
         ),
         None => String::new(),
     };

@@ -1,0 +1,206 @@
+//! The ROCm library benches' CSV lines (hipBLASLt-bench, hipblas-bench, rocblas-bench).
+//!
+//! - **ROCm benches** print a header with a `<tool>-Gflops` column (`hipblaslt-Gflops`,
+//!   `rocblas-Gflops`, `hipblas-Gflops`), hipBLASLt prefixed by `[0]:`, and one line of
+//!   values under it, anywhere in a log (one header and line per problem). The tool is
+//!   the variant, the table `gemm`; `*-Gflops`, `*-GB/s` and `us` are metrics, error
+//!   columns derived, every other column is the problem (the key).
+
+use super::support::csv::{cells, cells_into, Columns};
+use super::support::emit::Spec;
+use super::{lines, Format, ParseError, Parser};
+use crate::formats::support::text::trim;
+use crate::model::{Name, Parsed, Warning};
+use std::borrow::Cow;
+
+/// A ROCm bench header: `[0]:transA,...,hipblaslt-Gflops,...,us` -> its cells.
+fn rocm_header(line: &str) -> Option<Vec<String>> {
+    // Most lines of a bench log are values or chatter: look for the column first.
+    let b = line.as_bytes();
+    if crate::formats::support::text::finder!("-Gflops")
+        .find(b)
+        .is_none()
+        && crate::formats::support::text::finder!("-gflops")
+            .find(b)
+            .is_none()
+    {
+        return None;
+    }
+    let l = trim(line);
+    let l = match l.strip_prefix('[') {
+        Some(rest) => rest.split_once("]:").map(|(_, h)| h)?,
+        None => l,
+    };
+    let names: Vec<String> = cells(l).into_iter().map(Cow::into_owned).collect();
+    (names.len() >= 3
+        && names
+            .iter()
+            .any(|n| n.to_ascii_lowercase().ends_with("-gflops")))
+    .then_some(names)
+}
+
+pub struct RocmBenchCsv;
+
+impl Parser for RocmBenchCsv {
+    fn format(&self) -> Format {
+        Format::RocmBenchCsv
+    }
+    fn sniff(&self, text: &str) -> bool {
+        crate::formats::support::text::finder!("-Gflops,")
+            .find(text.as_bytes())
+            .is_some()
+            && text.lines().any(|l| rocm_header(l).is_some())
+    }
+    fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
+        let all: Vec<(usize, Cow<str>)> = lines(text).collect();
+        let mut parsed = Parsed::sized_for(text, 120);
+        let mut i = 0;
+        // A bench prints the same header above every problem: lay it out once.
+        let mut last: Option<(String, RocmHeader)> = None;
+        // One list of cells for every value line.
+        let mut buf: Vec<Cow<str>> = Vec::new();
+        while i < all.len() {
+            let header_text = trim(&all[i].1);
+            if last.as_ref().is_none_or(|(t, _)| t != header_text) {
+                let Some(names) = rocm_header(header_text) else {
+                    i += 1;
+                    continue;
+                };
+                last = Some((header_text.to_string(), RocmHeader::new(names)));
+            }
+            let h = &last.as_ref().expect("set above").1;
+            // The value lines: every following line with as many cells (blank lines
+            // between the header and its first values skipped: a log pasted into an
+            // issue or PR often has one there).
+            let mut j = i + 1;
+            while j < all.len() && all[j].1.trim().is_empty() {
+                j += 1;
+            }
+            let first = j;
+            while j < all.len() {
+                let (no, line) = (all[j].0, &all[j].1);
+                cells_into(line, &mut buf);
+                if buf.len() != h.columns.names.len() {
+                    break;
+                }
+                h.columns
+                    .record(h.table, h.variant, &buf, no, &mut parsed)?;
+                j += 1;
+            }
+            if j == first {
+                parsed.warnings.push(Warning {
+                    line: all[i].0,
+                    reason: "a bench header with no line of values under it (skipped)".into(),
+                });
+            }
+            i = j;
+        }
+        if parsed.measurements.is_empty() {
+            return Err(ParseError::at(
+                0,
+                "no ROCm bench CSV: no `...,<tool>-Gflops,...,us` header with a line of values",
+            ));
+        }
+        Ok(parsed)
+    }
+}
+
+/// A ROCm bench header, laid out: its columns, and the tool (`hipblaslt` of
+/// `hipblaslt-Gflops`) as the variant.
+struct RocmHeader {
+    columns: Columns,
+    table: Name,
+    variant: Name,
+}
+
+impl RocmHeader {
+    fn new(names: Vec<String>) -> RocmHeader {
+        let tool = names
+            .iter()
+            .find_map(|n| {
+                let lower = n.to_ascii_lowercase();
+                lower
+                    .strip_suffix("-gflops")
+                    .map(|t| n[..t.len()].to_string())
+            })
+            .unwrap_or_default();
+        RocmHeader {
+            columns: Columns::new(names, rocm_column).with_variants(rocm_variant),
+            table: Name::new("gemm"),
+            variant: Name::new(&tool),
+        }
+    }
+}
+
+/// The variant of a ROCm bench's CPU reference columns (`CPU-Gflops`, `CPU-us`, printed
+/// with the bench's `--unit_check` / CPU check): the host's own run of the problem,
+/// never the GPU kernel's values.
+const CPU_VARIANT: &str = "cpu";
+
+fn rocm_variant(name: &str) -> Option<&'static str> {
+    name.get(..4)
+        .is_some_and(|p| p.eq_ignore_ascii_case("cpu-"))
+        .then_some(CPU_VARIANT)
+}
+
+/// Columns of hipBLASLt's efficiency report (`HIPBLASLT_BENCH_EFF=1`): what the run
+/// measured (clocks, efficiency) and what the chosen kernel's tiling gives (granularity,
+/// tiles per CU, bytes moved). A rerun or another kernel prints other values: stored,
+/// never identity.
+fn rocm_efficiency_column(name: &str, lower: &str) -> Option<Spec> {
+    let clock = lower.contains("freq") || lower.contains("mclk") || lower.contains("sclk");
+    if clock {
+        return Some(Spec::derived("clock", "MHz", name, None));
+    }
+    let tiling = [
+        "efficiency",
+        "gran",
+        "tiles_per_cu",
+        "num_cu",
+        "mem_read_bytes",
+        "mem_write_bytes",
+    ];
+    tiling
+        .iter()
+        .any(|w| lower.contains(w))
+        .then(|| Spec::derived(lower, "", name, None))
+}
+
+/// How a ROCm bench column is stored: a metric in its unit (`hipblaslt-Gflops`,
+/// `hipblaslt-GB/s`, `us`, the CPU reference's `CPU-us`), an error column or an
+/// efficiency-report column (derived), or `None`: part of the problem.
+fn rocm_column(name: &str) -> Option<Spec> {
+    let lower = name.to_ascii_lowercase();
+    if let Some(spec) = rocm_efficiency_column(name, &lower) {
+        return Some(spec);
+    }
+    if let Some((_, unit)) = name.rsplit_once('-') {
+        if crate::formats::support::units::unit_of_any_case(unit).is_some() {
+            return Some(Spec::measured(None, unit, name));
+        }
+    }
+    if lower == "us" || lower == "ms" {
+        return Some(Spec::measured(None, name, name));
+    }
+    if lower.contains("error") || lower.contains("norm") || lower == "atol" || lower == "rtol" {
+        return Some(Spec::derived(&format!("error_{lower}"), "", name, None));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_prefixed_header_is_found() {
+        let h = rocm_header("[0]:transA,transB,M,hipblaslt-Gflops,us").unwrap();
+        assert_eq!(h[3], "hipblaslt-Gflops");
+        assert!(rocm_header("M,N,K,us").is_none());
+        assert_eq!(
+            rocm_column("hipblaslt-GB/s").unwrap().metric.as_str(),
+            "bandwidth"
+        );
+        assert!(rocm_column("d_type").is_none());
+    }
+}

@@ -1,0 +1,490 @@
+//! Triton's `perf_report(...).run(print_data=True)` stdout: for each benchmark a
+//! `<plot_name>:` line, then the pandas `to_string()` of its results — an integer index
+//! column, the `x_names` columns (printed as floats: `512.0`), and one column per line,
+//! headed `<line_name> (<ylabel>)`:
+//!
+//! ```text
+//! vector-add-performance:
+//!           size  Triton (GB/s)  Torch (GB/s)
+//! 0       4096.0      11.953308     11.377778
+//! ```
+//!
+//! The plot name is the table, each line a variant, the x columns the key (integral
+//! floats read as integers, so `512.0` matches `512`), and the ylabel the metric and unit
+//! (`units::unit_of`; a ylabel that names no unit is kept as `unclassified`). Source:
+//! `python/triton/testing.py` (`Mark._run`).
+//!
+//! Before Triton 3.6 the columns were headed by the line names alone (`N  Triton  Torch
+//! (native)  Torch (jit)`): the line names are the variants, whole (parentheses and
+//! all), the x columns the leading ones whose every value is integral, and the unit
+//! comes from `--unit` as for `triton-csv` (without it the values are kept
+//! `unclassified`, said once per table). A table whose middle pandas elided (a `..`
+//! row, and a `[N rows x M columns]` footer) is read around the gap, with a warning
+//! saying how many rows were not printed.
+
+use super::{Context, Format, ParseError, Parser};
+use crate::formats::support::emit::{key_number, KeyLayout, Spec};
+use crate::model::{metric, Name, Parsed, Warning};
+
+pub struct TritonPerfReport;
+
+/// `<plot_name>:` alone on its line (Triton's plot names have no spaces).
+fn title(line: &str) -> Option<&str> {
+    let t = line.trim_end();
+    let name = t.strip_suffix(':')?;
+    (!name.is_empty()
+        && !name.starts_with(char::is_whitespace)
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '+' | '/')))
+    .then_some(name)
+}
+
+/// A data row of `to_string()`: an integer index, then one token per column. Looked at
+/// byte by byte while the line is ASCII (every row pandas prints for numbers), with
+/// Unicode's whitespace rules otherwise.
+fn is_row(line: &str) -> bool {
+    let b = line.as_bytes();
+    let mut i = 0;
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    let digits = i;
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    let after_digits = i;
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    match b.get(i) {
+        // Everything before `i` is ASCII blanks and digits.
+        Some(c) if c.is_ascii() => after_digits > digits && i > after_digits,
+        None => false,
+        Some(_) => is_row_unicode(line),
+    }
+}
+
+/// [`is_row`] by Unicode's whitespace rules.
+fn is_row_unicode(line: &str) -> bool {
+    let mut tokens = line.split_whitespace();
+    tokens
+        .next()
+        .is_some_and(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+        && tokens.next().is_some()
+}
+
+/// Does the line after a title look like a header: words, not an index-numbered row?
+fn is_header(line: &str) -> bool {
+    !line.trim().is_empty() && !is_row(line) && !is_elision(line)
+}
+
+/// pandas' row elision in a long frame: `..` under the index, `...` under every column.
+fn is_elision(line: &str) -> bool {
+    let mut tokens = line.split_whitespace();
+    tokens.next() == Some("..") && tokens.all(|t| t == "...")
+}
+
+/// pandas' footer of an elided frame, `[98 rows x 4 columns]`: its row count.
+fn footer_rows(line: &str) -> Option<usize> {
+    let inner = line.trim().strip_prefix('[')?.strip_suffix(']')?;
+    let (rows, _) = inner.split_once(" rows x ")?;
+    rows.trim().parse().ok()
+}
+
+impl Parser for TritonPerfReport {
+    fn format(&self) -> Format {
+        Format::TritonPerfReport
+    }
+    fn sniff(&self, text: &str) -> bool {
+        // Tried before the aiter tables on every log: look only where a line ends in `:`
+        // (`\n` or `\r\n`).
+        let b = text.as_bytes();
+        for colon in memchr::memchr_iter(b':', b) {
+            let after = match b.get(colon + 1) {
+                Some(b'\n') => colon + 2,
+                Some(b'\r') if b.get(colon + 2) == Some(&b'\n') => colon + 3,
+                _ => continue,
+            };
+            let start = text[..colon].rfind('\n').map_or(0, |s| s + 1);
+            let mut next = text[after..].lines();
+            if let (Some(_), Some(header), Some(row)) =
+                (title(&text[start..=colon]), next.next(), next.next())
+            {
+                if is_header(header) && is_row(row) && row.split_whitespace().next() == Some("0") {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
+        self.parse_in(text, &Context::default())
+    }
+
+    fn parse_in(&self, text: &str, cx: &Context) -> Result<Parsed, ParseError> {
+        let lines: Vec<&str> = text.lines().collect();
+        let mut parsed = Parsed::sized_for(text, 25);
+        let mut first_error: Option<ParseError> = None;
+        let mut i = 0;
+        while i + 2 < lines.len() {
+            let Some(plot) = title(lines[i]) else {
+                i += 1;
+                continue;
+            };
+            if !is_header(lines[i + 1]) || !is_row(lines[i + 2]) {
+                i += 1;
+                continue;
+            }
+            let row_end = |from: usize| {
+                (from..lines.len())
+                    .find(|&j| !is_row(lines[j]))
+                    .unwrap_or(lines.len())
+            };
+            let mut end = row_end(i + 2);
+            // Rows with their line numbers (1-based), read around pandas' `..` gaps.
+            let mut rows: Vec<(usize, &str)> = (i + 2..end).map(|j| (j + 1, lines[j])).collect();
+            while end < lines.len() && is_elision(lines[end]) {
+                let gap = end;
+                end = row_end(gap + 1);
+                rows.extend((gap + 1..end).map(|j| (j + 1, lines[j])));
+                let printed = rows.len();
+                let total = lines[end..]
+                    .iter()
+                    .take(3)
+                    .find_map(|l| footer_rows(l))
+                    .filter(|t| *t >= printed);
+                parsed.warnings.push(Warning {
+                    line: gap + 1,
+                    reason: match total {
+                        Some(t) => format!(
+                            "{plot}: pandas did not print {} of its {t} rows (`..`): those are not read",
+                            t - printed
+                        ),
+                        None => format!(
+                            "{plot}: pandas did not print some rows (`..`): those are not read"
+                        ),
+                    },
+                });
+            }
+            // Values go straight into the run's list; a bad table takes its own back out.
+            let before = parsed.measurements.len();
+            match table(plot, lines[i + 1], &rows, cx.unit, &mut parsed) {
+                Ok(()) => {}
+                Err(e) => {
+                    parsed.measurements.truncate(before);
+                    parsed.warnings.push(Warning {
+                        line: e.line,
+                        reason: format!("{plot}: {} (table skipped)", e.reason),
+                    });
+                    first_error.get_or_insert(e);
+                }
+            }
+            i = end;
+        }
+        if parsed.measurements.is_empty() {
+            return Err(first_error.unwrap_or_else(|| {
+                ParseError::at(
+                    0,
+                    "no Triton perf_report table: no `<plot_name>:` line followed by a \
+                     header and index-numbered rows",
+                )
+            }));
+        }
+        Ok(parsed)
+    }
+}
+
+/// Where each whitespace-separated token of `row` starts and ends (bytes), into `out`.
+fn spans(row: &str, out: &mut Vec<(usize, usize)>) {
+    out.clear();
+    let b = row.as_bytes();
+    let mut j = 0;
+    while j < b.len() {
+        if b[j].is_ascii_whitespace() {
+            j += 1;
+            continue;
+        }
+        let start = j;
+        while j < b.len() && !b[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        out.push((start, j));
+    }
+}
+
+/// The header's column names and the columns' right edges (values are right-aligned under
+/// their header; pandas left-aligns the index, so its width may vary row to row:
+/// `9 ` then `10`). Rows come with their line numbers.
+fn columns(header: &str, rows: &[(usize, &str)]) -> Result<(Vec<String>, Vec<usize>), ParseError> {
+    let first_row = rows[0].0;
+    let mut tokens = Vec::new();
+    spans(rows[0].1, &mut tokens);
+    let edges: Vec<usize> = tokens.iter().skip(1).map(|t| t.1).collect();
+    let index_end = rows.iter().map(|(_, r)| index_width(r)).max().unwrap_or(0);
+    let mut names = Vec::new();
+    let mut start = index_end;
+    for &end in &edges {
+        let name = header
+            .get(start.min(header.len())..end.min(header.len()))
+            .unwrap_or("")
+            .trim();
+        if name.is_empty() {
+            return Err(ParseError::at(
+                first_row - 1,
+                format!("no header above the column ending at byte {end}"),
+            ));
+        }
+        names.push(name.to_string());
+        start = end;
+    }
+    if header.trim_end().len() > edges.last().copied().unwrap_or(0) {
+        return Err(ParseError::at(
+            first_row - 1,
+            "header wider than its rows: a header the rows do not line up under",
+        ));
+    }
+    Ok((names, edges))
+}
+
+/// The length of a row's first token (its index), byte by byte while it is ASCII.
+fn index_width(row: &str) -> usize {
+    let b = row.as_bytes();
+    let start = b
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(b.len());
+    let len = b[start..]
+        .iter()
+        .position(|c| c.is_ascii_whitespace() || !c.is_ascii())
+        .unwrap_or(b.len() - start);
+    match b.get(start + len) {
+        Some(c) if !c.is_ascii() => index_width_unicode(row),
+        _ => len,
+    }
+}
+
+/// [`index_width`] by Unicode's whitespace rules.
+fn index_width_unicode(row: &str) -> usize {
+    let r = row.trim_start();
+    r.len() - r.trim_start_matches(|c: char| !c.is_whitespace()).len()
+}
+
+/// `Triton (GB/s)` -> (`Triton`, `GB/s`); an x column has no parenthesised ylabel.
+pub(super) fn line_and_ylabel(name: &str) -> Option<(&str, &str)> {
+    let open = name.rfind(" (")?;
+    let ylabel = name[open + 2..].strip_suffix(')')?;
+    Some((name[..open].trim(), ylabel.trim()))
+}
+
+/// The values of one plot's table (its rows with their line numbers), appended to `out`.
+fn table(
+    plot: &str,
+    header: &str,
+    rows: &[(usize, &str)],
+    unit: Option<&str>,
+    out: &mut Parsed,
+) -> Result<(), ParseError> {
+    let (cols, edges) = columns(header, rows)?;
+    let mut tokens: Vec<(usize, usize)> = Vec::with_capacity(cols.len() + 1);
+    // Every row's cells, checked against the header once.
+    let mut cells: Vec<&str> = Vec::with_capacity(rows.len() * cols.len());
+    for (no, row) in rows {
+        // One pass over the row: the index, then one token per column, each ending where
+        // its column does.
+        spans(row, &mut tokens);
+        if tokens.len() != cols.len() + 1 {
+            return Err(ParseError::at(
+                *no,
+                format!("{} cells under {} columns", tokens.len() - 1, cols.len()),
+            ));
+        }
+        if tokens[1..].iter().zip(&edges).any(|(t, e)| t.1 != *e) {
+            return Err(ParseError::at(
+                *no,
+                "row not aligned with the first row's columns",
+            ));
+        }
+        cells.extend(tokens[1..].iter().map(|t| &row[t.0..t.1]));
+    }
+    let width = cols.len();
+    let (n_x, line_columns) = match labelled_lines(&cols) {
+        Some(first_line) => {
+            let specs = (first_line..width)
+                .map(|c| {
+                    let (line, ylabel) = line_and_ylabel(&cols[c]).expect("labelled");
+                    (c, Name::new(line), Spec::measured(None, ylabel, &cols[c]))
+                })
+                .collect();
+            (first_line, specs)
+        }
+        None => bare_lines(plot, &cols, &cells, rows[0].0, unit, out)?,
+    };
+    let layout = KeyLayout::new(&cols[..n_x].iter().map(String::as_str).collect::<Vec<_>>());
+    let table = Name::new(plot);
+    out.measurements.reserve(rows.len() * line_columns.len());
+    let mut key: Vec<&str> = Vec::with_capacity(n_x);
+    for ((no, _), cell) in rows.iter().zip(cells.chunks_exact(width)) {
+        key.clear();
+        key.extend(cell[..n_x].iter().map(|c| key_number(c)));
+        let r = layout.row(&mut out.keys, table, table, &key, *no);
+        for (c, variant, spec) in &line_columns {
+            let text = cell[*c];
+            let value = crate::formats::support::text::parse_value(text).map_err(|_| {
+                ParseError::at(
+                    *no,
+                    format!("`{text}` under `{}` is not a number", cols[*c]),
+                )
+            })?;
+            out.measurements
+                .push(r.put_as(&mut out.keys, *variant, spec, value, text));
+        }
+    }
+    Ok(())
+}
+
+/// A line column: its place, its variant, how its values are stored.
+type LineColumn = (usize, Name, Spec);
+
+/// Triton 3.6's header: the x columns bare, then every line `<line> (<ylabel>)` with the
+/// one ylabel of the plot. The first line column, or `None` when the header is not that.
+fn labelled_lines(cols: &[String]) -> Option<usize> {
+    let first = cols.iter().position(|c| line_and_ylabel(c).is_some())?;
+    let ylabel = line_and_ylabel(&cols[first])?.1;
+    (first > 0
+        && cols[first..]
+            .iter()
+            .all(|c| line_and_ylabel(c).is_some_and(|(_, y)| y == ylabel)))
+    .then_some(first)
+}
+
+/// What each line column of a header from before Triton 3.6 (line names alone) stores:
+/// the x columns are the leading ones whose every value is integral, each other column a
+/// variant under its whole name, in `--unit` (else unclassified, said once).
+fn bare_lines(
+    plot: &str,
+    cols: &[String],
+    cells: &[&str],
+    first_row: usize,
+    unit: Option<&str>,
+    out: &mut Parsed,
+) -> Result<(usize, Vec<LineColumn>), ParseError> {
+    let width = cols.len();
+    let integral = |c: usize| {
+        cells[c..].iter().step_by(width).all(|v| {
+            crate::formats::support::text::parse_value(v)
+                .ok()
+                .flatten()
+                .is_some_and(|v| v.fract() == 0.0)
+        })
+    };
+    let n_x = (0..width - 1).take_while(|&c| integral(c)).count();
+    if n_x == 0 {
+        return Err(ParseError::at(
+            first_row.saturating_sub(1),
+            "no x column: the first column's values are not all integral, and the header \
+             has no `<line> (<ylabel>)` columns",
+        ));
+    }
+    if unit.is_none() {
+        out.warnings.push(Warning {
+            line: first_row.saturating_sub(1),
+            reason: format!(
+                "{plot}: printed before Triton 3.6 (no `(<ylabel>)` in the header): values kept \
+                 unclassified (not compared); give --unit (e.g. --unit TFLOPS) to measure them"
+            ),
+        });
+    }
+    let specs = (n_x..width)
+        .map(|c| {
+            let spec = match unit {
+                Some(unit) => Spec::measured(None, unit, &cols[c]),
+                None => Spec::derived(
+                    metric::UNCLASSIFIED,
+                    "",
+                    &cols[c],
+                    Some("no ylabel in the header; give --unit"),
+                ),
+            };
+            (c, Name::new(&cols[c]), spec)
+        })
+        .collect();
+    Ok((n_x, specs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_left_aligned_index_of_more_than_ten_rows() {
+        let header = "      M  Triton (TFLOPS)";
+        let rows = [
+            "0   1.0        10.000000",
+            "9   2.0        10.000000",
+            "10  3.0        10.000000",
+        ];
+        let numbered: Vec<(usize, &str)> =
+            rows.iter().enumerate().map(|(k, r)| (3 + k, *r)).collect();
+        assert_eq!(
+            columns(header, &numbered).unwrap().0,
+            ["M", "Triton (TFLOPS)"]
+        );
+        let text = format!(
+            "{}\n",
+            [
+                "matmul:",
+                header,
+                "0   1.0        10.000000",
+                "9   2.0        10.000000",
+                "10  3.0        10.000000",
+            ]
+            .join("\n")
+        );
+        assert_eq!(TritonPerfReport.parse(&text).unwrap().measurements.len(), 3);
+        let bad = "matmul:\n      M  Triton (TFLOPS)\n0   1.0        10.000000\n1   2.0       10.000000\n";
+        let e = TritonPerfReport.parse(bad).unwrap_err();
+        assert_eq!(
+            (e.line, e.reason.as_str()),
+            (4, "row not aligned with the first row's columns")
+        );
+    }
+
+    #[test]
+    fn rows_are_told_byte_by_byte_as_by_unicode_rules() {
+        for line in [
+            "0       4096.0      11.953308",
+            "  12  1.0",
+            "12",
+            "12   ",
+            "x 1",
+            "1x 2",
+            "",
+            "   ",
+            "3\u{a0}4",
+            "\u{3000}7 1.0",
+            "7\u{3000}1.0",
+            "7 é",
+            "-1 2",
+        ] {
+            assert_eq!(is_row(line), is_row_unicode(line), "{line:?}");
+            assert_eq!(index_width(line), index_width_unicode(line), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn columns_follow_the_rows_edges() {
+        let header = "          size  Triton (GB/s)  Torch (GB/s)";
+        let rows = [(3, "0       4096.0      11.953308     11.377778")];
+        let (cols, edges) = columns(header, &rows).unwrap();
+        assert_eq!(cols, ["size", "Triton (GB/s)", "Torch (GB/s)"]);
+        assert_eq!(edges, [14, 29, 43]);
+        assert_eq!(line_and_ylabel("Triton (GB/s)"), Some(("Triton", "GB/s")));
+        assert_eq!(line_and_ylabel("size"), None);
+        assert_eq!(key_number("4096.0"), "4096");
+        assert_eq!(key_number("0.5"), "0.5");
+        assert!(title("matmul-performance-fp16:").is_some());
+        assert!(title("gemm summary (markdown):").is_none());
+    }
+}

@@ -1,0 +1,236 @@
+//! One file's bytes -> parsed records -> a run ready to commit: text checks (UTF-8, no
+//! NUL), the format (given or detected), the run id, the run's tags and verdict.
+
+use super::{FileError, NO_FORMAT};
+use crate::formats::{self, Format, ParseError};
+use crate::hash::{hex, sha256_hex};
+use crate::model::{self, Keys, Parsed, Run, RunMeta};
+use crate::warehouse::{schema, Prepared};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+/// What text that is not UTF-8 looks like, for the error: UTF-16 by its byte-order mark.
+fn text_hint(bytes: &[u8]) -> &'static str {
+    match bytes {
+        [0xFF, 0xFE, ..] | [0xFE, 0xFF, ..] => {
+            ": UTF-16 text (a byte-order mark); convert it first: iconv -f UTF-16 -t UTF-8"
+        }
+        _ => "",
+    }
+}
+
+/// Read and parse one file into a run ready to commit.
+pub fn prepare_file(
+    path: &Path,
+    format: Option<Format>,
+    meta: &RunMeta,
+) -> Result<Prepared, FileError> {
+    let display = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| FileError::Read {
+        path: display.clone(),
+        source,
+    })?;
+    prepare_bytes(&display, &bytes, format, meta)
+}
+
+/// Parse `bytes` (the content of `path`) into a run ready to commit.
+pub fn prepare_bytes(
+    path: &str,
+    bytes: &[u8],
+    format: Option<Format>,
+    meta: &RunMeta,
+) -> Result<Prepared, FileError> {
+    let line_at = |offset: usize| 1 + bytes[..offset].iter().filter(|b| **b == b'\n').count();
+    let text = std::str::from_utf8(bytes).map_err(|e| FileError::NotText {
+        path: path.to_string(),
+        line: line_at(e.valid_up_to()),
+        offset: e.valid_up_to(),
+        hint: text_hint(bytes),
+    })?;
+    // UTF-8, but a NUL byte is never part of a benchmark's text: binary data, or a log
+    // a crashed writer left with a hole. Rejected, not read as a value.
+    if let Some(offset) = memchr::memchr(0, bytes) {
+        return Err(FileError::Nul {
+            path: path.to_string(),
+            line: line_at(offset),
+            offset,
+        });
+    }
+    let cx = formats::Context {
+        source: path,
+        unit: meta.unit.as_deref(),
+    };
+    let (format, parsed) = match formats::parse_in(text, format, &cx) {
+        Ok((format, parsed)) => (Some(format), parsed),
+        // A command `perfdb run` saw fail is a failed run even when it printed nothing
+        // readable: kept with its verdict, no values, and why its output was not read.
+        Err(ParseError { line, reason }) if meta.failed.is_some() => {
+            let mut parsed = model::Parsed::default();
+            parsed.warnings.push(model::Warning {
+                line,
+                reason: format!("output not read: {reason}"),
+            });
+            (None, parsed)
+        }
+        Err(ParseError { line, reason }) => {
+            return Err(FileError::Parse {
+                path: path.to_string(),
+                line,
+                reason,
+            })
+        }
+    };
+    Ok(prepare(path, bytes, format, parsed, meta))
+}
+
+/// The run id: a hash of one ingested file — its content, its name and its metadata —
+/// so re-ingesting the same file with the same metadata is recognised, the same file
+/// under another label is not, and two trial files that happen to hold the same text
+/// (a stable GPU printing `10.00 us` four times) are two trials.
+pub fn run_id(source_sha256: &str, source_name: &str, format: &str, meta: &RunMeta) -> String {
+    let mut h = Sha256::new();
+    let name = source_name_key(source_name);
+    for part in [
+        source_sha256,
+        &*name,
+        format,
+        &meta.label,
+        meta.commit.as_deref().unwrap_or(""),
+        meta.arch.as_deref().unwrap_or(""),
+        &schema::tags_json(&meta.tags),
+    ] {
+        h.update(part.as_bytes());
+        h.update([0u8]);
+    }
+    hex(&h.finalize()[..10])
+}
+
+/// The part of a source path that identifies the file: its canonical absolute path when
+/// it names a file here (so `logs/t1.log`, `./logs/t1.log` and `/ci/logs/t1.log` are one
+/// file), else the path as given without a leading `./` (standard input, a command's
+/// output; a repetition `path#2` keeps its suffix on the canonical path).
+fn source_name_key(path: &str) -> std::borrow::Cow<'_, str> {
+    let (file, suffix) = match path.rsplit_once('#') {
+        Some((f, n)) if n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty() => (f, Some(n)),
+        _ => (path, None),
+    };
+    if let Ok(abs) = std::fs::canonicalize(file) {
+        if let Some(abs) = abs.to_str() {
+            return match suffix {
+                Some(n) => format!("{abs}#{n}").into(),
+                None => abs.to_string().into(),
+            };
+        }
+    }
+    let mut p = path;
+    while let Some(rest) = p.strip_prefix("./") {
+        p = rest;
+    }
+    p.into()
+}
+
+/// Turn one parsed file into a run ready to commit (trial is assigned at commit);
+/// `format` is `None` for a failed run whose output matched none.
+pub fn prepare(
+    source_path: &str,
+    bytes: &[u8],
+    format: Option<Format>,
+    parsed: Parsed,
+    meta: &RunMeta,
+) -> Prepared {
+    let sha = sha256_hex(bytes);
+    // Values per table, tables in order of appearance (a log may print thousands of
+    // tables: find each by its interned name, not by scanning the list).
+    let mut tables: Vec<(String, usize)> = Vec::new();
+    let mut at: HashMap<crate::model::Name, usize> = HashMap::new();
+    for m in &parsed.measurements {
+        match at.get(&m.table) {
+            Some(&i) => tables[i].1 += 1,
+            None => {
+                at.insert(m.table, tables.len());
+                tables.push((m.table.to_string(), 1));
+            }
+        }
+    }
+    let keys = Arc::new(parsed.keys);
+    let repetitions: Vec<Prepared> = parsed
+        .repetitions
+        .into_iter()
+        .enumerate()
+        .map(|(i, measurements)| {
+            let rep = Parsed {
+                measurements,
+                keys: Keys::default(),
+                provenance: parsed.provenance.clone(),
+                warnings: Vec::new(),
+                repetitions: Vec::new(),
+            };
+            Prepared {
+                keys: keys.clone(),
+                ..prepare(
+                    &format!("{source_path}#{}", i + 2),
+                    bytes,
+                    format,
+                    rep,
+                    meta,
+                )
+            }
+        })
+        .collect();
+    let p = parsed.provenance;
+    // Tags: the command line's, then what the output says that the command line did not.
+    let mut tags = meta.tags.clone();
+    let mut from_output = p.tags;
+    if let Some(m) = p.machine {
+        from_output.push(("machine".to_string(), m));
+    }
+    for (k, v) in from_output {
+        if !tags.iter().any(|(t, _)| *t == k) {
+            tags.push((k, v));
+        }
+    }
+    let (verdict, verdict_detail) = match &meta.failed {
+        Some(why) => (
+            Some(model::RunVerdict::Fail),
+            Some(match p.verdict_detail {
+                Some(d) => format!("{why}; {d}"),
+                None => why.clone(),
+            }),
+        ),
+        None => (p.verdict, p.verdict_detail),
+    };
+    let run = Run {
+        run_id: run_id(
+            &sha,
+            source_path,
+            format.map_or(NO_FORMAT, Format::name),
+            meta,
+        ),
+        ingested_at_us: 0,
+        source_path: source_path.to_string(),
+        source_sha256: sha,
+        format,
+        label: meta.label.clone(),
+        commit: meta.commit.clone().or(p.commit),
+        commit_time_us: meta.commit_time_us.unwrap_or(0),
+        arch: meta.arch.clone().or(p.arch),
+        tags,
+        trial: 0,
+        verdict,
+        verdict_detail,
+        image_digest: p.image_digest,
+        token: p.token,
+        n_measurements: parsed.measurements.len() as i64,
+        n_tables: tables.len() as i32,
+    };
+    Prepared {
+        run,
+        measurements: parsed.measurements,
+        keys,
+        tables,
+        warnings: parsed.warnings,
+        repetitions,
+    }
+}

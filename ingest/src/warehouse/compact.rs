@@ -1,0 +1,368 @@
+//! Upkeep of the warehouse's tables: `compact` merges each partition's files into one
+//! (ordinary commits: `remove`s and an `add`), and takes the files of batches never
+//! gated (killed writers) out of the logs; `vacuum` is the only thing that deletes a
+//! file, and only one no log lists any more, older than its retention.
+//!
+//! A compaction commits in the gate's order ([`super`]'s documentation): first `runs` (the merged
+//! runs files, admitting the merged batch and, until the values are replaced, the
+//! batches they merge), then `measurements` and `summaries` (the merged values replace
+//! the old files). A reader sees the old files or the new, never a run without values.
+
+use crate::delta::{Action, Add, Remove, Snapshot};
+use crate::warehouse::summary;
+use crate::warehouse::tables::{block_on, rel_of, Logs, Table};
+use crate::warehouse::{
+    commit_info, new_batch_id, read_columns, Result, Warehouse, WarehouseError, BATCH_TAG,
+    GATE_TAG, TMP_DIR,
+};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct CompactReport {
+    pub files_before: usize,
+    pub files_after: usize,
+    /// Summary files written for measurements that had none (merged, or older).
+    pub summaries_written: usize,
+    /// Files of batches never gated (interrupted commands), taken out of the logs.
+    pub ungated_removed: usize,
+    /// Files this compaction replaced: out of the logs, on disk until `vacuum`.
+    pub files_replaced: usize,
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct VacuumReport {
+    /// Files no log lists, older than the retention: deleted.
+    pub deleted: usize,
+    pub bytes: u64,
+    /// Files no log lists, not old enough yet: kept (a reader may still read them, a
+    /// writer may be about to commit them).
+    pub kept: usize,
+}
+
+/// What a compaction does to one table: files out, files in.
+#[derive(Default)]
+struct Change {
+    removes: Vec<Add>,
+    adds: Vec<Add>,
+}
+
+impl Change {
+    fn actions(&self) -> Vec<Action> {
+        let now = crate::delta::now_ms();
+        let mut out: Vec<Action> = self
+            .removes
+            .iter()
+            .map(|a| {
+                Action::Remove(Remove {
+                    path: a.path.clone(),
+                    deletion_timestamp: now,
+                    data_change: false,
+                    partition_values: Some(a.partition_values.clone()),
+                    size: Some(a.size),
+                })
+            })
+            .collect();
+        out.extend(self.adds.iter().cloned().map(Action::Add));
+        out.push(commit_info("OPTIMIZE"));
+        out
+    }
+}
+
+fn label_of_add(a: &Add) -> String {
+    a.partition_values
+        .get(crate::warehouse::schema::LABEL)
+        .cloned()
+        .flatten()
+        .unwrap_or_default()
+}
+
+fn batch_of(a: &Add) -> Option<&str> {
+    a.tags.as_ref()?.get(BATCH_TAG).map(String::as_str)
+}
+
+impl Warehouse {
+    /// Merge each partition's files into one, and take the files of batches never gated
+    /// (left by interrupted commands) older than `grace` out of the logs. Replaced files
+    /// stay on disk for readers that still hold an older snapshot: `vacuum` deletes them.
+    pub fn compact(&self, grace: std::time::Duration) -> Result<CompactReport> {
+        let Some(logs) = self.logs()? else {
+            return Ok(CompactReport::default());
+        };
+        let snaps: Vec<Snapshot> = block_on(async {
+            let mut out = Vec::new();
+            for t in Table::ALL {
+                out.push(logs.table(t).snapshot().await?);
+            }
+            Ok::<_, crate::delta::DeltaError>(out)
+        })?;
+        let snap = |t: Table| &snaps[Table::ALL.iter().position(|x| *x == t).unwrap()];
+        let mut report = CompactReport::default();
+        let gate: HashSet<&str> = snap(Table::Runs)
+            .files
+            .values()
+            .filter_map(|a| a.tags.as_ref()?.get(GATE_TAG))
+            .flat_map(|b| b.split(','))
+            .collect();
+        let cutoff = crate::delta::now_ms() - grace.as_millis() as i64;
+        let batch = new_batch_id("c");
+        let mut changes: BTreeMap<&str, Change> = BTreeMap::new();
+
+        // Values: gated files by label; ungated ones out once old enough.
+        let mut values: BTreeMap<String, (Vec<Add>, Vec<Add>)> = BTreeMap::new();
+        for t in [Table::Measurements, Table::Summaries] {
+            for a in snap(t).files.values() {
+                let gated = batch_of(a).is_none_or(|b| gate.contains(b));
+                if !gated {
+                    if a.modification_time <= cutoff {
+                        changes.entry(t.dir()).or_default().removes.push(a.clone());
+                        report.ungated_removed += 1;
+                    }
+                    continue;
+                }
+                let entry = values.entry(label_of_add(a)).or_default();
+                if t == Table::Measurements {
+                    entry.0.push(a.clone());
+                } else {
+                    entry.1.push(a.clone());
+                }
+            }
+        }
+        let mut runs_by_label: BTreeMap<String, Vec<Add>> = BTreeMap::new();
+        for a in snap(Table::Runs).files.values() {
+            runs_by_label
+                .entry(label_of_add(a))
+                .or_default()
+                .push(a.clone());
+        }
+        let labels: BTreeSet<&String> = runs_by_label.keys().chain(values.keys()).collect();
+        for label in labels {
+            let runs = runs_by_label.get(label).cloned().unwrap_or_default();
+            let (ms, sums) = values.get(label).cloned().unwrap_or_default();
+            report.files_before += runs.len() + ms.len();
+            // Each measurements file has its summary, and there is one of each.
+            let summarised: HashSet<String> = sums
+                .iter()
+                .map(|a| rel_of(Table::Summaries, &a.path))
+                .collect();
+            let whole = ms.iter().all(|a| {
+                summarised.contains(&crate::warehouse::summary_of(&rel_of(
+                    Table::Measurements,
+                    &a.path,
+                )))
+            }) && sums.len() == ms.len();
+            if runs.len() <= 1 && ms.len() <= 1 && whole {
+                report.files_after += runs.len() + ms.len();
+                continue;
+            }
+            let part = |t: Table| format!("{}/label={label}/part-{batch}.parquet", t.dir());
+            let merge = |t: Table, files: &[Add]| -> Result<Vec<arrow::array::RecordBatch>> {
+                let mut out = Vec::new();
+                for a in files {
+                    out.extend(read_columns(&self.local(&rel_of(t, &a.path))?, &[])?);
+                }
+                Ok(out)
+            };
+            // Gated by the merged runs file; values with no runs file in their label
+            // (none are written so) stay ungated, as they were read.
+            let batch_tag = (!runs.is_empty())
+                .then(|| BTreeMap::from([(BATCH_TAG.to_string(), batch.clone())]));
+            if !runs.is_empty() {
+                let rel = part(Table::Runs);
+                let merged = merge(Table::Runs, &runs)?;
+                // The merged batch, and the batches of the values it replaces, until
+                // those are replaced.
+                let mut admits: BTreeSet<&str> =
+                    ms.iter().chain(&sums).filter_map(batch_of).collect();
+                admits.insert(&batch);
+                let tags = BTreeMap::from([(
+                    GATE_TAG.to_string(),
+                    admits.into_iter().collect::<Vec<_>>().join(","),
+                )]);
+                let c = changes.entry(Table::Runs.dir()).or_default();
+                c.adds
+                    .push(self.write_file(&rel, Table::Runs, &merged, None, Some(tags))?);
+                c.removes.extend(runs.iter().cloned());
+                report.files_after += 1;
+            }
+            if !ms.is_empty() {
+                let batches = merge(Table::Measurements, &ms)?;
+                let m_rel = part(Table::Measurements);
+                let s_rel = part(Table::Summaries);
+                let m_add = self.write_file(
+                    &m_rel,
+                    Table::Measurements,
+                    &batches,
+                    None,
+                    batch_tag.clone(),
+                )?;
+                let s_add = self.write_file(
+                    &s_rel,
+                    Table::Summaries,
+                    &[summary::from_batches(&batches)],
+                    Some(summary::ROW_GROUP),
+                    batch_tag.clone(),
+                )?;
+                report.summaries_written += 1;
+                let c = changes.entry(Table::Measurements.dir()).or_default();
+                c.adds.push(m_add);
+                c.removes.extend(ms.iter().cloned());
+                let c = changes.entry(Table::Summaries.dir()).or_default();
+                c.adds.push(s_add);
+                c.removes.extend(sums.iter().cloned());
+                report.files_after += 1;
+            }
+            report.files_replaced += runs.len() + ms.len() + sums.len();
+        }
+        // The alert tables are small and flat: one file each.
+        for t in [
+            Table::AlertRecords,
+            Table::AlertStatus,
+            Table::AlertDelivery,
+        ] {
+            let files: Vec<Add> = snap(t).files.values().cloned().collect();
+            report.files_before += files.len();
+            if files.len() <= 1 {
+                report.files_after += files.len();
+                continue;
+            }
+            let mut batches = Vec::new();
+            for a in &files {
+                batches.extend(read_columns(&self.local(&rel_of(t, &a.path))?, &[])?);
+            }
+            let rel = format!("{}/part-{batch}.parquet", t.dir());
+            let add = self.write_file(&rel, t, &batches, None, None)?;
+            let c = changes.entry(t.dir()).or_default();
+            c.adds.push(add);
+            c.removes.extend(files);
+            report.files_after += 1;
+            report.files_replaced += c.removes.len();
+        }
+        // In the gate's order (`Table::ALL` lists it): runs, then the values; the alerts'
+        // records, then status.
+        for t in Table::ALL {
+            if let Some(c) = changes.get(t.dir()) {
+                commit_replacing(&logs, t, c)?;
+            }
+        }
+        Ok(report)
+    }
+
+    /// Delete the files under the tables (and `_tmp/`) that no log lists any more and
+    /// that are older than `retain`: files compactions replaced, files of batches never
+    /// gated, leftovers of interrupted writes. The only way perfdb deletes data.
+    pub fn vacuum(&self, retain: std::time::Duration) -> Result<VacuumReport> {
+        let Some(logs) = self.logs()? else {
+            return Ok(VacuumReport::default());
+        };
+        let cutoff = cutoff_ms(retain);
+        let report = block_on(async {
+            use futures::TryStreamExt;
+            use object_store::ObjectStoreExt;
+            let store = logs.store();
+            let mut report = VacuumReport::default();
+            for t in Table::ALL {
+                let snap = logs.table(t).snapshot().await?;
+                let listed: HashSet<String> = snap.files.keys().map(|p| rel_of(t, p)).collect();
+                let dir = object_store::path::Path::from(t.dir());
+                let objects: Vec<object_store::ObjectMeta> = store
+                    .list(Some(&dir))
+                    .try_collect()
+                    .await
+                    .map_err(|source| crate::delta::DeltaError::Store {
+                        path: format!("{}/{}", self.location(), t.dir()),
+                        source,
+                    })?;
+                for o in objects {
+                    let rel = o.location.to_string();
+                    if rel.contains("/_delta_log/") || listed.contains(&rel) {
+                        continue;
+                    }
+                    if o.last_modified.timestamp_millis() > cutoff {
+                        report.kept += 1;
+                        continue;
+                    }
+                    match store.delete(&o.location).await {
+                        Ok(()) | Err(object_store::Error::NotFound { .. }) => {
+                            report.deleted += 1;
+                            report.bytes += o.size;
+                        }
+                        Err(source) => {
+                            return Err(crate::delta::DeltaError::Store {
+                                path: format!("{}/{rel}", self.location()),
+                                source,
+                            })
+                        }
+                    }
+                }
+            }
+            Ok(report)
+        })?;
+        // Leftovers of interrupted local writes.
+        let since = std::time::SystemTime::now()
+            .checked_sub(retain)
+            .unwrap_or(std::time::UNIX_EPOCH);
+        for f in data_files(&self.root().join(TMP_DIR)) {
+            let meta = std::fs::metadata(&f).map_err(|e| io_error(&f, e))?;
+            if meta.modified().map_or(true, |m| m > since) {
+                continue;
+            }
+            std::fs::remove_file(&f).map_err(|e| io_error(&f, e))?;
+        }
+        Ok(report)
+    }
+}
+
+/// `retain` before now, in milliseconds since the Unix epoch.
+fn cutoff_ms(retain: std::time::Duration) -> i64 {
+    crate::delta::now_ms() - retain.as_millis() as i64
+}
+
+fn io_error(path: &Path, source: std::io::Error) -> WarehouseError {
+    WarehouseError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Commit `c` to `t`, as long as every file it removes is still live (another
+/// compaction may have replaced them first: then this one stops, and its files are
+/// never listed).
+fn commit_replacing(logs: &Logs, t: Table, c: &Change) -> Result<()> {
+    let actions = c.actions();
+    block_on(logs.table(t).commit(
+        || logs.metadata(t),
+        |snap| {
+            if let Some(gone) = c.removes.iter().find(|a| !snap.files.contains_key(&a.path)) {
+                return Err(crate::delta::DeltaError::Rejected(format!(
+                    "{}/{}: replaced by another compaction meanwhile; run compact again",
+                    t.dir(),
+                    gone.path
+                )));
+            }
+            Ok(Some(actions.clone()))
+        },
+    ))?;
+    Ok(())
+}
+
+/// Every file under `dir` but the logs (a table's `_delta_log/` holds its
+/// checkpoints, which are Parquet too).
+fn data_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            if p.file_name().is_some_and(|n| n == "_delta_log") {
+                continue;
+            }
+            out.extend(data_files(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

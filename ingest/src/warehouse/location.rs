@@ -1,0 +1,183 @@
+//! Where a warehouse lives: a local directory or an object store URL (`s3://`, `gs://`,
+//! `az://`, `file://`), how a location is checked, the store that reaches it, and where
+//! a remote warehouse's files are cached on this machine.
+
+use object_store::path::Path as StorePath;
+use object_store::ObjectStore;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Is `location` a URL perfdb reaches through an object store (`s3://`, `gs://`,
+/// `az://`...; any scheme but `file://`, so an unknown one is an error, not a local
+/// directory named `http:`), rather than a local directory?
+pub fn is_remote(location: &str) -> bool {
+    match location.split_once("://") {
+        Some((scheme, _)) => {
+            scheme != "file"
+                && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        }
+        None => false,
+    }
+}
+
+/// Whether `location` can name a warehouse: a plain path, `file:///abs/path`, or
+/// `SCHEME://...` of a store. Something that looks like a URL and is not one (`s3:/x`,
+/// `file://rel`, `s3//x`) is an error, not a local directory of that name.
+pub fn check_location(location: &str) -> Result<(), String> {
+    let scheme_like = |s: &str| {
+        s.len() > 1
+            && s.starts_with(|c: char| c.is_ascii_alphabetic())
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    };
+    if let Some((scheme, rest)) = location.split_once("://") {
+        if scheme == "file" {
+            return match file_url_path(location) {
+                Some(_) => Ok(()),
+                None => Err(format!(
+                    "{location}: a file URL needs an absolute path (file:///path/to/warehouse), \
+                     or give the directory as a plain path"
+                )),
+            };
+        }
+        if scheme_like(scheme) {
+            return if rest.is_empty() || rest.starts_with('/') {
+                Err(format!(
+                    "{location}: no bucket or container after {scheme}://"
+                ))
+            } else {
+                Ok(())
+            };
+        }
+    } else if let Some((scheme, _)) = location.split_once(':') {
+        // `s3:/bucket`, `s3:bucket` (a Windows drive letter `C:` is one letter).
+        if scheme_like(scheme) {
+            return Err(format!(
+                "{location}: looks like a URL but is not one (expected {scheme}://...); a local \
+                 directory with a ':' in its name can be given as ./{location}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A local directory given as `file:///path`, as its path.
+pub fn file_url_path(location: &str) -> Option<std::path::PathBuf> {
+    let url = url::Url::parse(location).ok()?;
+    (url.scheme() == "file").then(|| url.to_file_path().ok())?
+}
+
+/// The store of a remote warehouse, rooted at its prefix: credentials, region and
+/// endpoint from the usual environment variables (`AWS_ACCESS_KEY_ID`,
+/// `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, `AWS_ENDPOINT_URL` or `AWS_ENDPOINT`;
+/// `GOOGLE_SERVICE_ACCOUNT`...; `AZURE_STORAGE_ACCOUNT_NAME`...).
+pub fn remote_store(location: &str) -> Result<Arc<dyn ObjectStore>, String> {
+    use object_store::aws::AmazonS3Builder;
+    use object_store::azure::MicrosoftAzureBuilder;
+    use object_store::gcp::GoogleCloudStorageBuilder;
+    let url = url::Url::parse(location).map_err(|e| format!("{location}: not a URL ({e})"))?;
+    let bad = |e: object_store::Error| format!("{location}: {e}");
+    let store: Arc<dyn ObjectStore> = match url.scheme() {
+        "s3" | "s3a" => {
+            let mut b = AmazonS3Builder::from_env().with_url(location);
+            // `AWS_ENDPOINT_URL` is the AWS tools' name; object_store reads
+            // `AWS_ENDPOINT`.
+            let endpoint = std::env::var("AWS_ENDPOINT")
+                .or_else(|_| std::env::var("AWS_ENDPOINT_URL"))
+                .ok();
+            if let Some(e) = &endpoint {
+                b = b.with_endpoint(e).with_allow_http(e.starts_with("http://"));
+            }
+            if std::env::var("AWS_REGION").is_err() && std::env::var("AWS_DEFAULT_REGION").is_err()
+            {
+                b = b.with_region("us-east-1");
+            }
+            Arc::new(b.build().map_err(bad)?)
+        }
+        "gs" => Arc::new(
+            GoogleCloudStorageBuilder::from_env()
+                .with_url(location)
+                .build()
+                .map_err(bad)?,
+        ),
+        "az" | "abfs" | "abfss" | "azure" => Arc::new(
+            MicrosoftAzureBuilder::from_env()
+                .with_url(location)
+                .build()
+                .map_err(bad)?,
+        ),
+        other => {
+            return Err(format!(
+                "{location}: `{other}://` is no object store perfdb knows (s3, gs, az, file)"
+            ))
+        }
+    };
+    let prefix = url.path().trim_matches('/');
+    Ok(if prefix.is_empty() {
+        store
+    } else {
+        Arc::new(object_store::prefix::PrefixStore::new(
+            store,
+            StorePath::from(prefix),
+        ))
+    })
+}
+
+/// [`remote_store`], one client per location for the life of the process: a client
+/// keeps its HTTP connections, so a server's requests (or a command's many reads) do not
+/// each open new ones. The environment it was built from is read once.
+pub fn shared_store(location: &str) -> Result<Arc<dyn ObjectStore>, String> {
+    type Clients = std::collections::HashMap<String, Result<Arc<dyn ObjectStore>, String>>;
+    static CLIENTS: std::sync::LazyLock<std::sync::Mutex<Clients>> =
+        std::sync::LazyLock::new(Default::default);
+    let mut clients = CLIENTS.lock().unwrap_or_else(|p| p.into_inner());
+    clients
+        .entry(location.to_string())
+        .or_insert_with(|| remote_store(location))
+        .clone()
+}
+
+/// Where a remote warehouse's files are kept on this machine once read (they never
+/// change: every commit writes new names): `$PERFDB_CACHE_DIR`, else the user's cache
+/// directory, then one directory per location.
+pub fn cache_dir(location: &str) -> std::path::PathBuf {
+    let base = std::env::var_os("PERFDB_CACHE_DIR")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| Path::new(&d).join("perfdb")))
+        .or_else(|| std::env::var_os("HOME").map(|d| Path::new(&d).join(".cache/perfdb")))
+        .unwrap_or_else(|| std::env::temp_dir().join("perfdb-cache"));
+    let id = &crate::hash::sha256_hex(location.as_bytes())[..16];
+    base.join("warehouses").join(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_is_remote_a_directory_is_not() {
+        assert!(is_remote("s3://b/p") && is_remote("http://x") && !is_remote("file:///x"));
+        assert!(!is_remote("./wh") && !is_remote("dir with :// inside"));
+    }
+
+    #[test]
+    fn url_lookalikes_are_errors_and_paths_pass() {
+        for ok in [
+            "perfdb-warehouse",
+            "/abs/wh",
+            "./a:b",
+            "s3://bucket/p",
+            "file:///tmp/wh",
+            "C:\\wh",
+            "az://c/p",
+        ] {
+            assert!(check_location(ok).is_ok(), "{ok}");
+        }
+        for bad in ["s3:/bucket", "s3:bucket", "file://rel", "s3://", "gs:///x"] {
+            assert!(check_location(bad).is_err(), "{bad}");
+        }
+    }
+}

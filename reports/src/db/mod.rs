@@ -1,0 +1,206 @@
+//! DuckDB over the warehouse: an in-memory database with views `runs`, `measurements`,
+//! `summaries` (per run and series) and the alert tables, over exactly the Parquet files
+//! the Delta logs list as committed.
+
+mod error;
+mod facts;
+mod series;
+mod sql;
+
+pub use error::DbError;
+pub use series::{SeriesEntry, SeriesId};
+pub(crate) use sql::file_list;
+pub use sql::{json_has_pair, list_f64, sql_str, MACHINE_CLASS_SQL, MACHINE_TAG_SQL};
+
+use duckdb::Connection;
+use perfdb_ingest::warehouse::schema::{self, MEASUREMENTS_SCHEMA, RUNS_SCHEMA};
+use perfdb_ingest::warehouse::Warehouse;
+use sql::{flat_view_sql, summaries_select, summaries_view_sql, view_sql};
+use std::path::{Path, PathBuf};
+
+/// A connection with the `runs` and `measurements` views defined.
+pub struct Db {
+    pub conn: Connection,
+    pub n_files: usize,
+    /// Every series, computed once per opened warehouse state (one pass over the
+    /// summaries), shared by clones: catalogs and pickers read it.
+    pub series: std::sync::Arc<std::sync::OnceLock<std::sync::Arc<Vec<SeriesEntry>>>>,
+    /// The committed summaries files; `None` when some measurements files have no
+    /// summary file (the view computes theirs), so per-file facts cannot stand in.
+    summary_files: Option<std::sync::Arc<Vec<PathBuf>>>,
+}
+
+/// A fingerprint of the warehouse's committed state at `root` (`None`: nothing
+/// committed yet): it changes whenever a commit lands, so a reader knows when what it
+/// read is stale (the web app's caches).
+pub fn state_signature(root: &std::path::Path) -> Option<u64> {
+    Warehouse::new(root).state_signature()
+}
+
+impl Db {
+    /// Open the warehouse at `root` (an empty or missing warehouse gives empty views),
+    /// locked down: DuckDB may read the committed Parquet files and nothing else on disk
+    /// or the network (no `read_text`, `COPY ... TO`, `ATTACH`, `INSTALL`, `LOAD`), and
+    /// that setting cannot be changed back by a later statement. Every reader uses this.
+    pub fn open(root: &Path) -> Result<Db, DbError> {
+        Db::open_on(Connection::open_in_memory()?, root)
+    }
+
+    /// [`Db::open`] on a connection to a fresh in-memory database.
+    pub fn open_on(conn: Connection, root: &Path) -> Result<Db, DbError> {
+        let (db, files) = Db::define(conn, root)?;
+        let mut t = std::time::Instant::now();
+        db.lock_down(&files)?;
+        perfdb_ingest::trace("open: lock down", &mut t);
+        Ok(db)
+    }
+
+    /// Open the warehouse with DuckDB's file and network access left on, for
+    /// `perfdb sql --write` (an export with `COPY ... TO`).
+    pub fn open_unrestricted(root: &Path) -> Result<Db, DbError> {
+        Ok(Db::define(Connection::open_in_memory()?, root)?.0)
+    }
+
+    /// Only the committed files stay readable; external access off; settings locked.
+    fn lock_down(&self, files: &[PathBuf]) -> Result<(), DbError> {
+        if !files.is_empty() {
+            self.conn
+                .execute_batch(&format!("SET allowed_paths = {}", file_list(files)))?;
+        }
+        self.conn.execute_batch(
+            "SET enable_external_access = false; SET autoinstall_known_extensions = false; \
+             SET autoload_known_extensions = false; SET lock_configuration = true",
+        )?;
+        Ok(())
+    }
+
+    /// The views over the committed files, on `conn`; also every file they read.
+    fn define(conn: Connection, root: &Path) -> Result<(Db, Vec<PathBuf>), DbError> {
+        let mut t = std::time::Instant::now();
+        let wh = Warehouse::new(root);
+        // One read of the logs for every table (each read is six snapshots; on a remote
+        // warehouse, GETs).
+        let c = wh.committed()?;
+        perfdb_ingest::trace("open: committed", &mut t);
+        let (runs, ms) = (wh.local_all(&c.runs)?, wh.local_all(&c.measurements)?);
+        perfdb_ingest::trace("open: local", &mut t);
+        // Warehouse files never change once committed (new names per commit): their
+        // footers can be kept between queries.
+        conn.execute_batch("SET parquet_metadata_cache = true")?;
+        conn.execute_batch(&view_sql("runs", &runs, &RUNS_SCHEMA))?;
+        perfdb_ingest::trace("open: runs", &mut t);
+        conn.execute_batch(&view_sql("measurements", &ms, &MEASUREMENTS_SCHEMA))?;
+        perfdb_ingest::trace("open: measurements", &mut t);
+        let (sums, bare) = wh.summaries_of(&c)?;
+        conn.execute_batch(&summaries_view_sql(&sums, &bare))?;
+        let (alerts, status, delivery) = (
+            wh.local_all(&c.alerts)?,
+            wh.local_all(&c.alert_status)?,
+            wh.local_all(&c.alert_delivery)?,
+        );
+        // Every claim and answer; `alert_delivery` the delivered (2xx) ones.
+        conn.execute_batch(&flat_view_sql(
+            "alert_delivery_log",
+            &delivery,
+            &schema::ALERT_DELIVERY_SCHEMA,
+        ))?;
+        conn.execute_batch(
+            "CREATE OR REPLACE VIEW alert_delivery AS \
+             SELECT * FROM alert_delivery_log WHERE http_status BETWEEN 200 AND 299",
+        )?;
+        conn.execute_batch(&flat_view_sql(
+            "alert_revisions",
+            &alerts,
+            &schema::ALERTS_SCHEMA,
+        ))?;
+        // An alert is its newest revision, created when its first was.
+        conn.execute_batch(
+            "CREATE OR REPLACE VIEW alerts AS \
+             SELECT * EXCLUDE (created_at, _first, _rn), _first AS created_at, created_at AS revised_at \
+             FROM (SELECT *, min(created_at) OVER (PARTITION BY alert_id) AS _first, \
+                          row_number() OVER (PARTITION BY alert_id ORDER BY created_at DESC, fingerprint DESC) AS _rn \
+                   FROM alert_revisions) WHERE _rn = 1",
+        )?;
+        conn.execute_batch(&flat_view_sql(
+            "alert_status",
+            &status,
+            &schema::ALERT_STATUS_SCHEMA,
+        ))?;
+        perfdb_ingest::trace("open: rest", &mut t);
+        let n_files = runs.len() + ms.len();
+        let summary_files = bare.is_empty().then(|| std::sync::Arc::new(sums.clone()));
+        let files = [runs, ms, sums, bare, alerts, status, delivery].concat();
+        let db = Db {
+            conn,
+            n_files,
+            series: Default::default(),
+            summary_files,
+        };
+        Ok((db, files))
+    }
+
+    /// Another connection to the same in-memory database (views and caches shared).
+    pub fn try_clone(&self) -> Result<Db, DbError> {
+        Ok(Db {
+            conn: self.conn.try_clone()?,
+            n_files: self.n_files,
+            series: self.series.clone(),
+            summary_files: self.summary_files.clone(),
+        })
+    }
+
+    /// Every series of the warehouse (see `SeriesEntry`), from the summaries.
+    pub fn series(&self) -> Result<std::sync::Arc<Vec<SeriesEntry>>, DbError> {
+        if let Some(s) = self.series.get() {
+            return Ok(s.clone());
+        }
+        if let Some(files) = &self.summary_files {
+            let rows = std::sync::Arc::new(facts::series(&self.conn, files)?);
+            let _ = self.series.set(rows.clone());
+            return Ok(rows);
+        }
+        let mut stmt = self.conn.prepare(&SeriesEntry::query("summaries"))?;
+        let rows = stmt
+            .query_map([], SeriesEntry::from_row)?
+            .collect::<Result<Vec<_>, _>>()?;
+        let rows = std::sync::Arc::new(rows);
+        let _ = self.series.set(rows.clone());
+        Ok(rows)
+    }
+
+    /// The summaries of the runs `runs` (and of any other run sharing their files) as a
+    /// query to read `FROM`: only the files holding them, where the per-file facts can
+    /// tell (see [`facts`]); else the whole `summaries` view. A selection of one
+    /// commit's runs then reads one file, not every summary of the warehouse.
+    pub fn summaries_of_runs(&self, runs: &[String]) -> Result<String, DbError> {
+        let Some(files) = &self.summary_files else {
+            return Ok("summaries".into());
+        };
+        let holding = facts::files_holding(&self.conn, files, runs)?;
+        Ok(format!("({})", summaries_select(&holding, &[])))
+    }
+
+    /// (Re)create the temporary table `name(run_id)` holding `runs`, to join against.
+    pub fn selection_table(&self, name: &str, runs: &[String]) -> Result<(), DbError> {
+        self.conn.execute_batch(&format!(
+            "CREATE OR REPLACE TEMP TABLE {name}(run_id VARCHAR)"
+        ))?;
+        let mut app = self.conn.appender(name)?;
+        for r in runs {
+            app.append_row([r.as_str()])?;
+        }
+        Ok(())
+    }
+
+    /// Run `sql` and return its schema and Arrow record batches.
+    pub fn query(
+        &self,
+        sql: &str,
+    ) -> Result<(arrow::datatypes::SchemaRef, Vec<arrow::array::RecordBatch>), DbError> {
+        let mut stmt = self.conn.prepare(sql)?;
+        let arrow = stmt.query_arrow([])?;
+        let schema = arrow.get_schema();
+        let batches: Vec<_> = arrow.collect();
+        Ok((schema, batches))
+    }
+}

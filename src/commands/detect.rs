@@ -1,0 +1,66 @@
+//! `perfdb detect`: change points over a label's history, stored as alerts and
+//! delivered.
+
+use crate::Exit;
+use anyhow::Context;
+use perfdb_ingest::warehouse::Warehouse;
+use perfdb_reports::config::Config;
+use perfdb_reports::db::Db;
+use std::io::Write;
+use std::path::Path;
+
+/// `perfdb detect`: change points over a label's history, held against the stored
+/// alerts; exit 1 when an alert became active (pages) for the first time.
+pub fn detect(root: &Path, a: crate::cli::DetectArgs) -> anyhow::Result<Exit> {
+    let cfg = Config::load_or_default(a.config.as_deref())?;
+    let urls: Vec<String> = a
+        .notify
+        .iter()
+        .chain(&cfg.compare.notify)
+        .cloned()
+        .collect();
+    // Every target is checked before anything is stored: a typo must not cost the page.
+    let targets = perfdb_reports::notify::parse_targets(&urls)?;
+    let db = Db::open(root)
+        .with_context(|| format!("cannot open the warehouse at {}", root.display()))?;
+    let d = perfdb_reports::detect::detect(&db, &a.label, a.since.as_deref(), &cfg.detect)?;
+    let raised = perfdb_reports::detect::raise(&db, &Warehouse::new(root), &d)?;
+    let delivered = if targets.is_empty() {
+        None
+    } else {
+        let timeout = std::time::Duration::from_secs_f64(a.notify_timeout);
+        Some(perfdb_reports::notify::deliver(
+            root, &a.label, &targets, timeout,
+        )?)
+    };
+    if let Some(dl) = &delivered {
+        for (id, target, why) in &dl.failed {
+            eprintln!("error: alert {id} not delivered to {target}: {why} (tried again next run)");
+        }
+        for (id, target) in &dl.claimed_elsewhere {
+            eprintln!(
+                "note: alert {id} to {target}: another detect is delivering it (its claim lapses after {} s; a later run takes it over)",
+                perfdb_reports::notify::lease(std::time::Duration::from_secs_f64(a.notify_timeout)).as_secs()
+            );
+        }
+    }
+    let text = match a.format {
+        crate::cli::DetectFormat::Table => perfdb_reports::detect::render_text(&d, &raised),
+        crate::cli::DetectFormat::Markdown => perfdb_reports::detect::render_markdown(&d, &raised),
+        crate::cli::DetectFormat::Json => {
+            let v = serde_json::json!({ "detection": d, "raised": raised, "delivered": delivered });
+            serde_json::to_string_pretty(&v).expect("detection serialises") + "\n"
+        }
+    };
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    if delivered.as_ref().is_some_and(|dl| !dl.failed.is_empty()) {
+        return Ok(Exit::Error);
+    }
+    // A newly active alert is what a nightly job acts on; one already active was acted
+    // on before, and a pending one is not confirmed yet.
+    Ok(if raised.new_alerts.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::Regression
+    })
+}
