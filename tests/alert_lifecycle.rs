@@ -557,3 +557,33 @@ fn alerts_list_refuses_an_unknown_status() {
     let out = wh.run(&["alerts", "list", "--status", "withdrawn"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
 }
+
+/// docs/alerts.md lists every status in its table, in `AlertStatus::ALL`'s order, and
+/// its reopen line names exactly the statuses `alerts reopen` is allowed from.
+#[test]
+fn the_docs_list_the_statuses_and_transitions_the_code_has() {
+    use perfdb_ingest::model::{AlertAction, AlertStatus};
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/alerts.md"),
+    )
+    .unwrap();
+    let in_table: Vec<&str> = doc
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `")?.split_once('`').map(|(s, _)| s))
+        .filter(|s| AlertStatus::parse(s).is_ok())
+        .collect();
+    let all: Vec<&str> = AlertStatus::ALL.iter().map(|s| s.as_str()).collect();
+    assert_eq!(in_table, all, "the status table of docs/alerts.md");
+    let reopen = doc
+        .lines()
+        .find_map(|l| l.strip_prefix("alerts reopen: "))
+        .and_then(|l| l.split_once(" ──"))
+        .map(|(from, _)| from.split(", ").collect::<Vec<_>>())
+        .expect("the reopen line");
+    let allowed: Vec<&str> = AlertStatus::ALL
+        .iter()
+        .filter(|s| AlertAction::Reopen.allowed_from(**s))
+        .map(|s| s.as_str())
+        .collect();
+    assert_eq!(reopen, allowed);
+}
