@@ -80,6 +80,7 @@ fn bench(c: &mut Criterion) {
         let cx = perfdb_ingest::formats::Context {
             source: "bench/input.csv",
             unit: Some("TFLOPS"),
+            ..Default::default()
         };
         assert_eq!(
             perfdb_ingest::formats::detect(&text).unwrap(),

@@ -43,6 +43,7 @@ fn main() {
     let cx = Context {
         source: "bench/input.csv",
         unit: Some("TFLOPS"),
+        ..Default::default()
     };
     for (name, files) in inputs {
         if !want.is_empty() && !want.iter().any(|w| name.contains(w.as_str())) {

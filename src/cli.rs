@@ -168,6 +168,15 @@ pub struct IngestOptions {
     /// GB/s, ms
     #[arg(long, value_name = "UNIT")]
     pub unit: Option<String>,
+    /// How the values were measured, e.g. do_bench:median, do_bench_cudagraph (stored
+    /// as the tag method=NAME): compare and detect never pool or compare two methods
+    /// [default: what the output says (nvbench-json: nvbench:cold), else none]
+    #[arg(long, value_name = "NAME")]
+    pub method: Option<String>,
+    /// The nvbench axis that holds the implementations compared (its values become the
+    /// variants instead of part of the key), e.g. Op
+    #[arg(long, value_name = "AXIS")]
+    pub variant_axis: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -563,10 +563,8 @@ fn alerts_list_refuses_an_unknown_status() {
 #[test]
 fn the_docs_list_the_statuses_and_transitions_the_code_has() {
     use perfdb_ingest::model::{AlertAction, AlertStatus};
-    let doc = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/alerts.md"),
-    )
-    .unwrap();
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/alerts.md"))
+        .unwrap();
     let in_table: Vec<&str> = doc
         .lines()
         .filter_map(|l| l.strip_prefix("| `")?.split_once('`').map(|(s, _)| s))

@@ -733,7 +733,7 @@ fn the_readme_lists_every_format_as_perfdb_formats_does() {
             format!("| `{name}` | {} |", summary.trim())
         })
         .collect();
-    assert_eq!(listed.len(), 15);
+    assert_eq!(listed.len(), perfdb_ingest::formats::Format::ALL.len());
     for row in &listed {
         assert!(readme.contains(row.as_str()), "README lacks the row\n{row}");
     }

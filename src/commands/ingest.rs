@@ -44,16 +44,26 @@ pub(super) fn options(a: IngestOptions) -> anyhow::Result<(Label, Option<Format>
         arch: a.arch,
         tags: {
             let mut tags = super::parse_pairs(&a.tags, "--tag")?;
-            if let Some(m) = a.machine.as_deref() {
-                if tags.iter().any(|(k, v)| k == "machine" && v != m) {
-                    anyhow::bail!("--machine {m} and --tag machine=... disagree; give one");
+            for (flag, tag, given) in [
+                ("--machine", "machine", a.machine.as_deref()),
+                (
+                    "--method",
+                    perfdb_ingest::model::METHOD_TAG,
+                    a.method.as_deref(),
+                ),
+            ] {
+                if let Some(m) = given {
+                    if tags.iter().any(|(k, v)| k == tag && v != m) {
+                        anyhow::bail!("{flag} {m} and --tag {tag}=... disagree; give one");
+                    }
+                    tags.retain(|(k, _)| k != tag);
+                    tags.push((tag.to_string(), m.to_string()));
                 }
-                tags.retain(|(k, _)| k != "machine");
-                tags.push(("machine".to_string(), m.to_string()));
             }
             tags
         },
         unit: a.unit,
+        variant_axis: a.variant_axis,
         failed: None,
     };
     Ok((label, format, meta))

@@ -10,6 +10,7 @@ mod aorta_result;
 mod flydsl_bench;
 mod google_benchmark;
 pub mod gpu_state;
+mod nvbench_json;
 mod perf_lines;
 mod pytest_benchmark;
 mod rocm_bench_csv;
@@ -45,6 +46,7 @@ fn parser_of(format: Format) -> &'static dyn Parser {
         Format::Serving => &serving::Serving,
         Format::AortaResult => &aorta_result::AortaResult,
         Format::AortaMatrix => &aorta_matrix::AortaMatrix,
+        Format::NvbenchJson => &nvbench_json::NvbenchJson,
     }
 }
 
@@ -73,6 +75,8 @@ pub struct Context<'a> {
     pub source: &'a str,
     /// `--unit`: the unit of values whose source prints none (Triton's CSV).
     pub unit: Option<&'a str>,
+    /// `--variant-axis`: the nvbench axis that holds the implementations compared.
+    pub variant_axis: Option<&'a str>,
 }
 
 /// One input format.

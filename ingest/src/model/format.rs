@@ -39,6 +39,8 @@ pub enum Format {
     AortaResult,
     /// aorta's triage `matrix.md`.
     AortaMatrix,
+    /// NVIDIA nvbench `--json` output.
+    NvbenchJson,
 }
 
 impl Format {
@@ -50,7 +52,8 @@ impl Format {
     /// matrix is a pipe table), the aiter tables themselves (most logs: tried early, so
     /// the rest are rarely sniffed), then formats no aiter log matches, and `[perf]`
     /// lines, which many logs carry beside another format, last.
-    pub const ALL: [Format; 15] = [
+    pub const ALL: [Format; 16] = [
+        Format::NvbenchJson,
         Format::TsExport,
         Format::PytestBenchmark,
         Format::GoogleBenchmark,
@@ -84,6 +87,7 @@ impl Format {
             Format::Serving => "serving",
             Format::AortaResult => "aorta-result",
             Format::AortaMatrix => "aorta-matrix",
+            Format::NvbenchJson => "nvbench-json",
         }
     }
     /// One line on what the format is and how it maps onto rows: `perfdb formats`
@@ -105,6 +109,7 @@ impl Format {
             Format::Serving => "serving results: vLLM `bench serve` JSON, TokenSpeed serve export, SGLang `bench_serving` JSONL: TTFT/TPOT/ITL/e2e latency stats and throughputs, request rate and concurrency = key",
             Format::AortaResult => "aorta `result.json`: verdict and exit code = the run's verdict, walltime and peak VRAM = values",
             Format::AortaMatrix => "aorta triage `matrix.md`: cell = variant, mean step time = the compared value, failure rate and counts kept, mitigations and confound as notes",
+            Format::NvbenchJson => "NVIDIA nvbench `--json`: benchmark = table, axis values = key (`--variant-axis NAME`: that axis = variant), cold GPU median = latency, item rate and global-memory bandwidth compared; mean, CPU and batch times, noise and SM clock kept; device = machine; method `nvbench:cold`",
         }
     }
 }

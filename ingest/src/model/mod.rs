@@ -16,6 +16,11 @@ use std::sync::Arc;
 /// prefix, a harness with one implementation).
 pub const DEFAULT_VARIANT: &str = "default";
 
+/// The run tag that says how a run's values were measured (`nvbench:cold`,
+/// `do_bench:median`, `tritonbench:p50`...): set by a format that tells, or by
+/// `--method`. Series measured differently are never pooled or compared as one.
+pub const METHOD_TAG: &str = "method";
+
 /// A name shared by many values (table, variant, metric, unit, column). Names are
 /// interned for the life of the process: copying one is copying a pointer, with no
 /// reference count to touch per value. The pointer is thin (one word: the interned
@@ -619,6 +624,8 @@ pub struct RunMeta {
     pub tags: Vec<(String, String)>,
     /// `--unit`: the unit of values whose source prints none (Triton's CSV).
     pub unit: Option<String>,
+    /// `--variant-axis`: the nvbench axis whose values are the variants.
+    pub variant_axis: Option<String>,
     /// Set by `perfdb run` when the command exited non-zero: the run is a failed run,
     /// whatever its output says.
     pub failed: Option<String>,

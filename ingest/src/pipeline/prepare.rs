@@ -61,6 +61,7 @@ pub fn prepare_bytes(
     let cx = formats::Context {
         source: path,
         unit: meta.unit.as_deref(),
+        variant_axis: meta.variant_axis.as_deref(),
     };
     let (format, parsed) = match formats::parse_in(text, format, &cx) {
         Ok((format, parsed)) => (Some(format), parsed),

@@ -347,6 +347,8 @@ pub(super) struct Evidence<'a> {
     pub control_one_sided: Vec<String>,
     /// How the sides' hardware differs, one line per property.
     pub mixed_hardware: Vec<String>,
+    /// How the sides' methods differ (`method` tags).
+    pub mixed_methods: Vec<String>,
     /// Repeated tables whose copies could not be paired.
     pub unpaired_tables: usize,
     pub opt: &'a Options,
@@ -374,10 +376,11 @@ pub(super) fn overall(
     for f in &ev.head.failed_runs {
         failures.push(run_failed(ReasonCode::HeadRunFailed, "head", f));
     }
-    // On other hardware a slower row is not evidence of a regression (a failed run or a
-    // new numerics failure still is): without --allow-mixed-hardware, nothing is judged.
+    // On other hardware, or measured another way, a slower row is not evidence of a
+    // regression (a failed run or a new numerics failure still is): without
+    // --allow-mixed-hardware, nothing is judged; two methods, never.
     let mixed = !ev.mixed_hardware.is_empty() && !opt.allow_mixed_hardware;
-    let regressed = if mixed {
+    let regressed = if mixed || !ev.mixed_methods.is_empty() {
         Vec::new()
     } else {
         regressed_rows(rows)
@@ -448,6 +451,17 @@ pub(super) fn overall(
             format!(
                 "the sides ran on different hardware ({}); --allow-mixed-hardware to compare anyway",
                 ev.mixed_hardware.join("; ")
+            ),
+        ));
+    }
+    if !ev.mixed_methods.is_empty() {
+        gaps.push(Reason::new(
+            ReasonCode::MixedMethods,
+            None,
+            format!(
+                "the sides were measured differently ({}): values of two methods are never \
+                 compared (ingest both sides the same way, or give the same --method)",
+                ev.mixed_methods.join("; ")
             ),
         ));
     }
@@ -619,6 +633,7 @@ mod tests {
             archs: vec!["gfx942".into()],
             image_digests: vec![],
             machines: vec![],
+            methods: vec![],
         }
     }
 
@@ -630,6 +645,7 @@ mod tests {
             missing: 0,
             control_one_sided: vec![],
             mixed_hardware: vec![],
+            mixed_methods: vec![],
             unpaired_tables: 0,
             opt: &opt,
         };
@@ -686,8 +702,11 @@ mod tests {
     fn no_ok_without_evidence() {
         let rows = [row("16", "latency", Verdict::NoSignificantChange)];
         type Tweak = fn(&mut Evidence);
-        let cases: [(ReasonCode, Tweak); 3] = [
+        let cases: [(ReasonCode, Tweak); 4] = [
             (ReasonCode::MissingOnHead, |e| e.missing = 2),
+            (ReasonCode::MixedMethods, |e| {
+                e.mixed_methods = vec!["method base nvbench:cold, head do_bench:mean".into()]
+            }),
             (ReasonCode::MixedHardware, |e| {
                 e.mixed_hardware = vec!["arch base gfx942, head gfx950".into()]
             }),
@@ -729,6 +748,7 @@ mod tests {
             missing: 0,
             control_one_sided: vec![],
             mixed_hardware: vec![],
+            mixed_methods: vec![],
             unpaired_tables: 0,
             opt: &opt,
         };

@@ -132,6 +132,7 @@ fn build_report(
 ) -> Result<Report, CompareError> {
     let control_one_sided = check_control(&b, &h, opt)?;
     let mixed_hardware = mixed_hardware(&base_side, &head_side);
+    let mixed_methods = mixed_methods(&base_side, &head_side);
     let mut rows: Vec<Row> = Vec::new();
     let mut only_in_base = Vec::new();
     let mut only_in_head = Vec::new();
@@ -355,6 +356,9 @@ fn build_report(
     for m in &mixed_hardware {
         warnings.push(format!("different hardware: {m}"));
     }
+    for m in &mixed_methods {
+        warnings.push(format!("measured differently: {m}"));
+    }
     for c in &control_one_sided {
         warnings.push(format!("control on one side only: {c}"));
     }
@@ -364,6 +368,7 @@ fn build_report(
         missing: only_in_base.len(),
         control_one_sided,
         mixed_hardware,
+        mixed_methods,
         unpaired_tables: positional.len(),
         opt,
     };
@@ -439,6 +444,26 @@ fn mixed_hardware(b: &SideInfo, h: &SideInfo) -> Vec<String> {
                 vh.join(", ")
             ));
         }
+    }
+    out
+}
+
+/// How the sides were measured, where that differs: a side whose runs name several
+/// methods, or two sides that each name theirs and differ. A run that names none is
+/// not held against the other side (its method is unknown, as a missing arch is).
+fn mixed_methods(b: &SideInfo, h: &SideInfo) -> Vec<String> {
+    let mut out = Vec::new();
+    for (name, s) in [("base", b), ("head", h)] {
+        if s.methods.len() > 1 {
+            out.push(format!("{name} mixes methods {}", s.methods.join(", ")));
+        }
+    }
+    if out.is_empty() && !b.methods.is_empty() && !h.methods.is_empty() && b.methods != h.methods {
+        out.push(format!(
+            "method base {}, head {}",
+            b.methods.join(", "),
+            h.methods.join(", ")
+        ));
     }
     out
 }

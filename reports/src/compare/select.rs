@@ -9,7 +9,7 @@
 //!   when nothing else matches.
 
 use super::{CompareError, FailedRun, MatchedBy, SideInfo};
-use crate::db::{sql_str, Db, MACHINE_TAG_SQL};
+use crate::db::{sql_str, Db, MACHINE_TAG_SQL, METHOD_TAG_SQL};
 
 /// One run as the selection sees it.
 struct RunRow {
@@ -23,6 +23,8 @@ struct RunRow {
     source_path: String,
     /// The `machine` tag, `""` without one.
     machine: String,
+    /// The `method` tag, `""` without one.
+    method: String,
 }
 
 const RUN_COLUMNS: &str = "run_id, label, coalesce(\"commit\", ''), coalesce(verdict, ''), \
@@ -30,7 +32,8 @@ const RUN_COLUMNS: &str = "run_id, label, coalesce(\"commit\", ''), coalesce(ver
 
 fn query(db: &Db, cond: &str) -> Result<Vec<RunRow>, CompareError> {
     let sql = format!(
-        "SELECT {RUN_COLUMNS}, {MACHINE_TAG_SQL} FROM runs r WHERE {cond} ORDER BY label, trial"
+        "SELECT {RUN_COLUMNS}, {MACHINE_TAG_SQL}, {METHOD_TAG_SQL} FROM runs r WHERE {cond} \
+         ORDER BY label, trial"
     );
     let mut stmt = db.conn.prepare(&sql)?;
     let rows = stmt
@@ -45,6 +48,7 @@ fn query(db: &Db, cond: &str) -> Result<Vec<RunRow>, CompareError> {
                 image_digest: r.get(6)?,
                 source_path: r.get(7)?,
                 machine: r.get(8)?,
+                method: r.get(9)?,
             })
         })?
         .collect::<Result<_, _>>()?;
@@ -72,6 +76,7 @@ fn side(spec: &str, by: MatchedBy, rows: Vec<RunRow>) -> SideInfo {
         archs: distinct(&rows, |r| &r.arch),
         image_digests: distinct(&rows, |r| &r.image_digest),
         machines: distinct(&rows, |r| &r.machine),
+        methods: distinct(&rows, |r| &r.method),
         failed_runs: rows
             .iter()
             .filter(|r| r.verdict == "fail")

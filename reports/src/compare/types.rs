@@ -141,6 +141,9 @@ pub struct SideInfo {
     pub archs: Vec<String>,
     pub image_digests: Vec<String>,
     pub machines: Vec<String>,
+    /// How the runs' values were measured (their `method` tags), sorted and distinct.
+    #[serde(default)]
+    pub methods: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
@@ -452,6 +455,9 @@ pub enum ReasonCode {
     BaseRunFailed,
     /// The sides ran on different hardware.
     MixedHardware,
+    /// The sides (or one side's runs) were measured differently (`method`): never
+    /// compared, whatever the options.
+    MixedMethods,
     /// The control variant is on one side only.
     ControlOnOneSide,
     /// Rows measured on base are missing on head.

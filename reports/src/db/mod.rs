@@ -10,7 +10,9 @@ mod sql;
 pub use error::DbError;
 pub use series::{SeriesEntry, SeriesId};
 pub(crate) use sql::file_list;
-pub use sql::{json_has_pair, list_f64, sql_str, MACHINE_CLASS_SQL, MACHINE_TAG_SQL};
+pub use sql::{
+    json_has_pair, list_f64, sql_str, MACHINE_CLASS_SQL, MACHINE_TAG_SQL, METHOD_TAG_SQL,
+};
 
 use duckdb::Connection;
 use perfdb_ingest::warehouse::schema::{self, MEASUREMENTS_SCHEMA, RUNS_SCHEMA};

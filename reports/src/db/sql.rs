@@ -9,9 +9,15 @@ use std::path::PathBuf;
 pub const MACHINE_TAG_SQL: &str =
     "coalesce(regexp_extract(r.tags, '\"machine\":\"([^\"]*)\"', 1), '')";
 
+/// SQL for a run's `method` tag (how its values were measured), `''` without one.
+pub const METHOD_TAG_SQL: &str =
+    "coalesce(regexp_extract(r.tags, '\"method\":\"([^\"]*)\"', 1), '')";
+
 /// SQL for a run's machine class: `arch/tag`, or the tag alone without an arch; the tag
-/// is `default` when the run has none. History, detect and charts never mix classes.
-pub const MACHINE_CLASS_SQL: &str = "concat_ws('/', nullif(r.arch, ''), coalesce(nullif(regexp_extract(r.tags, '\"machine\":\"([^\"]*)\"', 1), ''), 'default'))";
+/// is `default` when the run has none; a run that says how it was measured (`method`)
+/// adds that (`sm_90/default/nvbench:cold`). History, detect and charts never mix
+/// classes, so never pool two methods.
+pub const MACHINE_CLASS_SQL: &str = "concat_ws('/', nullif(r.arch, ''), coalesce(nullif(regexp_extract(r.tags, '\"machine\":\"([^\"]*)\"', 1), ''), 'default'), nullif(regexp_extract(r.tags, '\"method\":\"([^\"]*)\"', 1), ''))";
 
 /// The doubles of a DuckDB LIST value (other items skipped).
 pub fn list_f64(v: duckdb::types::Value) -> Vec<f64> {

@@ -327,6 +327,7 @@ pub(crate) fn sample_report() -> Report {
         archs: vec!["gfx942".into()],
         image_digests: vec![],
         machines: vec![],
+        methods: vec![],
     };
     let regressed = row(
         "triton",

@@ -66,6 +66,7 @@ pub fn unit_of(word: &str) -> Option<Unit> {
         "us" | "µs" | "μs" | "usec" | "us/call" | "us/iter" => time(1.0),
         "ms" | "msec" | "ms/call" | "ms/iter" => time(1e3),
         "sec" | "secs" | "seconds" | "s/iter" | "s/call" => time(1e6),
+        "b/s" | "bytes/s" => bandwidth(1e-12),
         "kb/s" => bandwidth(1e-9),
         "mb/s" | "mbps" => bandwidth(1e-6),
         "gb/s" | "gbps" => bandwidth(1e-3),

@@ -1,0 +1,214 @@
+//! The GPU-kernel harnesses (`sample-data/gpu-harness/`, real H200 runs): each read with
+//! the values it holds, three trials against three with exactly the changed row
+//! flagged, and series measured differently (`method`) never compared as one.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+
+const NVBENCH: &str = "gpu-harness/nvbench";
+
+/// The three real nvbench runs of the same code (two default, one `--stopping-criterion
+/// entropy`) written into `dir`, with the `N=2048 Op=matmul` state made `factor` times
+/// slower when `factor` is not 1 (its median, mean and rates moved together).
+fn nvbench_side(dir: &Path, factor: f64) {
+    std::fs::create_dir_all(dir).unwrap();
+    for run in ["h200_run1", "h200_run2", "h200_run3_entropy"] {
+        let text = std::fs::read_to_string(sample(&format!("{NVBENCH}/{run}.json"))).unwrap();
+        let mut doc: Value = serde_json::from_str(&text).unwrap();
+        for state in doc["benchmarks"][0]["states"].as_array_mut().unwrap() {
+            if state["name"] != "Device=0 N=2048 Op=matmul" {
+                continue;
+            }
+            for s in state["summaries"].as_array_mut().unwrap() {
+                let scale = match s["tag"].as_str().unwrap() {
+                    t if t.starts_with("nv/cold/time/gpu/") && !t.contains("/stdev/") => factor,
+                    "nv/cold/bw/item_rate" | "nv/cold/bw/global/bytes_per_second" => 1.0 / factor,
+                    _ => continue,
+                };
+                let v = &mut s["data"][0]["value"];
+                let x: f64 = v.as_str().unwrap().parse().unwrap();
+                *v = Value::String((x * scale).to_string());
+            }
+        }
+        std::fs::write(dir.join(format!("{run}.json")), doc.to_string()).unwrap();
+    }
+}
+
+#[test]
+fn nvbench_json_reads_the_values_it_holds() {
+    let wh = Wh::new();
+    let out = wh.ok(&[
+        "ingest",
+        sample(&format!("{NVBENCH}/h200_run1.json"))
+            .to_str()
+            .unwrap(),
+        "--label",
+        "nv",
+        "--variant-axis",
+        "Op",
+    ]);
+    assert!(out.contains("nvbench-json"), "{out}");
+    let rows = wh.sql(
+        "SELECT variant, key, metric, unit, value, direction FROM measurements \
+         WHERE metric IN ('latency', 'sm_clock', 'bandwidth') ORDER BY variant, key, metric",
+    );
+    let find = |variant: &str, n: &str, metric: &str| -> &Value {
+        rows.iter()
+            .find(|r| {
+                r["variant"] == variant
+                    && r["key"] == format!("{{\"N\":\"{n}\"}}")
+                    && r["metric"] == metric
+            })
+            .unwrap_or_else(|| panic!("{variant} N={n} {metric} in {rows:?}"))
+    };
+    // The cold GPU median, s -> us (h200_run1.json: "0.0014226239919662475" s).
+    let lat = find("matmul", "8192", "latency");
+    assert!(
+        (lat["value"].as_f64().unwrap() - 1422.624).abs() < 0.01,
+        "{lat}"
+    );
+    assert_eq!(
+        (lat["unit"].as_str(), lat["direction"].as_str()),
+        (Some("us"), Some("lower"))
+    );
+    // Bytes per second -> TB/s; the mean SM clock, Hz -> MHz, kept.
+    let bw = find("add", "8192", "bandwidth");
+    assert!(
+        (bw["value"].as_f64().unwrap() - 4.154).abs() < 0.001,
+        "{bw}"
+    );
+    let clock = find("matmul", "2048", "sm_clock");
+    assert_eq!(clock["direction"], "none");
+    assert!(
+        (clock["value"].as_f64().unwrap() - 1758.198).abs() < 0.001,
+        "{clock}"
+    );
+    let runs = wh.sql("SELECT arch, tags FROM runs");
+    assert_eq!(runs[0]["arch"], "sm_90");
+    let tags: Value = serde_json::from_str(runs[0]["tags"].as_str().unwrap()).unwrap();
+    assert_eq!(tags["machine"], "NVIDIA H200");
+    assert_eq!(tags["method"], "nvbench:cold");
+    // Without --variant-axis the implementation is part of the key.
+    let wh = Wh::new();
+    wh.ingest(&sample(&format!("{NVBENCH}/h200_run2.json")), "nv");
+    let keys = wh.sql("SELECT DISTINCT variant, key FROM measurements ORDER BY key");
+    assert_eq!(keys.len(), 4);
+    assert!(keys.iter().all(|k| k["variant"] == "default"), "{keys:?}");
+    assert_eq!(keys[0]["key"], "{\"N\":\"2048\",\"Op\":\"add\"}");
+}
+
+#[test]
+fn a_truncated_nvbench_json_is_refused_with_its_line() {
+    let wh = Wh::new();
+    let out = wh.run(&[
+        "ingest",
+        sample(&format!("{NVBENCH}/repo_test_ref_json_head260.txt"))
+            .to_str()
+            .unwrap(),
+        "--label",
+        "ref",
+    ]);
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains("repo_test_ref_json_head260.txt:261: not an nvbench JSON: EOF"),
+        "{err}"
+    );
+    assert_eq!(wh.count("SELECT count(*) FROM runs"), 0);
+}
+
+#[test]
+fn nvbench_three_against_three_flags_exactly_the_changed_row() {
+    let wh = Wh::new();
+    let dir = tempfile::tempdir().unwrap();
+    nvbench_side(&dir.path().join("base"), 1.0);
+    nvbench_side(&dir.path().join("head"), 1.3);
+    for side in ["base", "head"] {
+        wh.ok(&[
+            "ingest",
+            dir.path().join(side).to_str().unwrap(),
+            "--label",
+            side,
+            "--variant-axis",
+            "Op",
+        ]);
+    }
+    let (code, v) = compare_json(&wh, &["base", "head", "--control", "add"]);
+    assert_eq!(code, 1, "{}", v["reason"]);
+    let mut flagged: Vec<String> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["verdict"] == "regression")
+        .map(|r| {
+            format!(
+                "{} {} {}",
+                r["variant"].as_str().unwrap(),
+                r["key_text"].as_str().unwrap(),
+                r["metric"].as_str().unwrap()
+            )
+        })
+        .collect();
+    flagged.sort();
+    assert_eq!(
+        flagged,
+        [
+            "matmul N=2048 bandwidth",
+            "matmul N=2048 item_rate",
+            "matmul N=2048 latency"
+        ]
+    );
+    assert_eq!(v["reasons"][0]["code"], "regressed");
+    assert_eq!(v["reasons"][0]["rows"], 1);
+}
+
+/// Two runs of one benchmark, one with nvbench's default stopping criterion and one with
+/// `entropy`, are one method (`nvbench:cold`); the same values said to be a do_bench
+/// mean are not compared with them.
+#[test]
+fn a_method_is_part_of_the_series() {
+    let wh = Wh::new();
+    let ingest = |file: &str, label: &str, extra: &[&str]| {
+        let path = sample(&format!("{NVBENCH}/{file}"));
+        let mut args = vec![
+            "ingest",
+            path.to_str().unwrap(),
+            "--label",
+            label,
+            "--variant-axis",
+            "Op",
+        ];
+        args.extend_from_slice(extra);
+        wh.ok(&args);
+    };
+    ingest("h200_run1.json", "default", &[]);
+    ingest("h200_run3_entropy.json", "entropy", &[]);
+    ingest("h200_run2.json", "do-bench", &["--method", "do_bench:mean"]);
+    let (_, v) = compare_json(&wh, &["default", "entropy", "--control", "add"]);
+    let codes: Vec<&str> = v["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["code"].as_str().unwrap())
+        .collect();
+    assert!(!codes.contains(&"mixed_methods"), "{codes:?}");
+    assert!(v["rows"].as_array().unwrap().len() >= 10);
+    let (exit, v) = compare_json(&wh, &["default", "do-bench", "--control", "add"]);
+    assert_eq!(exit, 3);
+    assert_eq!(v["reasons"][0]["code"], "mixed_methods", "{}", v["reason"]);
+    assert_eq!(v["head"]["methods"], serde_json::json!(["do_bench:mean"]));
+    // --method and a --tag that says otherwise disagree.
+    let out = wh.run(&[
+        "ingest",
+        sample(&format!("{NVBENCH}/h200_run2.json"))
+            .to_str()
+            .unwrap(),
+        "--method",
+        "a",
+        "--tag",
+        "method=b",
+    ]);
+    assert_eq!(code(&out), 2);
+}
