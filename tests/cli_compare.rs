@@ -644,23 +644,6 @@ fn triton_perf_report_compares_like_any_format() {
     assert_eq!(v["not_measured"], 3);
 }
 
-/// The rows a comparison calls regressions, as `table variant key metric`.
-fn regressed(v: &Value) -> BTreeSet<String> {
-    rows(v)
-        .iter()
-        .filter(|r| r["verdict"] == "regression")
-        .map(|r| {
-            format!(
-                "{} {} {} {}",
-                r["table"].as_str().unwrap(),
-                r["variant"].as_str().unwrap(),
-                r["key_text"].as_str().unwrap(),
-                r["metric"].as_str().unwrap()
-            )
-        })
-        .collect()
-}
-
 /// Ingest `dir/base` and `dir/head` (with `extra` ingest options) and compare them.
 fn compare_dirs(dir: &str, extra: &[&str]) -> (Wh, i32, Value) {
     let wh = Wh::new();

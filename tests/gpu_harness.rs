@@ -137,27 +137,12 @@ fn nvbench_three_against_three_flags_exactly_the_changed_row() {
     }
     let (code, v) = compare_json(&wh, &["base", "head", "--control", "add"]);
     assert_eq!(code, 1, "{}", v["reason"]);
-    let mut flagged: Vec<String> = v["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["verdict"] == "regression")
-        .map(|r| {
-            format!(
-                "{} {} {}",
-                r["variant"].as_str().unwrap(),
-                r["key_text"].as_str().unwrap(),
-                r["metric"].as_str().unwrap()
-            )
-        })
-        .collect();
-    flagged.sort();
     assert_eq!(
-        flagged,
+        regressed(&v).into_iter().collect::<Vec<_>>(),
         [
-            "matmul N=2048 bandwidth",
-            "matmul N=2048 item_rate",
-            "matmul N=2048 latency"
+            "torch_bf16 matmul N=2048 bandwidth",
+            "torch_bf16 matmul N=2048 item_rate",
+            "torch_bf16 matmul N=2048 latency"
         ]
     );
     assert_eq!(v["reasons"][0]["code"], "regressed");

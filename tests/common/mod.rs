@@ -208,3 +208,22 @@ pub fn perf_commit(wh: &Wh, c: usize, us: f64) {
     let time = format!("2026-07-{:02}T{:02}:00:00Z", 1 + c / 24, c % 24);
     ingest_commit(wh, &dir, &format!("c{c:02}"), &time, &[]);
 }
+
+/// The rows a comparison calls regressions, as `table variant key metric`.
+pub fn regressed(v: &serde_json::Value) -> std::collections::BTreeSet<String> {
+    v["rows"]
+        .as_array()
+        .expect("rows array")
+        .iter()
+        .filter(|r| r["verdict"] == "regression")
+        .map(|r| {
+            format!(
+                "{} {} {} {}",
+                r["table"].as_str().unwrap(),
+                r["variant"].as_str().unwrap(),
+                r["key_text"].as_str().unwrap(),
+                r["metric"].as_str().unwrap()
+            )
+        })
+        .collect()
+}

@@ -96,7 +96,7 @@ impl Summary<'_> {
     }
 }
 
-/// How a tag's value is stored: (tag, what it becomes).
+/// How a tag's value is stored; `None`: not read.
 fn spec_of(tag: &str) -> Option<Spec> {
     Some(match tag {
         MEDIAN => Spec::measured(None, "sec", tag),
@@ -106,13 +106,14 @@ fn spec_of(tag: &str) -> Option<Spec> {
         "nv/cold/bw/item_rate" => Spec::directed("item_rate", "items/s", Direction::Higher, tag),
         "nv/cold/bw/global/bytes_per_second" => Spec::measured(None, "B/s", tag),
         "nv/cold/time/gpu/stdev/relative" => Spec::derived("noise", "fraction", tag, None),
-        "nv/cold/sm_clock_rate/mean" => Spec::derived("sm_clock", "MHz", tag, None),
+        SM_CLOCK => Spec::derived("sm_clock", "MHz", tag, None),
         _ => return None,
     })
 }
 
 const MEDIAN: &str = "nv/cold/time/gpu/median";
 const MEAN: &str = "nv/cold/time/gpu/mean";
+const SM_CLOCK: &str = "nv/cold/sm_clock_rate/mean";
 
 /// `"1758198310.93"` -> the number; `"inf"`, `"nan"` and `""` are missing.
 fn number(printed: &str) -> Result<Option<f64>, ()> {
@@ -161,19 +162,6 @@ impl Parser for NvbenchJson {
             .collect();
         let several = devices.len() > 1;
         let state_lines = lines_of(text, "\"axis_values\"");
-        let specs: Vec<(&str, Spec)> = [
-            MEDIAN,
-            MEAN,
-            "nv/cold/time/cpu/mean",
-            "nv/batch/time/gpu/mean",
-            "nv/cold/bw/item_rate",
-            "nv/cold/bw/global/bytes_per_second",
-            "nv/cold/time/gpu/stdev/relative",
-            "nv/cold/sm_clock_rate/mean",
-        ]
-        .iter()
-        .map(|t| (*t, spec_of(t).expect("a tag spec_of knows")))
-        .collect();
         let mut used_devices: Vec<i64> = Vec::new();
         let mut any_median = false;
         let mut n_state = 0;
@@ -225,8 +213,13 @@ impl Parser for NvbenchJson {
                 let has_median = summaries.iter().any(|x| x.tag == MEDIAN);
                 any_median |= has_median;
                 for x in summaries {
-                    let Some((_, spec)) = specs.iter().find(|(t, _)| *t == x.tag) else {
-                        continue;
+                    // Without a median (nvbench before 0.2) the mean is the latency.
+                    let spec = match x.tag.as_ref() {
+                        MEAN if !has_median => Spec::measured(None, "sec", MEAN),
+                        tag => match spec_of(tag) {
+                            Some(spec) => spec,
+                            None => continue,
+                        },
                     };
                     let Some(printed) = x.value() else {
                         continue;
@@ -240,16 +233,10 @@ impl Parser for NvbenchJson {
                             ),
                         )
                     })?;
-                    // Without a median (nvbench before 0.2) the mean is the latency.
-                    let spec = match x.tag.as_ref() {
-                        MEAN if !has_median => Spec::measured(None, "sec", MEAN),
-                        "nv/cold/sm_clock_rate/mean" => {
-                            let m =
-                                row.put(&mut parsed.keys, spec, value.map(|hz| hz / 1e6), &printed);
-                            parsed.measurements.push(m);
-                            continue;
-                        }
-                        _ => *spec,
+                    // The clock is printed in Hz, kept in MHz.
+                    let value = match x.tag.as_ref() {
+                        SM_CLOCK => value.map(|hz| hz / 1e6),
+                        _ => value,
                     };
                     parsed
                         .measurements
