@@ -197,3 +197,92 @@ fn a_method_is_part_of_the_series() {
     ]);
     assert_eq!(code(&out), 2);
 }
+
+/// `26.763 us` times `factor`, printed as nvbench prints it (three decimals, unit kept).
+fn scale_cell(cell: &str, factor: f64) -> String {
+    let t = cell.trim();
+    let end = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let x: f64 = t[..end].parse().unwrap();
+    format!("{:.3}{}", x * factor, &t[end..])
+}
+
+/// Three printed nvbench tables per side (the two real H200 prints, and the first again
+/// 0.5% slower throughout), the `N=2048 Op=matmul` row `factor` times slower when
+/// `factor` is not 1: its GPU time up, its element rate and bandwidth down.
+fn nvbench_markdown_side(dir: &Path, factor: f64) {
+    std::fs::create_dir_all(dir).unwrap();
+    let runs = [
+        ("h200_run1", 1.0),
+        ("h200_run3_entropy", 1.0),
+        ("h200_run1", 1.005),
+    ];
+    for (i, (run, jitter)) in runs.into_iter().enumerate() {
+        let text = std::fs::read_to_string(sample(&format!("{NVBENCH}/{run}.md"))).unwrap();
+        let mut out = String::new();
+        for line in text.lines() {
+            let cells: Vec<&str> = line.split('|').collect();
+            // `| N | Op | FLOP | Bytes | Samples | CPU Time | Noise | GPU Time | Noise |
+            // Elem/s | GlobalMem BW | ...`: split on '|', cell c is at c + 1.
+            if cells.len() < 12 || cells[2].trim() == "Op" || cells[1].starts_with('-') {
+                out.push_str(line);
+            } else {
+                let f = jitter
+                    * if cells[1].trim() == "2048" && cells[2].trim() == "matmul" {
+                        factor
+                    } else {
+                        1.0
+                    };
+                let mut new: Vec<String> = cells.iter().map(|c| c.to_string()).collect();
+                new[8] = format!(" {} ", scale_cell(cells[8], f));
+                for c in [10, 11] {
+                    if !cells[c].trim().is_empty() {
+                        new[c] = format!(" {} ", scale_cell(cells[c], 1.0 / f));
+                    }
+                }
+                out.push_str(&new.join("|"));
+            }
+            out.push('\n');
+        }
+        std::fs::write(dir.join(format!("{run}-{i}.md")), out).unwrap();
+    }
+}
+
+#[test]
+fn nvbench_markdown_three_against_three_flags_exactly_the_changed_row() {
+    let wh = Wh::new();
+    let dir = tempfile::tempdir().unwrap();
+    nvbench_markdown_side(&dir.path().join("base"), 1.0);
+    nvbench_markdown_side(&dir.path().join("head"), 1.3);
+    for side in ["base", "head"] {
+        let out = wh.ok(&[
+            "ingest",
+            dir.path().join(side).to_str().unwrap(),
+            "--label",
+            side,
+            "--variant-axis",
+            "Op",
+        ]);
+        assert!(out.contains("nvbench-markdown"), "{out}");
+    }
+    let (code, v) = compare_json(&wh, &["base", "head", "--control", "add"]);
+    assert_eq!(code, 1, "{}", v["reason"]);
+    assert_eq!(
+        regressed(&v).into_iter().collect::<Vec<_>>(),
+        [
+            "torch_bf16 matmul N=2048 bandwidth",
+            "torch_bf16 matmul N=2048 item_rate",
+            "torch_bf16 matmul N=2048 latency"
+        ]
+    );
+    assert_eq!(
+        v["base"]["methods"],
+        serde_json::json!(["nvbench:cold-mean"])
+    );
+    // The printed GPU Time is a mean, the JSON's latency a median: never one series.
+    wh.ingest(&sample(&format!("{NVBENCH}/h200_run2.json")), "json");
+    let (exit, v) = compare_json(&wh, &["base", "json", "--control", "add"]);
+    assert_eq!(exit, 3);
+    assert_eq!(v["reasons"][0]["code"], "mixed_methods", "{}", v["reason"]);
+}

@@ -425,6 +425,9 @@ fn expected_format(path: &str) -> Option<Format> {
     if path.contains("gpu-harness/nvbench/h200_") && path.ends_with(".json") {
         return Some(Format::NvbenchJson);
     }
+    if path.contains("gpu-harness/nvbench/h200_") && path.ends_with(".md") {
+        return Some(Format::NvbenchMarkdown);
+    }
     let by_part: &[(&str, Format)] = &[
         ("ab-torch-compare/", Format::TorchCompare),
         ("ab-flydsl-bench/", Format::FlydslBench),
@@ -1038,4 +1041,95 @@ fn no_parser_panics_on_a_cut_off_fixture() {
         }
     }
     assert!(tried > 10_000, "{tried}");
+}
+
+#[test]
+fn nvbench_markdown_reads_repeated_columns_by_place_and_counts_throttling() {
+    let rel = "gpu-harness/nvbench/h200_run1.md";
+    let cx = formats::Context {
+        variant_axis: Some("Op"),
+        ..Default::default()
+    };
+    let (format, p) = formats::parse_in(&read(rel), None, &cx).unwrap();
+    assert_eq!(format, Format::NvbenchMarkdown);
+    assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+    let k = [("N", "8192")];
+    // `| 8192 | matmul | ... |   1.631 ms |  4.97% |  1.431 ms | 1.26% | 768.556T |
+    // 281.454 GB/s |  5.85% |   1056x |  1.653 ms |`
+    let m = one(&p, "torch_bf16", "matmul", &k, "latency");
+    assert_eq!((&*m.unit, m.direction), ("us", Direction::Lower));
+    assert!(close(m.value, 1431.0));
+    assert_eq!((p.raw(m), &*m.column, m.line), ("1.431 ms", "GPU Time", 78));
+    // The two `Noise` columns: CPU's after CPU Time, the GPU's after GPU Time.
+    assert!(close(
+        one(&p, "torch_bf16", "matmul", &k, "cpu_noise").value,
+        0.0497
+    ));
+    assert!(close(
+        one(&p, "torch_bf16", "matmul", &k, "noise").value,
+        0.0126
+    ));
+    // The two `Samples` columns: cold, then batch.
+    assert!(close(
+        one(&p, "torch_bf16", "matmul", &k, "samples").value,
+        1056.0
+    ));
+    let m = one(&p, "torch_bf16", "matmul", &k, "samples_batch");
+    assert!(close(m.value, 1056.0));
+    let m = one(&p, "torch_bf16", "matmul", &k, "item_rate");
+    assert_eq!(m.direction, Direction::Higher);
+    assert!(close(m.value, 768.556e12));
+    let m = one(&p, "torch_bf16", "matmul", &k, "bandwidth");
+    assert_eq!(&*m.unit, "TB/s");
+    assert!(close(m.value, 0.281454));
+    assert!(close(
+        one(&p, "torch_bf16", "matmul", &k, "bytes").value,
+        256.0 * 1048576.0
+    ));
+    let m = one(&p, "torch_bf16", "matmul", &k, "latency_batch");
+    assert_eq!(m.direction, Direction::None);
+    assert!(close(m.value, 1653.0));
+    // The log's 27 throttle warnings of this state, the lowest clock in the note.
+    let m = one(&p, "torch_bf16", "matmul", &k, "throttled");
+    assert!(close(m.value, 27.0));
+    assert!(
+        p.raw(m).contains("1370.87 MHz / 1980.00 MHz"),
+        "{}",
+        p.raw(m)
+    );
+    // `add` has no FLOP count and no item rate: empty cells are no values, not zeros.
+    let add = |metric: &str| {
+        p.measurements
+            .iter()
+            .any(|m| *m.variant == *"add" && *m.metric == *metric)
+    };
+    assert!(!add("flop") && !add("item_rate") && add("bandwidth"));
+    assert_eq!(p.provenance.machine.as_deref(), Some("NVIDIA H200"));
+    assert_eq!(p.provenance.arch.as_deref(), Some("sm_90"));
+    // The printed GPU Time is the mean: not the JSON's cold median.
+    assert!(p
+        .provenance
+        .tags
+        .contains(&("method".to_string(), "nvbench:cold-mean".to_string())));
+}
+
+#[test]
+fn nvbench_markdown_without_a_log_takes_the_leading_columns_as_axes() {
+    let text = read("gpu-harness/nvbench/h200_run3_entropy.md");
+    let results = &text[text.find("# Benchmark Results").unwrap()..];
+    let (format, p) = formats::parse(results, None).unwrap();
+    assert_eq!(format, Format::NvbenchMarkdown);
+    let m = one(
+        &p,
+        "torch_bf16",
+        "default",
+        &[("N", "2048"), ("Op", "add")],
+        "latency",
+    );
+    assert!(close(m.value, 10.89));
+    // A cell nvbench would never print is refused with its line and column.
+    let bad = results.replace("10.890 us", "10.890 parsecs");
+    let err = formats::parse(&bad, None).unwrap_err();
+    assert_eq!(err.line, 11, "{err}");
+    assert!(err.reason.contains("GPU Time is '10.890 parsecs'"), "{err}");
 }

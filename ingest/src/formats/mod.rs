@@ -11,6 +11,7 @@ mod flydsl_bench;
 mod google_benchmark;
 pub mod gpu_state;
 mod nvbench_json;
+mod nvbench_markdown;
 mod perf_lines;
 mod pytest_benchmark;
 mod rocm_bench_csv;
@@ -47,6 +48,7 @@ fn parser_of(format: Format) -> &'static dyn Parser {
         Format::AortaResult => &aorta_result::AortaResult,
         Format::AortaMatrix => &aorta_matrix::AortaMatrix,
         Format::NvbenchJson => &nvbench_json::NvbenchJson,
+        Format::NvbenchMarkdown => &nvbench_markdown::NvbenchMarkdown,
     }
 }
 

@@ -41,6 +41,8 @@ pub enum Format {
     AortaMatrix,
     /// NVIDIA nvbench `--json` output.
     NvbenchJson,
+    /// The markdown NVIDIA nvbench prints.
+    NvbenchMarkdown,
 }
 
 impl Format {
@@ -49,10 +51,10 @@ impl Format {
     /// (a look at those rules them out; tried after the formats that read the whole
     /// text, they waited ~2 ms on a 5 MB CSV for scans that could not match), then the
     /// text formats whose files the aiter tables' sniff would also take (a triage
-    /// matrix is a pipe table), the aiter tables themselves (most logs: tried early, so
+    /// matrix and nvbench's results are pipe tables), the aiter tables themselves (most logs: tried early, so
     /// the rest are rarely sniffed), then formats no aiter log matches, and `[perf]`
     /// lines, which many logs carry beside another format, last.
-    pub const ALL: [Format; 16] = [
+    pub const ALL: [Format; 17] = [
         Format::NvbenchJson,
         Format::TsExport,
         Format::PytestBenchmark,
@@ -63,6 +65,7 @@ impl Format {
         Format::TritonCsv,
         Format::TsProbe,
         Format::AortaMatrix,
+        Format::NvbenchMarkdown,
         Format::TritonPerfReport,
         Format::AiterTable,
         Format::TorchCompare,
@@ -88,6 +91,7 @@ impl Format {
             Format::AortaResult => "aorta-result",
             Format::AortaMatrix => "aorta-matrix",
             Format::NvbenchJson => "nvbench-json",
+            Format::NvbenchMarkdown => "nvbench-markdown",
         }
     }
     /// One line on what the format is and how it maps onto rows: `perfdb formats`
@@ -110,6 +114,7 @@ impl Format {
             Format::AortaResult => "aorta `result.json`: verdict and exit code = the run's verdict, walltime and peak VRAM = values",
             Format::AortaMatrix => "aorta triage `matrix.md`: cell = variant, mean step time = the compared value, failure rate and counts kept, mitigations and confound as notes",
             Format::NvbenchJson => "NVIDIA nvbench `--json`: benchmark = table, axis values = key (`--variant-axis NAME`: that axis = variant), cold GPU median = latency, item rate and global-memory bandwidth compared; mean, CPU and batch times, noise and SM clock kept; device = machine; method `nvbench:cold`",
+            Format::NvbenchMarkdown => "NVIDIA nvbench's printed markdown: benchmark = table, axis columns = key (`--variant-axis` as for the JSON), `GPU Time` (the cold mean) = latency, `Elem/s` and `GlobalMem BW` compared; CPU and batch times, both `Noise` columns (read by place), samples and `BWUtil` kept; the log's throttle warnings counted per row; method `nvbench:cold-mean`",
         }
     }
 }
