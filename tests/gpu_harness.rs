@@ -286,3 +286,71 @@ fn nvbench_markdown_three_against_three_flags_exactly_the_changed_row() {
     assert_eq!(exit, 3);
     assert_eq!(v["reasons"][0]["code"], "mixed_methods", "{}", v["reason"]);
 }
+
+/// Three tritonbench CSVs per side from the H200 run (its values times 1, 1.004 and
+/// 0.996), the `triton_add` row at `x_val=16777216` `factor` times slower: its latency
+/// up and its bandwidth tuple down.
+fn tritonbench_side(dir: &Path, factor: f64) {
+    std::fs::create_dir_all(dir).unwrap();
+    let text =
+        std::fs::read_to_string(sample("gpu-harness/tritonbench/h200_vector_add_output.csv"))
+            .unwrap();
+    for (i, jitter) in [1.0, 1.004, 0.996].into_iter().enumerate() {
+        let mut out = String::new();
+        for (n, line) in text.lines().enumerate() {
+            let mut cells: Vec<String> = line.split(';').map(str::to_string).collect();
+            if n > 0 && cells[0] != "average" {
+                let changed = cells[0] == "16777216";
+                for (c, backend_changes) in [(1, false), (2, false), (3, true), (4, true)] {
+                    let f = jitter
+                        * if changed && backend_changes {
+                            factor
+                        } else {
+                            1.0
+                        };
+                    let scale = if c % 2 == 1 { f } else { 1.0 / f };
+                    let first = cells[c].trim_start_matches('(').split(',').next().unwrap();
+                    let v: f64 = first.parse::<f64>().unwrap() * scale;
+                    cells[c] = if c % 2 == 1 {
+                        v.to_string()
+                    } else {
+                        format!("({v}, 0.0, 0.0)")
+                    };
+                }
+            }
+            out.push_str(&cells.join(";"));
+            out.push('\n');
+        }
+        // The file's name is the table (the CSV does not name its operator): one
+        // folder per trial.
+        std::fs::create_dir_all(dir.join(i.to_string())).unwrap();
+        std::fs::write(dir.join(format!("{i}/vector_add.csv")), out).unwrap();
+    }
+}
+
+#[test]
+fn tritonbench_three_against_three_flags_exactly_the_changed_row() {
+    let wh = Wh::new();
+    let dir = tempfile::tempdir().unwrap();
+    tritonbench_side(&dir.path().join("base"), 1.0);
+    tritonbench_side(&dir.path().join("head"), 1.3);
+    for side in ["base", "head"] {
+        let out = wh.ok(&[
+            "ingest",
+            dir.path().join(side).to_str().unwrap(),
+            "--label",
+            side,
+        ]);
+        assert!(out.contains("tritonbench"), "{out}");
+    }
+    let (code, v) = compare_json(&wh, &["base", "head"]);
+    assert_eq!(code, 1, "{}", v["reason"]);
+    assert_eq!(
+        regressed(&v).into_iter().collect::<Vec<_>>(),
+        [
+            "vector_add triton_add x_val=16777216 bandwidth",
+            "vector_add triton_add x_val=16777216 latency"
+        ]
+    );
+    assert_eq!(v["head"]["methods"], serde_json::json!(["tritonbench:p50"]));
+}

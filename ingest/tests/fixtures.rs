@@ -425,6 +425,9 @@ fn expected_format(path: &str) -> Option<Format> {
     if path.contains("gpu-harness/nvbench/h200_") && path.ends_with(".json") {
         return Some(Format::NvbenchJson);
     }
+    if path.contains("gpu-harness/tritonbench/h200_") {
+        return Some(Format::Tritonbench);
+    }
     if path.contains("gpu-harness/nvbench/h200_") && path.ends_with(".md") {
         return Some(Format::NvbenchMarkdown);
     }
@@ -1132,4 +1135,114 @@ fn nvbench_markdown_without_a_log_takes_the_leading_columns_as_axes() {
     let err = formats::parse(&bad, None).unwrap_err();
     assert_eq!(err.line, 11, "{err}");
     assert!(err.reason.contains("GPU Time is '10.890 parsecs'"), "{err}");
+}
+
+/// tritonbench's three forms of one H200 run hold the same values under the same rows.
+#[test]
+fn tritonbench_printed_csv_and_json_agree() {
+    let dir = "gpu-harness/tritonbench";
+    let parse = |file: &str| {
+        let path = sample(&format!("{dir}/{file}")).display().to_string();
+        let cx = formats::Context {
+            source: &path,
+            ..Default::default()
+        };
+        let (format, p) = formats::parse_in(&read(&format!("{dir}/{file}")), None, &cx)
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(format, Format::Tritonbench, "{file}");
+        assert!(
+            p.provenance
+                .tags
+                .contains(&("method".to_string(), "tritonbench:p50".to_string())),
+            "{file}"
+        );
+        p
+    };
+    let printed = parse("h200_vector_add_stdout.txt");
+    let csv = parse("h200_vector_add_output.csv");
+    let json = parse("h200_vector_add_output.json");
+    let k = [("x_val", "4096")];
+    // `     4096   0.004576 (±24.48%)   (10.741258930627152, 9.14..., 14.22...)`: ms -> us,
+    // the spread beside, never in, the value; the gbps tuple's first element.
+    let m = one(
+        &printed,
+        "h200_vector_add_stdout",
+        "torch_add",
+        &k,
+        "latency",
+    );
+    assert_eq!((&*m.unit, m.direction), ("us", Direction::Lower));
+    assert!(close(m.value, 4.576));
+    assert_eq!((printed.raw(m), m.line), ("0.004576 (±24.48%) ms", 65));
+    let m = one(
+        &printed,
+        "h200_vector_add_stdout",
+        "torch_add",
+        &k,
+        "latency_spread",
+    );
+    assert!(close(m.value, 0.2448));
+    let m = one(
+        &printed,
+        "h200_vector_add_stdout",
+        "triton_add",
+        &k,
+        "bandwidth",
+    );
+    assert!(close(m.value, 0.01335652144275226));
+    let m = one(
+        &printed,
+        "h200_vector_add_stdout",
+        "triton_add",
+        &k,
+        "speedup",
+    );
+    assert_eq!(m.direction, Direction::None);
+    // The CSV and the JSON print the latency unrounded; the JSON names the operator.
+    let m = one(&csv, "h200_vector_add_output", "torch_add", &k, "latency");
+    assert!(close(m.value, 4.575999919325113));
+    let m = one(&json, "vector_add", "torch_add", &k, "latency");
+    assert!(close(m.value, 4.575999919325113));
+    let m = one(&json, "vector_add", "triton_add", &k, "bandwidth");
+    assert!(close(m.value, 0.01335652144275226));
+    // The same rows and metrics in all three.
+    let shape = |p: &perfdb_ingest::model::Parsed| {
+        let mut v: Vec<String> = p
+            .measurements
+            .iter()
+            .map(|m| format!("{} {:?} {}", m.variant, p.key_pairs(m), m.metric))
+            .filter(|s| !s.contains("spread"))
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    assert_eq!(shape(&printed), shape(&csv));
+    let mut from_json = shape(&json);
+    // The JSON's `-avg` fields repeat the average row under their own metric names.
+    from_json.retain(|s| shape(&csv).contains(s));
+    assert_eq!(from_json, shape(&csv));
+    // The average row: derived, never compared.
+    let avg = [("x_val", "average")];
+    let m = one(
+        &printed,
+        "h200_vector_add_stdout",
+        "triton_add",
+        &avg,
+        "speedup",
+    );
+    assert!(close(m.value, 1.05441));
+    assert!(printed
+        .measurements
+        .iter()
+        .filter(|m| printed.key_pairs(m)[0].1 == "average")
+        .all(|m| m.direction == Direction::None));
+    // tritonbench's A/B mode: two configurations in one output, refused with the line.
+    let ab = read(&format!("{dir}/h200_vector_add_abtest_stdout.txt"));
+    let err = formats::parse(&ab, None).unwrap_err();
+    assert!(err.reason.contains("A/B mode"), "{err}");
+    assert_eq!(
+        &ab.lines().nth(err.line - 1).unwrap()[..17],
+        "Running Side B: -"
+    );
 }

@@ -20,6 +20,7 @@ pub mod support;
 mod torch_compare;
 mod triton_csv;
 mod triton_perf_report;
+mod tritonbench;
 mod ts_export;
 mod ts_probe;
 
@@ -49,6 +50,7 @@ fn parser_of(format: Format) -> &'static dyn Parser {
         Format::AortaMatrix => &aorta_matrix::AortaMatrix,
         Format::NvbenchJson => &nvbench_json::NvbenchJson,
         Format::NvbenchMarkdown => &nvbench_markdown::NvbenchMarkdown,
+        Format::Tritonbench => &tritonbench::Tritonbench,
     }
 }
 

@@ -43,6 +43,8 @@ pub enum Format {
     NvbenchJson,
     /// The markdown NVIDIA nvbench prints.
     NvbenchMarkdown,
+    /// Meta's tritonbench: the printed table, `--output` CSV, `--output-json`.
+    Tritonbench,
 }
 
 impl Format {
@@ -54,8 +56,9 @@ impl Format {
     /// matrix and nvbench's results are pipe tables), the aiter tables themselves (most logs: tried early, so
     /// the rest are rarely sniffed), then formats no aiter log matches, and `[perf]`
     /// lines, which many logs carry beside another format, last.
-    pub const ALL: [Format; 17] = [
+    pub const ALL: [Format; 18] = [
         Format::NvbenchJson,
+        Format::Tritonbench,
         Format::TsExport,
         Format::PytestBenchmark,
         Format::GoogleBenchmark,
@@ -92,6 +95,7 @@ impl Format {
             Format::AortaMatrix => "aorta-matrix",
             Format::NvbenchJson => "nvbench-json",
             Format::NvbenchMarkdown => "nvbench-markdown",
+            Format::Tritonbench => "tritonbench",
         }
     }
     /// One line on what the format is and how it maps onto rows: `perfdb formats`
@@ -115,6 +119,7 @@ impl Format {
             Format::AortaMatrix => "aorta triage `matrix.md`: cell = variant, mean step time = the compared value, failure rate and counts kept, mitigations and confound as notes",
             Format::NvbenchJson => "NVIDIA nvbench `--json`: benchmark = table, axis values = key (`--variant-axis NAME`: that axis = variant), cold GPU median = latency, item rate and global-memory bandwidth compared; mean, CPU and batch times, noise and SM clock kept; device = machine; method `nvbench:cold`",
             Format::NvbenchMarkdown => "NVIDIA nvbench's printed markdown: benchmark = table, axis columns = key (`--variant-axis` as for the JSON), `GPU Time` (the cold mean) = latency, `Elem/s` and `GlobalMem BW` compared; CPU and batch times, both `Noise` columns (read by place), samples and `BWUtil` kept; the log's throttle warnings counted per row; method `nvbench:cold-mean`",
+            Format::Tritonbench => "Meta's tritonbench: the printed table, `--output` (`;` CSV) and `--output-json`: `<backend>-<metric>` columns = variant and metric (`latency` in ms, its `(±X%)` kept as `latency_spread`; `gbps` tuple -> its first element; `tflops`), `x_val` = key (split by a `(M, N, K)` label), `speedup`, `accuracy` and the `average` row derived; table = the JSON's operator, else the file name; method `tritonbench:p50`",
         }
     }
 }
