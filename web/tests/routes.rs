@@ -66,6 +66,26 @@ async fn runs_page_and_api() {
     }
 }
 
+/// How a run was measured is shown beside its machine, on the page and in the API.
+#[tokio::test]
+async fn runs_show_machine_and_method() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("wh");
+    ingest(&root, "gpu-harness/nvbench/h200_run1.json", "nv", None);
+    let (_, body) = get(&root, "/api/runs").await;
+    let runs = items(&body);
+    assert_eq!(
+        (runs[0]["machine"].as_str(), runs[0]["method"].as_str()),
+        (Some("NVIDIA H200"), Some("nvbench:cold"))
+    );
+    let (_, page) = get(&root, "/").await;
+    assert!(page.contains("<th>machine</th><th>method</th>"), "{page}");
+    assert!(
+        page.contains("<td>NVIDIA H200</td><td>nvbench:cold</td>"),
+        "{page}"
+    );
+}
+
 #[tokio::test]
 async fn chart_shows_tflops_per_shape_for_both_variants() {
     let dir = tempfile::tempdir().unwrap();

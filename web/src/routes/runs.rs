@@ -7,6 +7,7 @@ use crate::{blocking, AppError, AppState};
 use axum::extract::State;
 use axum::response::Html;
 use axum::Json;
+use perfdb_reports::db::{MACHINE_TAG_SQL, METHOD_TAG_SQL};
 use serde::Serialize;
 
 #[derive(Debug, Serialize)]
@@ -17,6 +18,10 @@ pub struct RunRow {
     pub format: String,
     pub commit: Option<String>,
     pub arch: Option<String>,
+    /// The `machine` tag (`''` without one).
+    pub machine: String,
+    /// How the values were measured: the `method` tag (`''` without one).
+    pub method: String,
     pub ingested_at: String,
     pub values: i64,
     pub tables: i32,
@@ -37,7 +42,8 @@ pub fn load(state: &AppState, page: Page) -> Result<Listing, AppError> {
         .conn
         .prepare(&format!(
             "SELECT run_id, label, trial, format, \"commit\", arch, strftime(ingested_at, '%Y-%m-%d %H:%M:%S'), \
-             n_measurements, n_tables, verdict, source_path FROM runs ORDER BY ingested_at DESC, label, trial DESC \
+             n_measurements, n_tables, verdict, source_path, {MACHINE_TAG_SQL}, {METHOD_TAG_SQL} \
+             FROM runs r ORDER BY ingested_at DESC, label, trial DESC \
              LIMIT {} OFFSET {}",
             page.limit, page.offset
         ))
@@ -56,6 +62,8 @@ pub fn load(state: &AppState, page: Page) -> Result<Listing, AppError> {
                 tables: r.get(8)?,
                 verdict: r.get(9)?,
                 source_path: r.get(10)?,
+                machine: r.get(11)?,
+                method: r.get(12)?,
             })
         })
         .and_then(|it| it.collect::<Result<Vec<_>, _>>())
@@ -124,12 +132,13 @@ pub async fn page(
             esc(labels[1])
         ));
     }
-    body.push_str("</p><table><tr><th>run</th><th>label</th><th>trial</th><th>commit</th><th>arch</th><th>format</th><th>ingested (UTC)</th><th>values</th><th>tables</th><th>verdict</th><th>source</th></tr>");
+    body.push_str("</p><table><tr><th>run</th><th>label</th><th>trial</th><th>commit</th><th>arch</th><th>machine</th><th>method</th><th>format</th><th>ingested (UTC)</th><th>values</th><th>tables</th><th>verdict</th><th>source</th></tr>");
     for r in rows {
         body.push_str(&format!(
-            "<tr><td><code>{}</code></td><td><a href=\"/chart?runs={l}\">{l}</a></td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"muted\">{}</td></tr>",
+            "<tr><td><code>{}</code></td><td><a href=\"/chart?runs={l}\">{l}</a></td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"muted\">{}</td></tr>",
             esc(&r.run_id), r.trial,
-            esc(r.commit.as_deref().unwrap_or("")), esc(r.arch.as_deref().unwrap_or("")), esc(&r.format),
+            esc(r.commit.as_deref().unwrap_or("")), esc(r.arch.as_deref().unwrap_or("")),
+            esc(&r.machine), esc(&r.method), esc(&r.format),
             esc(&r.ingested_at), r.values, r.tables, esc(r.verdict.as_deref().unwrap_or("—")), esc(&r.source_path),
             l = esc(&r.label)
         ));
