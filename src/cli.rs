@@ -78,6 +78,17 @@ pub enum Command {
     /// Write the web app's pages as a static site (HTML and SVG, relative links) for
     /// GitHub Pages or any file server
     ExportSite(ExportSiteArgs),
+    /// Write a label's compared values in another tool's format
+    ///
+    /// `--format pytorch-v3`: PyTorch's benchmark database records (what the PyTorch HUD
+    /// dashboards read), one per row and metric, the label's trials as its
+    /// `benchmark_values`: table = `benchmark.name`, variant = `model.backend`, the key's
+    /// `model`/`mode`/`dtype`/`input.*` cells where v3 keeps them and the other cells in
+    /// `metric.extra_info`, the metric named with its unit (`latency(us)`), the machine as
+    /// the runner and the commit as the `repo` dependency's sha. `perfdb ingest` reads
+    /// the file back to the same rows. Only values with a direction are written (derived
+    /// ones are perfdb's own reading).
+    Export(ExportArgs),
     /// Run a benchmark command and ingest what it prints as one run
     ///
     /// The command's output is shown as it runs (stdout and stderr unchanged), then read
@@ -499,6 +510,24 @@ fn at_least_one(s: &str) -> Result<usize, String> {
         Ok(n) if n >= 1 => Ok(n),
         _ => Err(format!("'{s}' is not a number of commits, 1 or more")),
     }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ExportFormat {
+    /// PyTorch benchmark database records, schema v3, as JSON lines
+    #[value(name = "pytorch-v3")]
+    PytorchV3,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The label whose runs are written
+    pub label: String,
+    #[arg(long, value_enum, default_value = "pytorch-v3")]
+    pub format: ExportFormat,
+    /// File to write [default: standard output]
+    #[arg(long, short)]
+    pub out: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]

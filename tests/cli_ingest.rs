@@ -710,6 +710,7 @@ fn help_texts() {
     insta::assert_snapshot!("help_ingest", help(&["ingest", "--help"]));
     insta::assert_snapshot!("help_compare", help(&["compare", "--help"]));
     insta::assert_snapshot!("help_export_site", help(&["export-site", "--help"]));
+    insta::assert_snapshot!("help_export", help(&["export", "--help"]));
     insta::assert_snapshot!("help_run", help(&["run", "--help"]));
     insta::assert_snapshot!("help_ab", help(&["ab", "--help"]));
     insta::assert_snapshot!("help_noise", help(&["noise", "--help"]));

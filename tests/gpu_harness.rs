@@ -354,3 +354,114 @@ fn tritonbench_three_against_three_flags_exactly_the_changed_row() {
     );
     assert_eq!(v["head"]["methods"], serde_json::json!(["tritonbench:p50"]));
 }
+
+/// A FlashInfer-Bench trace of workload definitions holds no measurement: refused,
+/// named as what it is, with nothing written.
+#[test]
+fn a_trace_of_workload_definitions_is_refused_as_what_it_is() {
+    let wh = Wh::new();
+    let path = sample("gpu-harness/flashinfer-bench/repo_example_workloads_head5.jsonl");
+    let out = wh.run(&["ingest", path.to_str().unwrap(), "--label", "fi"]);
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "repo_example_workloads_head5.jsonl:1: a FlashInfer-Bench trace of 5 workload \
+             definitions (every `evaluation` is null): no measured values to store"
+        ),
+        "{err}"
+    );
+    assert_eq!(wh.count("SELECT count(*) FROM runs"), 0);
+}
+
+/// v3 records of three models, each metric's three trials in `benchmark_values`, the
+/// `bert` latency `factor` times slower.
+fn pytorch_v3_records(factor: f64) -> String {
+    let mut out = String::new();
+    for (model, ms) in [("resnet50", 10.0), ("bert", 20.0), ("llama", 30.0)] {
+        let f = if model == "bert" { factor } else { 1.0 };
+        let trials: Vec<f64> = [1.0, 1.004, 0.996].iter().map(|j| ms * f * j).collect();
+        for (name, values) in [
+            ("median_latency_ms", trials.clone()),
+            ("peak_memory(mb)", vec![512.0, 512.0, 512.0]),
+        ] {
+            let r = serde_json::json!({
+                "benchmark": {"name": "torchao", "mode": "inference", "dtype": "bfloat16"},
+                "model": {"name": model, "type": "OSS model", "backend": "inductor"},
+                "metric": {"name": name, "benchmark_values": values, "target_value": 0},
+                "runners": [{"name": "linux.aws.h200", "gpu_info": "NVIDIA H200"}],
+                "dependencies": {"pytorch": {"sha": "0123abc"}}
+            });
+            out.push_str(&r.to_string());
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[test]
+fn pytorch_v3_three_against_three_flags_exactly_the_changed_row_and_exports_back() {
+    let wh = Wh::new();
+    let dir = tempfile::tempdir().unwrap();
+    for (side, factor) in [("base", 1.0), ("head", 1.3)] {
+        let path = dir.path().join(format!("{side}.json"));
+        std::fs::write(&path, pytorch_v3_records(factor)).unwrap();
+        let out = wh.ok(&["ingest", path.to_str().unwrap(), "--label", side]);
+        assert!(out.contains("pytorch-v3"), "{out}");
+    }
+    // One file, three trials: the runs of each side.
+    assert_eq!(
+        wh.count("SELECT count(*) FROM runs WHERE label = 'base'"),
+        3
+    );
+    let (code, v) = compare_json(&wh, &["base", "head"]);
+    assert_eq!(code, 1, "{}", v["reason"]);
+    assert_eq!(
+        regressed(&v).into_iter().collect::<Vec<_>>(),
+        ["torchao inductor model=bert mode=inference dtype=bfloat16 median_latency"]
+    );
+    let runs = wh.sql("SELECT \"commit\", tags FROM runs WHERE label = 'base' LIMIT 1");
+    assert_eq!(runs[0]["commit"], "0123abc");
+    let tags: Value = serde_json::from_str(runs[0]["tags"].as_str().unwrap()).unwrap();
+    assert_eq!(tags["machine"], "NVIDIA H200");
+    // Written back as v3 and read again: the same rows and values.
+    let file = dir.path().join("export.jsonl");
+    wh.ok(&[
+        "export",
+        "base",
+        "--format",
+        "pytorch-v3",
+        "-o",
+        file.to_str().unwrap(),
+    ]);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(first["metric"]["name"], "median_latency(us)", "{first}");
+    assert_eq!(
+        first["metric"]["benchmark_values"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    wh.ok(&["ingest", file.to_str().unwrap(), "--label", "back"]);
+    let rows = |label: &str| {
+        wh.sql(&format!(
+            "SELECT table_name, variant, key, metric, unit, direction, round(value, 9) AS v \
+             FROM measurements WHERE label = '{label}' AND direction <> 'none' \
+             ORDER BY ALL"
+        ))
+    };
+    assert_eq!(rows("base"), rows("back"));
+    assert_eq!(rows("base").len(), 18);
+    let (code, v) = compare_json(&wh, &["base", "back"]);
+    assert_eq!(code, 0, "{}", v["reason"]);
+    // A label with nothing to export says so.
+    let out = wh.run(&["export", "nope"]);
+    assert_eq!(common::code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("label 'nope' has no values"),
+        "{}",
+        stderr(&out)
+    );
+}

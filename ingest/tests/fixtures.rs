@@ -425,6 +425,9 @@ fn expected_format(path: &str) -> Option<Format> {
     if path.contains("gpu-harness/nvbench/h200_") && path.ends_with(".json") {
         return Some(Format::NvbenchJson);
     }
+    if path.contains("gpu-harness/pytorch-v3/") {
+        return Some(Format::PytorchV3);
+    }
     if path.contains("gpu-harness/tritonbench/h200_") {
         return Some(Format::Tritonbench);
     }
@@ -1244,5 +1247,85 @@ fn tritonbench_printed_csv_and_json_agree() {
     assert_eq!(
         &ab.lines().nth(err.line - 1).unwrap()[..17],
         "Running Side B: -"
+    );
+}
+
+/// PyTorch's benchmark database v3, in its three layouts (pytorch/test-infra's test
+/// files): an array, one object with `runners`, and JSON lines mixing records and arrays.
+#[test]
+fn pytorch_v3_records_in_every_layout() {
+    let dir = "gpu-harness/pytorch-v3";
+    let parse = |file: &str| {
+        let (format, p) = formats::parse(&read(&format!("{dir}/{file}")), None)
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(format, Format::PytorchV3, "{file}");
+        p
+    };
+    let p = parse("test-infra_add_loop_eager.json");
+    let m = one(
+        &p,
+        "pr_time_benchmarks",
+        "eager",
+        &[("model", "add_loop_eager")],
+        "compile_time_instruction_count",
+    );
+    assert_eq!((&*m.unit, m.direction), ("count", Direction::Lower));
+    assert!(close(m.value, 3086359081.0));
+    // One object: the unit inside the name, the identity field of metric.extra_info in
+    // the key, target_value 0 = none, the runner = the machine.
+    let p = parse("test-infra_do_not_overwrite_runners_info.json");
+    assert_eq!(p.measurements.len(), 1);
+    let k = [
+        ("model", "edsr"),
+        ("mode", "inference"),
+        ("method", "forward"),
+    ];
+    let m = one(
+        &p,
+        "ExecuTorch",
+        "xnnpack_q8",
+        &k,
+        "peak_inference_mem_usage",
+    );
+    assert_eq!((&*m.unit, m.direction), ("MB", Direction::Lower));
+    assert!(close(m.value, 333.2014794921875));
+    assert_eq!(p.provenance.machine.as_deref(), Some("Apple iPhone 15"));
+    // JSON lines, one of them an array: three records, each on its own line.
+    let p = parse("test-infra_json-each-row.json");
+    let lines: Vec<u32> = p.measurements.iter().map(|m| m.line).collect();
+    assert_eq!(lines, [1, 2, 3]);
+    let m = one(
+        &p,
+        "pr_time_benchmarks",
+        "inductor",
+        &[("model", "add_loop_inductor_dynamic_gpu")],
+        "compile_time_instruction_count",
+    );
+    assert!(close(m.value, 40859830085.0));
+    // A broken line is refused with its number.
+    let text = read(&format!("{dir}/test-infra_json-each-row.json"));
+    let bad = text.replacen(
+        "\"benchmark_values\": [5712213247]",
+        "\"benchmark_values\": [57",
+        1,
+    );
+    let err = formats::parse(&bad, None).unwrap_err();
+    assert_eq!(err.line, 2, "{err}");
+    // Records printed over several lines, one after another; several values are trials;
+    // a name with no unit is kept and said.
+    let two = r#"{"benchmark": {"name": "b"}, "model": {"name": "m", "backend": "x"},
+ "metric": {"name": "latency_ms", "benchmark_values": [1.5, 1.6, 1.7]}}
+{"benchmark": {"name": "b"}, "model": {"name": "m", "backend": "x"},
+ "metric": {"name": "load_status", "benchmark_values": [1]}}"#;
+    let (_, p) = formats::parse(two, None).unwrap();
+    let m = one(&p, "b", "x", &[("model", "m")], "latency");
+    assert!(close(m.value, 1500.0));
+    assert_eq!(p.repetitions.len(), 2);
+    assert!(close(p.repetitions[1][0].value, 1700.0));
+    assert_eq!(p.warnings.len(), 1);
+    assert!(
+        p.warnings[0].reason.contains("'load_status'"),
+        "{:?}",
+        p.warnings
     );
 }

@@ -4,6 +4,7 @@ mod ab;
 mod alerts;
 mod compare;
 mod detect;
+mod export;
 mod ingest;
 mod noise;
 mod query;
@@ -30,6 +31,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Migrate => upkeep::migrate(&wh),
         Command::Serve(a) => serve::run(&wh, a),
         Command::ExportSite(a) => serve::export_site(&wh, a),
+        Command::Export(a) => export::run(&wh, a),
         Command::Run(a) => run::run(&wh, a),
         Command::Ab(a) => ab::run(&wh, *a),
         Command::Noise(a) => noise::run(&wh, a),

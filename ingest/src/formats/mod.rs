@@ -14,6 +14,7 @@ mod nvbench_json;
 mod nvbench_markdown;
 mod perf_lines;
 mod pytest_benchmark;
+mod pytorch_v3;
 mod rocm_bench_csv;
 mod serving;
 pub mod support;
@@ -51,6 +52,7 @@ fn parser_of(format: Format) -> &'static dyn Parser {
         Format::NvbenchJson => &nvbench_json::NvbenchJson,
         Format::NvbenchMarkdown => &nvbench_markdown::NvbenchMarkdown,
         Format::Tritonbench => &tritonbench::Tritonbench,
+        Format::PytorchV3 => &pytorch_v3::PytorchV3,
     }
 }
 
@@ -98,6 +100,9 @@ pub trait Parser: Sync {
 
 /// Pick the format of `text`, or say why none fits.
 pub fn detect(text: &str) -> Result<Format, ParseError> {
+    if let Some(e) = known_without_values(text) {
+        return Err(e);
+    }
     Format::ALL
         .into_iter()
         .find(|f| parser_of(*f).sniff(text))
@@ -108,6 +113,33 @@ pub fn detect(text: &str) -> Result<Format, ParseError> {
                  `perfdb formats` lists (aiter tables, `[perf]` lines, TokenSpeed probe lines, \
                  JSON and CSV benchmark outputs...); `--format NAME` says why a given one does \
                  not fit",
+            )
+        })
+}
+
+/// Files of benchmark tools that hold no measured value, named as what they are instead
+/// of "no recognizable benchmark data": a FlashInfer-Bench trace whose every line is a
+/// workload definition (`"evaluation": null`).
+fn known_without_values(text: &str) -> Option<ParseError> {
+    let first = text.lines().next()?.trim();
+    let flashinfer = first.starts_with("{\"definition\"")
+        && support::text::has(first, "\"workload\"")
+        && support::text::has(first, "\"evaluation\"");
+    if !flashinfer {
+        return None;
+    }
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines
+        .iter()
+        .all(|l| support::text::has(l, "\"evaluation\": null"))
+        .then(|| {
+            ParseError::at(
+                1,
+                format!(
+                    "a FlashInfer-Bench trace of {} workload definitions (every `evaluation` \
+                     is null): no measured values to store",
+                    lines.len()
+                ),
             )
         })
 }

@@ -45,6 +45,8 @@ pub enum Format {
     NvbenchMarkdown,
     /// Meta's tritonbench: the printed table, `--output` CSV, `--output-json`.
     Tritonbench,
+    /// PyTorch's benchmark database records, schema v3.
+    PytorchV3,
 }
 
 impl Format {
@@ -56,9 +58,10 @@ impl Format {
     /// matrix and nvbench's results are pipe tables), the aiter tables themselves (most logs: tried early, so
     /// the rest are rarely sniffed), then formats no aiter log matches, and `[perf]`
     /// lines, which many logs carry beside another format, last.
-    pub const ALL: [Format; 18] = [
+    pub const ALL: [Format; 19] = [
         Format::NvbenchJson,
         Format::Tritonbench,
+        Format::PytorchV3,
         Format::TsExport,
         Format::PytestBenchmark,
         Format::GoogleBenchmark,
@@ -96,6 +99,7 @@ impl Format {
             Format::NvbenchJson => "nvbench-json",
             Format::NvbenchMarkdown => "nvbench-markdown",
             Format::Tritonbench => "tritonbench",
+            Format::PytorchV3 => "pytorch-v3",
         }
     }
     /// One line on what the format is and how it maps onto rows: `perfdb formats`
@@ -120,6 +124,7 @@ impl Format {
             Format::NvbenchJson => "NVIDIA nvbench `--json`: benchmark = table, axis values = key (`--variant-axis NAME`: that axis = variant), cold GPU median = latency, item rate and global-memory bandwidth compared; mean, CPU and batch times, noise and SM clock kept; device = machine; method `nvbench:cold`",
             Format::NvbenchMarkdown => "NVIDIA nvbench's printed markdown: benchmark = table, axis columns = key (`--variant-axis` as for the JSON), `GPU Time` (the cold mean) = latency, `Elem/s` and `GlobalMem BW` compared; CPU and batch times, both `Noise` columns (read by place), samples and `BWUtil` kept; the log's throttle warnings counted per row; method `nvbench:cold-mean`",
             Format::Tritonbench => "Meta's tritonbench: the printed table, `--output` (`;` CSV) and `--output-json`: `<backend>-<metric>` columns = variant and metric (`latency` in ms, its `(±X%)` kept as `latency_spread`; `gbps` tuple -> its first element; `tflops`), `x_val` = key (split by a `(M, N, K)` label), `speedup`, `accuracy` and the `average` row derived; table = the JSON's operator, else the file name; method `tritonbench:p50`",
+            Format::PytorchV3 => "PyTorch benchmark database v3 records (a JSON array, one object, or JSON lines): `benchmark.name` = table, `model.backend` = variant, `model.name`, mode, dtype, inputs and `metric.extra_info` settings = key; the unit from `metric.name` (`_ms`, `(mb)`, `_us`, `instruction_count`, `tflops`, `gbps`; else unclassified, reported); each of `benchmark_values` a trial; `runners[0]` = machine, `dependencies.*.sha` = commit tags",
         }
     }
 }

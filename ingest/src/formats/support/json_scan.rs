@@ -319,6 +319,7 @@ fn special(word: u64) -> u64 {
 /// Panics where the fast reader reads `text` otherwise than serde_json: it may give up
 /// on a text serde_json reads, never read one serde_json refuses, nor read other fields
 /// (the fuzz target `json_reader` and the tests below).
+#[cfg(any(test, feature = "testing"))]
 pub(crate) fn check_against_serde(text: &str) {
     if let Ok(fields) = object(text) {
         let theirs: Result<Fields, _> = serde_json::from_str(text);
