@@ -50,6 +50,15 @@ pub enum Command {
     Ingest(IngestArgs),
     /// List runs
     Runs(RunsArgs),
+    /// What moved, where and since when, worst first: every compared series of a label
+    /// on one machine class over its newest commits
+    ///
+    /// Each row: the series' commit medians as a sparkline, its latest change point and
+    /// size (over the window, with `[detect]`'s thresholds), its open alerts, and the last
+    /// commit that measured it. Sorted by open alerts, then the largest step for the
+    /// worse, then the commits since it was last measured. The web's overview page (`/`)
+    /// shows the same rows. Exits 0 whatever it shows.
+    Status(StatusArgs),
     /// Run DuckDB SQL over the views `runs`, `measurements` and `summaries`
     ///
     /// Read-only: only queries run (SELECT, FROM, WITH, VALUES, DESCRIBE, SHOW,
@@ -263,8 +272,16 @@ pub enum AlertsAction {
         #[arg(long, value_parser = alert_status())]
         status: Option<AlertStatus>,
     },
-    /// One alert with its metrics, runs and status history
-    Show { id: String },
+    /// One alert with its metrics, runs and status history, and how to confirm it: the
+    /// commit range, the `perfdb ab` command that runs the two commits' builds
+    /// interleaved, and `git bisect` hints for commits in the range nobody measured
+    Show {
+        id: String,
+        /// A checkout of the project: the range then lists every commit between last
+        /// good and first bad, measured or not
+        #[arg(long, value_name = "DIR")]
+        git_dir: Option<std::path::PathBuf>,
+    },
     /// Acknowledge an active alert (someone is on it)
     Ack {
         id: String,
@@ -510,6 +527,35 @@ fn at_least_one(s: &str) -> Result<usize, String> {
         Ok(n) if n >= 1 => Ok(n),
         _ => Err(format!("'{s}' is not a number of commits, 1 or more")),
     }
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The label [default: the one with the most commits]
+    #[arg(long)]
+    pub label: Option<String>,
+    /// The machine class (`perfdb status` lists them) [default: the label's with the
+    /// most runs]
+    #[arg(long)]
+    pub machine: Option<String>,
+    /// Newest commits spanned
+    #[arg(long, default_value_t = perfdb_reports::overview::COMMITS)]
+    pub commits: usize,
+    #[arg(long)]
+    pub table: Option<String>,
+    #[arg(long)]
+    pub variant: Option<String>,
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// Rows shown at most (0: all)
+    #[arg(long, default_value_t = 40)]
+    pub limit: usize,
+    /// Config file whose `[detect]` thresholds find the change points [default:
+    /// ./perfdb.toml when present]
+    #[arg(long)]
+    pub config: Option<std::path::PathBuf>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: OutFormat,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

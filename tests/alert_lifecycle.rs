@@ -585,3 +585,116 @@ fn the_docs_list_the_statuses_and_transitions_the_code_has() {
         .collect();
     assert_eq!(reopen, allowed);
 }
+
+/// Commit `c` of the H200 history, its aiter logs without the `M=4096 N=14336` GEMM row
+/// (the shape stopped being measured), written under `dir`.
+fn history_without_a_shape(dir: &std::path::Path, c: usize) -> std::path::PathBuf {
+    let out = dir.join(format!("c{c:02}"));
+    std::fs::create_dir_all(&out).unwrap();
+    let from = sample(&format!("h200-gemm/history/c{c:02}"));
+    for f in std::fs::read_dir(&from).unwrap() {
+        let f = f.unwrap().path();
+        let text = std::fs::read_to_string(&f).unwrap();
+        let kept: String = text
+            .lines()
+            .filter(|l| !l.starts_with("| 4096 | 14336 |"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        std::fs::write(out.join(f.file_name().unwrap()), kept).unwrap();
+    }
+    out
+}
+
+/// A shape that reported at every commit and then stopped: a `stale` alert, delivered
+/// once, shown on the overview, and resolved when the shape is measured again.
+#[test]
+fn a_shape_that_stops_reporting_raises_a_stale_alert_until_it_returns() {
+    let wh = Wh::new();
+    ingest_history(&wh, &(1..=16).collect::<Vec<_>>());
+    let (url, got) = receiver(vec![]);
+    let first = wh.run(&["detect", "--label", "main", "--notify", &url]);
+    assert!(
+        !stdout(&first).contains("stale"),
+        "nothing is missing yet: {}",
+        stdout(&first)
+    );
+    let delivered_before = got.lock().unwrap().len();
+    // c17 without the shape: one commit is not yet "stopped" (missing = 2).
+    let tmp = tempfile::tempdir().unwrap();
+    for c in [17, 18] {
+        let dir = history_without_a_shape(tmp.path(), c);
+        let time = format!("2026-07-01T{c:02}:00:00Z");
+        ingest_commit(&wh, &dir, &format!("c{c:02}"), &time, &[]);
+        let out = wh.run(&["detect", "--label", "main", "--notify", &url]);
+        let text = stdout(&out);
+        if c == 17 {
+            assert!(!text.contains("stale:"), "{text}");
+            continue;
+        }
+        assert_eq!(code(&out), 1, "a new stale alert pages: {text}");
+        assert!(
+            text.contains(
+                "stale: gemm_a16w16 torch M=4096 N=14336 K=4096 dtype=torch.bfloat16 on default: \
+                 not measured since c16 (2 commit(s) without it, from c17)"
+            ),
+            "{text}"
+        );
+    }
+    let alerts: Vec<Value> = serde_json::from_str(&wh.ok(&["alerts", "--format", "json"])).unwrap();
+    let stale: Vec<&Value> = alerts.iter().filter(|a| a["kind"] == "stale").collect();
+    // Both variants of the shape (torch and triton), on the aiter logs' machine class.
+    assert_eq!(stale.len(), 2, "{alerts:?}");
+    assert!(stale.iter().all(|a| a["status"] == "active"));
+    // Delivered once each, with a text that says what stopped.
+    let sent: Vec<Value> = got.lock().unwrap()[delivered_before..].to_vec();
+    let stale_sent: Vec<&Value> = sent.iter().filter(|p| p["kind"] == "stale").collect();
+    assert_eq!(stale_sent.len(), 2, "{sent:?}");
+    assert!(
+        stale_sent[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("stopped reporting after c16 (no data (2 commit(s)))"),
+        "{}",
+        stale_sent[0]["text"]
+    );
+    // Another detect: nothing new, nothing sent again.
+    let out = wh.run(&["detect", "--label", "main", "--notify", &url]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    assert_eq!(got.lock().unwrap().len(), delivered_before + sent.len());
+    // The overview shows the series as quiet, with its open alert.
+    let status: Value = serde_json::from_str(&wh.ok(&[
+        "status",
+        "--format",
+        "json",
+        "--limit",
+        "0",
+        "--machine",
+        "default",
+    ]))
+    .unwrap();
+    let quiet = status["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["key"].as_str().unwrap().contains("14336"))
+        .expect("the quiet series is listed");
+    assert_eq!(quiet["commits_since"], 2);
+    assert_eq!(quiet["open_alerts"].as_array().unwrap().len(), 1);
+    // The shape is measured again at c19: resolved, and the regressions untouched.
+    ingest_history(&wh, &[19]);
+    let out = wh.run(&["detect", "--label", "main"]);
+    assert!(
+        stdout(&out).contains("stale data: 0 alert(s) raised, 2 resolved (data back)"),
+        "{}",
+        stdout(&out)
+    );
+    let alerts: Vec<Value> = serde_json::from_str(&wh.ok(&["alerts", "--format", "json"])).unwrap();
+    assert!(alerts
+        .iter()
+        .filter(|a| a["kind"] == "stale")
+        .all(|a| a["status"] == "resolved"));
+    assert!(alerts
+        .iter()
+        .filter(|a| a["kind"] == "regression")
+        .all(|a| a["status"] != "withdrawn"));
+}

@@ -303,6 +303,65 @@ fn pages_work_under_the_security_policy_in_chromium() {
     assert!(at.contains("key="), "the picker did not submit: {at:?}");
 }
 
+/// The overview opens with the stepped series first, and its link opens that series'
+/// history, change point drawn.
+#[test]
+#[ignore = "needs chromium and chromedriver: run scripts/test"]
+fn the_overview_leads_to_a_history_in_chromium() {
+    let (Some(bin), Some(driver)) = (chromium(), which("chromedriver")) else {
+        missing("chromium and chromedriver");
+    };
+    let wh = Wh::new();
+    ingest_history(&wh, &(1..=20).collect::<Vec<_>>());
+    wh.run(&["detect", "--label", "main"]);
+    let (_server, url) = serve(&wh);
+    let profile = wh.dir.path().join("chromium-profile-overview");
+    let (_driver, port, sid) = session(&bin, &driver, &profile);
+    let run = |script: &str| execute(port, &sid, script);
+    webdriver(
+        port,
+        "POST",
+        &format!("/session/{sid}/url"),
+        &serde_json::json!({"url": format!("{url}/")}),
+    );
+    let title = run("return document.querySelector('h1').textContent");
+    let first_group = run("return document.querySelector('tr.group').textContent");
+    let sparks = run("return document.querySelectorAll('svg.spark polyline').length");
+    run("document.querySelector('a.history').click(); return true");
+    let mut at = String::new();
+    for _ in 0..50 {
+        at = run("return location.pathname + location.search")
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        if at.starts_with("/history") && run("return document.readyState") == "complete" {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let chart = run("return document.querySelector('figure svg') ? document.querySelector('figure svg').outerHTML : ''");
+    webdriver(
+        port,
+        "DELETE",
+        &format!("/session/{sid}"),
+        &serde_json::json!({}),
+    );
+    assert_eq!(title, "Overview");
+    assert_eq!(
+        first_group, "gemm.mm · triton_mm_a16w16",
+        "worst group first"
+    );
+    assert!(sparks.as_u64().is_some_and(|n| n > 10), "{sparks}");
+    assert!(
+        at.starts_with("/history?table=gemm.mm&variant=triton_mm_a16w16"),
+        "{at}"
+    );
+    assert!(
+        chart.as_str().is_some_and(|c| c.contains("c13")),
+        "no step at c13: {chart}"
+    );
+}
+
 /// The value `script` returns in the page of session `sid`.
 fn execute(port: u16, sid: &str, script: &str) -> serde_json::Value {
     webdriver(

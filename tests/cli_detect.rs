@@ -544,3 +544,172 @@ fn git_dir_gives_the_commit_time() {
         stderr(&out)
     );
 }
+
+/// `perfdb status`: the overview in the terminal, worst first: the three shapes whose
+/// Triton kernel stepped at c13 lead, each with its open alert; a shape that stopped
+/// reporting says since when.
+#[test]
+fn status_lists_what_moved_first() {
+    let wh = Wh::new();
+    ingest_history(&wh, &(1..=20).collect::<Vec<_>>());
+    wh.run(&["detect", "--label", "main"]);
+    let out = wh.ok(&[
+        "status",
+        "--commits",
+        "10",
+        "--metric",
+        "latency",
+        "--variant",
+        "triton_mm_a16w16",
+        "--limit",
+        "4",
+    ]);
+    // Alert ids are hashes of the step: the same on every run.
+    insta::assert_snapshot!(out, @r"
+        label main on cuda:9.0/default: 10 series over the newest 10 commit(s) (c11 .. c20), worst first
+
+        table    variant           key                                                metric        trend       latest step             alerts            last measured
+        gemm.mm  triton_mm_a16w16  K=4096 M=512 N=4096 mode=bench dtype=bf16 role=a   latency (us)  ▁▁████████  +197.0% at c13 (worse)  6cd0c80549b8f26d  c20
+        gemm.mm  triton_mm_a16w16  K=4096 M=4096 N=4096 mode=bench dtype=bf16 role=a  latency (us)  ▁▁████████  +120.0% at c13 (worse)  c649f73c8d0e61b2  c20
+        gemm.mm  triton_mm_a16w16  K=8192 M=256 N=8192 mode=bench dtype=bf16 role=a   latency (us)  ▁▁████████  +40.0% at c13 (worse)   48b945bd5f5c8ba2  c20
+        gemm.mm  triton_mm_a16w16  K=4096 M=1 N=4096 mode=bench dtype=bf16 role=a     latency (us)  ▁▁▁█▂▁▂▁▁▂  none                                      c20
+        ... 6 more (--limit 0 shows all)
+        ");
+    let json: serde_json::Value =
+        serde_json::from_str(&wh.ok(&["status", "--format", "json", "--limit", "0"])).unwrap();
+    let rows = json["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 98);
+    let stepped = rows.iter().filter(|r| r["step"]["worse"] == true).count();
+    let alerted = rows
+        .iter()
+        .take_while(|r| !r["open_alerts"].as_array().unwrap().is_empty())
+        .count();
+    assert_eq!((stepped, alerted), (12, 12));
+    let out = wh.run(&["status", "--label", "nope"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("unknown label 'nope'; known: main"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// From an alert to its confirmation: with a checkout, the range lists the commits
+/// nobody measured, `git bisect` hints name them, and the `perfdb ab` command runs the
+/// last good and the first bad commit's builds interleaved, with the command the runs
+/// were made with.
+#[test]
+fn an_alert_says_how_to_confirm_it() {
+    let wh = Wh::new();
+    let repo = wh.dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&repo)
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .output()
+            .expect("git runs");
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    git(&["init", "-q"]);
+    let mut shas = Vec::new();
+    for i in 0..12 {
+        std::fs::write(repo.join("f"), i.to_string()).unwrap();
+        git(&["add", "f"]);
+        git(&["commit", "-q", "-m", &format!("c{i}")]);
+        shas.push(git(&["rev-parse", "HEAD"]));
+    }
+    // Commits 6 and 7 were never measured; the kernel got 30% slower at commit 8.
+    for (i, sha) in shas.iter().enumerate() {
+        if i == 6 || i == 7 {
+            continue;
+        }
+        let us = if i >= 8 { 13.0 } else { 10.0 };
+        for t in 0..3 {
+            let v = us * (1.0 + 0.002 * t as f64);
+            wh.ok(&[
+                "run",
+                "--label",
+                "main",
+                "--commit",
+                sha,
+                "--commit-time",
+                &format!("2026-07-01T{i:02}:00:00Z"),
+                "--",
+                "echo",
+                &format!("[perf] dim: (64,) dtype: bf16, torch avg: 5.00 us, ck avg: {v:.3} us"),
+            ]);
+        }
+    }
+    wh.run(&["detect", "--label", "main"]);
+    let alerts: Vec<Value> = serde_json::from_str(&wh.ok(&["alerts", "--format", "json"])).unwrap();
+    let id = alerts[0]["id"].as_str().unwrap();
+    assert_eq!(alerts[0]["first_bad_commit"], shas[8].as_str());
+    let shown: Value = serde_json::from_str(&wh.ok(&[
+        "alerts",
+        "show",
+        id,
+        "--git-dir",
+        repo.to_str().unwrap(),
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    let c = &shown["confirm"];
+    let range: Vec<(&str, bool)> = c["range"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["commit"].as_str().unwrap(),
+                r["measured"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        range,
+        [
+            (shas[5].as_str(), true),
+            (shas[6].as_str(), false),
+            (shas[7].as_str(), false),
+            (shas[8].as_str(), true)
+        ]
+    );
+    assert_eq!(c["unmeasured"], 2);
+    let ab = c["ab_command"].as_str().unwrap();
+    assert!(ab.starts_with(&format!(
+        "perfdb ab --base-dir ../perfdb-base-{} --head-dir ../perfdb-head-{} --commit-base {} --commit-head {}",
+        &shas[5][..12], &shas[8][..12], shas[5], shas[8]
+    )), "{ab}");
+    // The command the runs were made with (`perfdb run` stored it).
+    // (One of the alert's runs: here the last good commit's, whose echo said 10 us.)
+    let bench = "echo '[perf] dim: (64,) dtype: bf16, torch avg: 5.00 us, ck avg: 10.000 us'";
+    assert_eq!(c["bench_command"], bench);
+    assert!(ab.ends_with(&format!("--max-trials 20 -- {bench}")), "{ab}");
+    assert_eq!(
+        c["bisect"][1],
+        format!("git bisect start {} {}", shas[8], shas[5]).as_str()
+    );
+    // The terminal form says the same, and without a checkout says what it cannot know.
+    let text = wh.ok(&["alerts", "show", id]);
+    assert!(
+        text.contains("(measured commits; --git-dir lists every commit between)"),
+        "{text}"
+    );
+    assert!(text.contains("perfdb ab --base-dir"), "{text}");
+}

@@ -29,7 +29,8 @@ shot() {
     --disable-component-update --disable-sync --hide-scrollbars --window-size=1400,1000 \
     --screenshot="docs/screenshots/$1.png" "$url" 2>/dev/null
 }
-shot runs "/"
+shot overview "/?label=history&metric=latency"
+shot runs "/runs"
 shot chart "/chart?table=gemm_a16w16&metric=throughput&runs=base"
 shot history "/history?table=gemm_a16w16&variant=triton&metric=latency&label=history&key=$KEY"
 shot compare "/compare?base=base&head=head&control=torch"

@@ -49,6 +49,46 @@ pub struct DetectConfig {
     pub confirm: Option<usize>,
     #[serde(default, rename = "override")]
     pub overrides: Vec<DetectOverride>,
+    /// `[detect.stale]`: when missing data raises an alert.
+    #[serde(default)]
+    pub stale: StaleConfig,
+}
+
+/// `[detect.stale]`: a series (or a machine class) that reported at each of the last
+/// `reported` commits before the newest `missing` commits and at none of those is stale;
+/// so is a machine class whose newest run is more than `days` older than the label's
+/// newest run. `missing = 0` turns the check off.
+///
+/// ```toml
+/// [detect.stale]
+/// reported = 5
+/// missing = 2
+/// days = 3
+/// ```
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StaleConfig {
+    pub reported: Option<usize>,
+    pub missing: Option<usize>,
+    pub days: Option<f64>,
+}
+
+/// The defaults of `[detect.stale]`.
+pub const STALE_REPORTED: usize = 5;
+pub const STALE_MISSING: usize = 2;
+pub const STALE_DAYS: f64 = 3.0;
+
+impl StaleConfig {
+    pub fn reported(&self) -> usize {
+        self.reported.unwrap_or(STALE_REPORTED).max(1)
+    }
+    pub fn missing(&self) -> usize {
+        self.missing.unwrap_or(STALE_MISSING)
+    }
+    /// `None`: no check by days (`days = 0`).
+    pub fn days(&self) -> Option<f64> {
+        Some(self.days.unwrap_or(STALE_DAYS)).filter(|d| *d > 0.0)
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]

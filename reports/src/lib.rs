@@ -3,10 +3,12 @@
 pub mod chart;
 pub mod compare;
 pub mod config;
+pub mod confirm;
 pub mod db;
 pub mod detect;
 pub mod noise;
 pub mod notify;
+pub mod overview;
 pub mod render;
 pub mod saved;
 // The one module with unsafe code: DuckDB's C API, for the kind of a statement.

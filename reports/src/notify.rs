@@ -244,18 +244,31 @@ pub struct Delivered {
 /// The JSON body of one alert.
 pub fn payload(a: &AlertView) -> serde_json::Value {
     let mut v = serde_json::to_value(a).expect("alert serialises");
-    v["text"] = serde_json::Value::String(format!(
-        "perfdb: {} {} {} on {} regressed at {} (last good {}): {} {:+.1}% [{}]",
-        a.table,
-        a.variant,
-        a.key_text,
-        a.machine,
-        a.first_bad_commit,
-        a.last_good_commit,
-        a.metrics.join("/"),
-        (a.ratio - 1.0) * 100.0,
-        a.id
-    ));
+    let text = match a.kind {
+        crate::triage::AlertKind::Regression => format!(
+            "perfdb: {} {} {} on {} regressed at {} (last good {}): {} {} [{}]",
+            a.table,
+            a.variant,
+            a.key_text,
+            a.machine,
+            a.first_bad_commit,
+            a.last_good_commit,
+            a.metrics.join("/"),
+            a.change_text(),
+            a.id
+        ),
+        crate::triage::AlertKind::Stale => format!(
+            "perfdb: {} {} {} on {} stopped reporting after {} ({}) [{}]",
+            a.table,
+            a.variant,
+            a.key_text,
+            a.machine,
+            a.last_good_commit,
+            a.change_text(),
+            a.id
+        ),
+    };
+    v["text"] = serde_json::Value::String(text);
     v
 }
 

@@ -40,10 +40,21 @@ impl From<perfdb_ingest::warehouse::WarehouseError> for TriageError {
     }
 }
 
+/// What an alert is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AlertKind {
+    /// A step for the worse in the data (`perfdb detect`'s change points).
+    Regression,
+    /// Data that stopped arriving (a series, or a whole machine class).
+    Stale,
+}
+
 /// An alert as people read it.
 #[derive(Debug, Clone, Serialize)]
 pub struct AlertView {
     pub id: String,
+    pub kind: AlertKind,
     pub status: AlertStatus,
     pub label: String,
     pub table: String,
@@ -83,6 +94,19 @@ fn ser_pairs<S: serde::Serializer>(kv: &[(String, String)], s: S) -> Result<S::O
 }
 
 impl AlertView {
+    /// The change as people read it: `+12.3%`, or `no data (2 commits)`.
+    pub fn change_text(&self) -> String {
+        match self.kind {
+            AlertKind::Regression => format!("{:+.1}%", (self.ratio - 1.0) * 100.0),
+            AlertKind::Stale => format!(
+                "no data ({} commit(s))",
+                self.metric_detail[0]["missing_commits"]
+                    .as_u64()
+                    .unwrap_or(0)
+            ),
+        }
+    }
+
     /// The columns of the `alerts` view [`AlertView::from_row`] reads, in its order.
     const COLUMNS: &'static str = "alert_id, label, table_name, variant, key, key_text, metrics, \
          machine, last_good_commit, first_bad_commit, ratio, p, runs, epoch_us(created_at), \
@@ -95,8 +119,14 @@ impl AlertView {
         let metrics: String = r.get(6)?;
         let detail: serde_json::Value = serde_json::from_str(&metrics).unwrap_or_default();
         let runs: String = r.get(12)?;
+        let kind = if detail[0]["kind"] == "stale" {
+            AlertKind::Stale
+        } else {
+            AlertKind::Regression
+        };
         Ok(AlertView {
             id: r.get(0)?,
+            kind,
             status: AlertStatus::Pending,
             label: r.get(1)?,
             table: r.get(2)?,

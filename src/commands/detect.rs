@@ -25,6 +25,22 @@ pub fn detect(root: &Path, a: crate::cli::DetectArgs) -> anyhow::Result<Exit> {
         .with_context(|| format!("cannot open the warehouse at {}", root.display()))?;
     let d = perfdb_reports::detect::detect(&db, &a.label, a.since.as_deref(), &cfg.detect)?;
     let raised = perfdb_reports::detect::raise(&db, &Warehouse::new(root), &d)?;
+    // Data that stopped arriving: alerts of their own, delivered with the regressions.
+    let stale = if cfg.detect.stale.missing() > 0 {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|t| t.as_micros() as i64)
+            .unwrap_or(0);
+        perfdb_reports::detect::stale::check(
+            &db,
+            &Warehouse::new(root),
+            &a.label,
+            &cfg.detect.stale,
+            now,
+        )?
+    } else {
+        Default::default()
+    };
     let delivered = if targets.is_empty() {
         None
     } else {
@@ -45,10 +61,14 @@ pub fn detect(root: &Path, a: crate::cli::DetectArgs) -> anyhow::Result<Exit> {
         }
     }
     let text = match a.format {
-        crate::cli::DetectFormat::Table => perfdb_reports::detect::render_text(&d, &raised),
-        crate::cli::DetectFormat::Markdown => perfdb_reports::detect::render_markdown(&d, &raised),
+        crate::cli::DetectFormat::Table => {
+            perfdb_reports::detect::render_text(&d, &raised) + &stale_lines(&stale)
+        }
+        crate::cli::DetectFormat::Markdown => {
+            perfdb_reports::detect::render_markdown(&d, &raised) + &stale_lines(&stale)
+        }
         crate::cli::DetectFormat::Json => {
-            let v = serde_json::json!({ "detection": d, "raised": raised, "delivered": delivered });
+            let v = serde_json::json!({ "detection": d, "raised": raised, "stale": stale, "delivered": delivered });
             serde_json::to_string_pretty(&v).expect("detection serialises") + "\n"
         }
     };
@@ -58,9 +78,36 @@ pub fn detect(root: &Path, a: crate::cli::DetectArgs) -> anyhow::Result<Exit> {
     }
     // A newly active alert is what a nightly job acts on; one already active was acted
     // on before, and a pending one is not confirmed yet.
-    Ok(if raised.new_alerts.is_empty() {
+    Ok(if raised.new_alerts.is_empty() && stale.raised.is_empty() {
         Exit::Ok
     } else {
         Exit::Regression
     })
+}
+
+/// What the stale check found, a line each (nothing when nothing is missing).
+fn stale_lines(s: &perfdb_reports::detect::stale::StaleOutcome) -> String {
+    let mut out = String::new();
+    for m in &s.missing {
+        let what = if m.table.is_empty() {
+            format!("machine class {}: no runs", m.machine)
+        } else {
+            format!(
+                "{} {} {} on {}: not measured",
+                m.table, m.variant, m.key_text, m.machine
+            )
+        };
+        out.push_str(&format!(
+            "stale: {what} since {} ({} commit(s) without it, from {})\n",
+            m.last_good_commit, m.missing_commits, m.first_bad_commit
+        ));
+    }
+    if !s.raised.is_empty() || !s.resolved.is_empty() {
+        out.push_str(&format!(
+            "stale data: {} alert(s) raised, {} resolved (data back)\n",
+            s.raised.len(),
+            s.resolved.len()
+        ));
+    }
+    out
 }

@@ -10,6 +10,7 @@ mod noise;
 mod query;
 mod run;
 mod serve;
+mod status;
 mod upkeep;
 
 use crate::cli::{Cli, Command};
@@ -22,6 +23,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     match cli.command {
         Command::Ingest(a) => ingest::run(&wh, a),
         Command::Runs(a) => query::runs(&wh, a),
+        Command::Status(a) => status::run(&wh, a),
         Command::Sql(a) => query::sql(&wh, a),
         Command::Compare(a) => compare::run(&wh, a),
         Command::Detect(a) => detect::detect(&wh, a),

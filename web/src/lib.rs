@@ -210,7 +210,9 @@ impl AppState {
 pub fn app(state: AppState) -> Router {
     let cached = axum::middleware::from_fn_with_state(state.clone(), cache::layer);
     Router::new()
-        .route("/", get(routes::runs::page))
+        .route("/", get(routes::overview::page))
+        .route("/api/overview", get(routes::overview::api))
+        .route("/runs", get(routes::runs::page))
         .route("/api/runs", get(routes::runs::api))
         .route("/chart", get(routes::chart::page))
         .route("/chart.svg", get(routes::chart::svg))
@@ -219,6 +221,7 @@ pub fn app(state: AppState) -> Router {
         .route("/api/history", get(routes::history::api))
         .route("/compare", get(routes::compare::page))
         .route("/api/alerts/detected", get(routes::alerts::detected_api))
+        .route("/alerts/{id}", get(routes::alerts::one))
         .route(
             "/alerts/{id}/triage",
             axum::routing::post(routes::alerts::triage),
@@ -267,6 +270,15 @@ impl AppError {
     pub fn forbidden(message: impl Into<String>) -> Self {
         AppError {
             status: StatusCode::FORBIDDEN,
+            message: message.into(),
+            json: false,
+            retry_after: None,
+        }
+    }
+    /// 404 with what was not found.
+    pub fn unknown(message: impl Into<String>) -> Self {
+        AppError {
+            status: StatusCode::NOT_FOUND,
             message: message.into(),
             json: false,
             retry_after: None,
@@ -338,7 +350,7 @@ impl AppError {
             let body = page::layout(
                 self.status.canonical_reason().unwrap_or("Error"),
                 &format!(
-                    "<p class=\"error\">{}</p><p><a href=\"/\">Back to the runs</a></p>",
+                    "<p class=\"error\">{}</p><p><a href=\"/\">Back to the overview</a></p>",
                     esc(&self.message)
                 ),
             );

@@ -21,7 +21,7 @@ pub const SCRIPT: &str = "<script src=\"/app.js\" defer></script>";
 pub fn layout(title: &str, body: &str) -> String {
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t} · perfdb</title>\
-         <style>{STYLE}</style>{SCRIPT}</head><body><nav><a href=\"/\">Runs</a><a href=\"/chart\">Chart</a>\
+         <style>{STYLE}</style>{SCRIPT}</head><body><nav><a href=\"/\">Overview</a><a href=\"/runs\">Runs</a><a href=\"/chart\">Chart</a>\
          <a href=\"/history\">History</a><a href=\"/compare\">Compare</a><a href=\"/alerts\">Alerts</a></nav>\
          <main><h1>{t}</h1>{body}</main></body></html>",
         t = esc(title)

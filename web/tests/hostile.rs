@@ -88,7 +88,15 @@ fn get(addr: SocketAddr, target: &str) -> Answer {
 
 /// Every route with the query parameters it reads.
 const ROUTES: &[(&str, &[&str])] = &[
-    ("/", &["limit", "offset"]),
+    (
+        "/",
+        &["label", "machine", "commits", "table", "variant", "metric"],
+    ),
+    (
+        "/api/overview",
+        &["label", "machine", "commits", "table", "variant", "metric"],
+    ),
+    ("/runs", &["limit", "offset"]),
     ("/api/runs", &["limit", "offset"]),
     ("/chart", &["table", "metric", "runs", "machine"]),
     ("/chart.svg", &["table", "metric", "runs", "machine"]),
@@ -352,6 +360,7 @@ fn pages_carry_no_inline_script_or_style_attribute() {
     let (addr, _dir) = start(ServerLimits::default());
     for page in [
         "/",
+        "/runs",
         "/chart",
         "/chart?table=gemm_a16w16&metric=throughput&runs=base",
         "/history",

@@ -35,7 +35,7 @@ fn ab(dir: &tempfile::TempDir) -> PathBuf {
 async fn an_empty_warehouse_says_how_to_ingest() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("none");
-    for uri in ["/", "/chart", "/history", "/compare"] {
+    for uri in ["/", "/runs", "/chart", "/history", "/compare"] {
         let (status, body) = get(&root, uri).await;
         assert_eq!(status, StatusCode::OK, "{uri}");
         assert!(body.contains("perfdb ingest"), "{uri}: {body}");
@@ -60,10 +60,89 @@ async fn runs_page_and_api() {
     assert!(runs
         .iter()
         .all(|r| r["format"] == "aiter-table" && r["values"].as_i64() == Some(75)));
-    let (_, page) = get(&root, "/").await;
+    let (_, page) = get(&root, "/runs").await;
     for link in ["/chart?runs=base", "/compare?base=base&amp;head=head"] {
         assert!(page.contains(link), "{link}");
     }
+}
+
+/// The overview: every compared series of the label with the most commits, worst
+/// first: the stepped series with their open alerts lead, each row links to its history.
+#[tokio::test]
+async fn overview_puts_what_moved_first_and_links_each_series_to_its_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("wh");
+    for c in 1..=20 {
+        let commit = format!("c{c:02}");
+        ingest(
+            &root,
+            &format!("h200-gemm/history/{commit}"),
+            "main",
+            Some(&commit),
+        );
+    }
+    ingest(&root, "h200-gemm/ab/aiter/base", "base", None);
+    let cfg = perfdb_reports::config::Config::default();
+    let db = perfdb_reports::db::Db::open(&root).unwrap();
+    perfdb_reports::detect::detect(&db, "main", None, &cfg.detect)
+        .and_then(|d| perfdb_reports::detect::raise(&db, &Warehouse::new(&root), &d))
+        .unwrap();
+    drop(db);
+    let (status, body) = get(&root, "/api/overview?commits=10").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let o: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(o["label"], "main");
+    assert_eq!(o["commits"].as_array().unwrap().len(), 10);
+    assert_eq!(o["commits"][9], "c20");
+    let rows = o["rows"].as_array().unwrap();
+    // The alerted series first: the Triton kernel whose tile config changed at c13.
+    let first = &rows[0];
+    assert_eq!(first["variant"], "triton_mm_a16w16", "{first}");
+    assert_eq!(first["step"]["commit"], "c13");
+    assert_eq!(first["step"]["worse"], true);
+    assert!(!first["open_alerts"].as_array().unwrap().is_empty());
+    assert!(rows.last().unwrap()["open_alerts"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    // The page: grouped, sparklines, and links that open the series' history.
+    let (status, page) = get(&root, "/?metric=latency").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        page.contains("<tr class=\"group\"><th colspan=\"7\">gemm.mm · triton_mm_a16w16</th></tr>"),
+        "{page}"
+    );
+    assert!(page.contains("<svg class=\"spark\""));
+    let href = page
+        .split("<a class=\"history\" href=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .unwrap()
+        .replace("&amp;", "&");
+    assert!(
+        href.starts_with(
+            "/history?table=gemm.mm&variant=triton_mm_a16w16&metric=latency&label=main"
+        ),
+        "{href}"
+    );
+    let (status, history) = get(&root, &href).await;
+    assert_eq!(status, StatusCode::OK, "{history}");
+    assert!(
+        history.contains("c13"),
+        "no change point at c13 in the history"
+    );
+    // Another label, and filters that name nothing known, are said so.
+    let (_, body) = get(&root, "/api/overview?label=base").await;
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&body).unwrap()["label"],
+        "base"
+    );
+    let (status, body) = get(&root, "/?variant=nope").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(
+        body.contains("unknown variant &#39;nope&#39;") || body.contains("unknown variant 'nope'"),
+        "{body}"
+    );
 }
 
 /// How a run was measured is shown beside its machine, on the page and in the API.
@@ -78,7 +157,7 @@ async fn runs_show_machine_and_method() {
         (runs[0]["machine"].as_str(), runs[0]["method"].as_str()),
         (Some("NVIDIA H200"), Some("nvbench:cold"))
     );
-    let (_, page) = get(&root, "/").await;
+    let (_, page) = get(&root, "/runs").await;
     assert!(page.contains("<th>machine</th><th>method</th>"), "{page}");
     assert!(
         page.contains("<td>NVIDIA H200</td><td>nvbench:cold</td>"),
@@ -149,9 +228,12 @@ async fn bad_requests_say_what_was_wrong() {
             "/compare?base=base&head=head&allow_missing=maybe",
             "allow_missing: 'maybe'",
         ),
-        ("/?offset=18446744073709551615", "past the end of any list"),
         (
-            "/?offset=99999999999999999999999",
+            "/runs?offset=18446744073709551615",
+            "past the end of any list",
+        ),
+        (
+            "/runs?offset=99999999999999999999999",
             "offset '99999999999999999999999'",
         ),
         ("/alerts?status=bogus", "'bogus' is not a status"),
@@ -621,4 +703,44 @@ async fn history_never_mixes_machine_classes() {
     let c: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(c["machine"], "mi300x");
     assert_eq!(c["n_runs"], 12);
+}
+
+/// An alert's page: its status history and the `perfdb ab` command that confirms it.
+#[tokio::test]
+async fn an_alert_page_says_how_to_confirm_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("wh");
+    for c in 1..=20 {
+        let commit = format!("c{c:02}");
+        ingest(
+            &root,
+            &format!("h200-gemm/history/{commit}"),
+            "main",
+            Some(&commit),
+        );
+    }
+    let cfg = perfdb_reports::config::Config::default();
+    let db = perfdb_reports::db::Db::open(&root).unwrap();
+    let d = perfdb_reports::detect::detect(&db, "main", None, &cfg.detect).unwrap();
+    perfdb_reports::detect::raise(&db, &Warehouse::new(&root), &d).unwrap();
+    // A fresh reader sees what detect stored.
+    let db = perfdb_reports::db::Db::open(&root).unwrap();
+    let id = perfdb_reports::triage::list(&db, None).unwrap()[0]
+        .id
+        .clone();
+    drop(db);
+    let (_, list) = get(&root, "/alerts").await;
+    assert!(
+        list.contains(&format!("<a href=\"/alerts/{id}\">")),
+        "{list}"
+    );
+    let (status, page) = get(&root, &format!("/alerts/{}", &id[..6])).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert!(
+        page.contains("<pre id=\"confirm\">git worktree add ../perfdb-base-c12 c12\n"),
+        "{page}"
+    );
+    assert!(page.contains("perfdb ab --base-dir ../perfdb-base-c12 --head-dir ../perfdb-head-c13 --commit-base c12 --commit-head c13"), "{page}");
+    let (status, _) = get(&root, "/alerts/ffffffff").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
 }

@@ -144,9 +144,10 @@ fn now_us() -> i64 {
 /// Hold the label's stored alerts to detection `d` (the module docs), in one commit of
 /// records and then one of status changes.
 pub fn raise(db: &Db, wh: &Warehouse, d: &Detection) -> Result<Raised, DetectError> {
+    // Stale-data alerts have a lifecycle of their own ([`super::stale`]).
     let stored: Vec<AlertView> = triage::list(db, None)?
         .into_iter()
-        .filter(|a| a.label == d.label)
+        .filter(|a| a.label == d.label && a.kind == triage::AlertKind::Regression)
         .collect();
     let since_at = d.since.as_deref().map(|s| {
         d.order

@@ -17,6 +17,7 @@
 pub mod lifecycle;
 mod read;
 pub mod render;
+pub mod stale;
 
 pub use lifecycle::{raise, Raised};
 pub use read::Coding;

@@ -16,9 +16,7 @@ pub const ALERT_COLUMNS: &[Column<AlertView>] = &[
     Column::left("first bad", |a: &AlertView| {
         format!("{} (last good {})", a.first_bad_commit, a.last_good_commit)
     }),
-    Column::right("change", |a: &AlertView| {
-        format!("{:+.1}%", (a.ratio - 1.0) * 100.0)
-    }),
+    Column::right("change", |a: &AlertView| a.change_text()),
     Column::left("metrics", |a: &AlertView| a.metrics.join(", ")),
 ];
 
@@ -46,6 +44,7 @@ mod tests {
 
     fn alert(id: &str, status: AlertStatus, ratio: f64) -> AlertView {
         AlertView {
+            kind: crate::triage::AlertKind::Regression,
             id: id.into(),
             status,
             label: "main".into(),

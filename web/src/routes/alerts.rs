@@ -166,12 +166,13 @@ fn detected_section(
             url_encode(&key_json)
         );
         body.push_str(&format!(
-            "<tr class=\"{}\"><td><code>{}</code></td><td>{}</td><td>{} {}</td><td><a href=\"{}\">{}</a></td><td>{}</td><td>{} (last good {})</td><td class=\"num\">{:+.1}%</td><td>{}</td></tr>",
+            "<tr class=\"{}\"><td><a href=\"/alerts/{id}\"><code>{id}</code></a></td><td>{}</td><td>{} {}</td><td><a href=\"{}\">{}</a></td><td>{}</td><td>{} (last good {})</td><td class=\"num\">{}</td><td>{}</td></tr>",
             if a.status == AlertStatus::Active { "regression" } else { "" },
-            esc(&a.id), esc(a.status.as_str()), esc(&a.table), esc(&a.variant),
+            esc(a.status.as_str()), esc(&a.table), esc(&a.variant),
             esc(&history), esc(&a.key_text), esc(&a.machine),
             esc(&a.first_bad_commit), esc(&a.last_good_commit),
-            (a.ratio - 1.0) * 100.0, esc(&a.metrics.join(", "))
+            esc(&a.change_text()), esc(&a.metrics.join(", ")),
+            id = esc(&a.id)
         ));
         if let Some(t) = token {
             // Replace the row's closing tag with the form cell.
@@ -309,4 +310,71 @@ pub async fn page(
     page.push_str(&body);
     page.push_str(&saved_nav);
     Ok(Html(layout("Alerts", &page)))
+}
+
+/// `/alerts/{id}` (any unique prefix): one alert, its metrics and status history, and
+/// how to confirm it: the measured commits of its range and the `perfdb ab` command
+/// (`perfdb alerts show --git-dir` lists the commits nobody measured too).
+pub async fn one(
+    State(s): State<AppState>,
+    axum::extract::Path(id): axum::extract::Path<String>,
+) -> Result<Html<String>, AppError> {
+    let (a, c) = blocking(s.clone(), move || {
+        let db = s.db()?;
+        let a = triage::find(&db, &id).map_err(|e| match e {
+            triage::TriageError::NotFound(_) | triage::TriageError::Ambiguous { .. } => {
+                AppError::unknown(e.to_string())
+            }
+            e => AppError::internal(e.to_string()),
+        })?;
+        let c = perfdb_reports::confirm::confirmation(&db, &a, None)
+            .map_err(|e| AppError::internal(e.to_string()))?;
+        Ok((a, c))
+    })
+    .await?;
+    let mut body =
+        format!(
+        "<p><b>{}</b> {} · {} {} · {} on {} · {} (last good {}) · <span class=\"{}\">{}</span></p>",
+        esc(a.status.as_str()),
+        esc(match a.kind {
+            triage::AlertKind::Regression => "regression",
+            triage::AlertKind::Stale => "stale data",
+        }),
+        esc(&a.table),
+        esc(&a.variant),
+        esc(&a.key_text),
+        esc(&a.machine),
+        esc(&a.first_bad_commit),
+        esc(&a.last_good_commit),
+        if a.status == AlertStatus::Active { "regression" } else { "" },
+        esc(&a.change_text()),
+    );
+    body.push_str("<h2>Status</h2><table><tr><th>status</th><th>by</th><th>note</th></tr>");
+    for h in &a.history {
+        body.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(h.status.as_str()),
+            esc(&h.who),
+            esc(&h.note)
+        ));
+    }
+    body.push_str("</table><h2>Confirm it</h2><p>The commits of its range with runs: ");
+    let range: Vec<String> = c
+        .range
+        .iter()
+        .map(|r| format!("<code>{}</code>", esc(&r.commit)))
+        .collect();
+    body.push_str(&range.join(" → "));
+    body.push_str(
+        "</p><p class=\"muted\">Between two measured commits there may be others nobody \
+         measured: <code>perfdb alerts show ID --git-dir CHECKOUT</code> lists them, with \
+         <code>git bisect</code> hints.</p><pre id=\"confirm\">",
+    );
+    for w in &c.worktrees {
+        body.push_str(&esc(w));
+        body.push('\n');
+    }
+    body.push_str(&esc(&c.ab_command));
+    body.push_str("</pre>");
+    Ok(Html(layout(&format!("Alert {}", a.id), &body)))
 }

@@ -2,4 +2,5 @@ pub mod alerts;
 pub mod chart;
 pub mod compare;
 pub mod history;
+pub mod overview;
 pub mod runs;

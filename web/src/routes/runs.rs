@@ -1,4 +1,4 @@
-//! `/` and `/api/runs`: every run, newest first, a page at a time.
+//! `/runs` and `/api/runs`: every run, newest first, a page at a time.
 
 use crate::page::{empty_warehouse, esc, layout};
 use crate::paging::{Page, PageQuery, Paged};
@@ -144,6 +144,6 @@ pub async fn page(
         ));
     }
     body.push_str("</table>");
-    body.push_str(&runs.nav("/", ""));
+    body.push_str(&runs.nav("/runs", ""));
     Ok(Html(layout("Runs", &body)))
 }

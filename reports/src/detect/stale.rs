@@ -1,0 +1,344 @@
+//! Stale data: series, and whole machine classes, that stopped reporting
+//! (docs/alerts.md, "Stale data").
+//!
+//! A change point needs data; data that stops arriving needs its own alert. Over a
+//! label's commits in history order, a machine class is **stale** when it had runs at
+//! each of the `reported` commits before the newest `missing` commits and none since,
+//! or when its newest run is more than `days` older than the label's newest run (the
+//! other machines kept reporting). Within a class that still reports, a series (table,
+//! variant, shape) is stale when it was measured at each of those `reported` commits
+//! of the class and at none of the class's newest `missing` commits.
+//!
+//! Each finding is an alert of kind `stale`, stored with the regressions (the same
+//! triage and delivery): active at once (the data has been missing for `missing`
+//! commits already), its last good commit the last that had the data and its first bad
+//! the first that did not. It resolves when the series (or the class) is measured again
+//! at the newest commit. Its id hashes the label, the series and the last good commit,
+//! so data that goes missing again later is a new alert.
+
+use super::lifecycle::WHO;
+use super::DetectError;
+use crate::config::StaleConfig;
+use crate::db::{sql_str, Db, MACHINE_CLASS_SQL};
+use crate::triage::{self, AlertKind, AlertView};
+use perfdb_ingest::model::{
+    in_source_order, key_display, key_from_json, AlertRecord, AlertStatus, StatusChange,
+};
+use perfdb_ingest::warehouse::Warehouse;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// What is missing: a whole machine class (empty table), or one series of a class.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Missing {
+    pub machine: String,
+    pub table: String,
+    pub variant: String,
+    /// Canonical key JSON (`{}` for a machine class).
+    pub key: String,
+    /// The key as printed (cells in the source's order).
+    pub key_text: String,
+    /// The metrics the series had.
+    pub metrics: Vec<String>,
+    pub last_good_commit: String,
+    pub first_bad_commit: String,
+    /// Commits of the label (for a class) or of the class (for a series) since the
+    /// last good one.
+    pub missing_commits: usize,
+}
+
+/// What the stale check did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StaleOutcome {
+    pub missing: Vec<Missing>,
+    /// Alerts raised by this run (they page, like a new regression).
+    pub raised: Vec<String>,
+    /// Stale alerts whose data came back.
+    pub resolved: Vec<String>,
+}
+
+/// A series: (table, variant, canonical key).
+type SeriesKey = (String, String, String);
+/// Per machine class, per commit index, the series measured with their metrics.
+type Seen = BTreeMap<String, BTreeMap<usize, BTreeMap<SeriesKey, BTreeSet<String>>>>;
+
+/// The label's commits in history order, each with the machine classes that ran at it
+/// and, per class, the series it measured.
+struct Commits {
+    order: Vec<String>,
+    /// class -> commit index -> series (table, variant, key) -> metrics.
+    seen: Seen,
+    /// class -> newest ingest (µs).
+    newest_run: BTreeMap<String, i64>,
+    /// (table, variant, key) -> the key's cells in source order.
+    key_order: HashMap<SeriesKey, String>,
+}
+
+fn read(db: &Db, label: &str) -> Result<Commits, DetectError> {
+    let mut stmt = db.conn.prepare(&format!(
+        "SELECT coalesce(r.\"commit\", r.label) AS point, min(epoch_us(r.commit_time)), \
+                min(epoch_us(r.ingested_at)) \
+         FROM runs r WHERE r.label = {} GROUP BY point",
+        sql_str(label)
+    ))?;
+    let mut points: Vec<(String, Option<i64>, i64)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<Result<_, _>>()?;
+    points.sort_by(|a, b| {
+        (a.1.is_none(), a.1, a.2)
+            .cmp(&(b.1.is_none(), b.1, b.2))
+            .then_with(|| a.0.cmp(&b.0))
+    });
+    let order: Vec<String> = points.into_iter().map(|p| p.0).collect();
+    let at: HashMap<&str, usize> = order
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.as_str(), i))
+        .collect();
+    let mut seen: Seen = BTreeMap::new();
+    let mut newest_run: BTreeMap<String, i64> = BTreeMap::new();
+    let mut stmt = db.conn.prepare(&format!(
+        "SELECT {MACHINE_CLASS_SQL} AS class, coalesce(r.\"commit\", r.label) AS point, \
+                max(epoch_us(r.ingested_at)) FROM runs r WHERE r.label = {} GROUP BY ALL",
+        sql_str(label)
+    ))?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, i64>(2)?,
+        ))
+    })?;
+    for row in rows {
+        let (class, point, ingested) = row?;
+        let Some(&i) = at.get(point.as_str()) else {
+            continue;
+        };
+        seen.entry(class.clone()).or_default().entry(i).or_default();
+        let n = newest_run.entry(class).or_insert(ingested);
+        *n = (*n).max(ingested);
+    }
+    let mut stmt = db.conn.prepare(&format!(
+        "SELECT DISTINCT {MACHINE_CLASS_SQL} AS class, coalesce(r.\"commit\", r.label) AS point, \
+                s.table_name, s.variant, s.key, s.metric, s.key_order \
+         FROM summaries s JOIN runs r ON s.run_id = r.run_id \
+         WHERE s.label = {} AND s.direction IN ('lower', 'higher')",
+        sql_str(label)
+    ))?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(2)?,
+            r.get::<_, String>(3)?,
+            r.get::<_, String>(4)?,
+            r.get::<_, String>(5)?,
+            r.get::<_, Option<String>>(6)?,
+        ))
+    })?;
+    let mut key_order = HashMap::new();
+    for row in rows {
+        let (class, point, table, variant, key, metric, order) = row?;
+        if let Some(o) = order {
+            key_order.insert((table.clone(), variant.clone(), key.clone()), o);
+        }
+        let Some(&i) = at.get(point.as_str()) else {
+            continue;
+        };
+        seen.entry(class)
+            .or_default()
+            .entry(i)
+            .or_default()
+            .entry((table, variant, key))
+            .or_default()
+            .insert(metric);
+    }
+    Ok(Commits {
+        order,
+        seen,
+        newest_run,
+        key_order,
+    })
+}
+
+/// What is missing now, by the rule of the module docs.
+fn find(c: &Commits, cfg: &StaleConfig) -> Vec<Missing> {
+    let (reported, missing) = (cfg.reported(), cfg.missing());
+    let n = c.order.len();
+    let newest = c.newest_run.values().copied().max().unwrap_or(0);
+    let mut out = Vec::new();
+    for (class, by_commit) in &c.seen {
+        let last = *by_commit.keys().next_back().expect("a class has a commit");
+        let commits_without = n - 1 - last;
+        let quiet_us = newest - c.newest_run.get(class).copied().unwrap_or(newest);
+        let days_quiet = cfg.days().is_some_and(|d| quiet_us as f64 > d * 86_400e6);
+        // The class reported at each of the `reported` label commits before it stopped.
+        let steady = last + 1 >= reported
+            && (last + 1 - reported..=last).all(|i| by_commit.contains_key(&i));
+        if steady && (commits_without >= missing || (days_quiet && commits_without > 0)) {
+            out.push(Missing {
+                machine: class.clone(),
+                table: String::new(),
+                variant: String::new(),
+                key: "{}".into(),
+                key_text: "(every series of the machine class)".into(),
+                metrics: Vec::new(),
+                last_good_commit: c.order[last].clone(),
+                first_bad_commit: c.order[last + 1].clone(),
+                missing_commits: commits_without,
+            });
+            continue;
+        }
+        // Series within the class: its own commits, newest `missing` against the
+        // `reported` before them.
+        let own: Vec<usize> = by_commit.keys().copied().collect();
+        if own.len() < reported + missing {
+            continue;
+        }
+        let recent = &own[own.len() - missing..];
+        let before = &own[own.len() - missing - reported..own.len() - missing];
+        let empty = BTreeMap::new();
+        let at = |i: &usize| by_commit.get(i).unwrap_or(&empty);
+        for (series, metrics) in at(&before[0]) {
+            let steady = before.iter().all(|i| at(i).contains_key(series));
+            let gone = recent.iter().all(|i| !at(i).contains_key(series));
+            if steady && gone {
+                let last_good = *before.last().expect("reported >= 1");
+                out.push(Missing {
+                    machine: class.clone(),
+                    table: series.0.clone(),
+                    variant: series.1.clone(),
+                    key: series.2.clone(),
+                    key_text: key_display(&in_source_order(
+                        key_from_json(&series.2),
+                        c.key_order.get(series).map_or("[]", String::as_str),
+                    )),
+                    metrics: metrics.iter().cloned().collect(),
+                    last_good_commit: c.order[last_good].clone(),
+                    first_bad_commit: c.order[recent[0]].clone(),
+                    missing_commits: missing,
+                });
+            }
+        }
+    }
+    out
+}
+
+fn stale_id(label: &str, m: &Missing) -> String {
+    let parts = [
+        label,
+        "stale",
+        &m.table,
+        &m.variant,
+        &m.key,
+        &m.machine,
+        &m.last_good_commit,
+    ]
+    .join("\u{1f}");
+    perfdb_ingest::hash::sha256_hex(parts.as_bytes())[..16].to_string()
+}
+
+/// Raise an alert for each new finding and resolve those whose data came back, in one
+/// commit of records and one of status changes.
+pub fn check(
+    db: &Db,
+    wh: &Warehouse,
+    label: &str,
+    cfg: &StaleConfig,
+    now_us: i64,
+) -> Result<StaleOutcome, DetectError> {
+    let commits = read(db, label)?;
+    let found = find(&commits, cfg);
+    let stored: Vec<AlertView> = triage::list(db, None)?
+        .into_iter()
+        .filter(|a| a.label == label && a.kind == AlertKind::Stale)
+        .collect();
+    let mut out = StaleOutcome {
+        missing: found.clone(),
+        ..Default::default()
+    };
+    let mut records = Vec::new();
+    let mut changes = Vec::new();
+    let change = |id: &str, status, note: String| StatusChange {
+        alert_id: id.to_string(),
+        status,
+        at_us: now_us,
+        who: WHO.to_string(),
+        note,
+    };
+    for m in &found {
+        let id = stale_id(label, m);
+        if stored.iter().any(|a| a.id == id) {
+            continue;
+        }
+        let metrics: Vec<serde_json::Value> = if m.metrics.is_empty() {
+            vec![
+                serde_json::json!({"kind": "stale", "metric": "every series", "missing_commits": m.missing_commits}),
+            ]
+        } else {
+            m.metrics
+                .iter()
+                .map(|x| serde_json::json!({"kind": "stale", "metric": x, "missing_commits": m.missing_commits}))
+                .collect()
+        };
+        records.push(AlertRecord {
+            alert_id: id.clone(),
+            fingerprint: format!("{id}\u{1f}stale"),
+            label: label.to_string(),
+            table: m.table.clone(),
+            variant: m.variant.clone(),
+            key: m.key.clone(),
+            key_text: m.key_text.clone(),
+            machine: m.machine.clone(),
+            last_good_commit: m.last_good_commit.clone(),
+            first_bad_commit: m.first_bad_commit.clone(),
+            metrics: serde_json::Value::Array(metrics).to_string(),
+            ratio: 1.0,
+            p: 1.0,
+            runs: "[]".into(),
+            created_at_us: now_us,
+        });
+        changes.push(change(
+            &id,
+            AlertStatus::Active,
+            format!(
+                "no data since {} ({} commit(s) without it)",
+                m.last_good_commit, m.missing_commits
+            ),
+        ));
+        out.raised.push(id);
+    }
+    // Stored stale alerts whose data is back at the newest commit.
+    let newest = commits.order.len().saturating_sub(1);
+    for a in &stored {
+        if !matches!(
+            a.status,
+            AlertStatus::Active | AlertStatus::Pending | AlertStatus::Acknowledged
+        ) {
+            continue;
+        }
+        let Some(by_commit) = commits.seen.get(&a.machine) else {
+            continue;
+        };
+        let back = match by_commit.get(&newest) {
+            None => false,
+            Some(_) if a.table.is_empty() => true,
+            Some(series) => {
+                series.contains_key(&(a.table.clone(), a.variant.clone(), a.key_json.clone()))
+            }
+        };
+        if back {
+            changes.push(change(
+                &a.id,
+                AlertStatus::Resolved,
+                format!("data back at {}", commits.order[newest]),
+            ));
+            out.resolved.push(a.id.clone());
+        }
+    }
+    if !records.is_empty() || !changes.is_empty() {
+        wh.commit_alerts(|_| (records, changes))
+            .map_err(|e| DetectError::Db(crate::db::DbError::Warehouse(e)))?;
+    }
+    Ok(out)
+}
