@@ -223,9 +223,12 @@ pub struct DetectArgs {
     /// Report only changes whose first bad commit is this commit (prefix) or later
     #[arg(long, value_name = "COMMIT")]
     pub since: Option<String>,
-    /// POST each active alert not yet delivered there as JSON (repeatable; http:// only,
-    /// `user:password@` for Basic auth; also `notify = [...]` under [compare] in
-    /// perfdb.toml). Checked before anything is stored
+    /// POST each active alert not yet delivered there (repeatable): `http://` or
+    /// `https://` (extra CA certificates from $PERFDB_CA_FILE), `user:password@` for
+    /// Basic auth; `slack+https://...` sends Slack's incoming-webhook payload,
+    /// `github+https://api.github.com/repos/O/R/issues/N/comments` a comment (token from
+    /// $GITHUB_TOKEN). Also `notify = [...]` under [compare] in perfdb.toml. Checked
+    /// before anything is stored
     #[arg(long, value_name = "URL")]
     pub notify: Vec<String>,
     /// Deadline of one delivery attempt, from connect to the answer's status line

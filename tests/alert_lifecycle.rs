@@ -532,10 +532,14 @@ fn a_bad_target_is_refused_before_anything_is_stored() {
         "--label",
         "main",
         "--notify",
-        "https://hooks.example/x",
+        "htps://hooks.example/x",
     ]);
     assert_eq!(code(&out), 2);
-    assert!(stderr(&out).contains("only http://"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("expected http:// or https://"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(wh.count("SELECT count(*) FROM alerts"), 0);
     // The corrected run still pages.
     let (url, got) = receiver(vec![]);

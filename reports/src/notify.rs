@@ -10,10 +10,14 @@
 //! The payload (docs/alerts.md) is the alert as `perfdb alerts show --format json`
 //! prints it, plus `text`, a one-line summary (the field Slack-compatible webhooks show).
 //! Each request carries `Idempotency-Key` (the same on every retry of one alert to one
-//! target) and `X-Perfdb-Attempt`. Targets are plain `http://` URLs (a relay on the CI
-//! network; there is no TLS client in perfdb), with Basic auth from `user:password@`.
-//! A target is printed and stored redacted: the password, query values and secret-looking
-//! path segments are `***`, with a short hash of the whole URL to keep targets apart.
+//! target) and `X-Perfdb-Attempt`. Targets are `http://` or `https://` URLs (rustls,
+//! Mozilla's roots plus the certificates of `PERFDB_CA_FILE`), with Basic auth from
+//! `user:password@`, and a payload preset by prefix: `slack+https://...` (an incoming
+//! webhook: `text` and `blocks`), `github+https://.../issues/N/comments` (an issue
+//! comment through the REST API, the token from `GITHUB_TOKEN`). A target is printed
+//! and stored redacted: the password, query values and secret-looking path segments are
+//! `***`, with a short hash of the whole URL to keep targets apart; a token read from the
+//! environment is never printed or stored.
 
 use crate::db::{Db, DbError};
 use crate::triage::{self, AlertView};
@@ -55,11 +59,30 @@ impl From<perfdb_ingest::warehouse::WarehouseError> for NotifyError {
     }
 }
 
+/// What a target's body looks like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preset {
+    /// The alert as JSON, plus `text` (docs/alerts.md).
+    Json,
+    /// A Slack incoming webhook: `text` and `blocks`.
+    Slack,
+    /// A GitHub issue or pull-request comment: `{"body": markdown}`, Bearer token.
+    GitHub,
+}
+
+/// The environment variable `github+` targets read their token from.
+pub const GITHUB_TOKEN_VAR: &str = "GITHUB_TOKEN";
+/// The environment variable naming a PEM file of extra CA certificates for https.
+pub const CA_FILE_VAR: &str = "PERFDB_CA_FILE";
+
 /// A delivery target, parsed.
 #[derive(Clone)]
 pub struct Target {
     /// `host:port`.
     host: String,
+    /// The TLS server name, for `https://`.
+    tls: Option<String>,
+    preset: Preset,
     /// Path and query, as sent.
     path: String,
     /// `Basic ...` from the URL's userinfo.
@@ -75,12 +98,28 @@ impl std::fmt::Debug for Target {
 }
 
 impl Target {
-    /// `http://[user[:password]@]host[:port][/path][?query]`.
+    /// `[slack+|github+]http[s]://[user[:password]@]host[:port][/path][?query]`.
     pub fn parse(url: &str) -> Result<Target, NotifyError> {
         let bad = |why| NotifyError::BadTarget(redact(url), why);
-        let rest = url.strip_prefix("http://").ok_or_else(|| {
-            bad("only http:// targets are supported (no TLS client; put an http relay in front of an https webhook)")
-        })?;
+        let (preset, plain) = if let Some(u) = url.strip_prefix("slack+") {
+            (Preset::Slack, u)
+        } else if let Some(u) = url.strip_prefix("github+") {
+            (Preset::GitHub, u)
+        } else {
+            (Preset::Json, url)
+        };
+        let (tls, rest) = match (
+            plain.strip_prefix("https://"),
+            plain.strip_prefix("http://"),
+        ) {
+            (Some(r), _) => (true, r),
+            (None, Some(r)) => (false, r),
+            _ => {
+                return Err(bad(
+                    "expected http:// or https:// (with slack+ or github+ for those payloads)",
+                ))
+            }
+        };
         let (authority, path) = match rest.find(['/', '?']) {
             Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], rest[i..].to_string()),
             Some(i) => (&rest[..i], format!("/{}", &rest[i..])),
@@ -115,13 +154,31 @@ impl Target {
                 "expected HOST or HOST:PORT (a port number up to 65535)",
             ));
         }
-        let host = format!("{name}:{}", port.unwrap_or("80"));
-        let auth = userinfo.map(|u| {
+        let host = format!("{name}:{}", port.unwrap_or(if tls { "443" } else { "80" }));
+        let mut auth = userinfo.map(|u| {
             let (user, pass) = u.split_once(':').unwrap_or((u, ""));
             let plain = format!("{}:{}", percent_decode(user), percent_decode(pass));
             format!("Basic {}", base64(plain.as_bytes()))
         });
+        if preset == Preset::GitHub {
+            let token = std::env::var(GITHUB_TOKEN_VAR)
+                .ok()
+                .filter(|t| !t.trim().is_empty())
+                .ok_or_else(|| bad("github+ targets need a token in $GITHUB_TOKEN"))?;
+            if !path.contains("/issues/") || !path.ends_with("/comments") {
+                return Err(bad(
+                    "a github+ target is an issue's comments: https://api.github.com/repos/OWNER/REPO/issues/N/comments",
+                ));
+            }
+            auth = Some(format!("Bearer {}", token.trim()));
+        }
         Ok(Target {
+            tls: tls.then(|| {
+                name.trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .to_string()
+            }),
+            preset,
             host,
             path,
             auth,
@@ -241,6 +298,35 @@ pub struct Delivered {
     pub claimed_elsewhere: Vec<(String, String)>,
 }
 
+/// The body of one alert for a target's preset.
+pub fn body_for(preset: Preset, a: &AlertView) -> serde_json::Value {
+    let plain = payload(a);
+    let text = plain["text"].as_str().unwrap_or_default().to_string();
+    match preset {
+        Preset::Json => plain,
+        Preset::Slack => serde_json::json!({
+            "text": text,
+            "blocks": [
+                {"type": "section", "text": {"type": "mrkdwn", "text": format!(
+                    "*perfdb alert `{}`* ({}): {} {} `{}` on {}\n{}",
+                    a.id, a.status, a.table, a.variant, a.key_text, a.machine, text
+                )}},
+                {"type": "context", "elements": [{"type": "mrkdwn", "text": format!(
+                    "label {} · first bad {} · last good {} · `perfdb alerts show {}`",
+                    a.label, a.first_bad_commit, a.last_good_commit, a.id
+                )}]}
+            ]
+        }),
+        Preset::GitHub => serde_json::json!({
+            "body": format!(
+                "### perfdb alert `{}` ({})\n\n{}\n\n| | |\n|---|---|\n| kernel | {} {} |\n| shape | {} |\n| machine | {} |\n| first bad | {} (last good {}) |\n| change | {} |\n\n`perfdb alerts show {}` says how to confirm it.",
+                a.id, a.status, text, a.table, a.variant, a.key_text, a.machine,
+                a.first_bad_commit, a.last_good_commit, a.change_text(), a.id
+            )
+        }),
+    }
+}
+
 /// The JSON body of one alert.
 pub fn payload(a: &AlertView) -> serde_json::Value {
     let mut v = serde_json::to_value(a).expect("alert serialises");
@@ -316,11 +402,11 @@ pub fn deliver(
                     .find(|a| a.id == pair.0)
                     .expect("a wanted alert");
                 let key = format!("{}-{}", a.id, &sha256_hex(t.shown.as_bytes())[..8]);
-                let (status, attempts, err) = match post_with_retries(t, &payload(a), &key, timeout)
-                {
-                    Ok((status, attempts)) => (status as i32, attempts, None),
-                    Err((status, e)) => (status, ATTEMPTS, Some(e)),
-                };
+                let (status, attempts, err) =
+                    match post_with_retries(t, &body_for(t.preset, a), &key, timeout) {
+                        Ok((status, attempts)) => (status as i32, attempts, None),
+                        Err((status, e)) => (status, ATTEMPTS, Some(e)),
+                    };
                 wh.commit_delivery(&Delivery {
                     alert_id: a.id.clone(),
                     target: t.shown.clone(),
@@ -390,30 +476,44 @@ fn post(
         .map_err(|e| format!("{host}: {e}"))?
         .next()
         .ok_or_else(|| format!("{host}: no address"))?;
-    let mut s = std::net::TcpStream::connect_timeout(&addr, left()?).map_err(|e| e.to_string())?;
+    let tcp = std::net::TcpStream::connect_timeout(&addr, left()?).map_err(|e| e.to_string())?;
+    let mut s: Box<dyn ReadWrite> = match &target.tls {
+        None => Box::new(Timed(tcp)),
+        Some(name) => {
+            let server = rustls_pki_types::ServerName::try_from(name.clone())
+                .map_err(|e| format!("{name}: {e}"))?;
+            let conn = rustls::ClientConnection::new(tls_config()?, server)
+                .map_err(|e| format!("TLS: {e}"))?;
+            Box::new(rustls::StreamOwned::new(conn, Timed(tcp)))
+        }
+    };
     let json = serde_json::to_vec(body).expect("payload serialises");
     let auth = target
         .auth
         .as_deref()
         .map(|a| format!("Authorization: {a}\r\n"))
         .unwrap_or_default();
+    let accept = if target.preset == Preset::GitHub {
+        "Accept: application/vnd.github+json\r\nX-GitHub-Api-Version: 2022-11-28\r\n"
+    } else {
+        ""
+    };
     let head = format!(
-        "POST {} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{auth}Idempotency-Key: {key}\r\nX-Perfdb-Attempt: {attempt}\r\nUser-Agent: perfdb\r\nConnection: close\r\n\r\n",
+        "POST {} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{auth}{accept}Idempotency-Key: {key}\r\nX-Perfdb-Attempt: {attempt}\r\nUser-Agent: perfdb\r\nConnection: close\r\n\r\n",
         target.path,
         json.len()
     );
     let mut out = head.into_bytes();
     out.extend_from_slice(&json);
-    s.set_write_timeout(Some(left()?))
-        .map_err(|e| e.to_string())?;
-    s.write_all(&out).map_err(|e| e.to_string())?;
+    s.timeouts(left()?).map_err(|e| e.to_string())?;
+    s.write_all(&out).map_err(tls_error)?;
+    s.flush().map_err(tls_error)?;
     let mut resp = Vec::new();
     // The status line is all that matters; read until it is complete, within the
     // deadline however slowly it trickles.
     let mut buf = [0u8; 512];
     while !resp.windows(2).any(|w| w == b"\r\n") {
-        s.set_read_timeout(Some(left()?))
-            .map_err(|e| e.to_string())?;
+        s.timeouts(left()?).map_err(|e| e.to_string())?;
         let n = match s.read(&mut buf) {
             Ok(n) => n,
             Err(e)
@@ -424,7 +524,7 @@ fn post(
             {
                 return Err(format!("no answer within {} s", timeout.as_secs_f64()))
             }
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(tls_error(e)),
         };
         if n == 0 {
             break;
@@ -443,6 +543,87 @@ fn post(
         })
 }
 
+/// A connection, plain or TLS, whose socket timeouts can be set.
+trait ReadWrite: Read + Write {
+    fn timeouts(&mut self, left: Duration) -> std::io::Result<()>;
+}
+
+/// A TCP stream (the socket under TLS too).
+struct Timed(std::net::TcpStream);
+
+impl Read for Timed {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl Write for Timed {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl ReadWrite for Timed {
+    fn timeouts(&mut self, left: Duration) -> std::io::Result<()> {
+        self.0.set_read_timeout(Some(left))?;
+        self.0.set_write_timeout(Some(left))
+    }
+}
+
+impl ReadWrite for rustls::StreamOwned<rustls::ClientConnection, Timed> {
+    fn timeouts(&mut self, left: Duration) -> std::io::Result<()> {
+        self.sock.timeouts(left)
+    }
+}
+
+/// An I/O error, with rustls' reason when TLS failed (`invalid peer certificate:
+/// UnknownIssuer`).
+fn tls_error(e: std::io::Error) -> String {
+    match e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) {
+        Some(t) => format!("TLS: {t}"),
+        None => e.to_string(),
+    }
+}
+
+/// The https client's configuration, built once: Mozilla's roots (webpki-roots) and
+/// the certificates of `PERFDB_CA_FILE`, when set.
+fn tls_config() -> Result<std::sync::Arc<rustls::ClientConfig>, String> {
+    static CONFIG: std::sync::OnceLock<Result<std::sync::Arc<rustls::ClientConfig>, String>> =
+        std::sync::OnceLock::new();
+    CONFIG
+        .get_or_init(|| {
+            use rustls_pki_types::pem::PemObject;
+            let mut roots = rustls::RootCertStore::empty();
+            roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+            if let Some(file) = std::env::var_os(CA_FILE_VAR).filter(|f| !f.is_empty()) {
+                let shown = std::path::Path::new(&file).display().to_string();
+                let certs: Vec<_> = rustls_pki_types::CertificateDer::pem_file_iter(&file)
+                    .map_err(|e| format!("${CA_FILE_VAR} {shown}: {e}"))?
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| format!("${CA_FILE_VAR} {shown}: {e}"))?;
+                if certs.is_empty() {
+                    return Err(format!("${CA_FILE_VAR} {shown}: no certificate in it"));
+                }
+                for c in certs {
+                    roots
+                        .add(c)
+                        .map_err(|e| format!("${CA_FILE_VAR} {shown}: {e}"))?;
+                }
+            }
+            let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+            let config = rustls::ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .map_err(|e| format!("TLS: {e}"))?
+                .with_root_certificates(roots)
+                .with_no_client_auth();
+            Ok(std::sync::Arc::new(config))
+        })
+        .clone()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -459,8 +640,27 @@ mod tests {
         assert_eq!((t.host.as_str(), t.path.as_str()), ("relay:80", "/"));
         let t = Target::parse("http://relay?x=1").unwrap();
         assert_eq!(t.path, "/?x=1");
+        let t = Target::parse("https://hooks.example.com/x").unwrap();
+        assert_eq!(
+            (t.host.as_str(), t.tls.as_deref(), t.preset),
+            (
+                "hooks.example.com:443",
+                Some("hooks.example.com"),
+                Preset::Json
+            )
+        );
+        let t =
+            Target::parse("slack+https://hooks.slack.com/services/T0/B0/abcdefghijklmnopqrstuvwx")
+                .unwrap();
+        assert_eq!(t.preset, Preset::Slack);
+        assert!(
+            !t.shown().contains("abcdefghijklmnopqrstuvwx"),
+            "{}",
+            t.shown()
+        );
         for bad in [
-            "https://hooks.slack.com/x",
+            "ftp://hooks.example.com/x",
+            "slack+ftp://x/",
             "http:///x",
             "http://host:port/x",
             "http://host:99999/",
@@ -482,7 +682,7 @@ mod tests {
             t.shown()
         );
         assert!(!format!("{t:?}").contains("s3cr"));
-        let e = Target::parse("https://ci:hunter2@relay/x")
+        let e = Target::parse("ftp://ci:hunter2@relay/x")
             .unwrap_err()
             .to_string();
         assert!(!e.contains("hunter2"), "{e}");
