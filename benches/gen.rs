@@ -403,3 +403,130 @@ pub fn format_inputs(seed: u64) -> Vec<(&'static str, &'static str, String)> {
         ("aorta_matrix_2000x20_cells", "aorta-matrix", matrix),
     ]
 }
+
+/// The ten GEMM shapes of the H200 aiter logs (`sample-data/h200-gemm`), with their
+/// median latencies in us there (torch, triton): the year's shapes are these, their M
+/// scaled, so values keep the real ratios between shapes and variants.
+const H200_SHAPES: [(usize, usize, usize, f64, f64); 10] = [
+    (1, 4096, 4096, 18.4, 22.5),
+    (16, 4096, 4096, 18.6, 21.4),
+    (128, 4096, 4096, 18.5, 27.6),
+    (512, 4096, 4096, 28.2, 32.1),
+    (4096, 4096, 4096, 177.0, 200.9),
+    (16, 8192, 8192, 43.6, 45.5),
+    (256, 8192, 8192, 55.0, 60.9),
+    (2048, 8192, 8192, 351.9, 390.2),
+    (8192, 8192, 8192, 1570.2, 1659.5),
+    (4096, 14336, 4096, 699.7, 740.4),
+];
+
+/// Shapes, variants and metrics of one CI run of the year: 46 shapes x 10 variants x 4
+/// metrics = 1,840 rows.
+pub const YEAR_SHAPES: usize = 46;
+pub const YEAR_VARIANTS: usize = 10;
+pub const YEAR_ROWS_PER_RUN: usize = YEAR_SHAPES * YEAR_VARIANTS * 4;
+/// The machine classes of the year.
+pub const YEAR_MACHINES: [&str; 3] = ["h200-a", "h200-b", "h200-c"];
+
+/// One CI run of the year: every shape, variant and metric (latency, p99, TFLOPS,
+/// TB/s) at commit `c` on machine class `m`, trial `t`; variant 3 is `slow` times slower
+/// from the commit `step_at` on.
+pub fn year_run(
+    label: &str,
+    c: usize,
+    m: usize,
+    t: usize,
+    slow: f64,
+    step_at: usize,
+) -> (RunMeta, Parsed, Vec<u8>) {
+    let mut rng = SplitMix64::new((c * 131 + m * 17 + t) as u64 + 1);
+    let mut ms = Vec::with_capacity(YEAR_ROWS_PER_RUN);
+    let mut keys = perfdb_ingest::model::Keys::default();
+    for s in 0..YEAR_SHAPES {
+        let (m0, n, k, torch, triton) = H200_SHAPES[s % H200_SHAPES.len()];
+        let scale = 1 + s / H200_SHAPES.len();
+        let (key, key_order) = perfdb_ingest::model::key_of(&[
+            ("M".to_string(), (m0 * scale).to_string()),
+            ("N".to_string(), n.to_string()),
+            ("K".to_string(), k.to_string()),
+            ("dtype".to_string(), "bf16".to_string()),
+        ]);
+        let key = keys.push(&key);
+        let flop = 2.0 * (m0 * scale) as f64 * n as f64 * k as f64;
+        let bytes = 2.0 * ((m0 * scale) * k + k * n + (m0 * scale) * n) as f64;
+        for v in 0..YEAR_VARIANTS {
+            let variant = format!("v{v}");
+            let base = if v == 0 {
+                torch
+            } else {
+                triton * (1.0 + v as f64 * 0.01)
+            } * scale as f64;
+            let noise = 1.0 + (rng.next_u64() % 2000) as f64 / 100_000.0;
+            let f = if v == 3 && c >= step_at { slow } else { 1.0 };
+            let us = base * noise * f;
+            for (metric, unit, direction, value) in [
+                ("latency", "us", Direction::Lower, us),
+                ("latency_p99", "us", Direction::Lower, us * 1.03),
+                ("throughput", "TFLOPS", Direction::Higher, flop / us / 1e6),
+                ("bandwidth", "TB/s", Direction::Higher, bytes / us / 1e6),
+            ] {
+                ms.push(Measurement {
+                    table: "gemm_a16w16".into(),
+                    variant: variant.as_str().into(),
+                    key,
+                    key_order,
+                    metric: metric.into(),
+                    unit: unit.into(),
+                    direction,
+                    value: Some(value),
+                    raw: keys.raw(&format!("{value:.4}")),
+                    column: format!("{variant} {unit}").as_str().into(),
+                    numerics: Numerics::NotChecked,
+                    line: (ms.len() + 1) as u32,
+                    note: None,
+                });
+            }
+        }
+    }
+    let meta = RunMeta {
+        label: label.into(),
+        commit: Some(format!("y{c:05}")),
+        commit_time_us: Some(1_700_000_000_000_000 + c as i64 * 2_400_000_000),
+        arch: Some("sm_90".into()),
+        tags: vec![("machine".into(), YEAR_MACHINES[m].into())],
+        ..Default::default()
+    };
+    (
+        meta,
+        Parsed {
+            measurements: ms,
+            keys,
+            ..Default::default()
+        },
+        format!("{label}-y{c}-{m}-{t}").into_bytes(),
+    )
+}
+
+/// A year of a team's CI as it lands: `commits` commits (each 40 minutes after the last),
+/// on each of the three machine classes 5 trials of [`YEAR_ROWS_PER_RUN`] rows, one
+/// Delta commit per commit and class; variant `v3` steps 1.15x at the last 50th of the
+/// commits. 3,625 commits hold 100M rows.
+pub fn build_year(dir: &std::path::Path, commits: usize) -> Warehouse {
+    let wh = Warehouse::new(dir);
+    let step_at = commits - commits / 50;
+    for c in 0..commits {
+        for m in 0..YEAR_MACHINES.len() {
+            let prepared: Vec<_> = (0..5)
+                .map(|t| {
+                    let (meta, parsed, bytes) = year_run("main", c, m, t, 1.15, step_at);
+                    prepare("year", &bytes, Some(Format::AiterTable), parsed, &meta)
+                })
+                .collect();
+            wh.commit(prepared).unwrap();
+        }
+        if c % 250 == 0 {
+            eprintln!("commit {c} of {commits}");
+        }
+    }
+    wh
+}
