@@ -702,3 +702,47 @@ fn a_shape_that_stops_reporting_raises_a_stale_alert_until_it_returns() {
         .filter(|a| a["kind"] == "regression")
         .all(|a| a["status"] != "withdrawn"));
 }
+
+/// A machine class whose runs stop while the label's other class keeps reporting: one
+/// stale alert for the whole class, named on the overview of that class.
+#[test]
+fn a_machine_class_that_stops_reporting_is_one_stale_alert() {
+    let wh = Wh::new();
+    ingest_history(&wh, &(1..=16).collect::<Vec<_>>());
+    // c17 and c18: only the aiter logs (class `default`); the probe's class is quiet.
+    let tmp = tempfile::tempdir().unwrap();
+    for c in [17, 18] {
+        let dir = tmp.path().join(format!("c{c}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in std::fs::read_dir(sample(&format!("h200-gemm/history/c{c:02}"))).unwrap() {
+            let f = f.unwrap().path();
+            if f.to_string_lossy().ends_with(".aiter.log") {
+                std::fs::copy(&f, dir.join(f.file_name().unwrap())).unwrap();
+            }
+        }
+        let time = format!("2026-07-01T{c:02}:00:00Z");
+        ingest_commit(&wh, &dir, &format!("c{c:02}"), &time, &[]);
+    }
+    let out = wh.run(&["detect", "--label", "main"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains(
+            "stale: machine class cuda:9.0/default: no runs since c16 (2 commit(s) without it, from c17)"
+        ),
+        "{text}"
+    );
+    // Its series are not alerted one by one besides.
+    assert_eq!(text.matches("stale: ").count(), 1, "{text}");
+    let alerts: Vec<Value> = serde_json::from_str(&wh.ok(&["alerts", "--format", "json"])).unwrap();
+    let stale: Vec<&Value> = alerts.iter().filter(|a| a["kind"] == "stale").collect();
+    assert_eq!(stale.len(), 1);
+    assert_eq!(stale[0]["key_text"], "(every series of the machine class)");
+    let id = stale[0]["id"].as_str().unwrap();
+    let status = wh.ok(&["status", "--machine", "cuda:9.0/default", "--limit", "1"]);
+    assert!(
+        status.contains(&format!(
+            "cuda:9.0/default stopped reporting: stale alert {id}"
+        )),
+        "{status}"
+    );
+}

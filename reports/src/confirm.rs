@@ -95,15 +95,13 @@ pub fn confirmation(
     git_dir: Option<&Path>,
 ) -> Result<Confirmation, ConfirmError> {
     // The label's measured commits, in history order.
-    let mut stmt = db.conn.prepare(&format!(
-        "SELECT r.\"commit\", min(epoch_us(r.commit_time)) AS ct, min(epoch_us(r.ingested_at)) AS it \
-         FROM runs r WHERE r.label = {} AND r.\"commit\" IS NOT NULL GROUP BY 1 \
-         ORDER BY ct IS NULL, ct, it, 1",
-        sql_str(&a.label)
-    ))?;
-    let measured: Vec<String> = stmt
-        .query_map([], |r| r.get::<_, String>(0))?
-        .collect::<Result<_, _>>()?;
+    let measured = crate::db::history_points(
+        db,
+        &format!(
+            "r.label = {} AND r.\"commit\" IS NOT NULL",
+            sql_str(&a.label)
+        ),
+    )?;
     let is_measured = |c: &str| {
         measured
             .iter()

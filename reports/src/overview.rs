@@ -91,6 +91,8 @@ pub struct Overview {
     pub commits: Vec<String>,
     /// Worst first.
     pub rows: Vec<Row>,
+    /// Open stale alerts of the whole machine class: it stopped reporting.
+    pub class_stale: Vec<String>,
     /// The values the filters offer (before filtering).
     pub tables: Vec<String>,
     pub variants: Vec<String>,
@@ -164,19 +166,7 @@ pub fn overview(db: &Db, ask: &Ask, detect: &DetectConfig) -> Result<Overview, O
         sql_str(&machine)
     );
     // The window: the newest commits, in history order.
-    let mut stmt = db.conn.prepare(&format!(
-        "SELECT coalesce(r.\"commit\", r.label) AS point, min(epoch_us(r.commit_time)), \
-                min(epoch_us(r.ingested_at)) \
-         FROM runs r WHERE {in_class} GROUP BY point"
-    ))?;
-    let mut points: Vec<(String, Option<i64>, i64)> = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-        .collect::<Result<_, _>>()?;
-    points.sort_by(|a, b| {
-        (a.1.is_none(), a.1, a.2)
-            .cmp(&(b.1.is_none(), b.1, b.2))
-            .then_with(|| a.0.cmp(&b.0))
-    });
+    let points = crate::db::history_points(db, &in_class)?;
     let n = if ask.commits == 0 {
         COMMITS
     } else {
@@ -185,7 +175,7 @@ pub fn overview(db: &Db, ask: &Ask, detect: &DetectConfig) -> Result<Overview, O
     let commits: Vec<String> = points
         .iter()
         .skip(points.len().saturating_sub(n))
-        .map(|p| p.0.clone())
+        .cloned()
         .collect();
     let at: HashMap<&str, usize> = commits
         .iter()
@@ -265,6 +255,11 @@ pub fn overview(db: &Db, ask: &Ask, detect: &DetectConfig) -> Result<Overview, O
                 && a.machine == machine
         })
         .collect();
+    let class_stale: Vec<String> = open
+        .iter()
+        .filter(|a| a.table.is_empty())
+        .map(|a| a.id.clone())
+        .collect();
     let keep = |f: &Option<String>, v: &str| f.as_deref().is_none_or(|f| f.is_empty() || f == v);
     let mut out: Vec<Row> = Vec::new();
     for ((table, variant, key, metric, unit, direction), per_commit) in series {
@@ -340,6 +335,7 @@ pub fn overview(db: &Db, ask: &Ask, detect: &DetectConfig) -> Result<Overview, O
         machines,
         commits,
         rows: out,
+        class_stale,
         tables,
         variants,
         metrics,

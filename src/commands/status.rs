@@ -104,6 +104,13 @@ fn render(o: &Overview, total: usize, format: OutFormat) -> String {
         o.commits.first().map(String::as_str).unwrap_or("-"),
         o.commits.last().map(String::as_str).unwrap_or("-"),
     );
+    if !o.class_stale.is_empty() {
+        out.push_str(&format!(
+            "{} stopped reporting: stale alert {}\n\n",
+            o.machine,
+            o.class_stale.join(", ")
+        ));
+    }
     let width = |i: usize| {
         rows.iter()
             .map(|r| r[i].chars().count())

@@ -32,6 +32,26 @@ pub struct Db {
     summary_files: Option<std::sync::Arc<Vec<PathBuf>>>,
 }
 
+/// The points of the runs `filter` selects (a SQL condition on `runs r`): each commit,
+/// or the label for runs without one, in history order (commit time, then first
+/// ingest, then name), as the history chart, `detect` and the overview order them.
+pub fn history_points(db: &Db, filter: &str) -> Result<Vec<String>, DbError> {
+    let mut stmt = db.conn.prepare(&format!(
+        "SELECT coalesce(r.\"commit\", r.label) AS point, min(epoch_us(r.commit_time)), \
+                min(epoch_us(r.ingested_at)) \
+         FROM runs r WHERE {filter} GROUP BY point"
+    ))?;
+    let mut points: Vec<(String, Option<i64>, i64)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<Result<_, _>>()?;
+    points.sort_by(|a, b| {
+        (a.1.is_none(), a.1, a.2)
+            .cmp(&(b.1.is_none(), b.1, b.2))
+            .then_with(|| a.0.cmp(&b.0))
+    });
+    Ok(points.into_iter().map(|p| p.0).collect())
+}
+
 /// A fingerprint of the warehouse's committed state at `root` (`None`: nothing
 /// committed yet): it changes whenever a commit lands, so a reader knows when what it
 /// read is stale (the web app's caches).

@@ -75,21 +75,7 @@ struct Commits {
 }
 
 fn read(db: &Db, label: &str) -> Result<Commits, DetectError> {
-    let mut stmt = db.conn.prepare(&format!(
-        "SELECT coalesce(r.\"commit\", r.label) AS point, min(epoch_us(r.commit_time)), \
-                min(epoch_us(r.ingested_at)) \
-         FROM runs r WHERE r.label = {} GROUP BY point",
-        sql_str(label)
-    ))?;
-    let mut points: Vec<(String, Option<i64>, i64)> = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-        .collect::<Result<_, _>>()?;
-    points.sort_by(|a, b| {
-        (a.1.is_none(), a.1, a.2)
-            .cmp(&(b.1.is_none(), b.1, b.2))
-            .then_with(|| a.0.cmp(&b.0))
-    });
-    let order: Vec<String> = points.into_iter().map(|p| p.0).collect();
+    let order = crate::db::history_points(db, &format!("r.label = {}", sql_str(label)))?;
     let at: HashMap<&str, usize> = order
         .iter()
         .enumerate()

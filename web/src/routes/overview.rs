@@ -99,6 +99,17 @@ pub async fn page(
         esc(o.commits.first().map(String::as_str).unwrap_or("-")),
         esc(o.commits.last().map(String::as_str).unwrap_or("-")),
     ));
+    if !o.class_stale.is_empty() {
+        body.push_str(&format!(
+            "<p class=\"regression\" id=\"class-stale\">{} stopped reporting: stale alert {}.</p>",
+            esc(&o.machine),
+            o.class_stale
+                .iter()
+                .map(|a| format!("<a href=\"/alerts/{a}\">{a}</a>", a = esc(a)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     // Groups (table, variant) in the order of their worst row.
     let mut groups: Vec<(&str, &str, Vec<usize>)> = Vec::new();
     for (i, r) in o.rows.iter().enumerate().take(MAX_ROWS) {
