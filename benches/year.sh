@@ -8,6 +8,9 @@
 #
 # The warehouse is kept in $YEAR_WH (default ~/.cache/perfdb/year-wh) and reused when it
 # is there: building it is most of the run. Every step bounds itself (wrk -d).
+# As of this writing `compact` merges a label's whole partition in memory and cannot
+# compact a year on a 24 GB machine, and the build slows as its log grows
+# (BENCHMARKS.md, "A year of data"): try `bash benches/year.sh 200` first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 COMMITS="${1:-3625}"
