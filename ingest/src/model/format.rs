@@ -55,12 +55,13 @@ impl Format {
     /// (a look at those rules them out; tried after the formats that read the whole
     /// text, they waited ~2 ms on a 5 MB CSV for scans that could not match), then the
     /// text formats whose files the aiter tables' sniff would also take (a triage
-    /// matrix and nvbench's results are pipe tables), the aiter tables themselves (most logs: tried early, so
-    /// the rest are rarely sniffed), then formats no aiter log matches, and `[perf]`
+    /// matrix and nvbench's results are pipe tables), the aiter tables themselves
+    /// (most logs: tried early, so the rest are rarely sniffed), then formats no aiter log matches (tritonbench's
+    /// three forms among them: a log pays its `x_val` scan only when no aiter table is in
+    /// it), and `[perf]`
     /// lines, which many logs carry beside another format, last.
     pub const ALL: [Format; 19] = [
         Format::NvbenchJson,
-        Format::Tritonbench,
         Format::PytorchV3,
         Format::TsExport,
         Format::PytestBenchmark,
@@ -74,6 +75,7 @@ impl Format {
         Format::NvbenchMarkdown,
         Format::TritonPerfReport,
         Format::AiterTable,
+        Format::Tritonbench,
         Format::TorchCompare,
         Format::FlydslBench,
         Format::RocmBenchCsv,
