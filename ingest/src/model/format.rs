@@ -56,10 +56,10 @@ impl Format {
     /// text, they waited ~2 ms on a 5 MB CSV for scans that could not match), then the
     /// text formats whose files the aiter tables' sniff would also take (a triage
     /// matrix and nvbench's results are pipe tables), the aiter tables themselves
-    /// (most logs: tried early, so the rest are rarely sniffed), then formats no aiter log matches (tritonbench's
-    /// three forms among them: a log pays its `x_val` scan only when no aiter table is in
-    /// it), and `[perf]`
-    /// lines, which many logs carry beside another format, last.
+    /// (most logs: tried early, so the rest are rarely sniffed), then formats no aiter
+    /// log matches (tritonbench's three forms among them: a log pays its `x_val` scan
+    /// only when it holds no aiter table), and `[perf]` lines, which many logs carry
+    /// beside another format, last.
     pub const ALL: [Format; 19] = [
         Format::NvbenchJson,
         Format::PytorchV3,
