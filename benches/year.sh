@@ -5,6 +5,7 @@
 # year of data".
 #
 #   bash benches/year.sh [COMMITS=3625] [DURATION=10s]
+#   YEAR_COMPACT=0 bash benches/year.sh 2054     # no compaction (BENCHMARKS.md's figures)
 #
 # The warehouse is kept in $YEAR_WH (default ~/.cache/perfdb/year-wh) and reused when it
 # is there: building it is most of the run. Every step bounds itself (wrk -d).
@@ -32,7 +33,7 @@ timed() { # NAME CMD...: run, print seconds and max RSS
 }
 if [ ! -d "$WH/_delta_log" ] && [ ! -d "$WH/runs" ]; then
   timed "generate ($COMMITS commits)" "$BIN/examples/gen_warehouse" "$WH" "$COMMITS" --year
-  timed "compact (the whole year)" "$P" --warehouse "$WH" compact --grace 0
+  [ "${YEAR_COMPACT:-1}" = 0 ] || timed "compact (the whole year)" "$P" --warehouse "$WH" compact --grace 0
 fi
 "$P" --warehouse "$WH" sql "SELECT count(*) AS measurement_rows FROM measurements"
 "$P" --warehouse "$WH" sql "SELECT count(*) AS runs, count(DISTINCT \"commit\") AS commits FROM runs"
@@ -71,7 +72,7 @@ timed "status (the overview's rows)" "$P" --warehouse "$WH" status --limit 5
 for c in $(seq 1 36); do
   "$P" --warehouse "$WH" ingest "$TMP/pr" --label "day-$$" --commit "d$c" --arch sm_90 --machine h200-a >/dev/null
 done
-timed "compact one day's files" "$P" --warehouse "$WH" compact --grace 0
+[ "${YEAR_COMPACT:-1}" = 0 ] || timed "compact one day's files" "$P" --warehouse "$WH" compact --grace 0
 
 "$P" --warehouse "$WH" serve --bind "127.0.0.1:$PORT" 2>/dev/null &
 PID=$!

@@ -3,7 +3,7 @@
 //! machine (the two commits' builds interleaved), and `git bisect` hints when commits
 //! in the range were not measured (docs/alerts.md, "Confirming an alert").
 
-use crate::db::{sql_str, Db, DbError};
+use crate::db::{sql_str, Db, DbError, MACHINE_TAG_SQL};
 use crate::triage::{AlertKind, AlertView};
 use serde::Serialize;
 use std::path::Path;
@@ -149,21 +149,25 @@ pub fn confirmation(
         .as_array()
         .map(|v| v.iter().filter_map(|r| r.as_str().map(sql_str)).collect())
         .unwrap_or_default();
-    let bench_command = if run_ids.is_empty() {
-        None
+    // The command and the `machine` tag the alert's runs were made with (the tag read
+    // from the runs, not parsed back out of the class string, whose parts are optional).
+    let (bench_command, machine_tag) = if run_ids.is_empty() {
+        (None, None)
     } else {
         let mut stmt = db.conn.prepare(&format!(
-            "SELECT regexp_extract(tags, '\"command\":\"((?:[^\"\\\\]|\\\\.)*)\"', 1) AS c FROM runs \
-             WHERE run_id IN ({}) AND c <> '' LIMIT 1",
+            "SELECT nullif(regexp_extract(r.tags, '\"command\":\"((?:[^\"\\\\]|\\\\.)*)\"', 1), ''), \
+                    nullif({MACHINE_TAG_SQL}, '') \
+             FROM runs r WHERE r.run_id IN ({}) ORDER BY 1 NULLS LAST LIMIT 1",
             run_ids.join(", ")
         ))?;
-        let found: Vec<String> = stmt
-            .query_map([], |r| r.get::<_, String>(0))?
+        let found: Vec<(Option<String>, Option<String>)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<Result<_, _>>()?;
-        found
-            .into_iter()
-            .next()
-            .map(|c| serde_json::from_str::<String>(&format!("\"{c}\"")).unwrap_or(c))
+        let (c, m) = found.into_iter().next().unwrap_or_default();
+        (
+            c.map(|c| serde_json::from_str::<String>(&format!("\"{c}\"")).unwrap_or(c)),
+            m,
+        )
     };
     let short = |c: &str| c.chars().take(12).collect::<String>();
     let (base_dir, head_dir) = (
@@ -178,8 +182,6 @@ pub fn confirmation(
     let bench = bench_command
         .clone()
         .unwrap_or_else(|| "<the benchmark command, as CI runs it>".to_string());
-    // The machine tag is the class's last part before a method (arch/tag[/method]).
-    let machine_tag = a.machine.split('/').nth(1).filter(|m| *m != "default");
     let mut ab = format!(
         "perfdb ab --base-dir {} --head-dir {} --commit-base {} --commit-head {}",
         sh(&base_dir),
@@ -187,7 +189,7 @@ pub fn confirmation(
         sh(good),
         sh(bad)
     );
-    if let Some(m) = machine_tag {
+    if let Some(m) = &machine_tag {
         ab.push_str(&format!(" --machine {}", sh(m)));
     }
     ab.push_str(" --max-trials 20 -- ");

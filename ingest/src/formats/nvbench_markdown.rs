@@ -364,7 +364,6 @@ fn metric_name(header: &str) -> String {
 }
 
 /// One table row: its key, its values, and the throttle count of its state.
-#[allow(clippy::too_many_arguments)]
 fn row(
     parsed: &mut Parsed,
     cx: &super::Context,
