@@ -219,6 +219,66 @@ fn geomean_ratio_interval_brackets_the_ratio() {
     assert_eq!(geomean_ratio_ci(&[2.0, 2.0], &[1.0, 1.0]), Some((2.0, 2.0)));
 }
 
+/// The tabulated draw is exact: for small n, enumerate all n^n resamples (as places of
+/// the sorted sample) and count each statistic's pair of places.
+#[test]
+fn index_draw_tables_are_the_exact_resampling_distribution() {
+    for n in 1..=6usize {
+        for stat in [Statistic::Median, Statistic::Min] {
+            let mut exact: std::collections::HashMap<(usize, usize), f64> = Default::default();
+            let total = n.pow(n as u32);
+            for code in 0..total {
+                let mut places: Vec<usize> = (0..n).map(|d| code / n.pow(d as u32) % n).collect();
+                places.sort_unstable();
+                let pair = match stat {
+                    Statistic::Min => (places[0], places[0]),
+                    Statistic::Median if n % 2 == 1 => (places[n / 2], places[n / 2]),
+                    Statistic::Median => (places[n / 2 - 1], places[n / 2]),
+                };
+                *exact.entry(pair).or_default() += 1.0 / total as f64;
+            }
+            let table = IndexDraw::new(n, stat);
+            // Draws (through the alias table) land on each pair as often as it is likely.
+            let mut rng = SplitMix64::new(3);
+            let mut seen: std::collections::HashMap<(usize, usize), f64> = Default::default();
+            let draws = 100_000;
+            for _ in 0..draws {
+                *seen.entry(table.draw(&mut rng)).or_default() += 1.0 / draws as f64;
+            }
+            for (pair, p) in &exact {
+                close(seen.get(pair).copied().unwrap_or(0.0), *p, 0.01);
+            }
+            let outcomes = table.outcomes();
+            assert_eq!(outcomes.len(), exact.len(), "n = {n} {stat:?}");
+            for (pair, p) in outcomes {
+                close(p, exact[&pair], 1e-12);
+            }
+        }
+    }
+    // Larger n: the probabilities still sum to one and none is negative (cancellation
+    // in the differences stays far below what a draw resolves).
+    for n in [15, 16, 63, 64] {
+        for stat in [Statistic::Median, Statistic::Min] {
+            let outcomes = IndexDraw::new(n, stat).outcomes();
+            assert!(outcomes.iter().all(|(_, p)| *p >= 0.0));
+            close(outcomes.iter().map(|(_, p)| p).sum::<f64>(), 1.0, 1e-9);
+            // The table's mean statistic is that of the Beta draws.
+            let data: Vec<f64> = (0..n).map(|i| (i * i) as f64).collect();
+            let exact: f64 = outcomes
+                .iter()
+                .map(|((lo, hi), p)| p * (data[*lo] + data[*hi]) / 2.0)
+                .sum();
+            let mut rng = SplitMix64::new(7);
+            let draws = 200_000;
+            let beta = (0..draws)
+                .map(|_| bootstrap_statistic(&data, stat, &mut rng))
+                .sum::<f64>()
+                / draws as f64;
+            close(exact, beta, 0.01 * data[n / 2].max(1.0));
+        }
+    }
+}
+
 /// The direct draw of a resample's median (or min) has the distribution of the median of
 /// an explicit resample: compare the two by their means and quantiles over many draws.
 #[test]
