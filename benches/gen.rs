@@ -510,8 +510,13 @@ pub fn year_run(
 /// A year of a team's CI as it lands: `commits` commits (each 40 minutes after the last),
 /// on each of the three machine classes 5 trials of [`YEAR_ROWS_PER_RUN`] rows, one
 /// Delta commit per commit and class; variant `v3` steps 1.15x at the last 50th of the
-/// commits. 3,625 commits hold 100M rows.
-pub fn build_year(dir: &std::path::Path, commits: usize) -> Warehouse {
+/// commits. 3,625 commits hold 100M rows. With `compact_every`, a `compact` after every
+/// that many commits (a day is 36), as a team's nightly job would.
+pub fn build_year(
+    dir: &std::path::Path,
+    commits: usize,
+    compact_every: Option<usize>,
+) -> Warehouse {
     let wh = Warehouse::new(dir);
     let step_at = commits - commits / 50;
     for c in 0..commits {
@@ -523,6 +528,9 @@ pub fn build_year(dir: &std::path::Path, commits: usize) -> Warehouse {
                 })
                 .collect();
             wh.commit(prepared).unwrap();
+        }
+        if compact_every.is_some_and(|n| (c + 1) % n == 0) {
+            wh.compact(std::time::Duration::ZERO).unwrap();
         }
         if c % 250 == 0 {
             eprintln!("commit {c} of {commits}");

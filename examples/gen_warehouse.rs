@@ -5,9 +5,10 @@
 //! `gen_warehouse DIR ROWS --commits RUNS_PER_COMMIT`: a team-scale history instead, as
 //! CI leaves it: label `main`, one ingest per commit, 1,000 rows a run (see
 //! `benches/gen.rs`, `build_history`).
-//! `gen_warehouse DIR COMMITS --year`: a year of a team's CI: COMMITS commits x 3
-//! machine classes x 5 trials of 1,840 rows (H200 GEMM shapes, 10 variants, 4 metrics),
-//! one Delta commit per commit and class; 3,625 commits = 100M rows (`build_year`).
+//! `gen_warehouse DIR COMMITS --year [--compact-every N]`: a year of a team's CI:
+//! COMMITS commits x 3 machine classes x 5 trials of 1,840 rows (H200 GEMM shapes, 10
+//! variants, 4 metrics), one Delta commit per commit and class, compacted every N
+//! commits (36: daily) when asked; 3,625 commits = 100M rows (`build_year`).
 
 #[path = "../benches/gen.rs"]
 mod gen;
@@ -18,12 +19,16 @@ fn main() {
         args.get(1),
         args.get(2).and_then(|r| r.parse::<usize>().ok()),
     ) else {
-        eprintln!("usage: gen_warehouse DIR ROWS [--commits RUNS_PER_COMMIT] | gen_warehouse DIR COMMITS --year");
+        eprintln!("usage: gen_warehouse DIR ROWS [--commits RUNS_PER_COMMIT] | gen_warehouse DIR COMMITS --year [--compact-every N]");
         std::process::exit(2);
     };
     if args.get(3).map(String::as_str) == Some("--year") {
         let t = std::time::Instant::now();
-        gen::build_year(std::path::Path::new(dir), rows);
+        let every = match (args.get(4).map(String::as_str), args.get(5)) {
+            (Some("--compact-every"), Some(n)) => n.parse::<usize>().ok().filter(|n| *n > 0),
+            _ => None,
+        };
+        gen::build_year(std::path::Path::new(dir), rows, every);
         eprintln!(
             "built {dir}: {rows} commits, {} rows, in {:.1} s",
             rows * 3 * 5 * gen::YEAR_ROWS_PER_RUN,

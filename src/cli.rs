@@ -318,6 +318,11 @@ pub struct CompactArgs {
     /// ingest) are taken out of the tables' logs
     #[arg(long, value_name = "SECONDS", default_value_t = 600)]
     pub grace: u64,
+    /// Rows a merged measurements file holds at most; a file of half as many or more is
+    /// left as it is, so a compaction reads only what was ingested since the last
+    /// (a compaction holds one such file in memory: about 1.5 GB at the default)
+    #[arg(long, value_name = "ROWS", default_value_t = perfdb_ingest::warehouse::compact::FILE_ROWS, value_parser = clap::value_parser!(u64).range(1..))]
+    pub file_rows: u64,
 }
 
 #[derive(Debug, Args)]

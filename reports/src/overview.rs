@@ -187,14 +187,21 @@ pub fn overview(db: &Db, ask: &Ask, detect: &DetectConfig) -> Result<Overview, O
         .map(|c| sql_str(c))
         .collect::<Vec<_>>()
         .join(", ");
-    // Every compared series' per-run medians at each commit of the window.
+    // Every compared series' per-run medians at each commit of the window, read from
+    // the files holding the window's runs (a year's compacted files: the newest).
+    let in_window = format!("{in_class} AND coalesce(r.\"commit\", r.label) IN ({window})");
+    let runs = strings(
+        db,
+        &format!("SELECT r.run_id FROM runs r WHERE {in_window}"),
+    )?;
+    let source = db.summaries_of_runs(&runs)?;
     let mut stmt = db.conn.prepare(&format!(
         "SELECT s.table_name, s.variant, s.key, s.metric, s.unit, s.direction, \
                 coalesce(r.\"commit\", r.label) AS point, list(s.median ORDER BY r.trial), \
                 any_value(s.key_order) \
-         FROM summaries s JOIN runs r ON s.run_id = r.run_id \
-         WHERE s.label = {} AND {in_class} AND s.direction IN ('lower', 'higher') \
-           AND s.median IS NOT NULL AND coalesce(r.\"commit\", r.label) IN ({window}) \
+         FROM {source} s JOIN runs r ON s.run_id = r.run_id \
+         WHERE s.label = {} AND {in_window} AND s.direction IN ('lower', 'higher') \
+           AND s.median IS NOT NULL \
          GROUP BY ALL",
         sql_str(&label)
     ))?;

@@ -28,7 +28,9 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Compare(a) => compare::run(&wh, a),
         Command::Detect(a) => detect::detect(&wh, a),
         Command::Alerts(a) => alerts::run(&wh, a),
-        Command::Compact(a) => upkeep::compact(&wh, std::time::Duration::from_secs(a.grace)),
+        Command::Compact(a) => {
+            upkeep::compact(&wh, std::time::Duration::from_secs(a.grace), a.file_rows)
+        }
         Command::Vacuum(a) => upkeep::vacuum(&wh, a.retain, a.force),
         Command::Migrate => upkeep::migrate(&wh),
         Command::Serve(a) => serve::run(&wh, a),

@@ -5,9 +5,9 @@ use anyhow::Context;
 use perfdb_ingest::warehouse::Warehouse;
 use std::path::Path;
 
-pub fn compact(root: &Path, grace: std::time::Duration) -> anyhow::Result<Exit> {
+pub fn compact(root: &Path, grace: std::time::Duration, file_rows: u64) -> anyhow::Result<Exit> {
     let r = Warehouse::new(root)
-        .compact(grace)
+        .compact_to(grace, file_rows)
         .with_context(|| format!("cannot compact {}", root.display()))?;
     println!(
         "compacted {}: {} file(s) -> {}; {} file(s) of interrupted commands (older than {}s) \

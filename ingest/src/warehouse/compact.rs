@@ -1,5 +1,5 @@
-//! Upkeep of the warehouse's tables: `compact` merges each partition's files into one
-//! (ordinary commits: `remove`s and an `add`), and takes the files of batches never
+//! Upkeep of the warehouse's tables: `compact` merges each partition's small files into
+//! files of a bounded size (ordinary commits: `remove`s and `add`s), and takes the files of batches never
 //! gated (killed writers) out of the logs; `vacuum` is the only thing that deletes a
 //! file, and only one no log lists any more, older than its retention.
 //!
@@ -13,9 +13,9 @@ use crate::warehouse::summary;
 use crate::warehouse::tables::{block_on, rel_of, Logs, Table};
 use crate::warehouse::{
     commit_info, new_batch_id, read_columns, Result, Warehouse, WarehouseError, BATCH_TAG,
-    GATE_TAG, TMP_DIR,
+    GATE_TAG, INGESTED_TAG, TMP_DIR,
 };
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -69,6 +69,145 @@ impl Change {
     }
 }
 
+/// Rows a compacted measurements file holds at most: a compaction holds one such file
+/// in memory (about 1.5 GB at 2M rows of the GEMM tables), and a year of a team's CI
+/// (100M rows) is 50 files a label.
+pub const FILE_ROWS: u64 = 2_000_000;
+
+/// What a compaction does to one label's values.
+struct Plan {
+    /// Runs of small files (in the order they were written) to merge, one file each.
+    chunks: Vec<Vec<Add>>,
+    /// The summary file of each measurements file that has one, by `add.path`.
+    summary: HashMap<String, Add>,
+    /// Summary files whose measurements file is no longer live.
+    orphans: Vec<Add>,
+}
+
+/// The rows of the file `a` adds, from its statistics.
+fn rows_of(a: &Add) -> Option<u64> {
+    let stats: serde_json::Value = serde_json::from_str(a.stats.as_deref()?).ok()?;
+    stats.get("numRecords")?.as_u64()
+}
+
+/// The range of ingest times (microseconds) of the runs a values file holds, from its
+/// [`INGESTED_TAG`].
+pub fn ingested_range(a: &Add) -> Option<(i64, i64)> {
+    let (lo, hi) = a.tags.as_ref()?.get(INGESTED_TAG)?.split_once(',')?;
+    Some((lo.parse().ok()?, hi.parse().ok()?))
+}
+
+/// Which of a label's measurements files (`ms`) to merge: those under half of
+/// `file_rows`, and any without its summary file (it gets one), packed in the order
+/// they were written into files of at most `file_rows`. A file alone in its chunk that
+/// has its summary stays as it is.
+fn plan_label(ms: &[Add], sums: &[Add], file_rows: u64) -> Plan {
+    let by_rel: HashMap<String, &Add> = sums
+        .iter()
+        .map(|a| (rel_of(Table::Summaries, &a.path), a))
+        .collect();
+    let mut summary = HashMap::new();
+    let mut used = HashSet::new();
+    for m in ms {
+        let rel = crate::warehouse::summary_of(&rel_of(Table::Measurements, &m.path));
+        if let Some(s) = by_rel.get(&rel) {
+            summary.insert(m.path.clone(), (*s).clone());
+            used.insert(s.path.clone());
+        }
+    }
+    let orphans = sums
+        .iter()
+        .filter(|s| !used.contains(&s.path))
+        .cloned()
+        .collect();
+    let rows = |a: &Add| rows_of(a).unwrap_or(0);
+    let mut small: Vec<&Add> = ms
+        .iter()
+        .filter(|m| !summary.contains_key(&m.path) || rows(m) < file_rows / 2)
+        .collect();
+    small.sort_by_key(|a| {
+        let written = ingested_range(a).map_or(a.modification_time * 1000, |r| r.0);
+        (written, a.path.clone())
+    });
+    let mut chunks: Vec<Vec<Add>> = Vec::new();
+    let mut current: Vec<Add> = Vec::new();
+    let mut current_rows = 0;
+    for a in small {
+        if !current.is_empty() && current_rows + rows(a) > file_rows {
+            chunks.push(std::mem::take(&mut current));
+            current_rows = 0;
+        }
+        current_rows += rows(a);
+        current.push(a.clone());
+    }
+    if !current.is_empty() {
+        chunks.push(current);
+    }
+    chunks.retain(|c| c.len() > 1 || !summary.contains_key(&c[0].path));
+    Plan {
+        chunks,
+        summary,
+        orphans,
+    }
+}
+
+/// The batches of `files` of table `t`, read in order.
+fn merge(wh: &Warehouse, t: Table, files: &[Add]) -> Result<Vec<arrow::array::RecordBatch>> {
+    let mut out = Vec::new();
+    for a in files {
+        out.extend(read_columns(&wh.local(&rel_of(t, &a.path))?, &[])?);
+    }
+    Ok(out)
+}
+
+/// Add each run of a runs batch to `out` with its ingest time (microseconds).
+fn ingest_times(b: &arrow::array::RecordBatch, out: &mut HashMap<String, i64>) {
+    use crate::warehouse::schema::runs::{INGESTED_AT, RUN_ID};
+    use arrow::array::{Array, StringArray, TimestampMicrosecondArray};
+    let ids = b
+        .column_by_name(RUN_ID)
+        .and_then(|c| c.as_any().downcast_ref::<StringArray>());
+    let times = b
+        .column_by_name(INGESTED_AT)
+        .and_then(|c| c.as_any().downcast_ref::<TimestampMicrosecondArray>());
+    if let (Some(ids), Some(times)) = (ids, times) {
+        for i in 0..b.num_rows() {
+            if ids.is_valid(i) && times.is_valid(i) {
+                out.insert(ids.value(i).to_string(), times.value(i));
+            }
+        }
+    }
+}
+
+/// The range of ingest times of the runs whose values `batches` hold; `None` when one
+/// of them has no run (the file then carries no range, and every reader reads it).
+fn ingest_range(
+    batches: &[arrow::array::RecordBatch],
+    ingested: &HashMap<String, i64>,
+) -> Option<(i64, i64)> {
+    use arrow::array::{Array, StringArray};
+    let mut range: Option<(i64, i64)> = None;
+    let mut seen: HashSet<&str> = HashSet::new();
+    for b in batches {
+        let ids = b
+            .column_by_name(crate::warehouse::schema::measurements::RUN_ID)?
+            .as_any()
+            .downcast_ref::<StringArray>()?;
+        for i in 0..b.num_rows() {
+            if ids.is_null(i) {
+                return None;
+            }
+            let id = ids.value(i);
+            if !seen.insert(id) {
+                continue;
+            }
+            let t = *ingested.get(id)?;
+            range = Some(range.map_or((t, t), |(lo, hi)| (lo.min(t), hi.max(t))));
+        }
+    }
+    range
+}
+
 fn label_of_add(a: &Add) -> String {
     a.partition_values
         .get(crate::warehouse::schema::LABEL)
@@ -82,10 +221,20 @@ fn batch_of(a: &Add) -> Option<&str> {
 }
 
 impl Warehouse {
-    /// Merge each partition's files into one, and take the files of batches never gated
-    /// (left by interrupted commands) older than `grace` out of the logs. Replaced files
-    /// stay on disk for readers that still hold an older snapshot: `vacuum` deletes them.
+    /// [`Warehouse::compact_to`] files of at most [`FILE_ROWS`] rows.
     pub fn compact(&self, grace: std::time::Duration) -> Result<CompactReport> {
+        self.compact_to(grace, FILE_ROWS)
+    }
+
+    /// Merge each partition's small values files into files of at most `file_rows`
+    /// rows (in the order they were written, so a file holds the runs of a stretch of
+    /// time, named by its [`INGESTED_TAG`]), each partition's runs files into one, and
+    /// take the files of batches never gated (left by interrupted commands) older than
+    /// `grace` out of the logs. A file of half `file_rows` or more is left as it is: a
+    /// compaction after a day of ingests reads that day's files, not the year's.
+    /// Replaced files stay on disk for readers that still hold an older snapshot:
+    /// `vacuum` deletes them.
+    pub fn compact_to(&self, grace: std::time::Duration, file_rows: u64) -> Result<CompactReport> {
         let Some(logs) = self.logs()? else {
             return Ok(CompactReport::default());
         };
@@ -139,39 +288,28 @@ impl Warehouse {
         for label in labels {
             let runs = runs_by_label.get(label).cloned().unwrap_or_default();
             let (ms, sums) = values.get(label).cloned().unwrap_or_default();
+            let plan = plan_label(&ms, &sums, file_rows);
             report.files_before += runs.len() + ms.len();
-            // Each measurements file has its summary, and there is one of each.
-            let summarised: HashSet<String> = sums
-                .iter()
-                .map(|a| rel_of(Table::Summaries, &a.path))
-                .collect();
-            let whole = ms.iter().all(|a| {
-                summarised.contains(&crate::warehouse::summary_of(&rel_of(
-                    Table::Measurements,
-                    &a.path,
-                )))
-            }) && sums.len() == ms.len();
-            if runs.len() <= 1 && ms.len() <= 1 && whole {
+            if runs.len() <= 1 && plan.chunks.is_empty() && plan.orphans.is_empty() {
                 report.files_after += runs.len() + ms.len();
                 continue;
             }
-            let part = |t: Table| format!("{}/label={label}/part-{batch}.parquet", t.dir());
-            let merge = |t: Table, files: &[Add]| -> Result<Vec<arrow::array::RecordBatch>> {
-                let mut out = Vec::new();
-                for a in files {
-                    out.extend(read_columns(&self.local(&rel_of(t, &a.path))?, &[])?);
-                }
-                Ok(out)
-            };
+            let part =
+                |t: Table, i: usize| format!("{}/label={label}/part-{batch}-{i}.parquet", t.dir());
             // Gated by the merged runs file; values with no runs file in their label
             // (none are written so) stay ungated, as they were read.
             let batch_tag = (!runs.is_empty())
                 .then(|| BTreeMap::from([(BATCH_TAG.to_string(), batch.clone())]));
+            // Each run's ingest time, for the merged values' range tags.
+            let mut ingested: HashMap<String, i64> = HashMap::new();
             if !runs.is_empty() {
-                let rel = part(Table::Runs);
-                let merged = merge(Table::Runs, &runs)?;
-                // The merged batch, and the batches of the values it replaces, until
-                // those are replaced.
+                let merged = merge(self, Table::Runs, &runs)?;
+                for b in &merged {
+                    ingest_times(b, &mut ingested);
+                }
+                // The merged batch, and the batches of every values file of the label
+                // (those this compaction replaces until they are replaced, and those
+                // it leaves as they are).
                 let mut admits: BTreeSet<&str> =
                     ms.iter().chain(&sums).filter_map(batch_of).collect();
                 admits.insert(&batch);
@@ -180,39 +318,61 @@ impl Warehouse {
                     admits.into_iter().collect::<Vec<_>>().join(","),
                 )]);
                 let c = changes.entry(Table::Runs.dir()).or_default();
-                c.adds
-                    .push(self.write_file(&rel, Table::Runs, &merged, None, Some(tags))?);
+                c.adds.push(self.write_file(
+                    &part(Table::Runs, 0),
+                    Table::Runs,
+                    &merged,
+                    None,
+                    Some(tags),
+                )?);
                 c.removes.extend(runs.iter().cloned());
                 report.files_after += 1;
+                report.files_replaced += runs.len();
             }
-            if !ms.is_empty() {
-                let batches = merge(Table::Measurements, &ms)?;
-                let m_rel = part(Table::Measurements);
-                let s_rel = part(Table::Summaries);
+            report.files_after += ms.len();
+            // One chunk at a time: a compaction holds at most one file's worth of rows.
+            for (i, chunk) in plan.chunks.iter().enumerate() {
+                let batches = merge(self, Table::Measurements, chunk)?;
+                let mut tags = batch_tag.clone();
+                if let (Some(tags), Some((lo, hi))) =
+                    (tags.as_mut(), ingest_range(&batches, &ingested))
+                {
+                    tags.insert(INGESTED_TAG.to_string(), format!("{lo},{hi}"));
+                }
                 let m_add = self.write_file(
-                    &m_rel,
+                    &part(Table::Measurements, i),
                     Table::Measurements,
                     &batches,
                     None,
-                    batch_tag.clone(),
+                    tags.clone(),
                 )?;
                 let s_add = self.write_file(
-                    &s_rel,
+                    &part(Table::Summaries, i),
                     Table::Summaries,
                     &[summary::from_batches(&batches)],
                     Some(summary::ROW_GROUP),
-                    batch_tag.clone(),
+                    tags,
                 )?;
+                drop(batches);
                 report.summaries_written += 1;
+                let replaced: Vec<Add> = chunk
+                    .iter()
+                    .filter_map(|m| plan.summary.get(&m.path).cloned())
+                    .collect();
                 let c = changes.entry(Table::Measurements.dir()).or_default();
                 c.adds.push(m_add);
-                c.removes.extend(ms.iter().cloned());
+                c.removes.extend(chunk.iter().cloned());
+                report.files_replaced += chunk.len() + replaced.len();
                 let c = changes.entry(Table::Summaries.dir()).or_default();
                 c.adds.push(s_add);
-                c.removes.extend(sums.iter().cloned());
-                report.files_after += 1;
+                c.removes.extend(replaced);
+                report.files_after = report.files_after + 1 - chunk.len();
             }
-            report.files_replaced += runs.len() + ms.len() + sums.len();
+            if !plan.orphans.is_empty() {
+                report.files_replaced += plan.orphans.len();
+                let c = changes.entry(Table::Summaries.dir()).or_default();
+                c.removes.extend(plan.orphans);
+            }
         }
         // The alert tables are small and flat: one file each.
         for t in [

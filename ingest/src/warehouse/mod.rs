@@ -27,7 +27,9 @@
 //!    trial numbers are assigned again; then it retries.
 //!
 //! Files of a batch never gated (a killed writer) stay in their logs but out of every
-//! perfdb read; `compact` removes them from the logs once older than its grace period.
+//! perfdb read; `compact` removes them from the logs once older than its grace period,
+//! and merges small files into files of a bounded size, each tagged with the range of
+//! its runs' ingest times (`perfdb.ingested`) so a reader of a few runs opens few files.
 //! Nothing deletes a file but `vacuum` ([`compact`]). A warehouse written before the
 //! log was the commit point (`_manifest.json`) is moved over by [`migrate`]. The
 //! code: [`commit`] writes, [`read`] reads gated, [`files`] places the data files.
@@ -51,7 +53,7 @@ pub use read::{summary_of, Committed};
 pub(crate) use tables::TMP_DIR;
 pub use tables::{
     label_of, ALERT_DELIVERY_DIR, ALERT_RECORDS_DIR, ALERT_STATUS_DIR, BATCH_TAG, GATE_TAG,
-    MANIFEST, MEASUREMENTS_DIR, RUNS_DIR, SUMMARIES_DIR,
+    INGESTED_TAG, MANIFEST, MEASUREMENTS_DIR, RUNS_DIR, SUMMARIES_DIR,
 };
 
 use object_store::ObjectStore;

@@ -21,6 +21,9 @@ pub struct Committed {
     pub alerts: Vec<String>,
     pub alert_status: Vec<String>,
     pub alert_delivery: Vec<String>,
+    /// The range of runs' ingest times (microseconds) of each measurements and
+    /// summaries file that names one (compacted files: [`super::INGESTED_TAG`]).
+    pub ingested: HashMap<String, (i64, i64)>,
 }
 
 /// The summary file that summarises measurements file `rel`.
@@ -170,6 +173,17 @@ pub(crate) async fn read_committed(
         let all = |t: Table, snap: &Snapshot| -> Vec<String> {
             snap.files.keys().map(|p| rel_of(t, p)).collect()
         };
+        let mut ingested = HashMap::new();
+        for (t, snap) in [
+            (Table::Measurements, &measurements),
+            (Table::Summaries, &summaries),
+        ] {
+            for a in snap.files.values() {
+                if let Some(r) = super::compact::ingested_range(a) {
+                    ingested.insert(rel_of(t, &a.path), r);
+                }
+            }
+        }
         let version = [
             &runs,
             &measurements,
@@ -189,6 +203,7 @@ pub(crate) async fn read_committed(
             alerts: all(Table::AlertRecords, &records),
             alert_status: all(Table::AlertStatus, &status),
             alert_delivery: all(Table::AlertDelivery, &delivery),
+            ingested,
         });
     }
     Err(crate::delta::DeltaError::Contended { attempts: 16 })

@@ -38,6 +38,11 @@ pub const BATCH_TAG: &str = "perfdb.batch";
 /// Tag of a runs file: the batches whose values it admits, comma-separated.
 pub const GATE_TAG: &str = "perfdb.batches";
 
+/// Tag of a compacted measurements or summaries file: the range of its runs' ingest
+/// times, `first,last` in microseconds since the epoch. A reader after a few runs reads
+/// the files whose range holds theirs, and every file without the tag.
+pub const INGESTED_TAG: &str = "perfdb.ingested";
+
 /// `runs/label=base/part-x.parquet` -> `base`.
 pub fn label_of(rel: &str) -> Option<String> {
     rel.split('/')

@@ -63,11 +63,16 @@ pub(super) fn load_side(
     filters: &[(String, String)],
 ) -> Result<Loaded, CompareError> {
     // Selected by label: all runs of those partitions, no run list to check against.
-    let run_pred = if side.matched_by == MatchedBy::Label {
-        String::new()
+    // Else only the files that may hold the runs (a commit of a year: one file).
+    let (source, run_pred) = if side.matched_by == MatchedBy::Label {
+        ("measurements".to_string(), String::new())
     } else {
+        let source = db.measurements_of_runs(&side.runs)?;
         db.selection_table("sel", &side.runs)?;
-        " AND m.run_id IN (SELECT run_id FROM sel)".to_string()
+        (
+            source,
+            " AND m.run_id IN (SELECT run_id FROM sel)".to_string(),
+        )
     };
     // The label predicate lets DuckDB skip every other Hive partition's files; grouping
     // in DuckDB hands over one row per identity with its values as lists, each with a
@@ -78,7 +83,7 @@ pub(super) fn load_side(
         "SELECT m.table_name, m.variant, m.key, m.metric, m.unit, any_value(m.direction), any_value(m.column_name), \
                 list(m.value), list(CASE m.numerics WHEN 'pass' THEN 0 WHEN 'fail' THEN 2 ELSE 1 END::TINYINT), \
                 any_value(m.key_order), list(hash(m.run_id)) \
-         FROM measurements m {} \
+         FROM {source} m {} \
          WHERE m.label IN ({}){run_pred}{} \
          GROUP BY m.table_name, m.variant, m.key, m.metric, m.unit",
         // Run-level filters need the runs; without them the join is skipped.

@@ -320,4 +320,123 @@ mod tests {
         assert_eq!(files(&none), 0);
         assert!(medians(&db, &none, &["nope".to_string()]).is_empty());
     }
+
+    /// The runs of the newest ingest of `label`.
+    fn newest_runs(db: &Db, label: &str) -> Vec<String> {
+        let mut stmt = db
+            .conn
+            .prepare(
+                "SELECT run_id FROM runs WHERE label = ? AND ingested_at = \
+                 (SELECT max(ingested_at) FROM runs WHERE label = ?) ORDER BY run_id",
+            )
+            .unwrap();
+        stmt.query_map([label, label], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    }
+
+    /// The values of `runs` read from `src` (the view, or the files that may hold them).
+    fn values(db: &Db, src: &str, runs: &[String]) -> Vec<(String, String, f64)> {
+        db.selection_table("facts_sel", runs).unwrap();
+        let mut stmt = db
+            .conn
+            .prepare(&format!(
+                "SELECT run_id, key || variant || metric, value FROM {src} \
+                 WHERE run_id IN (SELECT run_id FROM facts_sel) ORDER BY ALL"
+            ))
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    }
+
+    #[test]
+    fn compacted_files_are_read_by_their_runs_ingest_times() {
+        let dir = tempfile::tempdir().unwrap();
+        let wh = Warehouse::new(dir.path());
+        // Six ingests of 16 rows, compacted into files of at most 48: two files of
+        // three ingests each, each tagged with its runs' ingest times.
+        for seed in 1..=6 {
+            commit(dir.path(), "main", seed, 2);
+        }
+        wh.compact_to(std::time::Duration::ZERO, 48).unwrap();
+        let c = wh.committed().unwrap();
+        assert_eq!(c.measurements.len(), 2, "{:?}", c.measurements);
+        assert_eq!(c.ingested.len(), 4, "both tables' files: {:?}", c.ingested);
+        let ranges: Vec<(i64, i64)> = c.measurements.iter().map(|m| c.ingested[m]).collect();
+        let (a, b) = (ranges[0].min(ranges[1]), ranges[0].max(ranges[1]));
+        assert!(a.0 <= a.1 && a.1 < b.0 && b.0 <= b.1, "{ranges:?}");
+        let files = |src: &str| src.matches(".parquet").count();
+
+        // The newest ingest's runs: one compacted file, the same values as the view.
+        let db = Db::open(dir.path()).unwrap();
+        let newest = newest_runs(&db, "main");
+        assert_eq!(newest.len(), 2);
+        let src = db.measurements_of_runs(&newest).unwrap();
+        assert_eq!(files(&src), 1, "{src}");
+        assert_eq!(
+            values(&db, &src, &newest),
+            values(&db, "measurements", &newest)
+        );
+        assert_eq!(values(&db, &src, &newest).len(), 2 * 8);
+        let sums = db.summaries_of_runs(&newest).unwrap();
+        assert_eq!(files(&sums), 1, "{sums}");
+        assert_eq!(
+            medians(&db, &sums, &newest),
+            medians(&db, "summaries", &newest)
+        );
+        // Every run: every file (the whole view).
+        let all = runs_of(&db, "main");
+        assert_eq!(db.measurements_of_runs(&all).unwrap(), "measurements");
+
+        // An ingest since: its file has no range and is read beside the compacted one.
+        commit(dir.path(), "main", 7, 2);
+        let db = Db::open(dir.path()).unwrap();
+        let latest = newest_runs(&db, "main");
+        let src = db.measurements_of_runs(&latest).unwrap();
+        assert_eq!(files(&src), 1, "only the new, unranged file: {src}");
+        assert_eq!(values(&db, &src, &latest).len(), 2 * 8);
+        let src = db.measurements_of_runs(&newest).unwrap();
+        assert_eq!(files(&src), 2, "{src}");
+        assert_eq!(
+            values(&db, &src, &newest),
+            values(&db, "measurements", &newest)
+        );
+
+        // Compacting again leaves the two files of 48 rows (half the bound or more) and
+        // the one new file alone; two new files are merged, not the year before them.
+        wh.compact_to(std::time::Duration::ZERO, 48).unwrap();
+        let again = wh.committed().unwrap();
+        let mut kept = again.measurements.clone();
+        kept.sort();
+        let mut before = c.measurements.clone();
+        before.extend(wh_new_file(&again, &c));
+        before.sort();
+        assert_eq!(kept, before);
+        commit(dir.path(), "main", 8, 2);
+        wh.compact_to(std::time::Duration::ZERO, 48).unwrap();
+        let last = wh.committed().unwrap();
+        assert_eq!(last.measurements.len(), 3, "{:?}", last.measurements);
+        for m in &c.measurements {
+            assert!(last.measurements.contains(m), "{m} was rewritten");
+        }
+        let db = Db::open(dir.path()).unwrap();
+        let every = runs_of(&db, "main");
+        assert_eq!(every.len(), 16);
+        assert_eq!(values(&db, "measurements", &every).len(), 16 * 8);
+    }
+
+    /// The measurements files of `now` that `then` did not list.
+    fn wh_new_file(
+        now: &perfdb_ingest::warehouse::Committed,
+        then: &perfdb_ingest::warehouse::Committed,
+    ) -> Vec<String> {
+        now.measurements
+            .iter()
+            .filter(|m| !then.measurements.contains(m))
+            .cloned()
+            .collect()
+    }
 }

@@ -30,6 +30,32 @@ pub struct Db {
     /// The committed summaries files; `None` when some measurements files have no
     /// summary file (the view computes theirs), so per-file facts cannot stand in.
     summary_files: Option<std::sync::Arc<Vec<PathBuf>>>,
+    /// Each measurements and summaries file with the range of its runs' ingest times
+    /// when it names one (compacted files), to read only the files holding a few runs.
+    ranges: std::sync::Arc<Ranges>,
+}
+
+/// The measurements files, and the ingest-time range of each file that names one.
+#[derive(Default)]
+struct Ranges {
+    measurements: Vec<PathBuf>,
+    of: std::collections::HashMap<PathBuf, (i64, i64)>,
+}
+
+impl Ranges {
+    /// Of `files`, those that may hold a run ingested at one of `times`: every file
+    /// without a range, and those whose range holds one.
+    fn holding(&self, files: &[PathBuf], times: &[i64]) -> Vec<PathBuf> {
+        files
+            .iter()
+            .filter(|f| {
+                self.of
+                    .get(*f)
+                    .is_none_or(|(lo, hi)| times.iter().any(|t| lo <= t && t <= hi))
+            })
+            .cloned()
+            .collect()
+    }
 }
 
 /// The points of the runs `filter` selects (a SQL condition on `runs r`): each commit,
@@ -151,12 +177,20 @@ impl Db {
         perfdb_ingest::trace("open: rest", &mut t);
         let n_files = runs.len() + ms.len();
         let summary_files = bare.is_empty().then(|| std::sync::Arc::new(sums.clone()));
+        let mut ranges = Ranges {
+            measurements: ms.clone(),
+            of: Default::default(),
+        };
+        for (rel, r) in &c.ingested {
+            ranges.of.insert(wh.local(rel)?, *r);
+        }
         let files = [runs, ms, sums, bare, alerts, status, delivery].concat();
         let db = Db {
             conn,
             n_files,
             series: Default::default(),
             summary_files,
+            ranges: std::sync::Arc::new(ranges),
         };
         Ok((db, files))
     }
@@ -168,6 +202,7 @@ impl Db {
             n_files: self.n_files,
             series: self.series.clone(),
             summary_files: self.summary_files.clone(),
+            ranges: self.ranges.clone(),
         })
     }
 
@@ -198,8 +233,50 @@ impl Db {
         let Some(files) = &self.summary_files else {
             return Ok("summaries".into());
         };
-        let holding = facts::files_holding(&self.conn, files, runs)?;
+        // Compacted files by their ingest-time ranges; the others by their runs, read
+        // once per process.
+        let times = self.ingest_times(runs)?;
+        let candidates = self.ranges.holding(files, &times);
+        let (ranged, bare): (Vec<PathBuf>, Vec<PathBuf>) = candidates
+            .into_iter()
+            .partition(|f| self.ranges.of.contains_key(f));
+        let mut holding = facts::files_holding(&self.conn, &bare, runs)?;
+        holding.extend(ranged);
         Ok(format!("({})", summaries_select(&holding, &[])))
+    }
+
+    /// The `measurements` rows of the runs `runs` (and of any other run sharing their
+    /// files) as a query to read `FROM`: the files without an ingest-time range, and
+    /// the compacted files whose range holds one of the runs' ingest times. A
+    /// comparison of one commit in a year of data then reads one compacted file and
+    /// the files ingested since the last compaction, not fifty.
+    pub fn measurements_of_runs(&self, runs: &[String]) -> Result<String, DbError> {
+        let all = &self.ranges.measurements;
+        if self.ranges.of.is_empty() {
+            return Ok("measurements".into());
+        }
+        let files = self.ranges.holding(all, &self.ingest_times(runs)?);
+        if files.len() == all.len() {
+            return Ok("measurements".into());
+        }
+        let body = sql::view_select(&files, &MEASUREMENTS_SCHEMA);
+        Ok(format!("({body})"))
+    }
+
+    /// The distinct ingest times (microseconds) of the runs `runs`.
+    fn ingest_times(&self, runs: &[String]) -> Result<Vec<i64>, DbError> {
+        if self.ranges.of.is_empty() || runs.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.selection_table("_times_sel", runs)?;
+        let mut stmt = self.conn.prepare(
+            "SELECT DISTINCT epoch_us(ingested_at) FROM runs \
+             WHERE run_id IN (SELECT run_id FROM _times_sel)",
+        )?;
+        let times = stmt
+            .query_map([], |r| r.get::<_, i64>(0))?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(times)
     }
 
     /// (Re)create the temporary table `name(run_id)` holding `runs`, to join against.

@@ -71,7 +71,15 @@ pub(crate) fn empty_view(schema: &arrow::datatypes::Schema) -> String {
 }
 
 pub(crate) fn view_sql(name: &str, files: &[PathBuf], schema: &arrow::datatypes::Schema) -> String {
-    let body = if files.is_empty() {
+    format!(
+        "CREATE OR REPLACE VIEW {name} AS {}",
+        view_select(files, schema)
+    )
+}
+
+/// The query of a partitioned table's view over `files`.
+pub(crate) fn view_select(files: &[PathBuf], schema: &arrow::datatypes::Schema) -> String {
+    if files.is_empty() {
         empty_view(schema)
     } else {
         format!(
@@ -81,8 +89,7 @@ pub(crate) fn view_sql(name: &str, files: &[PathBuf], schema: &arrow::datatypes:
             file_list(files),
             schema::LABEL
         )
-    };
-    format!("CREATE OR REPLACE VIEW {name} AS {body}")
+    }
 }
 
 /// The `summaries` view: the summary files, and for measurements files without one the
