@@ -58,8 +58,9 @@ impl From<duckdb::Error> for DetectError {
 pub const NEAR: usize = 3;
 
 /// Measurement rows detect holds at once (about; whole series to a group): its memory
-/// stays bounded whatever the history's size.
-pub const ROWS_PER_PASS: usize = 250_000;
+/// stays bounded whatever the history's size (16 bytes a row: about 32 MB, and as much
+/// again to sort a group).
+pub const ROWS_PER_PASS: usize = 2_000_000;
 
 /// One metric of an event: its level before and after, and the test between them.
 #[derive(Debug, Clone, Serialize)]
@@ -227,7 +228,8 @@ struct Point {
 ///
 /// Memory: one scan spreads the rows over groups of about [`ROWS_PER_PASS`] rows, and
 /// the groups are read back one at a time, each series examined as a whole
-/// ([`read`]): a group's rows are held at once, not the label's.
+/// ([`read`]): a group's rows are held at once, not the label's; a group's series are
+/// examined on every core.
 pub fn detect(
     db: &Db,
     label: &str,
@@ -286,48 +288,12 @@ pub fn detect_in_passes(
             (m, *commit_code.entry(r.commit.as_str()).or_insert(next))
         })
         .collect();
-    let mut flush = |series: &read::Series, machine: &str, points: Vec<Point>| {
+    // One series' events on each machine class (pure: series run on every core).
+    let examine = |series: &read::Series, rows: &[read::Row]| -> Vec<Vec<(Event, MetricMove)>> {
         let [table, variant, key, metric, unit] = &series.names;
-        n_series += 1;
-        let id = SeriesId {
-            table: table.clone(),
-            variant: variant.clone(),
-            key: key.clone(),
-            metric: metric.clone(),
-            unit: unit.clone(),
-            machine: machine.to_string(),
-        };
-        let found = series_events(
-            &id,
-            series.direction,
-            series.key_order.as_deref(),
-            points,
-            &runs,
-            &params.for_series(table, variant),
-            params.confirm(),
-        );
-        for (ev, mv) in found {
-            let pos = |c: &str| position.get(c).copied().unwrap_or(usize::MAX);
-            if since_at.is_some_and(|at| pos(&ev.first_bad_commit) < at) {
-                continue;
-            }
-            match events
-                .iter_mut()
-                .find(|e| e.same_series(&ev) && e.first_bad_commit == ev.first_bad_commit)
-            {
-                Some(e) => e.metrics.push(mv),
-                None => events.push(Event {
-                    metrics: vec![mv],
-                    ..ev
-                }),
-            }
-        }
-    };
-    // (machine, commit, run, trial) of one series.
-    let mut trials: Vec<(u32, u32, u32, f64)> = Vec::new();
-    let mut vals: Vec<f64> = Vec::new();
-    read::for_each_series(db, label, &runs, rows_per_pass, coding, |series, rows| {
-        trials.clear();
+        // (machine, commit, run, trial) of the series.
+        let mut trials: Vec<(u32, u32, u32, f64)> = Vec::new();
+        let mut vals: Vec<f64> = Vec::new();
         for run_rows in rows.chunk_by(|a, b| a.run == b.run) {
             // A run's repeats of a row are one trial: their median.
             vals.clear();
@@ -339,6 +305,7 @@ pub fn detect_in_passes(
         // By machine, then commit, then run: a commit's trials in run order (codes
         // follow run ids), the same sums and p however the rows arrived.
         trials.sort_unstable_by_key(|t| (t.0, t.1, t.2));
+        let mut found = Vec::new();
         for of_machine in trials.chunk_by(|a, b| a.0 == b.0) {
             let points: Vec<Point> = of_machine
                 .chunk_by(|a, b| a.1 == b.1)
@@ -361,7 +328,61 @@ pub fn detect_in_passes(
                     }
                 })
                 .collect();
-            flush(series, machines[of_machine[0].0 as usize], points);
+            let id = SeriesId {
+                table: table.clone(),
+                variant: variant.clone(),
+                key: key.clone(),
+                metric: metric.clone(),
+                unit: unit.clone(),
+                machine: machines[of_machine[0].0 as usize].to_string(),
+            };
+            found.push(series_events(
+                &id,
+                series.direction,
+                series.key_order.as_deref(),
+                points,
+                &runs,
+                &params.for_series(table, variant),
+                params.confirm(),
+            ));
+        }
+        found
+    };
+    // Events of one series and machine class, merged in series order: a series' metrics
+    // moving at one commit are one event.
+    type Shape = (String, String, String, String, String);
+    let mut index: HashMap<Shape, usize> = HashMap::new();
+    let mut flush = |found: Vec<(Event, MetricMove)>| {
+        n_series += 1;
+        for (ev, mv) in found {
+            let pos = |c: &str| position.get(c).copied().unwrap_or(usize::MAX);
+            if since_at.is_some_and(|at| pos(&ev.first_bad_commit) < at) {
+                continue;
+            }
+            let at = (
+                ev.table.clone(),
+                ev.variant.clone(),
+                ev.key_json.clone(),
+                ev.machine.clone(),
+                ev.first_bad_commit.clone(),
+            );
+            match index.get(&at) {
+                Some(&i) => events[i].metrics.push(mv),
+                None => {
+                    index.insert(at, events.len());
+                    events.push(Event {
+                        metrics: vec![mv],
+                        ..ev
+                    });
+                }
+            }
+        }
+    };
+    read::for_each_group(db, label, &runs, rows_per_pass, coding, |group| {
+        for found in parallel_map(group, |(series, rows)| examine(series, rows)) {
+            for per_machine in found {
+                flush(per_machine);
+            }
         }
     })?;
     let events = join_tails(events, &position);
@@ -613,4 +634,35 @@ fn commit_order(runs: &[RunPoint]) -> Vec<String> {
     let mut v: Vec<(&str, (i64, i64))> = first.into_iter().collect();
     v.sort_by_key(|(c, t)| (*t, c.to_string()));
     v.into_iter().map(|(c, _)| c.to_string()).collect()
+}
+
+/// `f` of each item, in order, on every core (items handed out one at a time).
+fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(items.len())
+        .clamp(1, 16);
+    if workers == 1 {
+        return items.iter().map(f).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let out: std::sync::Mutex<Vec<Option<R>>> =
+        std::sync::Mutex::new((0..items.len()).map(|_| None).collect());
+    let work = || loop {
+        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let Some(item) = items.get(i) else { break };
+        let r = f(item);
+        out.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
+    };
+    std::thread::scope(|s| {
+        for _ in 1..workers {
+            s.spawn(work);
+        }
+        work();
+    });
+    out.into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_iter()
+        .map(|r| r.expect("every item examined"))
+        .collect()
 }

@@ -13,6 +13,7 @@
 use super::DetectError;
 use crate::db::{sql_str, Db, MACHINE_CLASS_SQL};
 use duckdb::arrow::array::{Array, Float64Array, UInt64Array};
+use perfdb_ingest::hash::Fx;
 use perfdb_ingest::model::Direction;
 use std::collections::HashMap;
 use std::io::{BufReader, BufWriter, Read, Write};
@@ -111,8 +112,8 @@ fn series_of(db: &Db, label: &str) -> Result<Vec<Series>, DetectError> {
 }
 
 /// hash -> index, or `None` when two items share a hash.
-fn unique_codes(hashes: impl Iterator<Item = u64>) -> Option<HashMap<u64, u32>> {
-    let mut map = HashMap::new();
+fn unique_codes(hashes: impl Iterator<Item = u64>) -> Option<HashMap<u64, u32, Fx>> {
+    let mut map = HashMap::default();
     for (i, h) in hashes.enumerate() {
         if map.insert(h, i as u32).is_some() {
             return None;
@@ -178,15 +179,15 @@ fn spill_error(e: std::io::Error) -> DetectError {
     DetectError::Spill(e.to_string())
 }
 
-/// Hand every series of `label` with its rows (sorted by run code) to `each`, one
-/// series at a time, holding about `rows_per_pass` rows at once.
-pub(super) fn for_each_series(
+/// Hand every series of `label` with its rows (sorted by run code) to `each`, a group
+/// of series at a time (in series order), holding about `rows_per_pass` rows at once.
+pub(super) fn for_each_group(
     db: &Db,
     label: &str,
     runs: &[RunPoint],
     rows_per_pass: usize,
     coding: Coding,
-    mut each: impl FnMut(&Series, &[Row]),
+    mut each: impl FnMut(&[(&Series, &[Row])]),
 ) -> Result<(), DetectError> {
     let mut t = std::time::Instant::now();
     let series = series_of(db, label)?;
@@ -293,13 +294,15 @@ pub(super) fn for_each_series(
         let mut rows = sink.into_rows().map_err(spill_error)?;
         rows.sort_unstable_by_key(|a| (a.0, a.1.run));
         let just_rows: Vec<Row> = rows.iter().map(|r| r.1).collect();
+        let mut group = Vec::new();
         let mut start = 0;
         while start < rows.len() {
             let code = rows[start].0;
             let end = start + rows[start..].partition_point(|r| r.0 == code);
-            each(&series[code as usize], &just_rows[start..end]);
+            group.push((&series[code as usize], &just_rows[start..end]));
             start = end;
         }
+        each(&group);
     }
     perfdb_ingest::trace("detect: series examined", &mut t);
     Ok(())

@@ -26,7 +26,7 @@ use perfdb_ingest::model::{
 };
 use perfdb_ingest::warehouse::Warehouse;
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// What is missing: a whole machine class (empty table), or one series of a class.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -74,7 +74,9 @@ struct Commits {
     key_order: HashMap<SeriesKey, String>,
 }
 
-fn read(db: &Db, label: &str) -> Result<Commits, DetectError> {
+/// The runs of the label (their class and commit), and the series of the commits the
+/// rule looks at: each class's newest `window` commits (a year of history is not read).
+fn read(db: &Db, label: &str, window: usize) -> Result<Commits, DetectError> {
     let order = crate::db::history_points(db, &format!("r.label = {}", sql_str(label)))?;
     let at: HashMap<&str, usize> = order
         .iter()
@@ -104,11 +106,46 @@ fn read(db: &Db, label: &str) -> Result<Commits, DetectError> {
         let n = newest_run.entry(class).or_insert(ingested);
         *n = (*n).max(ingested);
     }
+    // The runs of each class's newest `window` commits, and the files holding them.
+    let wanted: HashSet<(&str, usize)> = seen
+        .iter()
+        .flat_map(|(class, by_commit)| {
+            by_commit
+                .keys()
+                .rev()
+                .take(window)
+                .map(move |i| (class.as_str(), *i))
+        })
+        .collect();
+    let mut stmt = db.conn.prepare(&format!(
+        "SELECT r.run_id, {MACHINE_CLASS_SQL} AS class, coalesce(r.\"commit\", r.label) AS point \
+         FROM runs r WHERE r.label = {}",
+        sql_str(label)
+    ))?;
+    let mut runs: Vec<String> = Vec::new();
+    for row in stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(2)?,
+        ))
+    })? {
+        let (run, class, point) = row?;
+        if at
+            .get(point.as_str())
+            .is_some_and(|i| wanted.contains(&(class.as_str(), *i)))
+        {
+            runs.push(run);
+        }
+    }
+    let source = db.summaries_of_runs(&runs)?;
+    db.selection_table("stale_sel", &runs)?;
     let mut stmt = db.conn.prepare(&format!(
         "SELECT DISTINCT {MACHINE_CLASS_SQL} AS class, coalesce(r.\"commit\", r.label) AS point, \
                 s.table_name, s.variant, s.key, s.metric, s.key_order \
-         FROM summaries s JOIN runs r ON s.run_id = r.run_id \
-         WHERE s.label = {} AND s.direction IN ('lower', 'higher')",
+         FROM {source} s JOIN runs r ON s.run_id = r.run_id \
+         WHERE s.label = {} AND s.direction IN ('lower', 'higher') \
+           AND s.run_id IN (SELECT run_id FROM stale_sel)",
         sql_str(label)
     ))?;
     let rows = stmt.query_map([], |r| {
@@ -233,7 +270,7 @@ pub fn check(
     cfg: &StaleConfig,
     now_us: i64,
 ) -> Result<StaleOutcome, DetectError> {
-    let commits = read(db, label)?;
+    let commits = read(db, label, cfg.reported() + cfg.missing())?;
     let found = find(&commits, cfg);
     let stored: Vec<AlertView> = triage::list(db, None)?
         .into_iter()
