@@ -220,7 +220,9 @@ pub struct DetectArgs {
     /// The label whose history to scan, e.g. main
     #[arg(long, default_value = "main")]
     pub label: String,
-    /// Report only changes whose first bad commit is this commit (prefix) or later
+    /// Report only changes whose first bad commit is this commit (prefix) or later,
+    /// reading the history from `context` commits before it ([detect] in perfdb.toml,
+    /// default 200), not the whole label: what CI runs after each commit
     #[arg(long, value_name = "COMMIT")]
     pub since: Option<String>,
     /// POST each active alert not yet delivered there (repeatable): `http://` or

@@ -104,6 +104,17 @@ fn detect_finds_the_three_changed_shapes_at_c13_in_each_format() {
     let out = wh.run(&["detect", "--label", "main", "--since", "c99"]);
     assert_eq!(code(&out), 2);
     assert!(stderr(&out).contains("no commit of label 'main' starts with it"));
+    // --since reads `context` commits before its commit: with three, c10..c20 are read
+    // for --since c13, and the c13 step is the one the whole history shows.
+    let cfg = wh.path().join("context.toml");
+    std::fs::write(&cfg, "[detect]\ncontext = 3\n").unwrap();
+    let cfg = cfg.to_str().unwrap();
+    let (_, windowed) = detect_json(&wh, &["--since", "c13", "--config", cfg]);
+    assert_eq!(windowed["commits"], 11, "c10..c20");
+    assert_eq!(regressions(&windowed), want);
+    let (_, whole) = detect_json(&wh, &["--since", "c13"]);
+    assert_eq!(whole["commits"], 20);
+    assert_eq!(regressions(&whole), want);
 }
 
 #[test]

@@ -47,6 +47,9 @@ pub struct DetectConfig {
     /// Commits a new level must hold before its alert pages (default 3): until then a
     /// step at the tip is pending.
     pub confirm: Option<usize>,
+    /// With `detect --since C`, how many commits before C are read as the history a
+    /// change is judged against (default 200); a run without --since reads every commit.
+    pub context: Option<usize>,
     #[serde(default, rename = "override")]
     pub overrides: Vec<DetectOverride>,
     /// `[detect.stale]`: when missing data raises an alert.
@@ -99,6 +102,11 @@ pub struct DetectOverride {
     pub min_step: f64,
 }
 
+/// The default of `[detect] context`: commits before `detect --since`'s commit read as
+/// its history; about three weeks of ten commits a day, far more than a step needs
+/// ([`crate::stats::changepoint::MIN_SEGMENT`] commits a side).
+pub const CONTEXT: usize = 200;
+
 /// The default of `[detect] confirm`.
 pub const CONFIRM: usize = 3;
 
@@ -106,6 +114,11 @@ impl DetectConfig {
     /// Commits a new level must hold before it pages.
     pub fn confirm(&self) -> usize {
         self.confirm.unwrap_or(CONFIRM)
+    }
+
+    /// Commits before `detect --since`'s commit read as its history.
+    pub fn context(&self) -> usize {
+        self.context.unwrap_or(CONTEXT)
     }
 
     /// The detector's thresholds for one series.

@@ -273,6 +273,20 @@ pub fn detect_in_passes(
                 })?,
         ),
     };
+    // With --since, the window from `context` commits before it: what a new commit
+    // changed is read against the recent past, not the whole history again.
+    let start = since_at.map_or(0, |at| at.saturating_sub(params.context()));
+    let (runs, scope) = if start > 0 {
+        let runs: Vec<RunPoint> = runs
+            .into_iter()
+            .filter(|r| position.get(r.commit.as_str()).is_some_and(|p| *p >= start))
+            .collect();
+        let ids: Vec<String> = runs.iter().map(|r| r.run_id.clone()).collect();
+        let scope = read::Scope::new(db, label, Some(&ids))?;
+        (runs, scope)
+    } else {
+        (runs, read::Scope::new(db, label, None)?)
+    };
     let mut n_series = 0;
     let mut events: Vec<Event> = Vec::new();
     // Each run's machine class and commit as codes (machine codes in name order).
@@ -378,7 +392,7 @@ pub fn detect_in_passes(
             }
         }
     };
-    read::for_each_group(db, label, &runs, rows_per_pass, coding, |group| {
+    read::for_each_group(db, &scope, &runs, rows_per_pass, coding, |group| {
         for found in parallel_map(group, |(series, rows)| examine(series, rows)) {
             for per_machine in found {
                 flush(per_machine);
@@ -407,7 +421,7 @@ pub fn detect_in_passes(
         label: label.to_string(),
         since: since.map(String::from),
         series: n_series,
-        commits: order_of_commits.len(),
+        commits: order_of_commits.len() - start,
         events,
         order: order_of_commits,
     })

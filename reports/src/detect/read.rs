@@ -87,13 +87,39 @@ fn rows_filter(label: &str) -> String {
     )
 }
 
+/// Where detect reads a label's rows: every measurement, or those of a window's runs
+/// (from the files that may hold them; [`Db::measurements_of_runs`]).
+pub(super) struct Scope {
+    source: String,
+    filter: String,
+    runs_filter: String,
+}
+
+impl Scope {
+    pub(super) fn new(db: &Db, label: &str, runs: Option<&[String]>) -> Result<Scope, DetectError> {
+        let mut scope = Scope {
+            source: "measurements".into(),
+            filter: rows_filter(label),
+            runs_filter: format!("label = {}", sql_str(label)),
+        };
+        if let Some(runs) = runs {
+            scope.source = db.measurements_of_runs(runs)?;
+            db.selection_table("detect_sel", runs)?;
+            let only = " AND run_id IN (SELECT run_id FROM detect_sel)";
+            scope.filter.push_str(only);
+            scope.runs_filter.push_str(only);
+        }
+        Ok(scope)
+    }
+}
+
 /// Every series of `label` with rows, in name order: a series' code is its index here.
-fn series_of(db: &Db, label: &str) -> Result<Vec<Series>, DetectError> {
+fn series_of(db: &Db, scope: &Scope) -> Result<Vec<Series>, DetectError> {
     let sql = format!(
         "SELECT {SERIES_COLUMNS}, any_value(direction), any_value(key_order), count(*), \
                 hash({SERIES_COLUMNS}) \
-         FROM measurements WHERE {} GROUP BY {SERIES_COLUMNS} ORDER BY {SERIES_COLUMNS}",
-        rows_filter(label)
+         FROM {} AS src WHERE {} GROUP BY {SERIES_COLUMNS} ORDER BY {SERIES_COLUMNS}",
+        scope.source, scope.filter
     );
     let mut stmt = db.conn.prepare(&sql)?;
     let rows = stmt
@@ -183,14 +209,14 @@ fn spill_error(e: std::io::Error) -> DetectError {
 /// of series at a time (in series order), holding about `rows_per_pass` rows at once.
 pub(super) fn for_each_group(
     db: &Db,
-    label: &str,
+    scope: &Scope,
     runs: &[RunPoint],
     rows_per_pass: usize,
     coding: Coding,
     mut each: impl FnMut(&[(&Series, &[Row])]),
 ) -> Result<(), DetectError> {
     let mut t = std::time::Instant::now();
-    let series = series_of(db, label)?;
+    let series = series_of(db, scope)?;
     perfdb_ingest::trace("detect: series", &mut t);
     let series_codes = unique_codes(series.iter().map(|s| s.hash));
     let run_codes = unique_codes(runs.iter().map(|r| r.hash));
@@ -235,19 +261,19 @@ pub(super) fn for_each_group(
         .collect::<std::io::Result<_>>()
         .map_err(spill_error)?;
 
-    let filter = rows_filter(label);
+    let (source, filter) = (&scope.source, &scope.filter);
     let sql = match &codes {
         Some(_) => format!(
-            "SELECT hash({SERIES_COLUMNS}), hash(run_id), value FROM measurements WHERE {filter}"
+            "SELECT hash({SERIES_COLUMNS}), hash(run_id), value FROM {source} AS src WHERE {filter}"
         ),
         None => format!(
             "WITH s AS (SELECT CAST(row_number() OVER (ORDER BY {SERIES_COLUMNS}) - 1 AS UBIGINT) AS sid, {SERIES_COLUMNS} \
-                        FROM (SELECT DISTINCT {SERIES_COLUMNS} FROM measurements WHERE {filter})), \
+                        FROM (SELECT DISTINCT {SERIES_COLUMNS} FROM {source} AS src WHERE {filter})), \
                   r AS (SELECT CAST(row_number() OVER (ORDER BY run_id) - 1 AS UBIGINT) AS rid, run_id \
-                        FROM runs WHERE label = {}) \
-             SELECT s.sid, r.rid, m.value FROM measurements m \
+                        FROM runs WHERE {}) \
+             SELECT s.sid, r.rid, m.value FROM {source} m \
              JOIN s USING ({SERIES_COLUMNS}) JOIN r USING (run_id) WHERE {filter}",
-            sql_str(label)
+            scope.runs_filter
         ),
     };
     let mut stmt = db.conn.prepare(&sql)?;
