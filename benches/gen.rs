@@ -517,9 +517,19 @@ pub fn build_year(
     commits: usize,
     compact_every: Option<usize>,
 ) -> Warehouse {
+    build_year_from(dir, 0, commits, compact_every)
+}
+
+/// [`build_year`]'s commits `from..commits` (a later day onto a year already built).
+pub fn build_year_from(
+    dir: &std::path::Path,
+    from: usize,
+    commits: usize,
+    compact_every: Option<usize>,
+) -> Warehouse {
     let wh = Warehouse::new(dir);
     let step_at = commits - commits / 50;
-    for c in 0..commits {
+    for c in from..commits {
         for m in 0..YEAR_MACHINES.len() {
             let prepared: Vec<_> = (0..5)
                 .map(|t| {

@@ -5,10 +5,11 @@
 //! `gen_warehouse DIR ROWS --commits RUNS_PER_COMMIT`: a team-scale history instead, as
 //! CI leaves it: label `main`, one ingest per commit, 1,000 rows a run (see
 //! `benches/gen.rs`, `build_history`).
-//! `gen_warehouse DIR COMMITS --year [--compact-every N]`: a year of a team's CI:
-//! COMMITS commits x 3 machine classes x 5 trials of 1,840 rows (H200 GEMM shapes, 10
-//! variants, 4 metrics), one Delta commit per commit and class, compacted every N
-//! commits (36: daily) when asked; 3,625 commits = 100M rows (`build_year`).
+//! `gen_warehouse DIR COMMITS --year [--compact-every N] [--from F]`: a year of a
+//! team's CI: COMMITS commits x 3 machine classes x 5 trials of 1,840 rows (H200 GEMM
+//! shapes, 10 variants, 4 metrics), one Delta commit per commit and class, compacted
+//! every N commits (36: daily) when asked; 3,625 commits = 100M rows (`build_year`).
+//! With `--from F`, only commits F.. (a further day onto a year built before).
 
 #[path = "../benches/gen.rs"]
 mod gen;
@@ -19,19 +20,23 @@ fn main() {
         args.get(1),
         args.get(2).and_then(|r| r.parse::<usize>().ok()),
     ) else {
-        eprintln!("usage: gen_warehouse DIR ROWS [--commits RUNS_PER_COMMIT] | gen_warehouse DIR COMMITS --year [--compact-every N]");
+        eprintln!("usage: gen_warehouse DIR ROWS [--commits RUNS_PER_COMMIT] | gen_warehouse DIR COMMITS --year [--compact-every N] [--from F]");
         std::process::exit(2);
     };
     if args.get(3).map(String::as_str) == Some("--year") {
         let t = std::time::Instant::now();
-        let every = match (args.get(4).map(String::as_str), args.get(5)) {
-            (Some("--compact-every"), Some(n)) => n.parse::<usize>().ok().filter(|n| *n > 0),
-            _ => None,
+        let option = |name: &str| {
+            args.iter()
+                .position(|a| a == name)
+                .and_then(|i| args.get(i + 1))
+                .and_then(|n| n.parse::<usize>().ok())
         };
-        gen::build_year(std::path::Path::new(dir), rows, every);
+        let every = option("--compact-every").filter(|n| *n > 0);
+        let from = option("--from").unwrap_or(0);
+        gen::build_year_from(std::path::Path::new(dir), from, rows, every);
         eprintln!(
             "built {dir}: {rows} commits, {} rows, in {:.1} s",
-            rows * 3 * 5 * gen::YEAR_ROWS_PER_RUN,
+            (rows - from) * 3 * 5 * gen::YEAR_ROWS_PER_RUN,
             t.elapsed().as_secs_f64()
         );
         return;
