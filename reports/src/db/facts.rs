@@ -263,11 +263,16 @@ mod tests {
 
     /// The medians of `runs` read from `src` (the view, or the files holding them).
     fn medians(db: &Db, src: &str, runs: &[String]) -> Vec<(String, String, f64)> {
+        numbers(db, src, runs, "median")
+    }
+
+    /// `column` of each row of `runs` in `src`, with its run and series, sorted.
+    fn numbers(db: &Db, src: &str, runs: &[String], column: &str) -> Vec<(String, String, f64)> {
         db.selection_table("facts_sel", runs).unwrap();
         let mut stmt = db
             .conn
             .prepare(&format!(
-                "SELECT run_id, key || variant || metric, median FROM {src} \
+                "SELECT run_id, key || variant || metric, {column} FROM {src} \
                  WHERE run_id IN (SELECT run_id FROM facts_sel) ORDER BY ALL"
             ))
             .unwrap();
@@ -338,18 +343,7 @@ mod tests {
 
     /// The values of `runs` read from `src` (the view, or the files that may hold them).
     fn values(db: &Db, src: &str, runs: &[String]) -> Vec<(String, String, f64)> {
-        db.selection_table("facts_sel", runs).unwrap();
-        let mut stmt = db
-            .conn
-            .prepare(&format!(
-                "SELECT run_id, key || variant || metric, value FROM {src} \
-                 WHERE run_id IN (SELECT run_id FROM facts_sel) ORDER BY ALL"
-            ))
-            .unwrap();
-        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap()
+        numbers(db, src, runs, "value")
     }
 
     #[test]

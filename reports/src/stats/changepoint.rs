@@ -75,14 +75,18 @@ pub fn detect_with(series: &[Vec<f64>], params: &Params) -> Vec<ChangePoint> {
                 .collect()
         })
         .collect();
-    let meds: Vec<f64> = logs
-        .iter()
-        .map(|t| if t.is_empty() { f64::NAN } else { median(t) })
-        .collect();
+    let meds = medians(&logs);
     let mut candidates = Vec::new();
     split(&logs, &meds, 0, logs.len(), params, &mut candidates);
     candidates.sort_unstable();
     merge(&logs, candidates, params)
+}
+
+/// Each commit's median (NaN for a commit without values).
+fn medians(logs: &[Vec<f64>]) -> Vec<f64> {
+    logs.iter()
+        .map(|t| if t.is_empty() { f64::NAN } else { median(t) })
+        .collect()
 }
 
 /// Welch's p and the step (after / before of the medians) of `logs[lo..s]` vs `logs[s..hi]`.
@@ -376,10 +380,7 @@ mod tests {
                             .collect()
                     })
                     .collect();
-                let meds: Vec<f64> = logs
-                    .iter()
-                    .map(|t| if t.is_empty() { f64::NAN } else { median(t) })
-                    .collect();
+                let meds = medians(&logs);
                 let present = |a: usize, b: usize| -> Vec<f64> {
                     meds[a..b]
                         .iter()
