@@ -75,7 +75,7 @@ pub enum Command {
     Detect(DetectArgs),
     /// The alerts `detect` stored: list, show, acknowledge, dismiss, reopen
     Alerts(AlertsArgs),
-    /// Merge each partition's files into one (files stay on disk until `vacuum`)
+    /// Merge small files into bounded ones (replaced files stay on disk until `vacuum`)
     Compact(CompactArgs),
     /// Delete files no table lists any more (replaced by `compact`, or left by
     /// interrupted commands) once they are older than the retention
@@ -322,7 +322,7 @@ pub struct CompactArgs {
     pub grace: u64,
     /// Rows a merged measurements file holds at most; a file of half as many or more is
     /// left as it is, so a compaction reads only what was ingested since the last
-    /// (a compaction holds one such file in memory: about 1.5 GB at the default)
+    /// (a compaction holds one such file in memory: about 1.2 GB at the default, measured)
     #[arg(long, value_name = "ROWS", default_value_t = perfdb_ingest::warehouse::compact::FILE_ROWS, value_parser = clap::value_parser!(u64).range(1..))]
     pub file_rows: u64,
 }

@@ -1,7 +1,7 @@
 //! Upkeep of the warehouse's tables: `compact` merges each partition's small files into
-//! files of a bounded size (ordinary commits: `remove`s and `add`s), and takes the files of batches never
-//! gated (killed writers) out of the logs; `vacuum` is the only thing that deletes a
-//! file, and only one no log lists any more, older than its retention.
+//! files of a bounded size (ordinary commits: `remove`s and `add`s), and takes the files
+//! of batches never gated (killed writers) out of the logs; `vacuum` is the only thing
+//! that deletes a file, and only one no log lists any more, older than its retention.
 //!
 //! A compaction commits in the gate's order ([`super`]'s documentation): first `runs` (the merged
 //! runs files, admitting the merged batch and, until the values are replaced, the
@@ -70,8 +70,8 @@ impl Change {
 }
 
 /// Rows a compacted measurements file holds at most: a compaction holds one such file
-/// in memory (about 1.5 GB at 2M rows of the GEMM tables), and a year of a team's CI
-/// (100M rows) is 50 files a label.
+/// in memory (1.1-1.3 GB max RSS at 2M rows of the year benchmark's GEMM tables), and a
+/// year of a team's CI (100M rows) is 50 files a label.
 pub const FILE_ROWS: u64 = 2_000_000;
 
 /// What a compaction does to one label's values.
