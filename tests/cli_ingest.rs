@@ -477,6 +477,45 @@ fn one_file_per_command_and_partition_then_compact() {
 }
 
 #[test]
+fn compact_file_rows_bounds_the_merged_files() {
+    let wh = Wh::new();
+    ingest_history(&wh, &[1, 2, 3, 4, 5, 6]);
+    let per_commit = wh.count(
+        "SELECT count(*) FROM measurements m JOIN runs r USING (run_id) WHERE r.\"commit\" = 'c01'",
+    );
+    let before = wh.count("SELECT count(*) FROM measurements");
+    // Files under half the bound are merged: a commit's file (per_commit rows) is.
+    let bound = (3 * per_commit - 1).to_string();
+    let out = wh.ok(&["compact", "--grace", "0", "--file-rows", &bound]);
+    assert!(out.contains("12 file(s) -> 4;"), "{out}");
+    let c = perfdb_ingest::warehouse::Warehouse::new(wh.path())
+        .committed()
+        .unwrap();
+    // Six ingests of a commit each, in files of fewer than three commits' rows: three
+    // files of two, each with the ingest-time range of its runs.
+    assert_eq!(c.measurements.len(), 3, "{:?}", c.measurements);
+    for m in &c.measurements {
+        let rows: usize = perfdb_ingest::warehouse::read_columns(&wh.path().join(m), &["run_id"])
+            .unwrap()
+            .iter()
+            .map(|b| b.num_rows())
+            .sum();
+        assert_eq!(rows as i64, 2 * per_commit, "{m}");
+        assert!(c.ingested.contains_key(m), "{m} has no range");
+    }
+    assert_eq!(wh.count("SELECT count(*) FROM measurements"), before);
+    // Files of half the bound or more stay as they are.
+    let out = wh.ok(&["compact", "--grace", "0", "--file-rows", &bound]);
+    assert!(out.contains("4 file(s) -> 4;"), "{out}");
+    let again = perfdb_ingest::warehouse::Warehouse::new(wh.path())
+        .committed()
+        .unwrap();
+    assert_eq!(again.measurements, c.measurements);
+    let out = wh.run(&["compact", "--file-rows", "0"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+}
+
+#[test]
 fn readers_survive_compaction() {
     // A reader loop (compare, sql) while ingests and compactions run: no reader ever
     // fails on a file the manifest it read listed. (Compactions keep replaced files for
