@@ -511,17 +511,9 @@ pub fn year_run(
 /// on each of the three machine classes 5 trials of [`YEAR_ROWS_PER_RUN`] rows, one
 /// Delta commit per commit and class; variant `v3` steps 1.15x at the last 50th of the
 /// commits. 3,625 commits hold 100M rows. With `compact_every`, a `compact` after every
-/// that many commits (a day is 36), as a team's nightly job would.
+/// that many commits (a day is 36), as a team's nightly job would. Only commits
+/// `from..commits` are built: 0 for a year, more for a further day onto one.
 pub fn build_year(
-    dir: &std::path::Path,
-    commits: usize,
-    compact_every: Option<usize>,
-) -> Warehouse {
-    build_year_from(dir, 0, commits, compact_every)
-}
-
-/// [`build_year`]'s commits `from..commits` (a later day onto a year already built).
-pub fn build_year_from(
     dir: &std::path::Path,
     from: usize,
     commits: usize,

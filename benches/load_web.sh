@@ -42,22 +42,13 @@ PAGES=(
   "compare-saved|/compare?saved=$SAVED"
   "api-runs|/api/runs"
 )
-cat > "$TMP/report.lua" <<'LUA'
-done = function(summary, latency, requests)
-  local errors = summary.errors.connect + summary.errors.read + summary.errors.write
-    + summary.errors.timeout + summary.errors.status
-  io.write(string.format("p50 %.2f ms  p99 %.2f ms  max %.2f ms  %.0f req/s  %d requests  %d errors\n",
-    latency:percentile(50) / 1000, latency:percentile(99) / 1000, latency.max / 1000,
-    summary.requests / (summary.duration / 1e6), summary.requests, errors))
-end
-LUA
 first() { curl -s -o /dev/null -w "%{http_code} in %{time_total} s, %{size_download} bytes" "http://127.0.0.1:$PORT$1"; }
 echo "== first request after serve starts, then warm under 32 connections for $DURATION"
 for p in "${PAGES[@]}"; do
   name="${p%%|*}"; url="${p#*|}"
   printf '%-14s first: %s\n' "$name" "$(first "$url")"
   printf '%-14s warm:  ' "$name"
-  wrk -t2 -c32 -d"$DURATION" --timeout 10s -s "$TMP/report.lua" "http://127.0.0.1:$PORT$url" | tail -1
+  wrk -t2 -c32 -d"$DURATION" --timeout 10s -s benches/wrk_report.lua "http://127.0.0.1:$PORT$url" | tail -1
 done
 echo "== one ingest (a new commit on main), then the first request to each page"
 "$PERFDB" --warehouse "$WH" ingest sample-data/h200-gemm/ab/aiter/base/trial1.log \

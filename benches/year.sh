@@ -88,21 +88,12 @@ PAGES=(
   "chart|/chart?table=gemm_a16w16&metric=latency&runs=$LAST"
   "compare|/compare?base=main%40$LAST&head=pr-$$"
 )
-cat > "$TMP/report.lua" <<'LUA'
-done = function(summary, latency, requests)
-  local errors = summary.errors.connect + summary.errors.read + summary.errors.write
-    + summary.errors.timeout + summary.errors.status
-  io.write(string.format("p50 %.2f ms  p99 %.2f ms  max %.2f ms  %.0f req/s  %d errors\n",
-    latency:percentile(50) / 1000, latency:percentile(99) / 1000, latency.max / 1000,
-    summary.requests / (summary.duration / 1e6), errors))
-end
-LUA
 first() { curl -s -o /dev/null -w "%{http_code} in %{time_total} s" "http://127.0.0.1:$PORT$1"; }
 for p in "${PAGES[@]}"; do
   name="${p%%|*}"; url="${p#*|}"
   printf '%-10s first: %s\n' "$name" "$(first "$url")"
   printf '%-10s warm:  ' "$name"
-  wrk -t2 -c32 -d"$DURATION" --timeout 10s -s "$TMP/report.lua" "http://127.0.0.1:$PORT$url" | tail -1
+  wrk -t2 -c32 -d"$DURATION" --timeout 10s -s benches/wrk_report.lua "http://127.0.0.1:$PORT$url" | tail -1
 done
 # The first request to each page after an ingest.
 "$P" --warehouse "$WH" ingest "$TMP/pr" --label "after-$$" --arch sm_90 --machine h200-a >/dev/null

@@ -33,7 +33,7 @@ fn main() {
         };
         let every = option("--compact-every").filter(|n| *n > 0);
         let from = option("--from").unwrap_or(0);
-        gen::build_year_from(std::path::Path::new(dir), from, rows, every);
+        gen::build_year(std::path::Path::new(dir), from, rows, every);
         eprintln!(
             "built {dir}: {rows} commits, {} rows, in {:.1} s",
             (rows - from) * 3 * 5 * gen::YEAR_ROWS_PER_RUN,

@@ -9,6 +9,7 @@ pub mod detect;
 pub mod noise;
 pub mod notify;
 pub mod overview;
+pub mod par;
 pub mod render;
 pub mod saved;
 // The one module with unsafe code: DuckDB's C API, for the kind of a statement.

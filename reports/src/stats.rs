@@ -544,8 +544,8 @@ pub const INDEX_TABLE_MAX: usize = 64;
 /// One uniform and a binary search a draw, where [`bootstrap_statistic`] draws a Beta
 /// (two Gammas); the same distribution (a test enumerates every resample of small n).
 pub struct IndexDraw {
-    cum: Vec<f64>,
-    pairs: Vec<(u32, u32)>,
+    /// Each outcome's places and probability.
+    outcomes: Vec<((usize, usize), f64)>,
     /// Walker's alias table over `pairs`: outcome i is kept with probability
     /// `keep[i]`, else it is `alias[i]` (one uniform, one comparison a draw).
     keep: Vec<f64>,
@@ -603,16 +603,13 @@ impl IndexDraw {
             }
         }
         probs.retain(|(_, p)| *p > 0.0);
-        let mut cum = Vec::with_capacity(probs.len());
-        let mut total = 0.0;
-        for (_, p) in &probs {
-            total += p;
-            cum.push(total);
-        }
+        let total: f64 = probs.iter().map(|(_, p)| p).sum();
         let (keep, alias) = alias_table(&probs.iter().map(|(_, p)| p / total).collect::<Vec<_>>());
         IndexDraw {
-            cum,
-            pairs: probs.into_iter().map(|(pair, _)| pair).collect(),
+            outcomes: probs
+                .into_iter()
+                .map(|((lo, hi), p)| ((lo as usize, hi as usize), p))
+                .collect(),
             keep,
             alias,
         }
@@ -627,22 +624,12 @@ impl IndexDraw {
         } else {
             self.alias[i] as usize
         };
-        let (lo, hi) = self.pairs[at];
-        (lo as usize, hi as usize)
+        self.outcomes[at].0
     }
 
     /// Each outcome's places and probability (for tests and inspection).
     pub fn outcomes(&self) -> Vec<((usize, usize), f64)> {
-        let mut last = 0.0;
-        self.cum
-            .iter()
-            .zip(&self.pairs)
-            .map(|(c, (lo, hi))| {
-                let p = c - last;
-                last = *c;
-                ((*lo as usize, *hi as usize), p)
-            })
-            .collect()
+        self.outcomes.clone()
     }
 }
 
@@ -736,33 +723,9 @@ pub fn bootstrap_geomean_ci(rows: &[(Vec<f64>, Vec<f64>)], stat: Statistic) -> O
         }
         sums
     };
-    let chunks: Vec<&[(Vec<f64>, Vec<f64>)]> = sorted.chunks(CHUNK).collect();
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let done: std::sync::Mutex<Vec<Option<Vec<f64>>>> =
-        std::sync::Mutex::new(vec![None; chunks.len()]);
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(chunks.len())
-        .clamp(1, 8);
-    let work = || loop {
-        let c = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let Some(rows) = chunks.get(c) else { break };
-        let sums = chunk_sums(rows, c * CHUNK);
-        done.lock().unwrap_or_else(|p| p.into_inner())[c] = Some(sums);
-    };
-    std::thread::scope(|s| {
-        for _ in 1..workers {
-            s.spawn(work);
-        }
-        work();
-    });
+    let chunks: Vec<_> = sorted.chunks(CHUNK).enumerate().collect();
     let mut total = vec![0.0; BOOTSTRAP_RESAMPLES];
-    for sums in done
-        .into_inner()
-        .unwrap_or_else(|p| p.into_inner())
-        .into_iter()
-        .flatten()
-    {
+    for sums in crate::par::parallel_map(&chunks, |(c, rows)| chunk_sums(rows, c * CHUNK)) {
         for (t, v) in total.iter_mut().zip(sums) {
             *t += v;
         }

@@ -67,8 +67,8 @@ pub(super) fn load_side(
     let (source, run_pred) = if side.matched_by == MatchedBy::Label {
         ("measurements".to_string(), String::new())
     } else {
-        let source = db.measurements_of_runs(&side.runs)?;
         db.selection_table("sel", &side.runs)?;
+        let source = db.measurements_of_selection("sel")?;
         (
             source,
             " AND m.run_id IN (SELECT run_id FROM sel)".to_string(),

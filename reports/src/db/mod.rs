@@ -235,7 +235,12 @@ impl Db {
         };
         // Compacted files by their ingest-time ranges; the others by their runs, read
         // once per process.
-        let times = self.ingest_times(runs)?;
+        let times = if self.ranges.of.is_empty() {
+            Vec::new()
+        } else {
+            self.selection_table("_times_sel", runs)?;
+            self.ingest_times("_times_sel")?
+        };
         let candidates = self.ranges.holding(files, &times);
         let (ranged, bare): (Vec<PathBuf>, Vec<PathBuf>) = candidates
             .into_iter()
@@ -251,11 +256,21 @@ impl Db {
     /// comparison of one commit in a year of data then reads one compacted file and
     /// the files ingested since the last compaction, not fifty.
     pub fn measurements_of_runs(&self, runs: &[String]) -> Result<String, DbError> {
+        if self.ranges.of.is_empty() {
+            return Ok("measurements".into());
+        }
+        self.selection_table("_times_sel", runs)?;
+        self.measurements_of_selection("_times_sel")
+    }
+
+    /// [`Db::measurements_of_runs`] of the runs a [`Db::selection_table`] holds (a
+    /// reader that joins against that table loads its runs once).
+    pub fn measurements_of_selection(&self, selection: &str) -> Result<String, DbError> {
         let all = &self.ranges.measurements;
         if self.ranges.of.is_empty() {
             return Ok("measurements".into());
         }
-        let files = self.ranges.holding(all, &self.ingest_times(runs)?);
+        let files = self.ranges.holding(all, &self.ingest_times(selection)?);
         if files.len() == all.len() {
             return Ok("measurements".into());
         }
@@ -263,16 +278,12 @@ impl Db {
         Ok(format!("({body})"))
     }
 
-    /// The distinct ingest times (microseconds) of the runs `runs`.
-    fn ingest_times(&self, runs: &[String]) -> Result<Vec<i64>, DbError> {
-        if self.ranges.of.is_empty() || runs.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.selection_table("_times_sel", runs)?;
-        let mut stmt = self.conn.prepare(
+    /// The distinct ingest times (microseconds) of the runs of the selection table.
+    fn ingest_times(&self, selection: &str) -> Result<Vec<i64>, DbError> {
+        let mut stmt = self.conn.prepare(&format!(
             "SELECT DISTINCT epoch_us(ingested_at) FROM runs \
-             WHERE run_id IN (SELECT run_id FROM _times_sel)",
-        )?;
+             WHERE run_id IN (SELECT run_id FROM {selection})"
+        ))?;
         let times = stmt
             .query_map([], |r| r.get::<_, i64>(0))?
             .collect::<Result<Vec<_>, _>>()?;

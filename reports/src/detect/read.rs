@@ -88,7 +88,7 @@ fn rows_filter(label: &str) -> String {
 }
 
 /// Where detect reads a label's rows: every measurement, or those of a window's runs
-/// (from the files that may hold them; [`Db::measurements_of_runs`]).
+/// (from the files that may hold them; [`Db::measurements_of_selection`]).
 pub(super) struct Scope {
     source: String,
     filter: String,
@@ -103,8 +103,8 @@ impl Scope {
             runs_filter: format!("label = {}", sql_str(label)),
         };
         if let Some(runs) = runs {
-            scope.source = db.measurements_of_runs(runs)?;
             db.selection_table("detect_sel", runs)?;
+            scope.source = db.measurements_of_selection("detect_sel")?;
             let only = " AND run_id IN (SELECT run_id FROM detect_sel)";
             scope.filter.push_str(only);
             scope.runs_filter.push_str(only);
