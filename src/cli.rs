@@ -250,6 +250,13 @@ fn positive_seconds(s: &str) -> Result<f64, String> {
     }
 }
 
+fn file_rows(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(v) if v >= 1 => Ok(v),
+        _ => Err(format!("'{s}' is not a number of rows (1 or more)")),
+    }
+}
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum DetectFormat {
     Table,
@@ -323,7 +330,7 @@ pub struct CompactArgs {
     /// Rows a merged measurements file holds at most; a file of half as many or more is
     /// left as it is, so a compaction reads only what was ingested since the last
     /// (a compaction holds one such file in memory: about 1.2 GB at the default, measured)
-    #[arg(long, value_name = "ROWS", default_value_t = perfdb_ingest::warehouse::compact::FILE_ROWS, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "ROWS", default_value_t = perfdb_ingest::warehouse::compact::FILE_ROWS, value_parser = file_rows)]
     pub file_rows: u64,
 }
 
