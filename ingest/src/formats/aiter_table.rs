@@ -26,16 +26,41 @@ impl Parser for AiterTables {
         Format::AiterTable
     }
     fn sniff(&self, text: &str) -> bool {
+        self.evidence(text) > crate::formats::Evidence::None
+    }
+    /// aiter's banner (`[aiter] <test> summary (markdown):`) is its signature; a pipe
+    /// table's separator row (pandas' `|---:|`, GitHub's `| --- |` and `|:-:|`) only a
+    /// marker, which other tools print too.
+    fn evidence(&self, text: &str) -> crate::formats::Evidence {
         let b = text.as_bytes();
-        crate::formats::support::text::finder!("(markdown):")
+        if crate::formats::support::text::finder!("summary (markdown):")
+            .find(b)
+            .is_some()
+        {
+            return crate::formats::Evidence::Signature;
+        }
+        let separator = crate::formats::support::text::finder!("(markdown):")
             .find(b)
             .is_some()
             || crate::formats::support::text::finder!("|---")
                 .find(b)
                 .is_some()
-            || crate::formats::support::text::finder!("|:--")
+            || crate::formats::support::text::finder!("|:-")
                 .find(b)
                 .is_some()
+            || crate::formats::support::text::finder!("| --")
+                .find_iter(b)
+                .chain(crate::formats::support::text::finder!("| :-").find_iter(b))
+                .any(|at| {
+                    let start = text[..at].rfind('\n').map_or(0, |s| s + 1);
+                    let end = text[at..].find('\n').map_or(text.len(), |e| at + e);
+                    is_separator_line(&text[start..end])
+                });
+        if separator {
+            crate::formats::Evidence::Marker
+        } else {
+            crate::formats::Evidence::None
+        }
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         let all: Vec<(usize, Cow<str>)> = lines(text).collect();
@@ -297,9 +322,11 @@ fn is_separator_line(line: &str) -> bool {
 }
 
 fn is_separator_cell(c: &[u8]) -> bool {
+    let aligned = c.first() == Some(&b':') || c.last() == Some(&b':');
     let c = c.strip_prefix(b":").unwrap_or(c);
     let c = c.strip_suffix(b":").unwrap_or(c);
-    c.len() >= 3 && c.iter().all(|b| *b == b'-')
+    // GitHub takes `:-:` (an alignment colon and one dash); plain cells need three.
+    c.len() >= if aligned { 1 } else { 3 } && c.iter().all(|b| *b == b'-')
 }
 
 fn is_separator(cells: &[&str]) -> bool {
@@ -476,7 +503,40 @@ impl Layout {
 /// (`+49.2%`) or a number in exponent form (`1.5e-05`: a difference or an error, never a
 /// shape). A rerun prints other values there, so such a column is never identity.
 fn measured_cell(cell: &str) -> Option<&'static str> {
-    let c = cell.trim_ascii().as_bytes();
+    // Markdown emphasis around a cell (`**1.07x**`), and a measurement beside a name
+    // (`**triton** (1.07x)`, `ck (12.3 us)`): the column is a result, not identity.
+    let plain = cell.trim_ascii().trim_matches(['*', '_', '`']).trim_ascii();
+    if let Some(kind) = measured_token(plain) {
+        return Some(kind);
+    }
+    let mut rest = plain;
+    while let Some(open) = rest.find('(') {
+        let Some(close) = rest[open..].find(')') else {
+            break;
+        };
+        let inner = rest[open + 1..open + close].trim_matches(['*', '_', '`']);
+        if let Some(kind) = measured_token(inner) {
+            return Some(kind);
+        }
+        rest = &rest[open + close + 1..];
+    }
+    None
+}
+
+/// One value of [`measured_cell`]: a ratio, a percentage, a number in exponent form, or
+/// a number with a time unit (`12.3 us`, `1.5ms`).
+fn measured_token(cell: &str) -> Option<&'static str> {
+    let t = cell.trim_ascii();
+    let digits = crate::formats::support::text::number_prefix_len(t);
+    if digits > 0 && digits < t.len() {
+        let unit = t[digits..].trim_ascii();
+        if crate::formats::support::units::unit_of(unit)
+            .is_some_and(|u| u.metric == metric::LATENCY)
+        {
+            return Some(metric::UNCLASSIFIED);
+        }
+    }
+    let c = t.as_bytes();
     let (&last, body) = c.split_last()?;
     let number = |b: &[u8]| {
         std::str::from_utf8(b).is_ok_and(|t| {

@@ -85,11 +85,36 @@ pub struct Context<'a> {
     pub variant_axis: Option<&'a str>,
 }
 
+/// How strongly a text carries a format's own marks. Detection takes the strongest
+/// claim; the order of [`Format::ALL`] only settles claims of the same strength that are
+/// not signatures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Evidence {
+    None,
+    /// A marker the format prints but other tools' text may carry too (a `|---|` pipe
+    /// table, a `[perf]` line inside a log of another format).
+    Marker,
+    /// Something only this format prints: its column set with its value shapes
+    /// (nvbench's `GPU Time`/`Noise`/`Samples` with `1.431 ms` cells), its banner
+    /// (aiter's `summary (markdown):`). Two formats with a signature each in one text
+    /// are not guessed between.
+    Signature,
+}
+
 /// One input format.
 pub trait Parser: Sync {
     fn format(&self) -> Format;
     /// A cheap look at the text: does it carry this format's markers?
     fn sniff(&self, text: &str) -> bool;
+    /// How strongly the text is this format's: [`Evidence::Marker`] when [`Parser::sniff`]
+    /// takes it, unless the format knows its signatures.
+    fn evidence(&self, text: &str) -> Evidence {
+        if self.sniff(text) {
+            Evidence::Marker
+        } else {
+            Evidence::None
+        }
+    }
     /// Parse the whole text. An error names the line and the reason.
     fn parse(&self, text: &str) -> Result<Parsed, ParseError>;
     /// Parse with what is known about the source; formats that need it override this.
@@ -99,22 +124,64 @@ pub trait Parser: Sync {
 }
 
 /// Pick the format of `text`, or say why none fits.
+///
+/// Formats are asked in [`Format::ALL`]'s order how strongly the text is theirs
+/// ([`Parser::evidence`]). The first signature ends the search, unless a format asked
+/// before it found one too: then the text is refused naming both, with the `--format`
+/// that settles it. Without a signature, outputs of neighbouring tools that look like a
+/// format but hold no results of one (an nvbench compare report, tritonbench's A/B
+/// print, a profiler's table) are refused as what they are; else the first format with
+/// a marker takes the text.
 pub fn detect(text: &str) -> Result<Format, ParseError> {
     if let Some(e) = known_without_values(text) {
         return Err(e);
     }
-    Format::ALL
-        .into_iter()
-        .find(|f| parser_of(*f).sniff(text))
-        .ok_or_else(|| {
-            ParseError::at(
-                0,
-                "no recognizable benchmark data: the text matches none of the formats \
-                 `perfdb formats` lists (aiter tables, `[perf]` lines, TokenSpeed probe lines, \
-                 JSON and CSV benchmark outputs...); `--format NAME` says why a given one does \
-                 not fit",
-            )
-        })
+    let mut first_marker: Option<Format> = None;
+    let mut signature: Option<Format> = None;
+    for f in Format::ALL {
+        match parser_of(f).evidence(text) {
+            Evidence::Signature => match signature {
+                Some(earlier) => return Err(ambiguous(earlier, f)),
+                None => {
+                    signature = Some(f);
+                    // Formats after the aiter tables print no pipe table: a log with
+                    // aiter's banner pays no further scans.
+                    if f == Format::AiterTable {
+                        break;
+                    }
+                }
+            },
+            Evidence::Marker if first_marker.is_none() => first_marker = Some(f),
+            _ => {}
+        }
+    }
+    if let Some(f) = signature {
+        return Ok(f);
+    }
+    if let Some(e) = support::neighbours::refusal(text) {
+        return Err(e);
+    }
+    first_marker.ok_or_else(|| {
+        ParseError::at(
+            0,
+            "no recognizable benchmark data: the text matches none of the formats \
+             `perfdb formats` lists (aiter tables, `[perf]` lines, TokenSpeed probe lines, \
+             JSON and CSV benchmark outputs...); `--format NAME` says why a given one does \
+             not fit",
+        )
+    })
+}
+
+/// A text two formats each claim by a signature.
+fn ambiguous(a: Format, b: Format) -> ParseError {
+    ParseError::at(
+        0,
+        format!(
+            "the text carries the signatures of two formats, {a} and {b}: perfdb does not \
+             guess between them; say which it is with `--format {a}` or `--format {b}` (or \
+             split the file)"
+        ),
+    )
 }
 
 /// Files of benchmark tools that hold no measured value, named as what they are instead
@@ -197,5 +264,43 @@ pub fn parse_in(
             format!("no measurements found for format {format}"),
         ));
     }
+    if !failed_run {
+        if let Some(e) = nothing_measured(format, &parsed) {
+            return Err(e);
+        }
+    }
     Ok((format, parsed))
+}
+
+/// A file whose measured columns all read empty: the reader found its shape but not
+/// one value (a table of another tool read by position, a results table whose cells
+/// hold no number). Stored, it would be a run of rows with nothing in them, which a
+/// comparison reads as rows gone.
+fn nothing_measured(format: Format, parsed: &Parsed) -> Option<ParseError> {
+    let all = parsed
+        .measurements
+        .iter()
+        .chain(parsed.repetitions.iter().flatten());
+    let mut measured = all.filter(|m| m.direction != crate::model::Direction::None);
+    let first = measured.next()?;
+    if first.value.is_some() {
+        return None;
+    }
+    let mut columns: Vec<&str> = vec![first.column.as_str()];
+    for m in measured {
+        if m.value.is_some() {
+            return None;
+        }
+        if !columns.contains(&m.column.as_str()) {
+            columns.push(m.column.as_str());
+        }
+    }
+    Some(ParseError::at(
+        first.line as usize,
+        format!(
+            "read as {format}, every measured column is empty ({}): nothing to store; if \
+             this is another tool's output, `--format NAME` reads it as that",
+            columns.join(", ")
+        ),
+    ))
 }

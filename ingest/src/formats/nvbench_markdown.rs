@@ -63,7 +63,30 @@ impl Parser for NvbenchMarkdown {
         Format::NvbenchMarkdown
     }
     fn sniff(&self, text: &str) -> bool {
-        has(text, "# Benchmark Results") && has(text, "| GPU Time")
+        self.evidence(text) > super::Evidence::None
+    }
+    /// A signature: a pipe-table header with nvbench's own summary columns (two or more
+    /// of `Samples`, `CPU Time`, `GPU Time`, `Noise`, `Elem/s`, ...; a time among them)
+    /// over a row with a time as nvbench prints it (`1.431 ms`). nvbench pads its cells
+    /// to the widest value, so names are matched as cells, not as `| GPU Time`.
+    fn evidence(&self, text: &str) -> super::Evidence {
+        let b = text.as_bytes();
+        let mut rows = crate::formats::support::text::finder!("GPU Time").find_iter(b);
+        let signed = rows.any(|at| {
+            let start = text[..at].rfind('\n').map_or(0, |s| s + 1);
+            let header = text[start..].lines().next().unwrap_or("");
+            is_summary_header(header) && {
+                let below = text[start..].lines().skip(1);
+                first_body_row(below).is_some_and(|r| r.iter().any(|c| is_time_cell(c)))
+            }
+        });
+        if signed {
+            super::Evidence::Signature
+        } else if has(text, "# Benchmark Results") && has(text, "GPU Time") {
+            super::Evidence::Marker
+        } else {
+            super::Evidence::None
+        }
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         self.parse_in(text, &super::Context::default())
@@ -79,6 +102,22 @@ impl Parser for NvbenchMarkdown {
         let mut results_seen = false;
         let mut used_devices: Vec<String> = Vec::new();
         let lines: Vec<&str> = text.lines().collect();
+        // The benchmark of a table under no `## <benchmark>` heading (the file's name
+        // would differ between trials of one benchmark).
+        let untitled = "nvbench";
+        // The compared time column of each table (the run's method names it).
+        let mut primaries: Vec<String> = Vec::new();
+        // Devices the result headings name (`### [1] Quadro GP100`), for tables pasted
+        // without the `# Devices` section.
+        let headed_devices = {
+            let mut d: Vec<&str> = lines
+                .iter()
+                .filter_map(|l| l.strip_prefix("### ["))
+                .collect();
+            d.sort_unstable();
+            d.dedup();
+            d.len()
+        };
         for (i, raw) in lines.iter().enumerate() {
             let no = i + 1;
             let line = raw.trim_end();
@@ -86,10 +125,7 @@ impl Parser for NvbenchMarkdown {
                 section = match title.trim() {
                     "Devices" => "devices",
                     "Log" => "log",
-                    "Benchmark Results" => {
-                        results_seen = true;
-                        "results"
-                    }
+                    "Benchmark Results" => "results",
                     _ => "",
                 };
                 header = None;
@@ -110,7 +146,9 @@ impl Parser for NvbenchMarkdown {
                     }
                 }
                 "log" => read_log_line(line, no, &mut log, &mut parsed.warnings),
-                "results" => {
+                // Tables pasted without nvbench's `# Benchmark Results` line (an issue,
+                // a README) are read where their header is nvbench's.
+                _ => {
                     if let Some(name) = line.strip_prefix("### ") {
                         // `### [0] NVIDIA H200`
                         let d = name.split_once(']').map_or(name, |(_, n)| n).trim();
@@ -125,16 +163,25 @@ impl Parser for NvbenchMarkdown {
                         header = None;
                     } else if line.trim_start().starts_with('|') {
                         let cells = pipe_cells(line);
-                        let Some(bench) = bench.as_deref() else {
-                            return Err(ParseError::at(
-                                no,
-                                "a results table before any `## <benchmark>` heading",
-                            ));
-                        };
+                        if header.is_none() && !is_summary_header(line) {
+                            // Another table of the page (a README's own): not nvbench's.
+                            header = Some((Vec::new(), usize::MAX));
+                            continue;
+                        }
+                        if header.as_ref().is_some_and(|(_, w)| *w == usize::MAX) {
+                            continue;
+                        }
+                        results_seen = true;
+                        let bench = bench.as_deref().unwrap_or(untitled);
                         match &header {
                             None => {
                                 let axes = axis_names(&log, bench, &cells, &lines[i + 1..]);
-                                header = Some((columns(&cells, &axes), cells.len()));
+                                let first = first_body_row(lines[i + 1..].iter().copied());
+                                let cols = columns(&cells, &axes, first.as_deref());
+                                if let Some(p) = primary_time(&cells) {
+                                    primaries.push(p.to_string());
+                                }
+                                header = Some((cols, cells.len()));
                             }
                             Some(_) if cells.iter().all(|c| is_rule(c)) => {}
                             Some((cols, width)) => {
@@ -150,7 +197,11 @@ impl Parser for NvbenchMarkdown {
                                 row(
                                     &mut parsed,
                                     cx,
-                                    (bench, device.as_deref(), devices.len() > 1),
+                                    (
+                                        bench,
+                                        device.as_deref(),
+                                        devices.len() > 1 || headed_devices > 1,
+                                    ),
                                     cols,
                                     &cells,
                                     &mut log,
@@ -162,11 +213,14 @@ impl Parser for NvbenchMarkdown {
                         header = None;
                     }
                 }
-                _ => {}
             }
         }
         if !results_seen {
-            return Err(ParseError::at(0, "no `# Benchmark Results` section"));
+            return Err(ParseError::at(
+                0,
+                "no nvbench results table (a pipe table with nvbench's `Samples`, `GPU Time`, \
+                 `Noise`... columns)",
+            ));
         }
         let unmatched: usize = log.iter().map(|s| s.throttled).sum();
         if unmatched > 0 {
@@ -195,9 +249,21 @@ impl Parser for NvbenchMarkdown {
         if !archs.is_empty() {
             prov.arch = Some(archs.join("+"));
         }
+        primaries.dedup();
+        if primaries.len() > 1 {
+            return Err(ParseError::at(
+                0,
+                format!(
+                    "tables compare different GPU time statistics ({}): one run holds one; \
+                     split the file by table",
+                    primaries.join(", ")
+                ),
+            ));
+        }
+        let primary = primaries.first().map_or("GPU Time", String::as_str);
         prov.tags.push((
             crate::model::METHOD_TAG.to_string(),
-            "nvbench:cold-mean".to_string(),
+            method_of(primary).to_string(),
         ));
         Ok(parsed)
     }
@@ -218,13 +284,11 @@ fn read_log_line(line: &str, no: usize, log: &mut Vec<LogState>, warnings: &mut 
         };
         let mut device = None;
         let mut pairs = Vec::new();
-        for pair in axes.split_whitespace() {
-            if let Some((k, v)) = pair.split_once('=') {
-                if k == "Device" {
-                    device = Some(v.to_string());
-                } else {
-                    pairs.push((k.to_string(), v.to_string()));
-                }
+        for (k, v) in run_axes(axes) {
+            if k == "Device" {
+                device = Some(v);
+            } else {
+                pairs.push((k, v));
             }
         }
         log.push(LogState {
@@ -263,6 +327,26 @@ fn read_log_line(line: &str, no: usize, log: &mut Vec<LogState>, warnings: &mut 
     }
 }
 
+/// `Device=0 Axis Size=2^1 Num Threads=2^9` -> its pairs. Axis names may hold spaces
+/// (nvbench prints them as given); values never do.
+fn run_axes(s: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut name = String::new();
+    for tok in s.split_whitespace() {
+        if !name.is_empty() {
+            name.push(' ');
+        }
+        match tok.split_once('=') {
+            Some((k, v)) => {
+                name.push_str(k);
+                out.push((std::mem::take(&mut name), v.to_string()));
+            }
+            None => name.push_str(tok),
+        }
+    }
+    out
+}
+
 /// The axis columns of a table of `bench`: the names its `Run:` lines give, or without
 /// a log the columns before the first nvbench summary whose cells look like axis values.
 fn axis_names(log: &[LogState], bench: &str, header: &[&str], rows: &[&str]) -> Vec<String> {
@@ -278,11 +362,11 @@ fn axis_names(log: &[LogState], bench: &str, header: &[&str], rows: &[&str]) -> 
     header
         .iter()
         .enumerate()
-        .take_while(|(_, h)| !SUMMARY_COLUMNS.contains(h))
+        .take_while(|(_, h)| !SUMMARY_COLUMNS.contains(h) && !TIME_SUMMARIES.contains(h))
         .filter(|(c, _)| {
             body.iter().all(|r| {
                 r.get(*c)
-                    .is_some_and(|v| !v.is_empty() && !v.ends_with("iB") && !v.ends_with(" B"))
+                    .is_some_and(|v| !v.is_empty() && !is_measured_cell(v))
             })
         })
         .map(|(_, h)| h.to_string())
@@ -302,17 +386,86 @@ const SUMMARY_COLUMNS: &[&str] = &[
     "Skip Reason",
 ];
 
-/// Each header cell's role, by name and place.
-fn columns(header: &[&str], axes: &[String]) -> Vec<Column> {
+/// nvbench's summaries that the default and `--md` tables print, shown or not.
+const TIME_SUMMARIES: &[&str] = &[
+    "GPU Time",
+    "CPU Time",
+    "Batch GPU",
+    "Min GPU Time",
+    "Max GPU Time",
+    "Median GPU Time",
+    "Min CPU Time",
+    "Max CPU Time",
+];
+
+/// A header row of an nvbench results table: two or more of its summary columns, one
+/// a time, and no compare-report column (`Ref Time`, `Cmp Time`).
+fn is_summary_header(line: &str) -> bool {
+    if !line.trim_start().starts_with('|') {
+        return false;
+    }
+    let cells = pipe_cells(line);
+    let known = |c: &&&str| SUMMARY_COLUMNS.contains(*c) || TIME_SUMMARIES.contains(*c);
+    cells.iter().filter(known).count() >= 2
+        && cells.iter().any(|c| TIME_SUMMARIES.contains(c))
+        && !cells.iter().any(|c| matches!(*c, "Ref Time" | "Cmp Time"))
+}
+
+/// The first row under a header (its `|---|` rule skipped), as cells.
+fn first_body_row<'a>(mut below: impl Iterator<Item = &'a str>) -> Option<Vec<&'a str>> {
+    let rule = below.next()?;
+    if !pipe_cells(rule).iter().all(|c| is_rule(c)) {
+        return None;
+    }
+    let row = below.next()?;
+    row.trim_start().starts_with('|').then(|| pipe_cells(row))
+}
+
+/// `1.431 ms`, `26.763 us`: a time as nvbench prints it.
+fn is_time_cell(cell: &str) -> bool {
+    matches!(read_cell(cell, Cell::Time), Some(Some(_)))
+}
+
+/// A cell that holds a measured value (a time, a percentage, a rate, a size or a
+/// count with nvbench's `x`), never an axis value.
+fn is_measured_cell(cell: &str) -> bool {
+    let number = |n: &str| n.parse::<f64>().is_ok() || matches!(n, "inf" | "-inf" | "nan");
+    if cell.ends_with("/s") || is_time_cell(cell) {
+        return true;
+    }
+    if let Some(n) = cell.strip_suffix('%').or_else(|| cell.strip_suffix('x')) {
+        return number(n);
+    }
+    // `641.915T`: nvbench's SI-suffixed rates print three decimals.
+    if let Some(n) = cell.strip_suffix(['k', 'M', 'G', 'T', 'P']) {
+        return n.contains('.') && number(n);
+    }
+    cell.split_once(' ')
+        .is_some_and(|(n, u)| number(n) && matches!(u, "B" | "KiB" | "MiB" | "GiB" | "TiB"))
+}
+
+/// Each header cell's role, by name and place; a column nvbench does not name (a
+/// user summary, `Min GPU Time`) is read by the shape of its first cell.
+///
+/// The compared time is the cold `GPU Time` (a mean); where a table hides it (nvbench's
+/// summaries example shows `Min GPU Time` and `Max GPU Time` instead) the median, else
+/// the minimum: [`primary_time`] says which, and the run's method names it.
+fn columns(header: &[&str], axes: &[String], first_row: Option<&[&str]>) -> Vec<Column> {
     let mut samples = 0;
     let mut last_time = "";
+    let primary = primary_time(header);
     header
         .iter()
-        .map(|&h| {
+        .enumerate()
+        .map(|(i, &h)| {
             if axes.iter().any(|a| a == h) {
                 return Column::Axis(h.to_string());
             }
+            let shape = first_row
+                .and_then(|r| r.get(i))
+                .map_or(Cell::Count, |c| shape_of(c));
             let (metric, cell, compared): (String, Cell, bool) = match h {
+                _ if Some(h) == primary => ("latency".into(), Cell::Time, true),
                 "Samples" => {
                     samples += 1;
                     let m = if samples == 1 {
@@ -323,11 +476,11 @@ fn columns(header: &[&str], axes: &[String]) -> Vec<Column> {
                     (m.into(), Cell::Count, false)
                 }
                 "CPU Time" => ("cpu_latency".into(), Cell::Time, false),
-                "GPU Time" => ("latency".into(), Cell::Time, true),
+                "GPU Time" => ("latency_mean".into(), Cell::Time, false),
                 "Batch GPU" => ("latency_batch".into(), Cell::Time, false),
                 "Noise" => {
                     let m = match last_time {
-                        "CPU Time" => "cpu_noise",
+                        "CPU Time" | "Min CPU Time" | "Max CPU Time" => "cpu_noise",
                         "Batch GPU" => "noise_batch",
                         _ => "noise",
                     };
@@ -337,15 +490,16 @@ fn columns(header: &[&str], axes: &[String]) -> Vec<Column> {
                 "GlobalMem BW" => ("bandwidth".into(), Cell::Bandwidth, true),
                 "BWUtil" => ("bw_util".into(), Cell::Percent, false),
                 "Skip Reason" => return Column::SkipReason,
-                other => (metric_name(other), Cell::Count, false),
+                other => (metric_name(other), shape, false),
             };
-            if matches!(h, "CPU Time" | "GPU Time" | "Batch GPU") {
+            if TIME_SUMMARIES.contains(&h) {
                 last_time = h;
             }
             let spec = match (cell, compared) {
                 (Cell::Time, true) => Spec::measured(Some(&metric), "us", h),
                 (Cell::Time, false) => Spec::measured(Some(&metric), "us", h).kept(),
-                (Cell::Bandwidth, _) => Spec::measured(Some(&metric), "TB/s", h),
+                (Cell::Bandwidth, true) => Spec::measured(Some(&metric), "TB/s", h),
+                (Cell::Bandwidth, false) => Spec::measured(Some(&metric), "TB/s", h).kept(),
                 (Cell::Count, true) => Spec::directed(&metric, "items/s", Direction::Higher, h),
                 (Cell::Percent, _) => Spec::derived(&metric, "fraction", h, None),
                 (Cell::Count, false) => Spec::derived(&metric, "", h, None),
@@ -353,6 +507,35 @@ fn columns(header: &[&str], axes: &[String]) -> Vec<Column> {
             Column::Value(spec, cell)
         })
         .collect()
+}
+
+/// The time column compared: `GPU Time`, else `Median GPU Time`, else `Min GPU Time`.
+fn primary_time<'a>(header: &[&'a str]) -> Option<&'a str> {
+    ["GPU Time", "Median GPU Time", "Min GPU Time"]
+        .into_iter()
+        .find_map(|name| header.iter().find(|h| **h == name).copied())
+}
+
+/// The run's method for the compared time column.
+fn method_of(primary: &str) -> &'static str {
+    match primary {
+        "Median GPU Time" => "nvbench:cold-median",
+        "Min GPU Time" => "nvbench:cold-min",
+        _ => "nvbench:cold-mean",
+    }
+}
+
+/// How a cell of a column nvbench does not name reads.
+fn shape_of(cell: &str) -> Cell {
+    if is_time_cell(cell) {
+        Cell::Time
+    } else if cell.ends_with('%') {
+        Cell::Percent
+    } else if cell.ends_with("/s") {
+        Cell::Bandwidth
+    } else {
+        Cell::Count
+    }
 }
 
 /// `GlobalMem BW` -> `globalmem_bw`.
@@ -545,5 +728,104 @@ mod tests {
         assert_eq!(read_cell("12 GB/s", Cell::Time), None);
         assert_eq!(axis_value("2^10 = 1024"), "1024");
         assert_eq!(axis_value("matmul"), "matmul");
+    }
+
+    /// The key and compared value of every row: (key, latency in us).
+    fn rows(text: &str) -> (crate::formats::Format, Vec<(String, Option<f64>)>, String) {
+        let (f, p) = crate::formats::parse(text, None).unwrap();
+        let method = p
+            .provenance
+            .tags
+            .iter()
+            .find(|(k, _)| k == "method")
+            .unwrap()
+            .1
+            .clone();
+        let rows = p
+            .measurements
+            .iter()
+            .filter(|m| m.metric.as_str() == "latency")
+            .map(|m| (p.key(m).to_string(), m.value))
+            .collect();
+        (f, rows, method)
+    }
+
+    /// nvbench's summaries example: axes named `ms` and `us` (keys, not latencies), the
+    /// mean hidden and the min/max shown; the minimum is compared.
+    #[test]
+    fn axes_named_like_units_are_keys_and_min_max_tables_compare_the_minimum() {
+        let text = "# Log\n\n```\nRun:  [1/2] summary_example [Device=0 ms=10 us=100]\n\
+            Pass: Cold: 10.1ms GPU\nRun:  [2/2] summary_example [Device=0 ms=10 us=300]\n```\n\n\
+            # Benchmark Results\n\n## summary_example\n\n### [0] NVIDIA H200\n\n\
+            | ms | us  | Duration (s) | Samples | Min CPU Time | Max CPU Time | Noise | Min GPU Time | Max GPU Time | Noise |\n\
+            |----|-----|--------------|---------|--------------|--------------|-------|--------------|--------------|-------|\n\
+            | 10 | 100 |    10.100 ms |     50x |    10.112 ms |    10.150 ms | 0.10% |    10.101 ms |    10.140 ms | 0.08% |\n\
+            | 10 | 300 |    10.300 ms |     49x |    10.312 ms |    10.350 ms | 0.09% |    10.301 ms |    10.340 ms | 0.07% |\n";
+        let (f, rows, method) = rows(text);
+        assert_eq!(f, crate::formats::Format::NvbenchMarkdown);
+        assert_eq!(method, "nvbench:cold-min");
+        assert_eq!(
+            rows,
+            vec![
+                (r#"{"ms":"10","us":"100"}"#.to_string(), Some(10101.0)),
+                (r#"{"ms":"10","us":"300"}"#.to_string(), Some(10301.0)),
+            ]
+        );
+    }
+
+    /// Axis names with spaces (`Axis Size`) and power-of-two cells (`2^1 = 2`), as a
+    /// course repository's committed outputs print them.
+    #[test]
+    fn axis_names_with_spaces_and_power_of_two_cells() {
+        let text = "# Log\n\n```\nRun:  [1/2] Not Coalesced (Different Array Sizes) [Device=0 Axis Size=2^1]\n\
+            Run:  [2/2] Not Coalesced (Different Array Sizes) [Device=0 Axis Size=2^3]\n```\n\n\
+            # Benchmark Results\n\n## Not Coalesced (Different Array Sizes)\n\n### [0] NVIDIA GeForce RTX 3060 Ti\n\n\
+            |  Axis Size  | Num Elements | Samples |  CPU Time  |  Noise  |  GPU Time  | Noise  |\n\
+            |-------------|--------------|---------|------------|---------|------------|--------|\n\
+            |     2^1 = 2 |            8 |  70149x |  27.116 us | 315.39% |   7.128 us | 13.06% |\n\
+            |     2^3 = 8 |          128 |  69708x |  26.414 us | 271.29% |   7.173 us | 12.60% |\n";
+        let (f, rows, _) = rows(text);
+        assert_eq!(f, crate::formats::Format::NvbenchMarkdown);
+        assert_eq!(
+            rows,
+            vec![
+                (r#"{"Axis Size":"2"}"#.to_string(), Some(7.128)),
+                (r#"{"Axis Size":"8"}"#.to_string(), Some(7.173)),
+            ]
+        );
+        assert_eq!(
+            run_axes("Device=0 Axis Size=2^1 Num Threads=2^9"),
+            vec![
+                ("Device".to_string(), "0".to_string()),
+                ("Axis Size".to_string(), "2^1".to_string()),
+                ("Num Threads".to_string(), "2^9".to_string()),
+            ]
+        );
+    }
+
+    /// A table pasted into an issue: no `# Benchmark Results`, no log, no heading.
+    #[test]
+    fn a_table_pasted_without_its_sections() {
+        let text = "Here is what I get:\n\n\
+            | T{ct} | Elements{io} | Samples |  CPU Time  | Noise  |  GPU Time  | Noise  | Elem/s  |\n\
+            |-------|--------------|---------|------------|--------|------------|--------|---------|\n\
+            |   I32 | 2^16 = 65536 |   1000x | 114.193 us | 37.11% |  19.632 us | 75.68% |  3.338G |\n\
+            |   I32 | 2^20 = 1048576 |   1000x | 124.193 us | 7.11% |  29.632 us | 5.68% |  35.386G |\n";
+        let (f, rows, method) = rows(text);
+        assert_eq!(f, crate::formats::Format::NvbenchMarkdown);
+        assert_eq!(method, "nvbench:cold-mean");
+        assert_eq!(
+            rows,
+            vec![
+                (
+                    r#"{"Elements{io}":"65536","T{ct}":"I32"}"#.to_string(),
+                    Some(19.632)
+                ),
+                (
+                    r#"{"Elements{io}":"1048576","T{ct}":"I32"}"#.to_string(),
+                    Some(29.632)
+                ),
+            ]
+        );
     }
 }

@@ -20,6 +20,9 @@
 //! `<metric>_target`. `runners[0]` is the machine (its `gpu_info`, else its `name`);
 //! each `dependencies.REPO.sha` a tag `REPO_sha`, and the commit when there is one;
 //! `benchmark.extra_info.method`, when every record names the same, the run's method.
+//!
+//! A `metric.unit` field (`"unit": "us"`, `"TB/s"`, `"TFLOPS/s"`, `"%"`), where a record
+//! has one, decides unit and direction before the name rule ([`classify_with_unit`]).
 
 use super::{Format, ParseError, Parser};
 use crate::formats::support::emit::{lines_of, Row, Spec};
@@ -96,6 +99,40 @@ fn unit_spec(base: &str, unit: &str, column: &str) -> Option<Spec> {
             None => None,
         },
     }
+}
+
+/// How a record whose `metric.unit` names its unit is stored: the unit field decides
+/// unit and direction before any rule on the name (`forward_latency` in `us` is a
+/// latency however it is named). `None` for a unit perfdb does not read, which leaves
+/// the name rule to decide.
+pub(crate) fn classify_with_unit(name: &str, unit: &str) -> Option<(String, Spec)> {
+    let metric = name.trim().to_ascii_lowercase();
+    let lower = unit.trim().to_ascii_lowercase();
+    // `TFLOPS/s` (a rate of a rate, as the attention dashboard writes it): TFLOPS.
+    let lower = match lower.strip_suffix("/s") {
+        Some(rate) if units::unit_of(rate).is_some_and(|u| u.direction == Direction::Higher) => {
+            rate.to_string()
+        }
+        _ => lower,
+    };
+    let spec = match lower.as_str() {
+        "" => return None,
+        "%" | "percent" => Spec::derived(&metric, "%", name, None),
+        "x" | "ratio" => Spec::derived(&metric, "", name, None),
+        "mb" | "gb" | "kb" | "mib" | "gib" | "bytes" | "b" => Spec::directed(
+            &metric,
+            &unit.trim().to_ascii_uppercase(),
+            Direction::Lower,
+            name,
+        ),
+        "s" | "sec" | "secs" | "seconds" => Spec::measured(Some(&metric), "sec", name),
+        "count" | "instructions" => Spec::directed(&metric, "count", Direction::Lower, name),
+        u => {
+            units::unit_of(u)?;
+            Spec::measured(Some(&metric), u, name)
+        }
+    };
+    Some((metric, spec))
 }
 
 impl Parser for PytorchV3 {
@@ -251,7 +288,11 @@ fn read_record(
             }
         }
     }
-    let (metric_id, spec) = classify(metric_name);
+    let by_unit = str_at(r, &["metric", "unit"]).and_then(|u| classify_with_unit(metric_name, u));
+    let (metric_id, spec) = match by_unit {
+        Some((m, spec)) => (m, Some(spec)),
+        None => classify(metric_name),
+    };
     let spec = spec.unwrap_or_else(|| {
         if !unclassified.iter().any(|u| u == metric_name) {
             unclassified.push(metric_name.to_string());

@@ -159,6 +159,14 @@ impl Parser for Serving {
             }
         };
         let mut parsed = Parsed::sized_for(text, 24);
+        // How many results of each load (variant and key) came before: a load run again
+        // in one file (SGLang appends every run to its JSONL) is a further trial of the
+        // same row, not a row of its own.
+        let mut seen: std::collections::HashMap<(Option<String>, Vec<(String, String)>), usize> =
+            std::collections::HashMap::new();
+        // Results in which no request completed (`completed: 0`): their latencies and
+        // throughputs measure nothing.
+        let mut failed_results: Vec<usize> = Vec::new();
         let mut roles: SpecsByPlace<Role> = SpecsByPlace::default();
         // Each record's key cells by their place in KEY_FIELDS (the first of a repeated
         // name, as `Fields::get` reads).
@@ -201,6 +209,19 @@ impl Parser for Serving {
                 })
                 .collect();
             let variant = variant.flatten();
+            let trial = {
+                let n = seen
+                    .entry((variant.as_deref().map(str::to_string), key.clone()))
+                    .or_insert(0);
+                *n += 1;
+                *n - 1
+            };
+            let none_completed = obj
+                .get("completed")
+                .is_some_and(|c| matches!(json::scalar(c), json::Scalar::Number(x, _) if x == 0.0));
+            if none_completed {
+                failed_results.push(no);
+            }
             let row = Row::new(
                 &mut parsed.keys,
                 TABLE,
@@ -213,14 +234,44 @@ impl Parser for Serving {
                     continue;
                 };
                 let value = match json::scalar(v) {
+                    // Nothing completed: the zeros it prints are no latency or rate.
+                    json::Scalar::Number(_, _)
+                        if none_completed && spec.direction != Direction::None =>
+                    {
+                        None
+                    }
                     json::Scalar::Number(x, _) => x.is_finite().then_some(x),
                     // A missing measurement is kept as missing; other nulls are skipped.
                     json::Scalar::Null if known => None,
                     _ => continue, // strings (date, backend), per-request arrays
                 };
-                parsed
-                    .measurements
-                    .push(row.put(&mut parsed.keys, &spec, value, v));
+                let m = row.put(&mut parsed.keys, &spec, value, v);
+                match trial {
+                    0 => parsed.measurements.push(m),
+                    n => {
+                        while parsed.repetitions.len() < n {
+                            parsed.repetitions.push(Vec::new());
+                        }
+                        parsed.repetitions[n - 1].push(m);
+                    }
+                }
+            }
+        }
+        if !failed_results.is_empty() {
+            let lines: Vec<String> = failed_results.iter().map(usize::to_string).collect();
+            parsed.warnings.push(crate::model::Warning {
+                line: failed_results[0],
+                reason: format!(
+                    "no request completed (`completed: 0`) in the result at line {}: its \
+                     latencies and throughputs are stored as missing, not as zeros",
+                    lines.join(", ")
+                ),
+            });
+            // Every result failed: the run failed.
+            if failed_results.len() == objects.len() {
+                parsed.provenance.verdict = Some(crate::model::RunVerdict::Fail);
+                parsed.provenance.verdict_detail =
+                    Some("no request completed (`completed: 0`)".to_string());
             }
         }
         Ok(parsed)

@@ -35,6 +35,9 @@ pub enum ColumnRole {
 
 pub use crate::model::DEFAULT_VARIANT;
 
+/// The metric of a difference column (`Delta (ns)`, `diff`): derived, never compared.
+pub const DIFFERENCE: &str = "difference";
+
 /// Variant prefixes aiter and FlyDSL tests use; a numeric column starting with one of
 /// these is a measurement even when its unit is unknown (`triton dq`).
 pub const KNOWN_VARIANTS: &[&str] = &[
@@ -212,6 +215,16 @@ fn derived_role(h: &str, lower: &str, ws: &[&str], orig: &[&str]) -> Option<Colu
             format!("{}_{}", metric::ERROR, rest.join("_"))
         };
         return Some(derived(variant, metric, ""));
+    }
+    // A difference between two runs or variants (`Delta (ns)`, `diff us`): it changes
+    // sign with noise and is no latency of anything.
+    if ws
+        .iter()
+        .any(|w| matches!(*w, "delta" | "diff" | "difference" | "Δ" | "δ"))
+        || lower.starts_with("%diff")
+        || lower.starts_with('Δ')
+    {
+        return Some(derived(String::new(), DIFFERENCE.to_string(), ""));
     }
     for (word, metric_name) in [
         ("speedup", metric::SPEEDUP),

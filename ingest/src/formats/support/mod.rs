@@ -7,6 +7,7 @@ pub mod csv;
 pub mod emit;
 pub mod json;
 pub mod json_scan;
+pub mod neighbours;
 pub mod text;
 pub mod units;
 
