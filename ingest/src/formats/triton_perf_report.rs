@@ -16,7 +16,7 @@
 //!
 //! Before Triton 3.6 the columns were headed by the line names alone (`N  Triton  Torch
 //! (native)  Torch (jit)`): the line names are the variants, whole (parentheses and
-//! all), the x columns the leading ones whose every value is integral, and the unit
+//! all), the x columns the leading ones whose every value is integral or a name, and the unit
 //! comes from `--unit` as for `triton-csv` (without it the values are kept
 //! `unclassified`, said once per table). A table whose middle pandas elided (a `..`
 //! row, and a `[N rows x M columns]` footer) is read around the gap, with a warning
@@ -371,20 +371,22 @@ fn bare_lines(
     out: &mut Parsed,
 ) -> Result<(usize, Vec<LineColumn>), ParseError> {
     let width = cols.len();
-    let integral = |c: usize| {
-        cells[c..].iter().step_by(width).all(|v| {
-            crate::formats::support::text::parse_value(v)
-                .ok()
-                .flatten()
-                .is_some_and(|v| v.fract() == 0.0)
+    // An x column holds integral values (`4096.0`) or names (`llama-7b`: `x_vals` of
+    // strings); a line column holds measured numbers.
+    let x_like = |c: usize| {
+        let mut values = cells[c..].iter().step_by(width);
+        values.all(|v| match crate::formats::support::text::parse_value(v) {
+            Ok(Some(v)) => v.fract() == 0.0,
+            Ok(None) => false,
+            Err(_) => true,
         })
     };
-    let n_x = (0..width - 1).take_while(|&c| integral(c)).count();
+    let n_x = (0..width - 1).take_while(|&c| x_like(c)).count();
     if n_x == 0 {
         return Err(ParseError::at(
             first_row.saturating_sub(1),
-            "no x column: the first column's values are not all integral, and the header \
-             has no `<line> (<ylabel>)` columns",
+            "no x column: the first column holds fractional numbers (an x column holds \
+             integral values or names), and the header has no `<line> (<ylabel>)` columns",
         ));
     }
     if unit.is_none() {
