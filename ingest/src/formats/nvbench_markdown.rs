@@ -45,7 +45,8 @@ enum Cell {
     Percent,
     /// `940.305 GB/s`: stored in TB/s.
     Bandwidth,
-    /// `641.915T`, `17179869184`, `1056x`, `16.000 MiB`: SI suffix or size unit applied.
+    /// `641.915T`, `17179869184`, `1056x`, `16.000 MiB`, `1.545 GHz`: SI suffix, size or
+    /// clock unit applied.
     Count,
 }
 
@@ -538,12 +539,14 @@ fn shape_of(cell: &str) -> Cell {
     }
 }
 
-/// `GlobalMem BW` -> `globalmem_bw`.
+/// `GlobalMem BW` -> `globalmem_bw`, `Duration (s)` -> `duration_s`.
 fn metric_name(header: &str) -> String {
-    header
-        .trim()
-        .to_ascii_lowercase()
-        .replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+    let lower = header.trim().to_ascii_lowercase();
+    lower
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join("_")
 }
 
 /// One table row: its key, its values, and the throttle count of its state.
@@ -650,7 +653,8 @@ fn read_cell(cell: &str, how: Cell) -> Option<Option<f64>> {
     }
     match how {
         Cell::Time => {
-            let u = units::unit_of(unit)?;
+            // nvbench prints seconds as `1.991 s`.
+            let u = units::unit_of(unit).or_else(|| units::seconds_word(unit))?;
             (u.metric == crate::model::metric::LATENCY)
                 .then(|| Some(units::to_canonical(num.parse::<f64>().ok()?, u.factor)))
         }
@@ -667,6 +671,11 @@ fn read_cell(cell: &str, how: Cell) -> Option<Option<f64>> {
             let scale = match unit {
                 "" => 1.0,
                 "B" => 1.0,
+                // A clock summary (`1.545 GHz`), stored in Hz.
+                "Hz" => 1.0,
+                "kHz" => 1e3,
+                "MHz" => 1e6,
+                "GHz" => 1e9,
                 "KiB" => 1024.0,
                 "MiB" => 1024.0 * 1024.0,
                 "GiB" => 1024.0 * 1024.0 * 1024.0,
