@@ -498,6 +498,9 @@ fn expected_format(path: &str) -> Option<Format> {
             "olmo_issue258",
             "triton_issue319",
             "triton_issue5433",
+            // nvbench compare reports: refused as what they are.
+            "nvbench_pr14_compare",
+            "nvbench_issue310_compare",
             "PROVENANCE",
         ];
         if undetected.iter().any(|u| rest.contains(u)) {
