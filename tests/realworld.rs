@@ -37,6 +37,18 @@ const FILES: &[(&str, Expect)] = &[
         "aiter-table/sglang_pr21421_aiter_topk_table.md",
         Reads("aiter-table"),
     ),
+    // A hand-written table: GitHub separators, bold cells, a platform column whose
+    // cells carry the arch in parentheses.
+    (
+        "aiter-table/flydsl_pr225_fmha_peak_by_platform.md",
+        Reads("aiter-table"),
+    ),
+    // GPUs down the side, TFLOPS across: read by shape its `TFLOPs` column holds the
+    // GPU names, so every measured cell is empty: refused, never stored as nothing.
+    (
+        "aiter-table/yhs_sample_issue4_sgemm_tflops_by_gpu.md",
+        Refused("every measured column is empty"),
+    ),
     (
         "aiter-tuned-csv/a8w8_tuned_batched_gemm.csv",
         Reads("aiter-tuned-csv"),
@@ -106,6 +118,56 @@ const FILES: &[(&str, Expect)] = &[
         Reads("google-benchmark"),
     ),
     (
+        "nvbench-markdown/flashattn_bench_a30_gqa2.md",
+        Reads("nvbench-markdown"),
+    ),
+    (
+        "nvbench-markdown/flashattn_bench_a30_seqlen4096.md",
+        Reads("nvbench-markdown"),
+    ),
+    (
+        "nvbench-markdown/gunrock_pr99_parallel_for_gtx1080.md",
+        Reads("nvbench-markdown"),
+    ),
+    (
+        "nvbench-markdown/nvbench_example_throughput_2gpu.md",
+        Reads("nvbench-markdown"),
+    ),
+    (
+        "nvbench-markdown/nvbench_issue115_throughput_fenced.md",
+        Reads("nvbench-markdown"),
+    ),
+    (
+        "nvbench-markdown/nvbench_issue194_batch_graph_table.md",
+        Reads("nvbench-markdown"),
+    ),
+    (
+        "nvbench-markdown/nvbench_issue270_fill_rtx5090.md",
+        Reads("nvbench-markdown"),
+    ),
+    // nvbench_compare.py's report: the differences of two runs, refused as what it is.
+    (
+        "nvbench-markdown/nvbench_issue310_compare_b200_first_rows.md",
+        Refused("an nvbench compare report"),
+    ),
+    (
+        "nvbench-markdown/nvbench_issue334_rtx_a6000.md",
+        Reads("nvbench-markdown"),
+    ),
+    (
+        "nvbench-markdown/nvbench_pr14_compare_report_first_rows.md",
+        Refused("an nvbench compare report"),
+    ),
+    // The summaries example: axes named `ms` and `us`, min and max times, the mean hidden.
+    (
+        "nvbench-markdown/nvbench_pr204_summaries_min_max_first_rows.md",
+        Reads("nvbench-markdown"),
+    ),
+    (
+        "nvbench-markdown/nvbench_pr392_summaries_clock_rate.md",
+        Reads("nvbench-markdown"),
+    ),
+    (
         "pytest-benchmark/dynamixplore_benchmark_output.json",
         Reads("pytest-benchmark"),
     ),
@@ -124,6 +186,10 @@ const FILES: &[(&str, Expect)] = &[
     (
         "pytest-benchmark/pb2.5.0_histogram_0001.json",
         Reads("pytest-benchmark"),
+    ),
+    (
+        "pytorch-v3/pytorch_transformer_test_dashboard.json",
+        Reads("pytorch-v3"),
     ),
     (
         "rocm-bench-csv/hipblaslt_pr1544_2025_efficiency.txt",
@@ -246,6 +312,20 @@ const FILES: &[(&str, Expect)] = &[
     (
         "triton-perf-report/triton_pr8631_units_vector-add.txt",
         Reads("triton-perf-report"),
+    ),
+    (
+        "tritonbench/tritonbench_pr220_hstu_config_file.txt",
+        Reads("tritonbench"),
+    ),
+    // The x column headed by the op's input names, not `x_val`.
+    (
+        "tritonbench/tritonbench_pr83_flash_attention_named_x.txt",
+        Reads("tritonbench"),
+    ),
+    // Not benchmark output of any format: another tool's history, refused as what it is.
+    (
+        "unrecognized/github_action_benchmark_data_js_loodahu.js",
+        Refused("a github-action-benchmark history"),
     ),
 ];
 
@@ -851,4 +931,106 @@ fn a_forced_format_that_reads_no_value_is_refused() {
         stderr(&out)
     );
     assert!(stdout(&out).contains("0 run(s) added"), "{}", stdout(&out));
+}
+
+/// The value a stored measurement's printed text holds, read here and not by perfdb: its
+/// number (an SI suffix such as nvbench's `63.361G` applied), times the factor from the
+/// unit printed after it to the unit perfdb stores, from this table. `None` when the
+/// printed unit is not one the table knows for that stored unit.
+fn printed_value(raw: &str, stored_unit: &str) -> Option<f64> {
+    let mut words = raw.split_whitespace();
+    let number = words.next()?.trim_matches(['*', '`']);
+    let printed_unit = words.next();
+    let (digits, si) = match number.as_bytes().last()? {
+        b'k' => (&number[..number.len() - 1], 1e3),
+        b'M' => (&number[..number.len() - 1], 1e6),
+        b'G' => (&number[..number.len() - 1], 1e9),
+        b'T' => (&number[..number.len() - 1], 1e12),
+        _ => (number, 1.0),
+    };
+    let v: f64 = digits.parse().ok()?;
+    let factor = match (stored_unit, printed_unit) {
+        (_, None) => 1.0,
+        ("us", Some(u)) => match u {
+            "ns" => 1e-3,
+            "us" | "µs" | "μs" => 1.0,
+            "ms" => 1e3,
+            "s" | "sec" => 1e6,
+            _ => return None,
+        },
+        ("TB/s", Some(u)) => match u.to_ascii_lowercase().as_str() {
+            "b/s" => 1e-12,
+            "mb/s" => 1e-6,
+            "gb/s" => 1e-3,
+            "tb/s" => 1.0,
+            _ => return None,
+        },
+        ("TFLOPS", Some(u)) => match u.to_ascii_lowercase().as_str() {
+            "gflops" => 1e-3,
+            "tflops" => 1.0,
+            _ => return None,
+        },
+        (s, Some(u)) if s == u => 1.0,
+        _ => return None,
+    };
+    Some(v * si * factor)
+}
+
+/// Every compared value perfdb stored from a real file is in that file: its printed
+/// number on its line (anywhere in a JSON document), and the stored value that number in
+/// the stored unit by the table above. A reader that took an axis for a latency, a
+/// ratio for a time or invented a value fails here, whatever its own tests say.
+#[test]
+fn every_stored_measured_value_is_printed_in_its_file() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for (rel, expect) in FILES {
+        let unit = match expect {
+            Reads(_) => None,
+            ReadsWithUnit(_, u) => Some(*u),
+            _ => continue,
+        };
+        let path = sample(&format!("realworld/{rel}"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let json = rel.ends_with(".json") || rel.ends_with(".jsonl");
+        let wh = Wh::new();
+        wh.ok(&ingest_args(path.to_str().unwrap(), "x", unit));
+        let stored = wh.sql(
+            "SELECT line, raw, unit, value FROM measurements \
+             WHERE direction <> 'none' AND value IS NOT NULL ORDER BY line",
+        );
+        for r in &stored {
+            let line = r["line"].as_i64().unwrap() as usize;
+            let raw = r["raw"].as_str().unwrap_or("");
+            let unit = r["unit"].as_str().unwrap_or("");
+            let value = r["value"].as_f64().unwrap();
+            let token = raw.split_whitespace().next().unwrap_or("");
+            let scope = if json || line == 0 {
+                text.as_str()
+            } else {
+                text.lines().nth(line - 1).unwrap_or("")
+            };
+            if token.is_empty() || !scope.contains(token) {
+                failures.push(format!("{rel}:{line}: '{raw}' is not printed there"));
+                continue;
+            }
+            match printed_value(raw, unit) {
+                Some(v) if (v - value).abs() <= 1e-9 * v.abs().max(value.abs()).max(1e-300) => {}
+                Some(v) => failures.push(format!(
+                    "{rel}:{line}: '{raw}' is {v} {unit}, stored {value} {unit}"
+                )),
+                None => failures.push(format!(
+                    "{rel}:{line}: '{raw}' in {unit}: unit unknown here"
+                )),
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 1000, "only {checked} values checked");
+    assert!(
+        failures.is_empty(),
+        "{} value(s) not as printed:\n{}",
+        failures.len(),
+        failures[..failures.len().min(40)].join("\n")
+    );
 }

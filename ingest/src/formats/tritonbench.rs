@@ -71,7 +71,13 @@ impl Parser for Tritonbench {
         if first.contains(';') {
             return is_header(&first.split(';').map(str::trim).collect::<Vec<_>>());
         }
-        has(text, "x_val") && table_at(text).is_some()
+        // The x column is `x_val`, or the op's input names (`(Batch, Heads, SeqLen,
+        // Dhead)`) over `<backend>-<metric>` columns.
+        let marked = has(text, "x_val")
+            || ["-tflops", "-latency", "-gbps", "-speedup"]
+                .iter()
+                .any(|m| has(text, m));
+        marked && table_at(text).is_some()
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         self.parse_in(text, &Context::default())

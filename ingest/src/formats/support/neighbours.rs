@@ -40,6 +40,13 @@ const NEIGHBOURS: &[Neighbour] = &[
               profiled run, not benchmark results; ingest a benchmark harness's output",
     },
     Neighbour {
+        is: action_benchmark_history,
+        why: "a github-action-benchmark history (`window.BENCHMARK_DATA`, dev/bench/data.js): \
+              one summary value per benchmark and commit, its trials gone; ingest the \
+              benchmark tool's own output of each commit (pytest-benchmark or \
+              google-benchmark JSON...) with --commit",
+    },
+    Neighbour {
         is: rocprof_stats,
         why: "a rocprof kernel statistics CSV: per-kernel totals of one profiled run, not \
               benchmark results; ingest a benchmark harness's output",
@@ -68,6 +75,17 @@ fn torch_profiler(text: &str) -> Option<usize> {
 fn nsys_stats(text: &str) -> Option<usize> {
     line_with_all(text, &["Total Time (ns)", "Instances"])
         .or_else(|| line_with_all(text, &["Total Time (ns)", "Calls"]))
+}
+
+fn action_benchmark_history(text: &str) -> Option<usize> {
+    text.trim_start()
+        .starts_with("window.BENCHMARK_DATA")
+        .then(|| {
+            text.lines()
+                .position(|l| l.contains("BENCHMARK_DATA"))
+                .unwrap_or(0)
+                + 1
+        })
 }
 
 fn rocprof_stats(text: &str) -> Option<usize> {
