@@ -21,6 +21,9 @@
 //! The device a state ran on (`name`, `sm_version`) is the run's machine and arch; a
 //! file of states on several devices keys each row by its device too. The run's method
 //! is `nvbench:cold` (the cold median), or `nvbench:cold-mean`.
+//!
+//! The layout nvbench wrote in 2021 (its examples' committed outputs: `states` and
+//! `summaries` objects keyed by name, no tags) is read too ([`layout_2021`]).
 
 use super::{Format, ParseError, Parser};
 use crate::formats::support::emit::{lines_of, Row, Spec};
@@ -128,6 +131,75 @@ fn number(printed: &str) -> Result<Option<f64>, ()> {
 
 pub struct NvbenchJson;
 
+/// nvbench's JSON of 2021 (its examples' committed outputs): `states` an object keyed
+/// `Device=0`, each state's `summaries` an object keyed by the summary's long name
+/// (`"Average GPU Time (Cold)": {hint, short_name, value: {type, value}}`), no tags.
+/// Rewritten into today's layout (`states` a list, summaries `{tag, data}`), each long
+/// name mapped to the tag of the same quantity; `None` when `text` is not that layout.
+/// That layout has no median: its runs compare the cold mean (`nvbench:cold-mean`).
+fn layout_2021(text: &str) -> Option<String> {
+    use serde_json::{json, Value};
+    if !crate::formats::support::text::has(text, "\"short_name\"") {
+        return None;
+    }
+    let mut doc: Value = serde_json::from_str(text).ok()?;
+    let benches = doc.get_mut("benchmarks")?.as_array_mut()?;
+    let mut changed = false;
+    for b in benches {
+        let Some(states) = b.get("states").and_then(Value::as_object).cloned() else {
+            continue;
+        };
+        let list: Vec<Value> = states
+            .into_iter()
+            .map(|(name, mut state)| {
+                let summaries: Vec<Value> = state
+                    .get("summaries")
+                    .and_then(Value::as_object)
+                    .map(|m| {
+                        m.iter()
+                            .map(|(long, sm)| {
+                                let tag = TAGS_2021
+                                    .iter()
+                                    .find(|(n, _)| n == long)
+                                    .map_or(long.as_str(), |(_, t)| t);
+                                let value = sm.pointer("/value/value").cloned();
+                                json!({"tag": tag, "name": long,
+                                       "data": [{"name": "value", "value": value}]})
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if let Some(o) = state.as_object_mut() {
+                    o.insert("name".into(), Value::String(name));
+                    o.insert("summaries".into(), Value::Array(summaries));
+                }
+                state
+            })
+            .collect();
+        if let Some(o) = b.as_object_mut() {
+            o.insert("states".into(), Value::Array(list));
+            changed = true;
+        }
+    }
+    changed.then(|| doc.to_string())
+}
+
+/// The 2021 layout's summary names and today's tags for the same quantities.
+const TAGS_2021: &[(&str, &str)] = &[
+    ("Average GPU Time (Cold)", MEAN),
+    ("Average CPU Time (Cold)", "nv/cold/time/cpu/mean"),
+    ("Average GPU Time (Batch)", "nv/batch/time/gpu/mean"),
+    ("Element Throughput", "nv/cold/bw/item_rate"),
+    (
+        "Average Global Memory Throughput",
+        "nv/cold/bw/global/bytes_per_second",
+    ),
+    (
+        "GPU Relative Standard Deviation (Cold)",
+        "nv/cold/time/gpu/stdev/relative",
+    ),
+];
+
 impl Parser for NvbenchJson {
     fn format(&self) -> Format {
         Format::NvbenchJson
@@ -142,7 +214,9 @@ impl Parser for NvbenchJson {
         self.parse_in(text, &super::Context::default())
     }
     fn parse_in(&self, text: &str, cx: &super::Context) -> Result<Parsed, ParseError> {
-        let doc: Doc = serde_json::from_str(text)
+        // The 2021 layout is rewritten into today's; lines are still counted in `text`.
+        let upgraded = layout_2021(text);
+        let doc: Doc = serde_json::from_str(upgraded.as_deref().unwrap_or(text))
             .map_err(|e| ParseError::at(e.line(), format!("not an nvbench JSON: {e}")))?;
         let mut parsed = Parsed::sized_for(text, 200);
         // Devices by id: (name, sm_version).

@@ -50,7 +50,8 @@ pub enum Format {
 }
 
 impl Format {
-    /// Every format, in the order detection tries them: the JSON outputs first (a look
+    /// Every format, in the order detection asks them (a signature wins wherever it is
+    /// in the order, two are refused; among markers the first wins): the JSON outputs first (a look
     /// at the first byte rules them out of any log), the CSVs told by their first lines
     /// (a look at those rules them out; tried after the formats that read the whole
     /// text, they waited ~2 ms on a 5 MB CSV for scans that could not match), then the
