@@ -117,6 +117,11 @@ const FILES: &[(&str, Expect)] = &[
         "google-benchmark/kalman_results_100reps.json",
         Reads("google-benchmark"),
     ),
+    // nvbench's JSON layout of 2021: states and summaries keyed by name, no tags.
+    (
+        "nvbench-json/nvbench_example_throughput_2gpu_2021.json",
+        Reads("nvbench-json"),
+    ),
     (
         "nvbench-markdown/flashattn_bench_a30_gqa2.md",
         Reads("nvbench-markdown"),
