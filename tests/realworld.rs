@@ -332,6 +332,19 @@ const FILES: &[(&str, Expect)] = &[
         "unrecognized/github_action_benchmark_data_js_loodahu.js",
         Refused("a github-action-benchmark history"),
     ),
+    (
+        "unrecognized/google_benchmark_issue333_console_gpu.txt",
+        Refused("google-benchmark's console table"),
+    ),
+    // A GPU benchmark UI shaped like google-benchmark's, of no format perfdb reads.
+    (
+        "unrecognized/llvm_libc_pr99796_gpu_benchmark_ui.txt",
+        Refused("no recognizable benchmark data"),
+    ),
+    (
+        "unrecognized/pytest_benchmark_issue187_console_table.txt",
+        Refused("pytest-benchmark's console table"),
+    ),
 ];
 
 /// A number token in a line: where it starts and ends, and whether a rerun prints another

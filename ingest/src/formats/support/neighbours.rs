@@ -40,6 +40,19 @@ const NEIGHBOURS: &[Neighbour] = &[
               profiled run, not benchmark results; ingest a benchmark harness's output",
     },
     Neighbour {
+        is: google_benchmark_console,
+        why: "google-benchmark's console table (`Benchmark  Time  CPU  Iterations`): \
+              perfdb reads its JSON; run the benchmark again with \
+              --benchmark_format=json (or --benchmark_out=FILE \
+              --benchmark_out_format=json) and ingest that",
+    },
+    Neighbour {
+        is: pytest_benchmark_console,
+        why: "pytest-benchmark's console table (`Name (time in us)  Min  Max  Mean ...`): \
+              perfdb reads its JSON; run pytest again with --benchmark-json=FILE and \
+              ingest that",
+    },
+    Neighbour {
         is: action_benchmark_history,
         why: "a github-action-benchmark history (`window.BENCHMARK_DATA`, dev/bench/data.js): \
               one summary value per benchmark and commit, its trials gone; ingest the \
@@ -75,6 +88,36 @@ fn torch_profiler(text: &str) -> Option<usize> {
 fn nsys_stats(text: &str) -> Option<usize> {
     line_with_all(text, &["Total Time (ns)", "Instances"])
         .or_else(|| line_with_all(text, &["Total Time (ns)", "Calls"]))
+}
+
+/// `Benchmark   Time   CPU Iterations` over a rule of dashes.
+fn google_benchmark_console(text: &str) -> Option<usize> {
+    if !has(text, "Iterations") {
+        return None;
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    lines
+        .windows(2)
+        .position(|w| {
+            let words: Vec<&str> = w[0].split_whitespace().collect();
+            words.starts_with(&["Benchmark", "Time", "CPU", "Iterations"])
+                && w[1].trim().len() > 20
+                && w[1].trim().bytes().all(|b| b == b'-')
+        })
+        .map(|i| i + 1)
+}
+
+/// `Name (time in us)   Min   Max   Mean ...` (pytest-benchmark's terminal report).
+fn pytest_benchmark_console(text: &str) -> Option<usize> {
+    if !has(text, "(time in ") {
+        return None;
+    }
+    text.lines()
+        .position(|l| {
+            let t = l.trim_start();
+            t.starts_with("Name (time in ") && t.contains("Min") && t.contains("Max")
+        })
+        .map(|i| i + 1)
 }
 
 fn action_benchmark_history(text: &str) -> Option<usize> {
