@@ -26,8 +26,27 @@ use Expect::*;
 
 const FILES: &[(&str, Expect)] = &[
     (
+        "aiter-table/aiter_pr2559_kimi_tuned_bf16_gemm_m131072.md",
+        Reads("aiter-table"),
+    ),
+    (
         "aiter-table/aiter_pr3747_rmsnorm_backends.md",
         Reads("aiter-table"),
+    ),
+    // GitHub's `| :--- |` left-aligns every column: numeric columns are told by their cells.
+    (
+        "aiter-table/aiter_pr4287_moe_a8w4_gluon_first_rows.md",
+        Reads("aiter-table"),
+    ),
+    (
+        "aiter-table/aiter_pr5349_a8w8_bmm_indented_first_rows.md",
+        Reads("aiter-table"),
+    ),
+    // Cells of `117.30 µs (2050.4 TFLOPs)`: results in a shape no column rule reads,
+    // refused rather than stored with nothing to compare (and never made identity).
+    (
+        "aiter-table/aiter_pr5397_opus_vs_triton_us_with_tflops.md",
+        Refused("no column holds a value perfdb can compare"),
     ),
     (
         "aiter-table/aiter_pr5332_opus_vs_flydsl.md",
@@ -45,6 +64,17 @@ const FILES: &[(&str, Expect)] = &[
     ),
     // GPUs down the side, TFLOPS across: read by shape its `TFLOPs` column holds the
     // GPU names, so every measured cell is empty: refused, never stored as nothing.
+    // A separator of six cells under a header of five: a table that cannot be read.
+    (
+        "aiter-table/hipblaslt_pr5946_separator_wider_than_header.md",
+        Refused("separator has 6 cells, header has 5"),
+    ),
+    // `Baseline`/`Tuned` columns without a unit: a variant's numbers, never identity;
+    // nothing says what they measure, so nothing is compared.
+    (
+        "aiter-table/hipblaslt_pr8631_gfx1100_bbs_indented.md",
+        ReadsDerivedOnly("aiter-table"),
+    ),
     (
         "aiter-table/yhs_sample_issue4_sgemm_tflops_by_gpu.md",
         Refused("every measured column is empty"),
@@ -272,6 +302,10 @@ const FILES: &[(&str, Expect)] = &[
         ReadsWithUnit("triton-csv", "GB/s"),
     ),
     (
+        "triton-perf-report/intel_xpu_issue1122_matmul_onednn_first_rows.txt",
+        ReadsWithUnit("triton-perf-report", "TFLOPS"),
+    ),
+    (
         "triton-perf-report/intel_xpu_issue544_softmax_truncated_rows.txt",
         ReadsWithUnit("triton-perf-report", "GB/s"),
     ),
@@ -328,6 +362,11 @@ const FILES: &[(&str, Expect)] = &[
         Reads("tritonbench"),
     ),
     // Not benchmark output of any format: another tool's history, refused as what it is.
+    // `batch: 1 | Total latency (us): 50.10 | ...`: a script's own lines, no format.
+    (
+        "unrecognized/aiter_pr3116_moe_a8w4_key_value_lines.txt",
+        Refused("no recognizable benchmark data"),
+    ),
     (
         "unrecognized/github_action_benchmark_data_js_loodahu.js",
         Refused("a github-action-benchmark history"),

@@ -474,29 +474,85 @@ impl Layout {
         }
     }
 
-    fn cache_key(header: &str, sep: &str) -> String {
-        let mut k = String::with_capacity(header.len() + sep.len() + 1);
+    fn cache_key(header: &str, sep: &str, numbers: &[u8]) -> String {
+        let mut k = String::with_capacity(header.len() + sep.len() + numbers.len() + 2);
         k.push_str(header.trim_ascii());
         k.push('\n');
         k.push_str(sep.trim_ascii());
+        k.push('\n');
+        k.extend(numbers.iter().map(|b| *b as char));
         k
     }
 
-    fn cached(header: &str, sep: &str) -> Option<std::rc::Rc<Layout>> {
-        LAYOUTS.with(|c| c.borrow().get(&Self::cache_key(header, sep)).cloned())
+    fn cached(header: &str, sep: &str, numbers: &[u8]) -> Option<std::rc::Rc<Layout>> {
+        LAYOUTS.with(|c| {
+            c.borrow()
+                .get(&Self::cache_key(header, sep, numbers))
+                .cloned()
+        })
     }
 
-    fn cache(header: &str, sep: &str, columns: Vec<Role>) -> std::rc::Rc<Layout> {
+    fn cache(header: &str, sep: &str, numbers: &[u8], columns: Vec<Role>) -> std::rc::Rc<Layout> {
         let layout = std::rc::Rc::new(Layout::new(columns));
         LAYOUTS.with(|c| {
             let mut c = c.borrow_mut();
             if c.len() > 1024 {
                 c.clear();
             }
-            c.insert(Self::cache_key(header, sep), layout.clone());
+            c.insert(Self::cache_key(header, sep, numbers), layout.clone());
         });
         layout
     }
+}
+
+/// For each column of the pipe table at `all[start]` whose separator cell is not `---:`:
+/// `1` when every cell is a number or a missing token and one at least a number, else
+/// `0`; `-` for a `---:` column (numeric by its alignment). Empty when every column is
+/// `---:` or the table has no separator. pandas marks its text columns `:---`, so a log's
+/// table stops at its first text cell.
+fn numbers_by_cells(all: &[(usize, Cow<str>)], start: usize) -> Vec<u8> {
+    let Some(sep) = all.get(start + 1).and_then(|(_, l)| split_cells(l)) else {
+        return Vec::new();
+    };
+    if !is_separator(&sep) || sep.iter().all(|c| !c.starts_with(':') && c.ends_with(':')) {
+        return Vec::new();
+    }
+    // The rows, up to the next table's header (a line followed by a separator).
+    let lines: Vec<&str> = all[start + 2..]
+        .iter()
+        .map(|(_, l)| l.as_ref())
+        .take_while(|l| l.trim_ascii_start().starts_with('|'))
+        .collect();
+    let rows: Vec<&str> = lines
+        .iter()
+        .enumerate()
+        .take_while(|(k, _)| !lines.get(k + 1).is_some_and(|n| is_separator_line(n)))
+        .map(|(_, l)| *l)
+        .collect();
+    sep.iter()
+        .enumerate()
+        .map(|(i, s)| {
+            if !s.starts_with(':') && s.ends_with(':') {
+                return b'-';
+            }
+            let mut any = false;
+            for r in &rows {
+                let Some(c) = cells(r).and_then(|mut c| c.nth(i)) else {
+                    continue;
+                };
+                match parse_value(c) {
+                    Ok(Some(_)) => any = true,
+                    Ok(None) => {}
+                    Err(_) => return b'0',
+                }
+            }
+            if any {
+                b'1'
+            } else {
+                b'0'
+            }
+        })
+        .collect()
 }
 
 /// What a key cell that reads as a measurement is: a ratio (`1.31x`), a percentage
@@ -524,15 +580,14 @@ fn measured_cell(cell: &str) -> Option<&'static str> {
 }
 
 /// One value of [`measured_cell`]: a ratio, a percentage, a number in exponent form, or
-/// a number with a time unit (`12.3 us`, `1.5ms`).
+/// a number followed by a unit (`12.3 us`, `1.5ms`, `117.30 µs (2050.4 TFLOPs)`).
 fn measured_token(cell: &str) -> Option<&'static str> {
     let t = cell.trim_ascii();
     let digits = crate::formats::support::text::number_prefix_len(t);
     if digits > 0 && digits < t.len() {
-        let unit = t[digits..].trim_ascii();
-        if crate::formats::support::units::unit_of(unit)
-            .is_some_and(|u| u.metric == metric::LATENCY)
-        {
+        let rest = t[digits..].trim_start();
+        let unit = rest.split([' ', '(', ',']).next().unwrap_or("");
+        if crate::formats::support::units::unit_of_any_case(unit).is_some() {
             return Some(metric::UNCLASSIFIED);
         }
     }
@@ -599,9 +654,15 @@ impl State {
         let fail = |e: ParseError| (e, block_end(all, start));
         let (hno, hline) = (all[start].0, all[start].1.as_ref());
         let sep_line = all.get(start + 1).map(|(_, l)| l.as_ref()).unwrap_or("");
-        let layout = match Layout::cached(hline, sep_line) {
+        let numbers = numbers_by_cells(all, start);
+        let layout = match Layout::cached(hline, sep_line, &numbers) {
             Some(l) => l,
-            None => Layout::cache(hline, sep_line, self.header_roles(all, start, fail)?),
+            None => Layout::cache(
+                hline,
+                sep_line,
+                &numbers,
+                self.header_roles(all, start, &numbers, fail)?,
+            ),
         };
         let columns = &layout.columns;
         // Every row's cells in one vector (one allocation per table, not per row; it
@@ -656,6 +717,7 @@ impl State {
         &self,
         all: &[(usize, Cow<str>)],
         start: usize,
+        numbers: &[u8],
         fail: impl Fn(ParseError) -> (ParseError, usize),
     ) -> Result<Vec<Role>, (ParseError, usize)> {
         let (hno, hline) = (all[start].0, all[start].1.as_ref());
@@ -685,11 +747,21 @@ impl State {
                 ),
             )));
         }
-        // `---:` is numeric; tabulate's plain `---` also right-aligns numbers.
+        // `---:` is numeric (pandas and tabulate right-align numbers); any other column
+        // is numeric when its cells are ([`numbers_by_cells`]): hand-written tables
+        // align by taste.
         Ok(header
             .iter()
             .zip(&sep)
-            .map(|(h, s)| Role::of(h, !s.starts_with(':') || s.ends_with(':')))
+            .enumerate()
+            .map(|(i, (h, s))| {
+                let numeric = match numbers.get(i) {
+                    Some(b'1') => true,
+                    Some(b'0') => false,
+                    _ => !s.starts_with(':') || s.ends_with(':'),
+                };
+                Role::of(h, numeric)
+            })
             .collect())
     }
 

@@ -278,6 +278,44 @@ pub fn parse_in(
     Ok((format, parsed))
 }
 
+/// A file with no compared value at all, some of whose value cells are not numbers
+/// (`117.30 µs (2050.4 TFLOPs)`): its results are there but in a shape the reader does
+/// not take, so storing it would keep nothing to compare. A file of plain numbers that
+/// no rule names (an aggregate-only output) is stored, as documented.
+fn unreadable_cells<'a>(
+    format: Format,
+    parsed: &Parsed,
+    all: impl Iterator<Item = &'a crate::model::Measurement>,
+) -> Measured {
+    let mut columns: Vec<&str> = Vec::new();
+    let mut first: Option<(u32, String)> = None;
+    for m in all {
+        let raw = parsed.raw(m).trim();
+        let unreadable = m.value.is_none()
+            && m.metric.as_str() == crate::model::metric::UNCLASSIFIED
+            && !support::text::is_missing_token(raw)
+            && support::text::parse_value(raw).is_err();
+        if unreadable {
+            first.get_or_insert((m.line, raw.to_string()));
+            if !columns.contains(&m.column.as_str()) {
+                columns.push(m.column.as_str());
+            }
+        }
+    }
+    match first {
+        None => Measured::Some,
+        Some((line, raw)) => Measured::Empty(ParseError::at(
+            line as usize,
+            format!(
+                "read as {format}, no column holds a value perfdb can compare: cells such \
+                 as '{raw}' ({}) are not plain numbers; print one number a cell with the \
+                 unit in the header (`opus us`, `triton TFLOPS`)",
+                columns.join(", ")
+            ),
+        )),
+    }
+}
+
 /// What a file's measured values hold.
 enum Measured {
     /// At least one value.
@@ -316,9 +354,11 @@ fn nothing_measured(format: Format, parsed: &Parsed) -> Measured {
         .measurements
         .iter()
         .chain(parsed.repetitions.iter().flatten());
-    let mut measured = all.filter(|m| m.direction != crate::model::Direction::None);
+    let mut measured = all
+        .clone()
+        .filter(|m| m.direction != crate::model::Direction::None);
     let Some(first) = measured.next() else {
-        return Measured::Some;
+        return unreadable_cells(format, parsed, all);
     };
     if first.value.is_some() {
         return Measured::Some;

@@ -58,6 +58,30 @@ pub const KNOWN_VARIANTS: &[&str] = &[
     "b",
 ];
 
+/// Words that name a variant or a side of a comparison when a numeric column is headed by
+/// one alone (`Baseline`, `Tuned`, `before`): never a parameter.
+const VARIANT_WORDS: &[&str] = &[
+    "torch",
+    "triton",
+    "ck",
+    "asm",
+    "hip",
+    "flydsl",
+    "gluon",
+    "aiter",
+    "cktile",
+    "tuned",
+    "untuned",
+    "baseline",
+    "reference",
+    "ref",
+    "before",
+    "after",
+    "old",
+    "new",
+    "default",
+];
+
 /// The metric a quantity word names when no unit is printed (`fa3 latency`, `bw`).
 fn quantity_metric(word: &str) -> Option<(&'static str, Direction)> {
     Some(match word {
@@ -172,8 +196,10 @@ pub fn classify_header(header: &str, numeric: bool) -> ColumnRole {
     }
     // Parameters are single names (`M`, `q_type`, `ck_preshuffle`); a numeric column
     // whose header is a phrase is a value of some kind, and guessing it as identity
-    // would split every row by it.
-    if numeric && h.contains(char::is_whitespace) {
+    // would split every row by it. So is one named as a variant (`Baseline`, `Tuned`,
+    // `triton`): a variant's numbers, their unit unsaid.
+    let variant_name = ws.len() == 1 && ws[0].len() > 1 && VARIANT_WORDS.contains(&ws[0]);
+    if numeric && (h.contains(char::is_whitespace) || variant_name) {
         return ColumnRole::Unclassified {
             reason: "numeric column with no unit, no quantity word (latency, time, bw, \
                      throughput) and no known variant prefix"
