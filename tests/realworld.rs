@@ -75,6 +75,11 @@ const FILES: &[(&str, Expect)] = &[
         "aiter-table/hipblaslt_pr8631_gfx1100_bbs_indented.md",
         ReadsDerivedOnly("aiter-table"),
     ),
+    // A load run four times, one row each: repeats of one row, each run's median a trial.
+    (
+        "aiter-table/tt_inference_server_pr1708_repeated_configs.md",
+        Reads("aiter-table"),
+    ),
     (
         "aiter-table/yhs_sample_issue4_sgemm_tflops_by_gpu.md",
         Refused("every measured column is empty"),
@@ -378,6 +383,15 @@ const FILES: &[(&str, Expect)] = &[
     // A GPU benchmark UI shaped like google-benchmark's, of no format perfdb reads.
     (
         "unrecognized/llvm_libc_pr99796_gpu_benchmark_ui.txt",
+        Refused("no recognizable benchmark data"),
+    ),
+    // PyTorch's operator_benchmark prints: no format perfdb reads (yet).
+    (
+        "unrecognized/pytorch_pr27923_operator_benchmark_observer_lines.txt",
+        Refused("no recognizable benchmark data"),
+    ),
+    (
+        "unrecognized/pytorch_pr28897_operator_benchmark_linear.txt",
         Refused("no recognizable benchmark data"),
     ),
     (
