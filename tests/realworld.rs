@@ -385,6 +385,11 @@ const FILES: &[(&str, Expect)] = &[
         "unrecognized/llvm_libc_pr99796_gpu_benchmark_ui.txt",
         Refused("no recognizable benchmark data"),
     ),
+    // JMH's result table (Java): no format perfdb reads.
+    (
+        "unrecognized/jmh_pinot_issue7866_avgt_table.txt",
+        Refused("no recognizable benchmark data"),
+    ),
     // PyTorch's operator_benchmark prints: no format perfdb reads (yet).
     (
         "unrecognized/pytorch_pr27923_operator_benchmark_observer_lines.txt",

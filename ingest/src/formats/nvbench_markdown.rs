@@ -72,7 +72,13 @@ impl Parser for NvbenchMarkdown {
     /// to the widest value, so names are matched as cells, not as `| GPU Time`.
     fn evidence(&self, text: &str) -> super::Evidence {
         let b = text.as_bytes();
-        let mut rows = crate::formats::support::text::finder!("GPU Time").find_iter(b);
+        let mut rows = crate::formats::support::text::finder!("GPU Time")
+            .find_iter(b)
+            .peekable();
+        // One scan of a log that holds no `GPU Time` (every aiter log).
+        if rows.peek().is_none() {
+            return super::Evidence::None;
+        }
         let signed = rows.any(|at| {
             let start = text[..at].rfind('\n').map_or(0, |s| s + 1);
             let header = text[start..].lines().next().unwrap_or("");
@@ -83,7 +89,7 @@ impl Parser for NvbenchMarkdown {
         });
         if signed {
             super::Evidence::Signature
-        } else if has(text, "# Benchmark Results") && has(text, "GPU Time") {
+        } else if has(text, "# Benchmark Results") {
             super::Evidence::Marker
         } else {
             super::Evidence::None

@@ -85,6 +85,9 @@ pub fn field(name: &str) -> Option<Field> {
     })
 }
 
+/// A load as a result names it: its backend (the variant) and its key.
+type LoadId = (Option<String>, Vec<(String, String)>);
+
 /// How a result field is stored.
 pub(crate) fn spec(name: &str) -> Spec {
     match field(name) {
@@ -162,8 +165,7 @@ impl Parser for Serving {
         // How many results of each load (variant and key) came before: a load run again
         // in one file (SGLang appends every run to its JSONL) is a further trial of the
         // same row, not a row of its own.
-        let mut seen: std::collections::HashMap<(Option<String>, Vec<(String, String)>), usize> =
-            std::collections::HashMap::new();
+        let mut seen: std::collections::HashMap<LoadId, usize> = Default::default();
         // Results in which no request completed (`completed: 0`): their latencies and
         // throughputs measure nothing.
         let mut failed_results: Vec<usize> = Vec::new();

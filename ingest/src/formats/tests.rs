@@ -1,0 +1,212 @@
+//! Detection by evidence and the rules every reader shares, on small texts.
+
+use super::*;
+
+fn read(text: &str) -> (Format, Parsed) {
+    parse(text, None).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+/// (variant, key, metric, value) of every value.
+fn values(p: &Parsed) -> Vec<(String, String, String, Option<f64>)> {
+    p.measurements
+        .iter()
+        .map(|m| {
+            let v = m.variant.as_str().to_string();
+            (
+                v,
+                p.key(m).to_string(),
+                m.metric.as_str().to_string(),
+                m.value,
+            )
+        })
+        .collect()
+}
+
+const NVBENCH_TABLE: &str = "\
+| T{ct} | Elements{io} | Samples |  CPU Time  | Noise  |  GPU Time  | Noise  |\n\
+|-------|--------------|---------|------------|--------|------------|--------|\n\
+|   I32 | 2^16 = 65536 |   1000x | 114.193 us | 37.11% |  19.632 us | 75.68% |\n";
+
+#[test]
+fn an_nvbench_table_is_nvbench_even_in_a_log_the_aiter_tables_would_take() {
+    let (f, _) = read(NVBENCH_TABLE);
+    assert_eq!(f, Format::NvbenchMarkdown);
+    let with_perf_line = format!("[perf] gemm: 12.5 us\n{NVBENCH_TABLE}");
+    assert_eq!(read(&with_perf_line).0, Format::NvbenchMarkdown);
+}
+
+#[test]
+fn two_signatures_are_refused_naming_both_formats() {
+    let text = format!(
+            "[aiter] gemm summary (markdown):\n| M | torch us |\n|---:|---:|\n| 1 | 2.5 |\n\n{NVBENCH_TABLE}"
+        );
+    let e = detect(&text).unwrap_err();
+    assert!(
+        e.reason.contains("nvbench-markdown") && e.reason.contains("aiter-table"),
+        "{e}"
+    );
+    assert!(e.reason.contains("--format"), "{e}");
+    // The `--format` it names settles it.
+    let (f, p) = parse(&text, Some(Format::AiterTable)).unwrap();
+    assert_eq!(f, Format::AiterTable);
+    assert!(!p.measurements.is_empty());
+}
+
+#[test]
+fn hand_written_tables_with_github_separators() {
+    for sep in ["| --- | --- |", "|:---:|:---:|", "| :-: | --: |"] {
+        let text = format!("| M | triton us |\n{sep}\n| 1 | 17.2 |\n| 16 | 19.9 |\n");
+        let (f, p) = read(&text);
+        assert_eq!(f, Format::AiterTable, "{sep}");
+        assert_eq!(
+            values(&p),
+            [
+                (
+                    "triton".into(),
+                    r#"{"M":"1"}"#.into(),
+                    "latency".into(),
+                    Some(17.2)
+                ),
+                (
+                    "triton".into(),
+                    r#"{"M":"16"}"#.into(),
+                    "latency".into(),
+                    Some(19.9)
+                ),
+            ],
+            "{sep}"
+        );
+    }
+}
+
+/// aiter's autotuning tables print the chosen backend with its ratio: the column is
+/// a result, never part of the row's identity.
+#[test]
+fn a_measured_number_inside_a_name_cell_is_never_identity() {
+    let text = "| M | torch us | triton us | chosen |\n| --- | --- | --- | --- |\n\
+                    | 1 | 18.4 | 17.2 | **triton** (1.07x) |\n| 16 | 18.5 | 19.9 | **torch** (0.93x) |\n";
+    let (_, p) = read(text);
+    let keys: std::collections::BTreeSet<String> = p
+        .measurements
+        .iter()
+        .map(|m| p.key(m).to_string())
+        .collect();
+    assert_eq!(
+        keys.into_iter().collect::<Vec<_>>(),
+        [r#"{"M":"1"}"#, r#"{"M":"16"}"#]
+    );
+    let chosen: Vec<&str> = p
+        .measurements
+        .iter()
+        .filter(|m| m.column.as_str() == "chosen")
+        .map(|m| m.metric.as_str())
+        .collect();
+    assert_eq!(chosen, ["ratio", "ratio"]);
+}
+
+#[test]
+fn difference_columns_are_derived_not_latencies() {
+    let text = "| kernel | base (ns) | head (ns) | Delta (ns) |\n|:-:|-:|-:|-:|\n\
+                    | add | 1200 | 1250 | 50 |\n";
+    let (_, p) = read(text);
+    let delta = p
+        .measurements
+        .iter()
+        .find(|m| m.column.as_str() == "Delta (ns)")
+        .unwrap();
+    assert_eq!(delta.direction, crate::model::Direction::None);
+    assert_eq!(delta.metric.as_str(), support::columns::DIFFERENCE);
+}
+
+#[test]
+fn a_file_whose_measured_columns_are_all_empty_is_refused_naming_them() {
+    let text = "| M | triton us |\n|---:|---:|\n| 1 |  |\n| 2 | - |\n";
+    let e = parse(text, None).unwrap_err();
+    assert_eq!(e.line, 3);
+    assert!(
+        e.reason
+            .contains("every measured column is empty (triton us)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_table_whose_every_kernel_errored_is_a_failed_run() {
+    let text = "| M | triton us |\n|---:|---:|\n| 1 | error |\n| 2 | OOM |\n";
+    let (_, p) = read(text);
+    assert_eq!(p.provenance.verdict, Some(crate::model::RunVerdict::Fail));
+    assert!(p.measurements.iter().all(|m| m.value.is_none()));
+}
+
+#[test]
+fn a_serving_result_with_no_completed_request_is_a_failed_run_not_zeros() {
+    let text = r#"{"backend": "vllm", "completed": 0, "failed": 8, "request_throughput": 0.0, "median_ttft_ms": 0.0}"#;
+    let (_, p) = read(text);
+    assert_eq!(p.provenance.verdict, Some(crate::model::RunVerdict::Fail));
+    for m in &p.measurements {
+        if m.direction != crate::model::Direction::None {
+            assert_eq!(m.value, None, "{}", m.metric.as_str());
+        }
+    }
+}
+
+#[test]
+fn a_load_run_twice_in_one_jsonl_is_two_trials_of_one_row() {
+    let text = "{\"backend\": \"sglang\", \"request_rate\": 4, \"completed\": 10, \"median_ttft_ms\": 40.0}\n\
+                    {\"backend\": \"sglang\", \"request_rate\": 4, \"completed\": 10, \"median_ttft_ms\": 42.0}\n\
+                    {\"backend\": \"sglang\", \"request_rate\": 8, \"completed\": 10, \"median_ttft_ms\": 60.0}\n";
+    let (_, p) = read(text);
+    let ttft = |ms: &[crate::model::Measurement]| -> Vec<(String, Option<f64>)> {
+        ms.iter()
+            .filter(|m| m.metric.as_str() == "ttft_median")
+            .map(|m| (p.key(m).to_string(), m.value))
+            .collect()
+    };
+    assert_eq!(
+        ttft(&p.measurements),
+        [
+            (r#"{"request_rate":"4"}"#.to_string(), Some(40000.0)),
+            (r#"{"request_rate":"8"}"#.to_string(), Some(60000.0)),
+        ]
+    );
+    assert_eq!(p.repetitions.len(), 1);
+    assert_eq!(
+        ttft(&p.repetitions[0]),
+        [(r#"{"request_rate":"4"}"#.to_string(), Some(42000.0))]
+    );
+}
+
+#[test]
+fn pytorch_v3_unit_fields_decide_unit_and_direction() {
+    let text = r#"[{"benchmark": {"name": "attn"}, "model": {"name": "causal"},
+            "metric": {"name": "forward_latency", "unit": "us", "benchmark_values": [6566.7]}},
+            {"benchmark": {"name": "attn"}, "model": {"name": "causal"},
+            "metric": {"name": "forward_tflops", "unit": "TFLOPS/s", "benchmark_values": [0.0103]}}]"#;
+    let (_, p) = read(text);
+    let got: Vec<(String, String, crate::model::Direction)> = p
+        .measurements
+        .iter()
+        .map(|m| {
+            (
+                m.metric.as_str().into(),
+                m.unit.as_str().into(),
+                m.direction,
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "forward_latency".into(),
+                "us".into(),
+                crate::model::Direction::Lower
+            ),
+            (
+                "forward_tflops".into(),
+                "TFLOPS".into(),
+                crate::model::Direction::Higher
+            ),
+        ]
+    );
+}
