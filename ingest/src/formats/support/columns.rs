@@ -242,11 +242,12 @@ fn derived_role(h: &str, lower: &str, ws: &[&str], orig: &[&str]) -> Option<Colu
         };
         return Some(derived(variant, metric, ""));
     }
-    // A difference between two runs or variants (`Delta (ns)`, `diff us`): it changes
-    // sign with noise and is no latency of anything.
+    // A difference between two runs or variants (`Delta (ns)`, `diff us`, `%Diff`): it
+    // changes sign with noise and is no latency of anything. (`max_diff` beside a
+    // check is a numerical error, left to the rules below.)
     if ws
-        .iter()
-        .any(|w| matches!(*w, "delta" | "diff" | "difference" | "Δ" | "δ"))
+        .first()
+        .is_some_and(|w| matches!(*w, "delta" | "diff" | "difference" | "Δ" | "δ"))
         || lower.starts_with("%diff")
         || lower.starts_with('Δ')
     {
