@@ -42,11 +42,10 @@ const FILES: &[(&str, Expect)] = &[
         "aiter-table/aiter_pr5349_a8w8_bmm_indented_first_rows.md",
         Reads("aiter-table"),
     ),
-    // Cells of `117.30 µs (2050.4 TFLOPs)`: results in a shape no column rule reads,
-    // refused rather than stored with nothing to compare (and never made identity).
+    // Cells of `117.30 µs (2050.4 TFLOPs)`: each cell's own unit, the header the variant.
     (
         "aiter-table/aiter_pr5397_opus_vs_triton_us_with_tflops.md",
-        Refused("no column holds a value perfdb can compare"),
+        Reads("aiter-table"),
     ),
     (
         "aiter-table/aiter_pr5332_opus_vs_flydsl.md",
@@ -78,6 +77,10 @@ const FILES: &[(&str, Expect)] = &[
     // A load run four times, one row each: repeats of one row, each run's median a trial.
     (
         "aiter-table/tt_inference_server_pr1708_repeated_configs.md",
+        Reads("aiter-table"),
+    ),
+    (
+        "aiter-table/triton_riscv_issue49_times_with_units_in_cells.md",
         Reads("aiter-table"),
     ),
     (
@@ -198,6 +201,11 @@ const FILES: &[(&str, Expect)] = &[
         "nvbench-markdown/nvbench_pr14_compare_report_first_rows.md",
         Refused("an nvbench compare report"),
     ),
+    // A results section without its log: the axes told by their cells (`2^5 = 32`).
+    (
+        "nvbench-markdown/pmpp_array_add_3060ti_results_section_first_table.md",
+        Reads("nvbench-markdown"),
+    ),
     // The summaries example: axes named `ms` and `us`, min and max times, the mean hidden.
     (
         "nvbench-markdown/nvbench_pr204_summaries_min_max_first_rows.md",
@@ -310,6 +318,11 @@ const FILES: &[(&str, Expect)] = &[
         "triton-perf-report/intel_xpu_issue1122_matmul_onednn_first_rows.txt",
         ReadsWithUnit("triton-perf-report", "TFLOPS"),
     ),
+    // Line names that carry their unit (`Triton-GB/s`, `XeTLA-TFlops-min`).
+    (
+        "triton-perf-report/intel_xpu_issue1350_softmax_unit_in_line_names_first_rows.txt",
+        Reads("triton-perf-report"),
+    ),
     (
         "triton-perf-report/intel_xpu_issue544_softmax_truncated_rows.txt",
         ReadsWithUnit("triton-perf-report", "GB/s"),
@@ -370,6 +383,11 @@ const FILES: &[(&str, Expect)] = &[
     // `batch: 1 | Total latency (us): 50.10 | ...`: a script's own lines, no format.
     (
         "unrecognized/aiter_pr3116_moe_a8w4_key_value_lines.txt",
+        Refused("no recognizable benchmark data"),
+    ),
+    // Rows of an nvbench compare report pasted without its header: no format's table.
+    (
+        "unrecognized/cccl_pr9722_nvbench_compare_rows_without_header.md",
         Refused("no recognizable benchmark data"),
     ),
     (

@@ -357,6 +357,9 @@ struct Template {
     factor: f64,
     /// The unit the header printed, appended to `raw` when the value was converted.
     printed: Name,
+    /// Each cell prints its own unit (`8.18 ms`, `117.30 µs (2050.4 TFLOPs)`): the value
+    /// is converted cell by cell, `factor` unused.
+    unit_cells: bool,
 }
 
 /// Note of a column whose meaning perfdb cannot tell.
@@ -397,6 +400,7 @@ impl Role {
             measured,
             factor: 1.0,
             printed: "".into(),
+            unit_cells: false,
         };
         match classify_header(header, numeric) {
             ColumnRole::Key => {
@@ -506,7 +510,8 @@ impl Layout {
 }
 
 /// For each column of the pipe table at `all[start]` whose separator cell is not `---:`:
-/// `1` when every cell is a number or a missing token and one at least a number, else
+/// `1` when every cell is a number or a missing token and one at least a number, `u`
+/// when every cell is a number with its unit, of one quantity ([`cell_with_unit`]), else
 /// `0`; `-` for a `---:` column (numeric by its alignment). Empty when every column is
 /// `---:` or the table has no separator. pandas marks its text columns `:---`, so a log's
 /// table stops at its first text cell.
@@ -535,7 +540,7 @@ fn numbers_by_cells(all: &[(usize, Cow<str>)], start: usize) -> Vec<u8> {
             if !s.starts_with(':') && s.ends_with(':') {
                 return b'-';
             }
-            let mut any = false;
+            let (mut any, mut with_unit) = (false, None);
             for r in &rows {
                 let Some(c) = cells(r).and_then(|mut c| c.nth(i)) else {
                     continue;
@@ -543,16 +548,61 @@ fn numbers_by_cells(all: &[(usize, Cow<str>)], start: usize) -> Vec<u8> {
                 match parse_value(c) {
                     Ok(Some(_)) => any = true,
                     Ok(None) => {}
-                    Err(_) => return b'0',
+                    Err(_) => match cell_with_unit(c) {
+                        // Every cell a number with a unit of one quantity.
+                        Some((_, u)) if with_unit.is_none_or(|m| m == u.metric) => {
+                            with_unit = Some(u.metric)
+                        }
+                        _ => return b'0',
+                    },
                 }
             }
-            if any {
-                b'1'
-            } else {
-                b'0'
+            match (any, with_unit) {
+                (false, Some(_)) => b'u',
+                (true, None) => b'1',
+                _ => b'0',
             }
         })
         .collect()
+}
+
+/// `8.18 ms`, `117.30 µs (2050.4 TFLOPs)`, `**1.5ms**`: a cell that leads with a number
+/// and the unit perfdb knows it in; what follows the unit is not read.
+fn cell_with_unit(cell: &str) -> Option<(f64, crate::formats::support::units::Unit)> {
+    let t = cell.trim_ascii().trim_matches(['*', '`']).trim_ascii();
+    let digits = crate::formats::support::text::number_prefix_len(t);
+    if digits == 0 || digits == t.len() {
+        return None;
+    }
+    let value: f64 = t[..digits].parse().ok()?;
+    let unit = t[digits..]
+        .trim_start()
+        .split([' ', '(', ',', '*'])
+        .next()?;
+    let u = crate::formats::support::units::unit_of_any_case(unit)?;
+    Some((value, u))
+}
+
+/// The role of column `i` of the table at `all[start]`, whose every cell prints a
+/// number with its unit: a measurement of the variant its header names, in the
+/// canonical unit of the cells' quantity, converted cell by cell.
+fn unit_cells_role(header: &str, all: &[(usize, Cow<str>)], start: usize, i: usize) -> Role {
+    let unit = all[start + 2..]
+        .iter()
+        .find_map(|(_, l)| cell_with_unit(cells(l)?.nth(i)?))
+        .map(|(_, u)| u)
+        .expect("a column of unit cells has one");
+    Role::Value(Template {
+        variant: header.trim().into(),
+        metric: unit.metric.into(),
+        unit: unit.canonical.into(),
+        column: header.into(),
+        direction: unit.direction,
+        measured: true,
+        factor: 1.0,
+        printed: "".into(),
+        unit_cells: true,
+    })
 }
 
 /// What a key cell that reads as a measurement is: a ratio (`1.31x`), a percentage
@@ -638,6 +688,7 @@ fn measured_keys(layout: &Layout, rows: &[(usize, &[&str])]) -> Option<Layout> {
             measured: false,
             factor: 1.0,
             printed: "".into(),
+            unit_cells: false,
         });
     }
     Some(Layout::new(columns))
@@ -757,6 +808,7 @@ impl State {
             .map(|(i, (h, s))| {
                 let numeric = match numbers.get(i) {
                     Some(b'1') => true,
+                    Some(b'u') => return unit_cells_role(h, all, start, i),
                     Some(b'0') => false,
                     _ => !s.starts_with(':') || s.ends_with(':'),
                 };
@@ -969,7 +1021,12 @@ impl State {
                 let Some((t, checks, escalated, column_note)) = o else {
                     continue;
                 };
-                let mut value = parse_value(raw).ok().flatten();
+                let mut value = if t.unit_cells {
+                    cell_with_unit(raw)
+                        .map(|(v, u)| crate::formats::support::units::to_canonical(v, u.factor))
+                } else {
+                    parse_value(raw).ok().flatten()
+                };
                 let raw = if t.factor != 1.0 {
                     value =
                         value.map(|v| crate::formats::support::units::to_canonical(v, t.factor));

@@ -210,3 +210,81 @@ fn pytorch_v3_unit_fields_decide_unit_and_direction() {
         ]
     );
 }
+
+/// Hand-written tables that print each value with its unit: the header names the
+/// variant, each cell converts by its own unit; what follows the unit is not read.
+#[test]
+fn cells_that_carry_their_unit_are_read_cell_by_cell() {
+    let text = "| Case | torch | triton |\n|---|---|---|\n\
+                | 256 | 8.18 ms | 117.30 µs (2050.4 TFLOPs) |\n| 512 | 60.41 ms | 1.5 ms |\n";
+    let (_, p) = read(text);
+    assert_eq!(
+        values(&p),
+        [
+            (
+                "torch".into(),
+                r#"{"Case":"256"}"#.into(),
+                "latency".into(),
+                Some(8180.0)
+            ),
+            (
+                "triton".into(),
+                r#"{"Case":"256"}"#.into(),
+                "latency".into(),
+                Some(117.3)
+            ),
+            (
+                "torch".into(),
+                r#"{"Case":"512"}"#.into(),
+                "latency".into(),
+                Some(60410.0)
+            ),
+            (
+                "triton".into(),
+                r#"{"Case":"512"}"#.into(),
+                "latency".into(),
+                Some(1500.0)
+            ),
+        ]
+    );
+    // Cells of two quantities in one column are no measurement of either.
+    let mixed = "| Case | torch |\n|---|---|\n| 256 | 8.18 ms |\n| 512 | 3.2 TB/s |\n";
+    let e = parse(mixed, None).unwrap_err();
+    assert!(e.reason.contains("not plain numbers"), "{e}");
+}
+
+/// Intel's triton_kernels_benchmark prints its units inside the line names.
+#[test]
+fn triton_line_names_that_carry_their_unit() {
+    let text = "softmax-performance:\n         N  Triton-GB/s  Triton-GB/s-min  Triton-TFlops\n\
+                0    256.0   873.813292       794.375734       0.873813\n";
+    let (f, p) = read(text);
+    assert_eq!(f, Format::TritonPerfReport);
+    let got: Vec<(String, String, String, bool)> = p
+        .measurements
+        .iter()
+        .map(|m| {
+            let compared = m.direction != crate::model::Direction::None;
+            (
+                m.variant.as_str().into(),
+                m.metric.as_str().into(),
+                m.unit.as_str().into(),
+                compared,
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("Triton".into(), "bandwidth".into(), "TB/s".into(), true),
+            (
+                "Triton".into(),
+                "bandwidth_min".into(),
+                "TB/s".into(),
+                false
+            ),
+            ("Triton".into(), "throughput".into(), "TFLOPS".into(), true),
+        ]
+    );
+    assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+}

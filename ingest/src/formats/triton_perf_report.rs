@@ -16,11 +16,13 @@
 //!
 //! Before Triton 3.6 the columns were headed by the line names alone (`N  Triton  Torch
 //! (native)  Torch (jit)`): the line names are the variants, whole (parentheses and
-//! all), the x columns the leading ones whose every value is integral or a name, and the unit
-//! comes from `--unit` as for `triton-csv` (without it the values are kept
-//! `unclassified`, said once per table). A table whose middle pandas elided (a `..`
-//! row, and a `[N rows x M columns]` footer) is read around the gap, with a warning
-//! saying how many rows were not printed.
+//! all), the x columns the leading ones whose every value is integral or a name, and
+//! the unit comes from `--unit` as for `triton-csv` (without it the values are kept
+//! `unclassified`, said once per table), unless every line name carries its unit after
+//! a dash (`Triton-GB/s`, `Triton-TFlops-max`: Intel's triton_kernels_benchmark), which
+//! then says it (a statistic after the unit is kept beside the value, not compared). A
+//! table whose middle pandas elided (a `..` row, and a `[N rows x M columns]` footer)
+//! is read around the gap, with a warning saying how many rows were not printed.
 
 use super::{Context, Format, ParseError, Parser};
 use crate::formats::support::emit::{key_number, KeyLayout, Spec};
@@ -359,6 +361,25 @@ fn labelled_lines(cols: &[String]) -> Option<usize> {
     .then_some(first)
 }
 
+/// `Triton-GB/s-min` -> (`Triton`, `GB/s`, `min`): a line name whose part after a `-`
+/// is a unit perfdb knows, and what follows it (a statistic of the same quantity).
+fn unit_in_name(name: &str) -> Option<(&str, &str, Option<&str>)> {
+    let mut at = 0;
+    while let Some(dash) = name[at..].find('-') {
+        let start = at + dash + 1;
+        let rest = &name[start..];
+        let (unit, stat) = match rest.split_once('-') {
+            Some((u, s)) => (u, Some(s)),
+            None => (rest, None),
+        };
+        if dash > 0 && crate::formats::support::units::unit_of_any_case(unit).is_some() {
+            return Some((&name[..start - 1], unit, stat.filter(|s| !s.is_empty())));
+        }
+        at = start;
+    }
+    None
+}
+
 /// What each line column of a header from before Triton 3.6 (line names alone) stores:
 /// the x columns are the leading ones whose every value is integral, each other column a
 /// variant under its whole name, in `--unit` (else unclassified, said once).
@@ -388,6 +409,24 @@ fn bare_lines(
             "no x column: the first column holds fractional numbers (an x column holds \
              integral values or names), and the header has no `<line> (<ylabel>)` columns",
         ));
+    }
+    // Line names that carry their unit (`Triton-GB/s`, `XeTLA-TFlops-min`: Intel's
+    // triton_kernels_benchmark) say it, whatever --unit says.
+    let named: Option<Vec<LineColumn>> = (n_x..width)
+        .map(|c| {
+            let (variant, unit, stat) = unit_in_name(&cols[c])?;
+            let u = crate::formats::support::units::unit_of_any_case(unit)?;
+            let spec = match stat {
+                None => Spec::measured(None, unit, &cols[c]),
+                Some(stat) => {
+                    Spec::measured(Some(&format!("{}_{stat}", u.metric)), unit, &cols[c]).kept()
+                }
+            };
+            Some((c, Name::new(variant), spec))
+        })
+        .collect();
+    if let Some(named) = named {
+        return Ok((n_x, named));
     }
     if unit.is_none() {
         out.warnings.push(Warning {
