@@ -285,6 +285,12 @@ const FILES: &[(&str, Expect)] = &[
         "torch-compare/tutorial_batched_dot_fuzzed.txt",
         Reads("torch-compare"),
     ),
+    // A Compare table whose label is as wide as the table (`[ label ]`, no dashes), its
+    // footer cut off where the thread's excerpt ends: without the unit, refused.
+    (
+        "torch-compare/xformers_pr479_attention_compare_first_rows.txt",
+        Refused("no torch.utils.benchmark Compare table"),
+    ),
     // A script's own `value (+-IQR)` cells inside Compare-like tables.
     (
         "torch-compare/vfdev5_affine_grid_sampler_PR_vs_nightly.md",
@@ -386,6 +392,23 @@ const FILES: &[(&str, Expect)] = &[
         Refused("no recognizable benchmark data"),
     ),
     // Rows of an nvbench compare report pasted without its header: no format's table.
+    // Scripts' own prints: no format perfdb reads.
+    (
+        "unrecognized/ai_on_gke_pr868_serving_console_summary.txt",
+        Refused("no recognizable benchmark data"),
+    ),
+    (
+        "unrecognized/ring_attention_issue10_flash_bench_lines.txt",
+        Refused("no recognizable benchmark data"),
+    ),
+    (
+        "unrecognized/torch_perf_data_issue79_h100_tflops_lines.txt",
+        Refused("no recognizable benchmark data"),
+    ),
+    (
+        "unrecognized/triton_shared_pr209_bench_softmax_wall_cpu.txt",
+        Refused("no recognizable benchmark data"),
+    ),
     (
         "unrecognized/cccl_pr9722_nvbench_compare_rows_without_header.md",
         Refused("no recognizable benchmark data"),

@@ -28,8 +28,13 @@ pub struct TorchCompare;
 /// `[---- label ----]` -> `label`.
 fn title(line: &str) -> Option<&str> {
     let t = trim(line);
-    let inner = t.strip_prefix("[-")?.strip_suffix("-]")?;
-    Some(trim(inner.trim_matches('-')))
+    let inner = t.strip_prefix('[')?.strip_suffix(']')?;
+    // Compare centres ` label ` in dashes; a label as wide as the table gets none:
+    // `[ attention (attn_bias=...) ]`.
+    let padded = (inner.starts_with('-') && inner.ends_with('-'))
+        || (inner.starts_with(' ') && inner.ends_with(' '));
+    let label = trim(inner.trim_matches('-'));
+    (padded && !label.is_empty()).then_some(label)
 }
 
 /// `Times are in microseconds (us).` -> `us`.
@@ -101,6 +106,7 @@ impl Parser for TorchCompare {
         let b = text.as_bytes();
         crate::formats::support::text::finder!("[--")
             .find_iter(b)
+            .chain(crate::formats::support::text::finder!("[ ").find_iter(b))
             .any(|at| title(&line_at(at)).is_some())
             && crate::formats::support::text::finder!(" thread")
                 .find_iter(b)
