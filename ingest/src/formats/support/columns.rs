@@ -58,29 +58,16 @@ pub const KNOWN_VARIANTS: &[&str] = &[
     "b",
 ];
 
-/// Words that name a variant or a side of a comparison when a numeric column is headed by
-/// one alone (`Baseline`, `Tuned`, `before`): never a parameter.
-const VARIANT_WORDS: &[&str] = &[
-    "torch",
-    "triton",
-    "ck",
-    "asm",
-    "hip",
-    "flydsl",
-    "gluon",
-    "aiter",
-    "cktile",
-    "tuned",
-    "untuned",
-    "baseline",
-    "reference",
-    "ref",
-    "before",
-    "after",
-    "old",
-    "new",
-    "default",
-];
+/// Words that name a side of a comparison rather than a variant (`before`, `old`).
+const SIDE_WORDS: &[&str] = &["untuned", "before", "after", "old", "new", "default"];
+
+/// A numeric column headed by one of these alone (`Baseline`, `Tuned`, `before`) holds
+/// a variant's or a side's numbers: never a parameter. (`b` and `kernel` name
+/// parameters when alone.)
+fn names_a_variant(word: &str) -> bool {
+    (KNOWN_VARIANTS.contains(&word) && !matches!(word, "b" | "kernel"))
+        || SIDE_WORDS.contains(&word)
+}
 
 /// The metric a quantity word names when no unit is printed (`fa3 latency`, `bw`).
 fn quantity_metric(word: &str) -> Option<(&'static str, Direction)> {
@@ -198,7 +185,7 @@ pub fn classify_header(header: &str, numeric: bool) -> ColumnRole {
     // whose header is a phrase is a value of some kind, and guessing it as identity
     // would split every row by it. So is one named as a variant (`Baseline`, `Tuned`,
     // `triton`): a variant's numbers, their unit unsaid.
-    let variant_name = ws.len() == 1 && ws[0].len() > 1 && VARIANT_WORDS.contains(&ws[0]);
+    let variant_name = ws.len() == 1 && names_a_variant(ws[0]);
     if numeric && (h.contains(char::is_whitespace) || variant_name) {
         return ColumnRole::Unclassified {
             reason: "numeric column with no unit, no quantity word (latency, time, bw, \
