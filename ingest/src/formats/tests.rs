@@ -288,3 +288,16 @@ fn triton_line_names_that_carry_their_unit() {
     );
     assert!(p.warnings.is_empty(), "{:?}", p.warnings);
 }
+
+/// A log that holds both an aiter summary and a Triton perf_report print: read as
+/// either, half of it would be lost without a word.
+#[test]
+fn a_log_with_an_aiter_table_and_a_triton_print_is_refused_naming_both() {
+    let text = "[aiter] gemm summary (markdown):\n| M | torch us |\n|---:|---:|\n| 1 | 2.5 |\n\n\
+                vector-add-performance:\n       size  Triton (GB/s)\n0    4096.0      11.953308\n";
+    let e = detect(text).unwrap_err();
+    assert!(
+        e.reason.contains("triton-perf-report") && e.reason.contains("aiter-table"),
+        "{e}"
+    );
+}

@@ -121,6 +121,17 @@ impl Parser for TritonPerfReport {
         false
     }
 
+    /// A `<plot_name>:` line over a pandas header and a row indexed `0` is printed by
+    /// Triton's `perf_report` alone: a signature, so a log that also holds another
+    /// format's signature (aiter's banner) is refused, never read as half of itself.
+    fn evidence(&self, text: &str) -> super::Evidence {
+        if self.sniff(text) {
+            super::Evidence::Signature
+        } else {
+            super::Evidence::None
+        }
+    }
+
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         self.parse_in(text, &Context::default())
     }
