@@ -75,13 +75,16 @@ impl Parser for AiterTables {
             if line.trim_ascii_start().starts_with('|') {
                 i = match st.pipe_table(&all, i) {
                     Ok(next) => next,
-                    Err((e, next)) => {
+                    Err(TableError::Skip(e, next)) => {
                         st.warnings.push(Warning {
                             line: e.line,
                             reason: format!("{}; this block is skipped", e.reason),
                         });
                         next
                     }
+                    // A table whose row cannot be read: storing the rest would make its
+                    // rows look gone.
+                    Err(TableError::Refuse(e)) => return Err(e),
                 };
                 continue;
             }
@@ -694,15 +697,20 @@ fn measured_keys(layout: &Layout, rows: &[(usize, &[&str])]) -> Option<Layout> {
     Some(Layout::new(columns))
 }
 
+/// Why a pipe table was not read.
+enum TableError {
+    /// The block is no table (a stray `|` line, a cut-off table, a header without its
+    /// separator): skipped with a warning, the rest of the log read; where to go on.
+    Skip(ParseError, usize),
+    /// A table whose row cannot be read (a cell too few or too many): the file is refused.
+    Refuse(ParseError),
+}
+
 impl State {
     /// Parse the pipe table whose header is at `all[start]`; returns the next index, or
     /// why the block is not a table and the index after it.
-    fn pipe_table(
-        &mut self,
-        all: &[(usize, Cow<str>)],
-        start: usize,
-    ) -> Result<usize, (ParseError, usize)> {
-        let fail = |e: ParseError| (e, block_end(all, start));
+    fn pipe_table(&mut self, all: &[(usize, Cow<str>)], start: usize) -> Result<usize, TableError> {
+        let fail = |e: ParseError| TableError::Skip(e, block_end(all, start));
         let (hno, hline) = (all[start].0, all[start].1.as_ref());
         let sep_line = all.get(start + 1).map(|(_, l)| l.as_ref()).unwrap_or("");
         let numbers = numbers_by_cells(all, start);
@@ -738,13 +746,24 @@ impl State {
             cells_flat.extend(row);
             let n = cells_flat.len() - before;
             if n != columns.len() {
-                return Err(fail(ParseError::at(
+                let e = ParseError::at(
                     no,
                     format!(
                         "row has {n} cells, the header at line {hno} has {}",
                         columns.len()
                     ),
-                )));
+                );
+                // Too few cells on the table's last line: the log was cut there (a
+                // cut-off table, skipped as documented). Anywhere else the row is
+                // garbled and the file cannot be read.
+                let last = all
+                    .get(j + 1)
+                    .is_none_or(|(_, n)| !n.trim_start().starts_with('|'));
+                return Err(if n < columns.len() && last {
+                    fail(e)
+                } else {
+                    TableError::Refuse(e)
+                });
             }
             row_starts.push((no, before));
             j += 1;
@@ -769,8 +788,8 @@ impl State {
         all: &[(usize, Cow<str>)],
         start: usize,
         numbers: &[u8],
-        fail: impl Fn(ParseError) -> (ParseError, usize),
-    ) -> Result<Vec<Role>, (ParseError, usize)> {
+        fail: impl Fn(ParseError) -> TableError,
+    ) -> Result<Vec<Role>, TableError> {
         let (hno, hline) = (all[start].0, all[start].1.as_ref());
         let header = split_cells(hline).ok_or_else(|| {
             fail(ParseError::at(

@@ -301,3 +301,21 @@ fn a_log_with_an_aiter_table_and_a_triton_print_is_refused_naming_both() {
         "{e}"
     );
 }
+
+/// One garbled row in a log of good tables: the file is refused with the row's line,
+/// never stored without that table (its rows would read as gone).
+#[test]
+fn a_table_row_that_cannot_be_read_refuses_the_file() {
+    let text = "[aiter] gemm summary (markdown):\n| M | torch us |\n|---:|---:|\n| 1 | 2.5 |\n\n\
+                [aiter] add summary (markdown):\n| n | torch us |\n|---:|---:|\n| 1 | 2.5 | 7 |\n";
+    let e = parse(text, None).unwrap_err();
+    assert_eq!(e.line, 9);
+    assert!(
+        e.reason
+            .contains("row has 3 cells, the header at line 7 has 2"),
+        "{e}"
+    );
+    // A block that is no table (a stray `|` line) stays skipped.
+    let stray = "[aiter] gemm summary (markdown):\n| M | torch us |\n|---:|---:|\n| 1 | 2.5 |\n\n| not a table\n";
+    assert!(parse(stray, None).is_ok());
+}
