@@ -316,6 +316,13 @@ impl Parser for GoogleBenchmark {
                 let value = match json::scalar(v) {
                     json::Scalar::Number(x, _) => x.is_finite().then_some(x),
                     json::Scalar::Null => None,
+                    // A time or rate the format writes as a number, written as text.
+                    json::Scalar::String(t) if spec.direction != Direction::None => {
+                        return Err(ParseError::at(
+                            no,
+                            format!("`{run_name}`: {k} is \"{t}\", not a number"),
+                        ))
+                    }
                     _ => continue,
                 };
                 let value = if k == "bytes_per_second" {

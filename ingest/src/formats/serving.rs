@@ -245,6 +245,14 @@ impl Parser for Serving {
                     json::Scalar::Number(x, _) => x.is_finite().then_some(x),
                     // A missing measurement is kept as missing; other nulls are skipped.
                     json::Scalar::Null if known => None,
+                    // A latency or throughput written as text: the file is not what its
+                    // field names say.
+                    json::Scalar::String(t) if known && spec.direction != Direction::None => {
+                        return Err(ParseError::at(
+                            no,
+                            format!("`{}` is \"{t}\", not a number", spec.column.as_str()),
+                        ))
+                    }
                     _ => continue, // strings (date, backend), per-request arrays
                 };
                 let m = row.put(&mut parsed.keys, &spec, value, v);

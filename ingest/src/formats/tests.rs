@@ -319,3 +319,22 @@ fn a_table_row_that_cannot_be_read_refuses_the_file() {
     let stray = "[aiter] gemm summary (markdown):\n| M | torch us |\n|---:|---:|\n| 1 | 2.5 |\n\n| not a table\n";
     assert!(parse(stray, None).is_ok());
 }
+
+/// A value written as text where the format writes a number is no value: the file is
+/// refused with the record's line, never stored without it.
+#[test]
+fn text_where_a_format_writes_a_number_refuses_the_file() {
+    let gbench = r#"{"context": {"date": "x"}, "benchmarks": [
+  {"name": "BM_a", "run_name": "BM_a", "run_type": "iteration", "iterations": 1,
+   "real_time": "fast", "cpu_time": 1.0, "time_unit": "ns"}]}"#;
+    let e = parse(gbench, None).unwrap_err();
+    assert!(
+        e.reason.contains("real_time is \"fast\", not a number"),
+        "{e}"
+    );
+    // The line of its record.
+    assert_eq!(e.line, 2);
+    let serving = r#"{"backend": "vllm", "completed": 8, "request_throughput": 2.0, "median_e2el_ms": "slow"}"#;
+    let e = parse(serving, None).unwrap_err();
+    assert!(e.reason.contains("`median_e2el_ms` is \"slow\""), "{e}");
+}
