@@ -160,6 +160,23 @@ const FILES: &[(&str, Expect)] = &[
         "nvbench-json/nvbench_example_throughput_2gpu_2021.json",
         Reads("nvbench-json"),
     ),
+    // nvbench_compare.py's reports as cuCollections PRs paste them: refused.
+    (
+        "nvbench-markdown/cucollections_pr409_compare_static_map_first_rows.md",
+        Refused("an nvbench compare report"),
+    ),
+    (
+        "nvbench-markdown/cucollections_pr515_insert_or_apply_t4_first_rows.md",
+        Reads("nvbench-markdown"),
+    ),
+    (
+        "nvbench-markdown/cucollections_pr681_compare_static_map_unique_first_rows.md",
+        Refused("an nvbench compare report"),
+    ),
+    (
+        "nvbench-markdown/cucollections_pr771_compare_multimap_first_rows.md",
+        Refused("an nvbench compare report"),
+    ),
     (
         "nvbench-markdown/flashattn_bench_a30_gqa2.md",
         Reads("nvbench-markdown"),

@@ -501,6 +501,9 @@ fn expected_format(path: &str) -> Option<Format> {
             // nvbench compare reports: refused as what they are.
             "nvbench_pr14_compare",
             "nvbench_issue310_compare",
+            "cucollections_pr409_compare",
+            "cucollections_pr681_compare",
+            "cucollections_pr771_compare",
             "PROVENANCE",
         ];
         if undetected.iter().any(|u| rest.contains(u)) {
