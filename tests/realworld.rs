@@ -160,6 +160,15 @@ const FILES: &[(&str, Expect)] = &[
         "nvbench-json/nvbench_example_throughput_2gpu_2021.json",
         Reads("nvbench-json"),
     ),
+    // cuDF's parquet benchmarks: times in seconds, sizes in GiB, user counters.
+    (
+        "nvbench-markdown/cudf_pr11611_parquet_reader_seconds_first_rows.md",
+        Reads("nvbench-markdown"),
+    ),
+    (
+        "nvbench-markdown/cudf_pr24162_hybrid_scan_setup_first_rows.md",
+        Reads("nvbench-markdown"),
+    ),
     // nvbench_compare.py's reports as cuCollections PRs paste them: refused.
     (
         "nvbench-markdown/cucollections_pr409_compare_static_map_first_rows.md",
@@ -424,6 +433,10 @@ const FILES: &[(&str, Expect)] = &[
     ),
     (
         "unrecognized/triton_shared_pr209_bench_softmax_wall_cpu.txt",
+        Refused("no recognizable benchmark data"),
+    ),
+    (
+        "unrecognized/cudf_pr16751_rows_without_header.md",
         Refused("no recognizable benchmark data"),
     ),
     (
