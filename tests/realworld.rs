@@ -64,6 +64,11 @@ const FILES: &[(&str, Expect)] = &[
     // GPUs down the side, TFLOPS across: read by shape its `TFLOPs` column holds the
     // GPU names, so every measured cell is empty: refused, never stored as nothing.
     // A separator of six cells under a header of five: a table that cannot be read.
+    // Cells of `8.2 μs ± 1.66% (7.87 … 8.58 μs)`, and a `%` column: a ratio, never identity.
+    (
+        "aiter-table/gemmkernels_jl_pr190_times_with_spread_first_rows.md",
+        Reads("aiter-table"),
+    ),
     (
         "aiter-table/hipblaslt_pr5946_separator_wider_than_header.md",
         Refused("separator has 6 cells, header has 5"),
@@ -159,6 +164,14 @@ const FILES: &[(&str, Expect)] = &[
     (
         "nvbench-json/nvbench_example_throughput_2gpu_2021.json",
         Reads("nvbench-json"),
+    ),
+    (
+        "nvbench-markdown/cccl_pr7391_transform_div_b200_first_rows.md",
+        Reads("nvbench-markdown"),
+    ),
+    (
+        "nvbench-markdown/cccl_pr8611_compare_warpspeed_b200_first_rows.md",
+        Refused("an nvbench compare report"),
     ),
     // cuDF's parquet benchmarks: times in seconds, sizes in GiB, user counters.
     (
@@ -444,6 +457,10 @@ const FILES: &[(&str, Expect)] = &[
         Refused("no recognizable benchmark data"),
     ),
     (
+        "unrecognized/flashinfer_pr2277_tgv_gemm_average_time_lines.txt",
+        Refused("no recognizable benchmark data"),
+    ),
+    (
         "unrecognized/github_action_benchmark_data_js_loodahu.js",
         Refused("a github-action-benchmark history"),
     ),
@@ -459,6 +476,10 @@ const FILES: &[(&str, Expect)] = &[
     // JMH's result table (Java): no format perfdb reads.
     (
         "unrecognized/jmh_pinot_issue7866_avgt_table.txt",
+        Refused("no recognizable benchmark data"),
+    ),
+    (
+        "unrecognized/mlx_pr3077_prompt_tps_lines.txt",
         Refused("no recognizable benchmark data"),
     ),
     // PyTorch's operator_benchmark prints: no format perfdb reads (yet).

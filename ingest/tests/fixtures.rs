@@ -504,6 +504,7 @@ fn expected_format(path: &str) -> Option<Format> {
             "cucollections_pr409_compare",
             "cucollections_pr681_compare",
             "cucollections_pr771_compare",
+            "cccl_pr8611_compare",
             "PROVENANCE",
         ];
         if undetected.iter().any(|u| rest.contains(u)) {

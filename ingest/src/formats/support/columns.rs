@@ -206,6 +206,10 @@ fn derived_role(h: &str, lower: &str, ws: &[&str], orig: &[&str]) -> Option<Colu
     if lower.contains('/') && find_unit(ws).is_none() {
         return Some(derived(h.to_string(), metric::RATIO.to_string(), ""));
     }
+    // A column headed by a percent sign alone (`%`): a ratio of the columns beside it.
+    if matches!(lower, "%" | "(%)" | "pct" | "percent" | "x") {
+        return Some(derived(String::new(), metric::UPLIFT.to_string(), ""));
+    }
     if matches!(
         lower,
         "note" | "notes" | "comment" | "comments" | "status" | "remark"
