@@ -29,6 +29,11 @@ const FILES: &[(&str, Expect)] = &[
         "aiter-table/aiter_pr2559_kimi_tuned_bf16_gemm_m131072.md",
         Reads("aiter-table"),
     ),
+    // Hand-written with thousands separators (`72,340` ns) and a `Delta (ns)` column.
+    (
+        "aiter-table/aiter_pr2434_gemm_retune_thousands_separators.md",
+        Reads("aiter-table"),
+    ),
     (
         "aiter-table/aiter_pr3747_rmsnorm_backends.md",
         Reads("aiter-table"),
@@ -360,6 +365,10 @@ const FILES: &[(&str, Expect)] = &[
         ReadsWithUnit("triton-csv", "GB/s"),
     ),
     (
+        "triton-perf-report/fbexp_triton_pr180_tlx_matmul_first_rows.txt",
+        ReadsWithUnit("triton-perf-report", "TFLOPS"),
+    ),
+    (
         "triton-perf-report/intel_xpu_issue1122_matmul_onednn_first_rows.txt",
         ReadsWithUnit("triton-perf-report", "TFLOPS"),
     ),
@@ -417,6 +426,11 @@ const FILES: &[(&str, Expect)] = &[
     ),
     (
         "tritonbench/tritonbench_pr220_hstu_config_file.txt",
+        Reads("tritonbench"),
+    ),
+    // `(M, N, K)` keys, `(±0.36%)` spreads, an empty speedup column, an `average` row.
+    (
+        "tritonbench/tritonbench_pr894_gemm_tma_before.txt",
         Reads("tritonbench"),
     ),
     // The x column headed by the op's input names, not `x_val`.
@@ -517,6 +531,14 @@ fn numbers(line: &str) -> Vec<(usize, usize, bool)> {
         while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.') {
             i += 1;
         }
+        // Thousands groups (`72,340`): one number.
+        while i + 3 < b.len()
+            && b[i] == b','
+            && b[i + 1..i + 4].iter().all(u8::is_ascii_digit)
+            && b.get(i + 4).is_none_or(|c| !c.is_ascii_digit())
+        {
+            i += 4;
+        }
         if i < b.len() && matches!(b[i], b'e' | b'E') {
             let mut j = i + 1;
             if j < b.len() && matches!(b[j], b'+' | b'-') {
@@ -554,6 +576,23 @@ fn numbers(line: &str) -> Vec<(usize, usize, bool)> {
 /// `token` times `factor`, printed as the token was (its decimals, its exponent, its
 /// suffix).
 fn scaled(token: &str, factor: f64) -> String {
+    if token.contains(',') {
+        // `72,340`: scaled as a whole number and grouped again.
+        let v: f64 = token.replace(',', "").parse().expect("a grouped number");
+        let digits = format!("{:.0}", v * factor);
+        let (sign, digits) = match digits.strip_prefix('-') {
+            Some(d) => ("-", d.to_string()),
+            None => ("", digits),
+        };
+        let mut grouped = String::new();
+        for (k, c) in digits.chars().enumerate() {
+            if k > 0 && (digits.len() - k) % 3 == 0 {
+                grouped.push(',');
+            }
+            grouped.push(c);
+        }
+        return format!("{sign}{grouped}");
+    }
     let (body, suffix) = match token.as_bytes().last() {
         Some(b'x' | b'%') => token.split_at(token.len() - 1),
         _ => (token, ""),
@@ -645,6 +684,13 @@ fn number_tokens_and_their_reruns() {
     assert_eq!(scaled("1.31x", 2.0), "2.62x");
     assert_eq!(scaled("+49.2%", 0.5), "+24.6%");
     assert_eq!(scaled("1.5e-05", 2.0), "3.0e-5");
+    assert_eq!(scaled("72,340", 1.5), "108,510");
+    let grouped = "| 8 | 72,340 | -6,670 |";
+    let toks: Vec<&str> = numbers(grouped)
+        .iter()
+        .map(|(s, e, _)| &grouped[*s..*e])
+        .collect();
+    assert_eq!(toks, ["8", "72,340", "-6,670"]);
     let lines = BTreeSet::from([1]);
     let row = "0     256.0  546.133347      546.133347\n";
     let again = rerun(row, &lines, 1, &[(1, "546.133347".into())], 3.0);
@@ -1121,7 +1167,8 @@ fn printed_value(raw: &str, stored_unit: &str) -> Option<f64> {
         b'T' => (&number[..number.len() - 1], 1e12),
         _ => (number, 1.0),
     };
-    let v: f64 = digits.parse().ok()?;
+    // Thousands groups (`72,340`) are one number.
+    let v: f64 = digits.replace(',', "").parse().ok()?;
     let factor = match (stored_unit, printed_unit) {
         (_, None) => 1.0,
         ("us", Some(u)) => match u {
