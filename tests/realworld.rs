@@ -31,6 +31,10 @@ const FILES: &[(&str, Expect)] = &[
     ),
     // Hand-written with thousands separators (`72,340` ns) and a `Delta (ns)` column.
     (
+        "aiter-table/aiter_pr2434_gemm_retune_first_table.md",
+        Reads("aiter-table"),
+    ),
+    (
         "aiter-table/aiter_pr2434_gemm_retune_thousands_separators.md",
         Reads("aiter-table"),
     ),
@@ -472,6 +476,10 @@ const FILES: &[(&str, Expect)] = &[
     ),
     (
         "unrecognized/flashinfer_pr2277_tgv_gemm_average_time_lines.txt",
+        Refused("no recognizable benchmark data"),
+    ),
+    (
+        "unrecognized/flashinfer_pr2277_tgv_gemm_m64_block.txt",
         Refused("no recognizable benchmark data"),
     ),
     (
