@@ -524,6 +524,7 @@ const FILES: &[(&str, Expect)] = &[
 /// sizes and counts, left as they are.
 fn numbers(line: &str) -> Vec<(usize, usize, bool)> {
     let b = line.as_bytes();
+    let table_row = line.trim_start().starts_with('|');
     let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     let mut out = Vec::new();
     let mut i = 0;
@@ -539,8 +540,11 @@ fn numbers(line: &str) -> Vec<(usize, usize, bool)> {
         while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.') {
             i += 1;
         }
-        // Thousands groups (`72,340`): one number.
-        while i + 3 < b.len()
+        // Thousands groups (`72,340`) in a pipe-table row are one number; in a CSV line
+        // a comma separates cells.
+        let grouped = table_row && !line[s..i].contains('.') && i - s <= 4;
+        while grouped
+            && i + 3 < b.len()
             && b[i] == b','
             && b[i + 1..i + 4].iter().all(u8::is_ascii_digit)
             && b.get(i + 4).is_none_or(|c| !c.is_ascii_digit())
@@ -1165,9 +1169,24 @@ fn a_forced_format_that_reads_no_value_is_refused() {
 /// unit printed after it to the unit perfdb stores, from this table. `None` when the
 /// printed unit is not one the table knows for that stored unit.
 fn printed_value(raw: &str, stored_unit: &str) -> Option<f64> {
-    let mut words = raw.split_whitespace();
-    let number = words.next()?.trim_matches(['*', '`']);
-    let printed_unit = words.next();
+    let words: Vec<&str> = raw.split_whitespace().collect();
+    let number = words.first()?.trim_matches(['*', '`']);
+    // The unit printed after the number (`8.2 μs ± 1.66%`), else the one perfdb joined
+    // to the end of what the source printed (`0.825600 (±0.36%) ms`).
+    let known = |u: &str| {
+        let lower = u.to_ascii_lowercase();
+        let units = [
+            "ns", "us", "µs", "μs", "ms", "s", "sec", "b/s", "mb/s", "gb/s", "tb/s", "gflops",
+            "tflops",
+        ];
+        units.contains(&lower.as_str()) || u == stored_unit
+    };
+    let second = words.get(1).copied();
+    let last = words.last().copied().filter(|_| words.len() > 1);
+    let printed_unit = second
+        .filter(|u| known(u))
+        .or(last.filter(|u| known(u)))
+        .or(second);
     let (digits, si) = match number.as_bytes().last()? {
         b'k' => (&number[..number.len() - 1], 1e3),
         b'M' => (&number[..number.len() - 1], 1e6),
