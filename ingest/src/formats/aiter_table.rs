@@ -512,39 +512,44 @@ impl Layout {
     }
 }
 
-/// For each column of the pipe table at `all[start]` whose separator cell is not `---:`:
-/// `1` when every cell is a number or a missing token and one at least a number, `u`
-/// when every cell is a number with its unit, of one quantity ([`cell_with_unit`]), else
-/// `0`; `-` for a `---:` column (numeric by its alignment). Empty when every column is
-/// `---:` or the table has no separator. pandas marks its text columns `:---`, so a log's
-/// table stops at its first text cell.
+/// For each column of a hand-written pipe table at `all[start]` (no column aligned
+/// `---:`): `1` when every cell is a number or a missing token and one at least a
+/// number, `u` when every cell is a number with its unit, of one quantity
+/// ([`cell_with_unit`]), else `0`. Empty for a table whose separator aligns a column
+/// right (pandas', tabulate's: alignment says which columns are numeric) or that has no
+/// separator.
 fn numbers_by_cells(all: &[(usize, Cow<str>)], start: usize) -> Vec<u8> {
+    let right_aligned = |c: &str| !c.starts_with(':') && c.ends_with(':');
+    // pandas and tabulate mark their numeric columns `---:` (and text ones `:---`):
+    // where a separator aligns any column right, alignment is trusted and no cell is
+    // read (every log's table, on the parse's hot path).
+    let Some(mut sep_cells) = all.get(start + 1).and_then(|(_, l)| cells(l)) else {
+        return Vec::new();
+    };
+    if sep_cells.any(right_aligned) {
+        return Vec::new();
+    }
     let Some(sep) = all.get(start + 1).and_then(|(_, l)| split_cells(l)) else {
         return Vec::new();
     };
-    if !is_separator(&sep) || sep.iter().all(|c| !c.starts_with(':') && c.ends_with(':')) {
+    if !is_separator(&sep) {
         return Vec::new();
     }
-    // The rows, up to the next table's header (a line followed by a separator).
-    let lines: Vec<&str> = all[start + 2..]
-        .iter()
-        .map(|(_, l)| l.as_ref())
-        .take_while(|l| l.trim_ascii_start().starts_with('|'))
-        .collect();
-    let rows: Vec<&str> = lines
-        .iter()
-        .enumerate()
-        .take_while(|(k, _)| !lines.get(k + 1).is_some_and(|n| is_separator_line(n)))
-        .map(|(_, l)| *l)
-        .collect();
+    // The rows: pipe lines up to the next table's header (a line followed by a
+    // separator), as `pipe_table` reads them.
+    let body = &all[start + 2..];
+    let n_rows = (0..body.len())
+        .take_while(|&k| {
+            body[k].1.trim_ascii_start().starts_with('|')
+                && !body.get(k + 1).is_some_and(|(_, n)| is_separator_line(n))
+        })
+        .count();
+    let rows = || body[..n_rows].iter().map(|(_, l)| l.as_ref());
     sep.iter()
         .enumerate()
-        .map(|(i, s)| {
-            if !s.starts_with(':') && s.ends_with(':') {
-                return b'-';
-            }
+        .map(|(i, _)| {
             let (mut any, mut with_unit) = (false, None);
-            for r in &rows {
+            for r in rows() {
                 let Some(c) = cells(r).and_then(|mut c| c.nth(i)) else {
                     continue;
                 };
@@ -636,13 +641,8 @@ fn measured_cell(cell: &str) -> Option<&'static str> {
 /// a number followed by a unit (`12.3 us`, `1.5ms`, `117.30 µs (2050.4 TFLOPs)`).
 fn measured_token(cell: &str) -> Option<&'static str> {
     let t = cell.trim_ascii();
-    let digits = crate::formats::support::text::number_prefix_len(t);
-    if digits > 0 && digits < t.len() {
-        let rest = t[digits..].trim_start();
-        let unit = rest.split([' ', '(', ',']).next().unwrap_or("");
-        if crate::formats::support::units::unit_of_any_case(unit).is_some() {
-            return Some(metric::UNCLASSIFIED);
-        }
+    if cell_with_unit(t).is_some() {
+        return Some(metric::UNCLASSIFIED);
     }
     let c = t.as_bytes();
     let (&last, body) = c.split_last()?;

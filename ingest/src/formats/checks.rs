@@ -37,7 +37,7 @@ pub(super) fn nothing_measured(format: Format, parsed: &Parsed) -> Measured {
     let failed = |m: &crate::model::Measurement| {
         is_failure_cell(parsed.raw(m))
             || m.note
-                .is_some_and(|n| n.as_str().starts_with("benchmark error"))
+                .is_some_and(|n| n.as_str().starts_with(super::google_benchmark::ERROR_NOTE))
     };
     let mut columns: Vec<&str> = vec![first.column.as_str()];
     let mut all_failed = failed(first);

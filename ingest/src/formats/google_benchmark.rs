@@ -22,6 +22,10 @@ use std::borrow::Cow;
 
 pub struct GoogleBenchmark;
 
+/// The note of a record google-benchmark reports as failed (`error_occurred`): the
+/// read checks count such a value as a failure, not as nothing.
+pub(crate) const ERROR_NOTE: &str = "benchmark error";
+
 /// Name segments that set how a benchmark runs, not what it computes.
 const RUN_OPTIONS: &[&str] = &[
     "iterations",
@@ -275,7 +279,7 @@ impl Parser for GoogleBenchmark {
                 let mut m = row.value(&mut parsed.keys, None, unit, None, "error", "real_time");
                 m.note = Some(
                     format!(
-                        "benchmark error: {}",
+                        "{ERROR_NOTE}: {}",
                         rec.error_message.as_deref().unwrap_or("error")
                     )
                     .into(),

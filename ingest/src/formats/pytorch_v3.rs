@@ -28,7 +28,7 @@ use super::{Format, ParseError, Parser};
 use crate::formats::support::emit::{lines_of, Row, Spec};
 use crate::formats::support::text::has;
 use crate::formats::support::units;
-use crate::model::{metric, Direction, Measurement, Parsed, Warning};
+use crate::model::{metric, Direction, Parsed, Warning};
 use serde_json::Value;
 
 pub struct PytorchV3;
@@ -119,18 +119,15 @@ pub(crate) fn classify_with_unit(name: &str, unit: &str) -> Option<(String, Spec
         "" => return None,
         "%" | "percent" => Spec::derived(&metric, "%", name, None),
         "x" | "ratio" => Spec::derived(&metric, "", name, None),
-        "mb" | "gb" | "kb" | "mib" | "gib" | "bytes" | "b" => Spec::directed(
+        "mib" | "gib" | "bytes" | "b" => Spec::directed(
             &metric,
             &unit.trim().to_ascii_uppercase(),
             Direction::Lower,
             name,
         ),
-        "s" | "sec" | "secs" | "seconds" => Spec::measured(Some(&metric), "sec", name),
         "count" | "instructions" => Spec::directed(&metric, "count", Direction::Lower, name),
-        u => {
-            units::unit_of(u)?;
-            Spec::measured(Some(&metric), u, name)
-        }
+        // What a unit in a metric's name would say (`(mb)`, `_ms`, `items/s`).
+        u => unit_spec(&metric, u, name)?,
     };
     Some((metric, spec))
 }
@@ -342,7 +339,7 @@ fn read_record(
             }
         };
         let m = row.put(&mut parsed.keys, &spec, value, &printed);
-        push_trial(parsed, i, m);
+        parsed.push_trial(i, m);
     }
     if let Some(t) = r["metric"].get("target_value").and_then(Value::as_f64) {
         if t != 0.0 {
@@ -373,18 +370,6 @@ fn read_record(
         }
     }
     Ok(())
-}
-
-/// Value `i` of a record's `benchmark_values`: trial `i + 1` of the run.
-fn push_trial(parsed: &mut Parsed, i: usize, m: Measurement) {
-    if i == 0 {
-        parsed.measurements.push(m);
-        return;
-    }
-    while parsed.repetitions.len() < i {
-        parsed.repetitions.push(Vec::new());
-    }
-    parsed.repetitions[i - 1].push(m);
 }
 
 #[cfg(test)]

@@ -256,15 +256,7 @@ impl Parser for Serving {
                     _ => continue, // strings (date, backend), per-request arrays
                 };
                 let m = row.put(&mut parsed.keys, &spec, value, v);
-                match trial {
-                    0 => parsed.measurements.push(m),
-                    n => {
-                        while parsed.repetitions.len() < n {
-                            parsed.repetitions.push(Vec::new());
-                        }
-                        parsed.repetitions[n - 1].push(m);
-                    }
-                }
+                parsed.push_trial(trial, m);
             }
         }
         if !failed_results.is_empty() {

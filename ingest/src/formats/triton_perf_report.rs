@@ -372,9 +372,19 @@ fn labelled_lines(cols: &[String]) -> Option<usize> {
     .then_some(first)
 }
 
-/// `Triton-GB/s-min` -> (`Triton`, `GB/s`, `min`): a line name whose part after a `-`
-/// is a unit perfdb knows, and what follows it (a statistic of the same quantity).
-fn unit_in_name(name: &str) -> Option<(&str, &str, Option<&str>)> {
+/// `Triton-GB/s-min` -> (`Triton`, `GB/s`, its [`Unit`], `min`): a line name whose part
+/// after a `-` is a unit perfdb knows, and what follows it (a statistic of the same
+/// quantity).
+///
+/// [`Unit`]: crate::formats::support::units::Unit
+type UnitInName<'a> = (
+    &'a str,
+    &'a str,
+    crate::formats::support::units::Unit,
+    Option<&'a str>,
+);
+
+fn unit_in_name(name: &str) -> Option<UnitInName<'_>> {
     let mut at = 0;
     while let Some(dash) = name[at..].find('-') {
         let start = at + dash + 1;
@@ -383,8 +393,9 @@ fn unit_in_name(name: &str) -> Option<(&str, &str, Option<&str>)> {
             Some((u, s)) => (u, Some(s)),
             None => (rest, None),
         };
-        if dash > 0 && crate::formats::support::units::unit_of_any_case(unit).is_some() {
-            return Some((&name[..start - 1], unit, stat.filter(|s| !s.is_empty())));
+        if let Some(u) = crate::formats::support::units::unit_of_any_case(unit).filter(|_| dash > 0)
+        {
+            return Some((&name[..start - 1], unit, u, stat.filter(|s| !s.is_empty())));
         }
         at = start;
     }
@@ -425,8 +436,7 @@ fn bare_lines(
     // triton_kernels_benchmark) say it, whatever --unit says.
     let named: Option<Vec<LineColumn>> = (n_x..width)
         .map(|c| {
-            let (variant, unit, stat) = unit_in_name(&cols[c])?;
-            let u = crate::formats::support::units::unit_of_any_case(unit)?;
+            let (variant, unit, u, stat) = unit_in_name(&cols[c])?;
             let spec = match stat {
                 None => Spec::measured(None, unit, &cols[c]),
                 Some(stat) => {

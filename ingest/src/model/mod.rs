@@ -587,6 +587,19 @@ pub struct Parsed {
 }
 
 impl Parsed {
+    /// Value `m` of trial `i` (0-based) of the output: trial 0 is this run, trial `i` the
+    /// run `#i+1` ([`Parsed::repetitions`]).
+    pub fn push_trial(&mut self, i: usize, m: Measurement) {
+        if i == 0 {
+            self.measurements.push(m);
+            return;
+        }
+        if self.repetitions.len() < i {
+            self.repetitions.resize_with(i, Vec::new);
+        }
+        self.repetitions[i - 1].push(m);
+    }
+
     /// An empty result with room for the values of `text`, at about `bytes_per_value`
     /// bytes of text per value (a lower bound for the format, so the list is rarely
     /// regrown: growing it copies every value, which cost large inputs up to a fifth of
