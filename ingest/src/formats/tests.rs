@@ -6,20 +6,19 @@ fn read(text: &str) -> (Format, Parsed) {
     parse(text, None).unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 
+type Row = (String, String, String, Option<f64>);
+
 /// (variant, key, metric, value) of every value.
-fn values(p: &Parsed) -> Vec<(String, String, String, Option<f64>)> {
+fn values(p: &Parsed) -> Vec<Row> {
     p.measurements
         .iter()
-        .map(|m| {
-            let v = m.variant.as_str().to_string();
-            (
-                v,
-                p.key(m).to_string(),
-                m.metric.as_str().to_string(),
-                m.value,
-            )
-        })
+        .map(|m| row(m.variant.as_str(), p.key(m), m.metric.as_str(), m.value))
         .collect()
+}
+
+/// One expected row of `values`.
+fn row(variant: &str, key: &str, metric: &str, value: Option<f64>) -> Row {
+    (variant.into(), key.into(), metric.into(), value)
 }
 
 const NVBENCH_TABLE: &str = "\
@@ -61,18 +60,8 @@ fn hand_written_tables_with_github_separators() {
         assert_eq!(
             values(&p),
             [
-                (
-                    "triton".into(),
-                    r#"{"M":"1"}"#.into(),
-                    "latency".into(),
-                    Some(17.2)
-                ),
-                (
-                    "triton".into(),
-                    r#"{"M":"16"}"#.into(),
-                    "latency".into(),
-                    Some(19.9)
-                ),
+                row("triton", r#"{"M":"1"}"#, "latency", Some(17.2)),
+                row("triton", r#"{"M":"16"}"#, "latency", Some(19.9)),
             ],
             "{sep}"
         );
@@ -221,30 +210,10 @@ fn cells_that_carry_their_unit_are_read_cell_by_cell() {
     assert_eq!(
         values(&p),
         [
-            (
-                "torch".into(),
-                r#"{"Case":"256"}"#.into(),
-                "latency".into(),
-                Some(8180.0)
-            ),
-            (
-                "triton".into(),
-                r#"{"Case":"256"}"#.into(),
-                "latency".into(),
-                Some(117.3)
-            ),
-            (
-                "torch".into(),
-                r#"{"Case":"512"}"#.into(),
-                "latency".into(),
-                Some(60410.0)
-            ),
-            (
-                "triton".into(),
-                r#"{"Case":"512"}"#.into(),
-                "latency".into(),
-                Some(1500.0)
-            ),
+            row("torch", r#"{"Case":"256"}"#, "latency", Some(8180.0)),
+            row("triton", r#"{"Case":"256"}"#, "latency", Some(117.3)),
+            row("torch", r#"{"Case":"512"}"#, "latency", Some(60410.0)),
+            row("triton", r#"{"Case":"512"}"#, "latency", Some(1500.0)),
         ]
     );
     // Cells of two quantities in one column are no measurement of either.
