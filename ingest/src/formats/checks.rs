@@ -108,6 +108,36 @@ fn unreadable_cells<'a>(
     }
 }
 
+/// Measured cells whose text is not a number, a missing token (`nan`, `-`, `—`) or a
+/// failure (`OOM`), such as `1O.9` or `see log`: each is stored without a value, its
+/// text kept, and compare reports its row as missing. Said once per file, at the first
+/// such cell, so a garbled cell is never read silently as an absent one.
+pub(super) fn unread_cells(parsed: &Parsed) -> Option<crate::model::Warning> {
+    let unread = |m: &&crate::model::Measurement| {
+        m.value.is_none() && m.direction != crate::model::Direction::None && m.note.is_none() && {
+            let raw = parsed.raw(m).trim().trim_matches(['*', '`', '"']);
+            !support::text::is_missing_token(raw)
+                && !is_failure_cell(raw)
+                && !matches!(raw, "inf" | "-inf" | "Infinity" | "-Infinity" | "—" | "–")
+        }
+    };
+    let all = parsed
+        .measurements
+        .iter()
+        .chain(parsed.repetitions.iter().flatten());
+    let first = all.clone().find(unread)?;
+    let count = all.filter(unread).count();
+    Some(crate::model::Warning {
+        line: first.line as usize,
+        reason: format!(
+            "{count} measured cell(s) not a number, stored without a value (first: `{}` in \
+             column {}); compare reports those rows as missing",
+            parsed.raw(first).trim().escape_debug(),
+            first.column.as_str()
+        ),
+    })
+}
+
 /// A cell a harness prints where a kernel failed instead of a value.
 fn is_failure_cell(raw: &str) -> bool {
     let t = raw.trim().trim_matches(['*', '`']).to_ascii_lowercase();

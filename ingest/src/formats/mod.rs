@@ -277,6 +277,7 @@ pub fn parse_in(
             }
         }
     }
+    parsed.warnings.extend(checks::unread_cells(&parsed));
     Ok((format, parsed))
 }
 

@@ -307,3 +307,32 @@ fn text_where_a_format_writes_a_number_refuses_the_file() {
     let e = parse(serving, None).unwrap_err();
     assert!(e.reason.contains("`median_e2el_ms` is \"slow\""), "{e}");
 }
+
+/// A garbled cell among numbers is stored without a value and said, at its line; a
+/// missing token (`nan`) or a failure (`OOM`) is not a garbled cell.
+#[test]
+fn a_cell_that_is_not_a_number_is_said_once_at_its_line() {
+    let text = "| M | torch us |\n|---|---|\n| 1 | 17.2 |\n| 16 | 1O.9 garbled |\n\
+                | 32 | 20.1 |\n| 64 | nan |\n| 128 | OOM |\n| 256 | 31.5 |\n";
+    let (_, p) = read(text);
+    assert_eq!(
+        values(&p)[1],
+        row("torch", r#"{"M":"16"}"#, "latency", None)
+    );
+    assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+    assert_eq!(p.warnings[0].line, 4);
+    assert!(
+        p.warnings[0]
+            .reason
+            .starts_with("1 measured cell(s) not a number")
+            && p.warnings[0]
+                .reason
+                .contains("`1O.9 garbled` in column torch us"),
+        "{}",
+        p.warnings[0].reason
+    );
+    let (_, clean) = read(
+        "| M | torch us |\n|---|---|\n| 1 | 17.2 |\n| 64 | nan |\n| 128 | OOM |\n| 256 | 31.5 |\n",
+    );
+    assert!(clean.warnings.is_empty(), "{:?}", clean.warnings);
+}
