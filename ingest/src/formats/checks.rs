@@ -110,7 +110,7 @@ fn unreadable_cells<'a>(
 
 /// Measured cells whose text is not a number, a missing token (`nan`, `-`, `—`) or a
 /// failure (`OOM`), such as `1O.9` or `see log`: each is stored without a value, its
-/// text kept, and compare reports its row as missing. Said once per file, at the first
+/// text kept, and compare reports its row invalid (no value). Said once per file, at the first
 /// such cell, so a garbled cell is never read silently as an absent one.
 pub(super) fn unread_cells(parsed: &Parsed) -> Option<crate::model::Warning> {
     let unread = |m: &&crate::model::Measurement| {
@@ -131,7 +131,7 @@ pub(super) fn unread_cells(parsed: &Parsed) -> Option<crate::model::Warning> {
         line: first.line as usize,
         reason: format!(
             "{count} measured cell(s) not a number, stored without a value (first: `{}` in \
-             column {}); compare reports those rows as missing",
+             column {}); compare reports those rows invalid (no value)",
             parsed.raw(first).trim().escape_debug(),
             first.column.as_str()
         ),
