@@ -110,8 +110,8 @@ fn unreadable_cells<'a>(
 
 /// Measured cells whose text is not a number, a missing token (`nan`, `-`, `—`) or a
 /// failure (`OOM`), such as `1O.9` or `see log`: each is stored without a value, its
-/// text kept, and compare reports its row invalid (no value). Said once per file, at the first
-/// such cell, so a garbled cell is never read silently as an absent one.
+/// text kept, and compare reports its row invalid (no value). Said once per file, at
+/// the first such cell, so a garbled cell is never read silently as an absent one.
 pub(super) fn unread_cells(parsed: &Parsed) -> Option<crate::model::Warning> {
     let unread = |m: &&crate::model::Measurement| {
         m.value.is_none() && m.direction != crate::model::Direction::None && m.note.is_none() && {
