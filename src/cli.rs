@@ -220,9 +220,11 @@ pub struct DetectArgs {
     /// The label whose history to scan, e.g. main
     #[arg(long, default_value = "main")]
     pub label: String,
-    /// Report only changes whose first bad commit is this commit (prefix) or later,
-    /// reading the history from `context` commits before it ([detect] in perfdb.toml,
-    /// default 200), not the whole label: what CI runs after each commit
+    /// What CI runs after each commit: read the history from `context` commits before
+    /// this commit (prefix; [detect] in perfdb.toml, default 200), not the whole
+    /// label, and hold the alerts of that window to it (a step confirmed only now,
+    /// an old alert's fix); report the changes from this commit on and every alert
+    /// this run raised, confirmed or resolved
     #[arg(long, value_name = "COMMIT")]
     pub since: Option<String>,
     /// POST each active alert not yet delivered there (repeatable): `http://` or

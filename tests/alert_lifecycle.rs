@@ -56,19 +56,6 @@ fn history_commit(wh: &Wh, c: usize) {
     ingest_history(wh, &[c]);
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dst = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dst);
-        } else {
-            std::fs::copy(e.path(), dst).unwrap();
-        }
-    }
-}
-
 /// A deterministic shuffle of 1..=n.
 fn shuffled(n: usize, seed: u64) -> Vec<usize> {
     let mut v: Vec<usize> = (1..=n).collect();

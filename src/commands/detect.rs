@@ -25,6 +25,7 @@ pub fn detect(root: &Path, a: crate::cli::DetectArgs) -> anyhow::Result<Exit> {
         .with_context(|| format!("cannot open the warehouse at {}", root.display()))?;
     let d = perfdb_reports::detect::detect(&db, &a.label, a.since.as_deref(), &cfg.detect)?;
     let raised = perfdb_reports::detect::raise(&db, &Warehouse::new(root), &d)?;
+    let (d, raised) = perfdb_reports::detect::reported(d, raised);
     // Data that stopped arriving: alerts of their own, delivered with the regressions.
     let stale = if cfg.detect.stale.missing() > 0 {
         let now = std::time::SystemTime::now()

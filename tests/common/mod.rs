@@ -227,3 +227,17 @@ pub fn regressed(v: &serde_json::Value) -> std::collections::BTreeSet<String> {
         })
         .collect()
 }
+
+/// Copy the directory tree `from` to `to` (a warehouse, to detect on a copy).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dst = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dst);
+        } else {
+            std::fs::copy(e.path(), dst).unwrap();
+        }
+    }
+}

@@ -149,22 +149,17 @@ pub fn raise(db: &Db, wh: &Warehouse, d: &Detection) -> Result<Raised, DetectErr
         .into_iter()
         .filter(|a| a.label == d.label && a.kind == triage::AlertKind::Regression)
         .collect();
-    let since_at = d.since.as_deref().map(|s| {
-        d.order
-            .iter()
-            .position(|c| c.starts_with(s))
-            .unwrap_or(usize::MAX)
-    });
     let pos = |c: &str| d.commit_position(c);
     let range_of = |lg: &str, fb: &str| -> Option<(usize, usize)> {
         let (a, b) = (pos(lg), pos(fb));
         (a != usize::MAX && b != usize::MAX).then_some((a.min(b), a.max(b)))
     };
-    // Only alerts in the scope of this run: with --since, those from that commit on.
+    // Only alerts in the scope of this run: with --since, those of its window's steps
+    // (`super::window`).
     let in_scope: Vec<&AlertView> = stored
         .iter()
         // (An alert whose commits are gone has position usize::MAX: in scope.)
-        .filter(|a| since_at.is_none_or(|at| pos(&a.first_bad_commit) >= at))
+        .filter(|a| pos(&a.first_bad_commit) >= d.scope_from)
         .collect();
     // The steps that may be alerts: regressions, confirmed or still at the tip.
     let steps: Vec<(usize, &Event)> = d
@@ -334,6 +329,50 @@ pub fn raise(db: &Db, wh: &Warehouse, d: &Detection) -> Result<Raised, DetectErr
     wh.commit_alerts(|_| (records, changes))
         .map_err(|e| DetectError::Db(DbError::Warehouse(e)))?;
     Ok(raised)
+}
+
+/// What a run reports of detection `d` after [`raise`]: with `--since`, the changes
+/// from that commit on, and every step whose alert this run raised, confirmed,
+/// revised, resolved or silenced (an older step confirmed now is news; one standing
+/// unchanged is not). Without `--since`, everything.
+pub fn reported(mut d: Detection, mut raised: Raised) -> (Detection, Raised) {
+    let Some(at) = d.since_at else {
+        return (d, raised);
+    };
+    let changed: std::collections::HashSet<&String> = raised
+        .new_alerts
+        .iter()
+        .chain(&raised.pending)
+        .chain(&raised.resolved)
+        .chain(&raised.silenced)
+        .chain(&raised.updated)
+        .collect();
+    let keep: Vec<bool> = d
+        .events
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            d.commit_position(&e.first_bad_commit) >= at
+                || raised
+                    .events
+                    .get(&i)
+                    .is_some_and(|(id, _)| changed.contains(id))
+        })
+        .collect();
+    let mut events = HashMap::new();
+    let mut next = 0;
+    for (i, k) in keep.iter().enumerate() {
+        if *k {
+            if let Some(v) = raised.events.remove(&i) {
+                events.insert(next, v);
+            }
+            next += 1;
+        }
+    }
+    raised.events = events;
+    let mut it = keep.iter();
+    d.events.retain(|_| *it.next().expect("one flag an event"));
+    (d, raised)
 }
 
 fn record(d: &Detection, e: &Event, id: &str, fingerprint: String, now: i64) -> AlertRecord {

@@ -19,7 +19,7 @@ mod read;
 pub mod render;
 pub mod stale;
 
-pub use lifecycle::{raise, Raised};
+pub use lifecycle::{raise, reported, Raised};
 pub use read::Coding;
 pub use render::{render_markdown, render_text};
 
@@ -194,6 +194,13 @@ pub struct Detection {
     /// The label's commits in history order.
     #[serde(skip)]
     pub order: Vec<String>,
+    /// Where `since` stands in `order`.
+    #[serde(skip)]
+    pub since_at: Option<usize>,
+    /// The steps this run holds alerts to: those whose first bad commit is at this
+    /// position of `order` or later (0 without `since`: every step).
+    #[serde(skip)]
+    pub scope_from: usize,
 }
 
 impl Detection {
@@ -273,9 +280,12 @@ pub fn detect_in_passes(
                 })?,
         ),
     };
-    // With --since, the window from `context` commits before it: what a new commit
-    // changed is read against the recent past, not the whole history again.
-    let start = since_at.map_or(0, |at| at.saturating_sub(params.context()));
+    // With --since, a window of the history: what a new commit changed is read against
+    // the recent past, not the whole history again ([`window`]).
+    let (start, scope_from) = match since_at {
+        None => (0, 0),
+        Some(at) => window(db, label, &order_of_commits, at, params.context())?,
+    };
     let (runs, scope) = if start > 0 {
         let runs: Vec<RunPoint> = runs
             .into_iter()
@@ -370,7 +380,7 @@ pub fn detect_in_passes(
         n_series += 1;
         for (ev, mv) in found {
             let pos = |c: &str| position.get(c).copied().unwrap_or(usize::MAX);
-            if since_at.is_some_and(|at| pos(&ev.first_bad_commit) < at) {
+            if pos(&ev.first_bad_commit) < scope_from {
                 continue;
             }
             let at = (
@@ -424,6 +434,8 @@ pub fn detect_in_passes(
         commits: order_of_commits.len() - start,
         events,
         order: order_of_commits,
+        since_at,
+        scope_from,
     })
 }
 
@@ -634,6 +646,46 @@ fn with_kind(mut e: Event) -> Event {
     e.at_tip = level.at_tip;
     e.returned = level.returned;
     e
+}
+
+/// The window `detect --since` reads, as positions in the label's history: (the first
+/// commit read, the first commit whose steps it holds alerts to).
+///
+/// A step whose first bad commit is before `since` may still change: it is confirmed,
+/// or first significant, a few commits later, when `since` has moved past it (CI runs
+/// detect after every commit). So the steps from half the context before `since` are
+/// held, each against at least half the context of history before it, and so is every
+/// step with an alert still open, however old: its return to level, or a newer step
+/// that silences it, arrives in the window. With a history shorter than the window
+/// this is one detect over everything.
+fn window(
+    db: &Db,
+    label: &str,
+    order: &[String],
+    since_at: usize,
+    context: usize,
+) -> Result<(usize, usize), DetectError> {
+    let half = context.div_ceil(2);
+    let mut start = since_at.saturating_sub(context);
+    let mut from = since_at.saturating_sub(half);
+    let pos = |c: &str| order.iter().position(|o| o == c);
+    for a in crate::triage::list(db, None)? {
+        let open = matches!(
+            a.status,
+            perfdb_ingest::model::AlertStatus::Pending
+                | perfdb_ingest::model::AlertStatus::Active
+                | perfdb_ingest::model::AlertStatus::Acknowledged
+                | perfdb_ingest::model::AlertStatus::Silenced
+        );
+        if a.label != label || a.kind != crate::triage::AlertKind::Regression || !open {
+            continue;
+        }
+        if let (Some(lg), Some(fb)) = (pos(&a.last_good_commit), pos(&a.first_bad_commit)) {
+            from = from.min(fb.min(lg));
+            start = start.min(lg.saturating_sub(half));
+        }
+    }
+    Ok(if start == 0 { (0, 0) } else { (start, from) })
 }
 
 /// The label's commits in history order (commit time, then first ingest).
