@@ -57,10 +57,10 @@ pub struct DetectConfig {
     pub stale: StaleConfig,
 }
 
-/// `[detect.stale]`: a series (or a machine class) that reported at each of the last
-/// `reported` commits before the newest `missing` commits and at none of those is stale;
-/// so is a machine class whose newest run is more than `days` older than the label's
-/// newest run. `missing = 0` turns the check off.
+/// `[detect.stale]`: a series measured at `reported` of its class's commits in a row and
+/// at none of the `missing` or more since is stale; so is a machine class that missed
+/// `missing` of its usual gaps, or whose newest run is more than `days` older than the
+/// label's newest run (`detect::stale`). `missing = 0` turns the check off.
 ///
 /// ```toml
 /// [detect.stale]

@@ -37,6 +37,7 @@ pub fn detect(root: &Path, a: crate::cli::DetectArgs) -> anyhow::Result<Exit> {
             &Warehouse::new(root),
             &a.label,
             &cfg.detect.stale,
+            cfg.detect.context(),
             now,
         )?
     } else {

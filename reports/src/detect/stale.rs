@@ -2,12 +2,14 @@
 //! (docs/alerts.md, "Stale data").
 //!
 //! A change point needs data; data that stops arriving needs its own alert. Over a
-//! label's commits in history order, a machine class is **stale** when it had runs at
-//! each of the `reported` commits before the newest `missing` commits and none since,
-//! or when its newest run is more than `days` older than the label's newest run (the
-//! other machines kept reporting). Within a class that still reports, a series (table,
-//! variant, shape) is stale when it was measured at each of those `reported` commits
-//! of the class and at none of the class's newest `missing` commits.
+//! label's commits in history order, a machine class with at least `reported` reports
+//! is **stale** when it has missed `missing` of its usual gaps (the median of the
+//! label commits between its newest `reported` reports: 1 for a class that runs at
+//! every commit, about ten for a nightly one among ten commits a day), or when its
+//! newest run is more than `days` older than the label's newest run (the other
+//! machines kept reporting). Within a class that still reports, a series (table,
+//! variant, shape) is stale when it was measured at `reported` of the class's commits
+//! in a row and at none of the `missing` or more since, however long the gap.
 //!
 //! Each finding is an alert of kind `stale`, stored with the regressions (the same
 //! triage and delivery): active at once (the data has been missing for `missing`
@@ -184,6 +186,18 @@ fn read(db: &Db, label: &str, window: usize) -> Result<Commits, DetectError> {
     })
 }
 
+/// A class's usual gap: the median of the label commits between its newest `reported`
+/// reports (1 for a class that reports at every commit).
+fn usual_gap(own: &[usize], reported: usize) -> usize {
+    let recent = &own[own.len().saturating_sub(reported)..];
+    let mut gaps: Vec<usize> = recent.windows(2).map(|w| w[1] - w[0]).collect();
+    if gaps.is_empty() {
+        return 1;
+    }
+    gaps.sort_unstable();
+    gaps[gaps.len() / 2].max(1)
+}
+
 /// What is missing now, by the rule of the module docs.
 fn find(c: &Commits, cfg: &StaleConfig) -> Vec<Missing> {
     let (reported, missing) = (cfg.reported(), cfg.missing());
@@ -191,14 +205,17 @@ fn find(c: &Commits, cfg: &StaleConfig) -> Vec<Missing> {
     let newest = c.newest_run.values().copied().max().unwrap_or(0);
     let mut out = Vec::new();
     for (class, by_commit) in &c.seen {
-        let last = *by_commit.keys().next_back().expect("a class has a commit");
+        let own: Vec<usize> = by_commit.keys().copied().collect();
+        let last = *own.last().expect("a class has a commit");
         let commits_without = n - 1 - last;
+        // Too few reports to know the class's cadence: nothing to hold it to.
+        if own.len() < reported {
+            continue;
+        }
         let quiet_us = newest - c.newest_run.get(class).copied().unwrap_or(newest);
         let days_quiet = cfg.days().is_some_and(|d| quiet_us as f64 > d * 86_400e6);
-        // The class reported at each of the `reported` label commits before it stopped.
-        let steady = last + 1 >= reported
-            && (last + 1 - reported..=last).all(|i| by_commit.contains_key(&i));
-        if steady && (commits_without >= missing || (days_quiet && commits_without > 0)) {
+        let gap = usual_gap(&own, reported);
+        if commits_without > 0 && (commits_without >= missing * gap || days_quiet) {
             out.push(Missing {
                 machine: class.clone(),
                 table: String::new(),
@@ -212,21 +229,23 @@ fn find(c: &Commits, cfg: &StaleConfig) -> Vec<Missing> {
             });
             continue;
         }
-        // Series within the class: its own commits, newest `missing` against the
-        // `reported` before them.
-        let own: Vec<usize> = by_commit.keys().copied().collect();
-        if own.len() < reported + missing {
-            continue;
-        }
-        let recent = &own[own.len() - missing..];
-        let before = &own[own.len() - missing - reported..own.len() - missing];
+        // Series within the class, over the class's own commits: measured at each of
+        // `reported` in a row, then at none of the `missing` or more since, however
+        // many (a nightly detect sees the gap a day makes). Only the commits read
+        // (the newest `window`) are looked at.
         let empty = BTreeMap::new();
-        let at = |i: &usize| by_commit.get(i).unwrap_or(&empty);
-        for (series, metrics) in at(&before[0]) {
-            let steady = before.iter().all(|i| at(i).contains_key(series));
-            let gone = recent.iter().all(|i| !at(i).contains_key(series));
-            if steady && gone {
-                let last_good = *before.last().expect("reported >= 1");
+        let at = |i: usize| by_commit.get(&own[i]).unwrap_or(&empty);
+        let mut newest_of: BTreeMap<&SeriesKey, (usize, &BTreeSet<String>)> = BTreeMap::new();
+        for (i, _) in own.iter().enumerate() {
+            for (series, metrics) in at(i) {
+                newest_of.insert(series, (i, metrics));
+            }
+        }
+        for (series, (i, metrics)) in newest_of {
+            let after = own.len() - 1 - i;
+            let steady =
+                i + 1 >= reported && (i + 1 - reported..=i).all(|j| at(j).contains_key(series));
+            if after >= missing && after > 0 && steady {
                 out.push(Missing {
                     machine: class.clone(),
                     table: series.0.clone(),
@@ -237,9 +256,9 @@ fn find(c: &Commits, cfg: &StaleConfig) -> Vec<Missing> {
                         c.key_order.get(series).map_or("[]", String::as_str),
                     )),
                     metrics: metrics.iter().cloned().collect(),
-                    last_good_commit: c.order[last_good].clone(),
-                    first_bad_commit: c.order[recent[0]].clone(),
-                    missing_commits: missing,
+                    last_good_commit: c.order[own[i]].clone(),
+                    first_bad_commit: c.order[own[i + 1]].clone(),
+                    missing_commits: after,
                 });
             }
         }
@@ -262,15 +281,18 @@ fn stale_id(label: &str, m: &Missing) -> String {
 }
 
 /// Raise an alert for each new finding and resolve those whose data came back, in one
-/// commit of records and one of status changes.
+/// commit of records and one of status changes. Series are read over each class's
+/// newest `reported + missing + lookback` commits: a series gone for longer than
+/// `lookback` commits of its class before any detect ran is not found.
 pub fn check(
     db: &Db,
     wh: &Warehouse,
     label: &str,
     cfg: &StaleConfig,
+    lookback: usize,
     now_us: i64,
 ) -> Result<StaleOutcome, DetectError> {
-    let commits = read(db, label, cfg.reported() + cfg.missing())?;
+    let commits = read(db, label, cfg.reported() + cfg.missing() + lookback)?;
     let found = find(&commits, cfg);
     let stored: Vec<AlertView> = triage::list(db, None)?
         .into_iter()
@@ -364,4 +386,74 @@ pub fn check(
             .map_err(|e| DetectError::Db(crate::db::DbError::Warehouse(e)))?;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOUR_US: i64 = 3_600_000_000;
+
+    /// `n` commits, a commit an hour; each class reports at the commits its `at` keeps,
+    /// one series each time, its runs ingested at the commit's hour.
+    fn commits(n: usize, classes: &[(&str, &dyn Fn(usize) -> bool)]) -> Commits {
+        let mut seen: Seen = BTreeMap::new();
+        let mut newest_run = BTreeMap::new();
+        for (class, at) in classes {
+            for i in (0..n).filter(|i| at(*i)) {
+                let series = ("t".to_string(), "v".to_string(), "{}".to_string());
+                seen.entry(class.to_string())
+                    .or_default()
+                    .entry(i)
+                    .or_default()
+                    .insert(series, BTreeSet::from(["latency".to_string()]));
+                newest_run.insert(class.to_string(), i as i64 * HOUR_US);
+            }
+        }
+        Commits {
+            order: (0..n).map(|i| format!("c{i:03}")).collect(),
+            seen,
+            newest_run,
+            key_order: HashMap::new(),
+        }
+    }
+
+    fn stale_classes(c: &Commits, cfg: &StaleConfig) -> Vec<String> {
+        find(c, cfg)
+            .into_iter()
+            .filter(|m| m.table.is_empty())
+            .map(|m| m.machine)
+            .collect()
+    }
+
+    #[test]
+    fn a_sparse_class_quiet_for_days_is_stale_though_under_two_of_its_gaps() {
+        // `sparse` at every 40th commit (c4 .. c164), `ci` at every commit to c240:
+        // `sparse` is 76 commits (76 hours) quiet, over `days` (3), under two of its
+        // gaps (80).
+        let sparse = |i: usize| i % 40 == 4 && i <= 164;
+        let c = commits(241, &[("ci", &|_| true), ("sparse", &sparse)]);
+        assert_eq!(stale_classes(&c, &StaleConfig::default()), ["sparse"]);
+        // Without the days rule it waits for two of its gaps.
+        let no_days = StaleConfig {
+            days: Some(0.0),
+            ..Default::default()
+        };
+        assert!(stale_classes(&c, &no_days).is_empty());
+        let later = commits(245, &[("ci", &|_| true), ("sparse", &sparse)]);
+        assert_eq!(stale_classes(&later, &no_days), ["sparse"]);
+    }
+
+    #[test]
+    fn a_class_with_too_few_reports_to_know_its_pace_is_not_judged() {
+        let c = commits(200, &[("ci", &|_| true), ("once", &|i| i == 3)]);
+        assert!(stale_classes(&c, &StaleConfig::default()).is_empty());
+    }
+
+    #[test]
+    fn the_usual_gap_is_the_median_of_the_newest_reports() {
+        assert_eq!(usual_gap(&[1, 2, 3, 4, 5], 5), 1);
+        assert_eq!(usual_gap(&[0, 10, 20, 21, 30, 40], 5), 10);
+        assert_eq!(usual_gap(&[7], 5), 1);
+    }
 }
