@@ -81,7 +81,7 @@ fn a_sparse_class_is_held_to_its_own_gap() {
     // `ci` reports at every commit; `nightly` at every fifth, until c25.
     let runs = |wh: &Wh, c: usize| {
         let mut m: Vec<(&str, &[u32])> = vec![("ci", &[64])];
-        if c % 5 == 0 && c <= 25 {
+        if c.is_multiple_of(5) && c <= 25 {
             m.push(("nightly", &[64, 1024]));
         }
         commit(wh, c, &m);
