@@ -513,9 +513,9 @@ impl Layout {
 }
 
 /// For each column of a hand-written pipe table at `all[start]` (no column aligned
-/// `---:`): `1` when every cell is a number or a missing token and one at least a
-/// number, `u` when every cell is a number with its unit, of one quantity
-/// ([`cell_with_unit`]), else `0`. Empty for a table whose separator aligns a column
+/// `---:`): `1` when its cells are numbers or missing tokens, fewer words among them
+/// than numbers, `u` when they are numbers with their unit, of one quantity
+/// ([`cell_with_unit`]), no more words among them, else `0`. Empty for a table whose separator aligns a column
 /// right (pandas', tabulate's: alignment says which columns are numeric) or that has no
 /// separator.
 fn numbers_by_cells(all: &[(usize, Cow<str>)], start: usize) -> Vec<u8> {
@@ -548,26 +548,32 @@ fn numbers_by_cells(all: &[(usize, Cow<str>)], start: usize) -> Vec<u8> {
     sep.iter()
         .enumerate()
         .map(|(i, _)| {
-            let (mut any, mut with_unit) = (false, None);
+            let (mut numbers, mut with_unit, mut units, mut words) = (0, None, 0, 0);
             for r in rows() {
                 let Some(c) = cells(r).and_then(|mut c| c.nth(i)) else {
                     continue;
                 };
                 match parse_value(c) {
-                    Ok(Some(_)) => any = true,
+                    Ok(Some(_)) => numbers += 1,
                     Ok(None) => {}
                     Err(_) => match cell_with_unit(c) {
                         // Every cell a number with a unit of one quantity.
                         Some((_, u)) if with_unit.is_none_or(|m| m == u.metric) => {
-                            with_unit = Some(u.metric)
+                            with_unit = Some(u.metric);
+                            units += 1;
                         }
-                        _ => return b'0',
+                        Some(_) => return b'0',
+                        None => words += 1,
                     },
                 }
             }
-            match (any, with_unit) {
-                (false, Some(_)) => b'u',
-                (true, None) => b'1',
+            // A few words among more numbers are garbled values of a numeric column,
+            // not a text column: read so, the file is refused at the first of them
+            // (`checks::unread_cells`) instead of the column becoming part of the key.
+            match (numbers, units) {
+                // A number with its unit is strong evidence: as many as the words do.
+                (0, u) if u > 0 && u >= words => b'u',
+                (n, 0) if n > words => b'1',
                 _ => b'0',
             }
         })

@@ -108,17 +108,20 @@ fn unreadable_cells<'a>(
     }
 }
 
-/// Measured cells whose text is not a number, a missing token (`nan`, `-`, `—`) or a
-/// failure (`OOM`), such as `1O.9` or `see log`: each is stored without a value, its
-/// text kept, and compare reports its row invalid (no value). Said once per file, at
-/// the first such cell, so a garbled cell is never read silently as an absent one.
-pub(super) fn unread_cells(parsed: &Parsed) -> Option<crate::model::Warning> {
+/// A measured cell whose text is not a number, a missing token (`nan`, `-`, `—`) or a
+/// failure (`OOM`), such as `1O.9` or `see log`: the file is refused at the first one
+/// (how many there are is said), never stored with the value dropped — a garbled cell
+/// read silently as an absent one would make compare report a row missing or invalid
+/// instead of the file being fixed.
+pub(super) fn unread_cells(parsed: &Parsed) -> Option<ParseError> {
     let unread = |m: &&crate::model::Measurement| {
         m.value.is_none() && m.direction != crate::model::Direction::None && m.note.is_none() && {
             let raw = parsed.raw(m).trim().trim_matches(['*', '`', '"']);
             !support::text::is_missing_token(raw)
                 && !is_failure_cell(raw)
                 && !matches!(raw, "inf" | "-inf" | "Infinity" | "-Infinity" | "—" | "–")
+                // A number the reader set aside on purpose (a failed run's zeros).
+                && support::text::parse_value(raw).is_err()
         }
     };
     let all = parsed
@@ -127,15 +130,15 @@ pub(super) fn unread_cells(parsed: &Parsed) -> Option<crate::model::Warning> {
         .chain(parsed.repetitions.iter().flatten());
     let first = all.clone().find(unread)?;
     let count = all.filter(unread).count();
-    Some(crate::model::Warning {
-        line: first.line as usize,
-        reason: format!(
-            "{count} measured cell(s) not a number, stored without a value (first: `{}` in \
-             column {}); compare reports those rows invalid (no value)",
+    Some(ParseError::at(
+        first.line as usize,
+        format!(
+            "`{}` in column {} is not a number ({count} measured cell(s) of the file are \
+             not); fix the file, or write `nan` where there is no value",
             parsed.raw(first).trim().escape_debug(),
             first.column.as_str()
         ),
-    })
+    ))
 }
 
 /// A cell a harness prints where a kernel failed instead of a value.

@@ -213,6 +213,17 @@ impl Parser for FlydslBench {
                     row(h, &t, no, &mut parsed)?;
                     continue;
                 }
+                // A row a cell short or long (an op, then a shape such as `32768x8192`)
+                // is a garbled row, refused; any other line ends the table.
+                let shape = t.get(1).is_some_and(|s| {
+                    s.contains('x') && s.bytes().next().is_some_and(|b| b.is_ascii_digit())
+                });
+                if shape && t.len().abs_diff(h.names.len()) == 1 {
+                    return Err(ParseError::at(
+                        no,
+                        format!("{} cells under a header of {}", t.len(), h.names.len()),
+                    ));
+                }
                 header = None;
             }
             if let Some(r) = &ratios_vs {

@@ -277,7 +277,9 @@ pub fn parse_in(
             }
         }
     }
-    parsed.warnings.extend(checks::unread_cells(&parsed));
+    if let Some(e) = checks::unread_cells(&parsed) {
+        return Err(e);
+    }
     Ok((format, parsed))
 }
 

@@ -658,11 +658,14 @@ fn read_cell(cell: &str, how: Cell) -> Option<Option<f64>> {
         return Some(None);
     }
     match how {
+        // (A number that does not parse is no value nvbench prints: `None`, the cell
+        // refused, never `Some(None)`, the cell read as empty.)
         Cell::Time => {
             // nvbench prints seconds as `1.991 s`.
             let u = units::unit_of(unit).or_else(|| units::seconds_word(unit))?;
+            let v = num.parse::<f64>().ok()?;
             (u.metric == crate::model::metric::LATENCY)
-                .then(|| Some(units::to_canonical(num.parse::<f64>().ok()?, u.factor)))
+                .then(|| Some(units::to_canonical(v, u.factor)))
         }
         Cell::Percent => {
             (unit == "%").then_some(())?;
@@ -670,8 +673,9 @@ fn read_cell(cell: &str, how: Cell) -> Option<Option<f64>> {
         }
         Cell::Bandwidth => {
             let u = units::unit_of_any_case(unit)?;
+            let v = num.parse::<f64>().ok()?;
             (u.metric == crate::model::metric::BANDWIDTH)
-                .then(|| Some(units::to_canonical(num.parse::<f64>().ok()?, u.factor)))
+                .then(|| Some(units::to_canonical(v, u.factor)))
         }
         Cell::Count => {
             let scale = match unit {

@@ -80,7 +80,17 @@ impl Parser for RocmBenchCsv {
             while j < all.len() {
                 let (no, line) = (all[j].0, &all[j].1);
                 cells_into(line, &mut buf);
-                if buf.len() != h.columns.names.len() {
+                let want = h.columns.names.len();
+                if buf.len() != want {
+                    // A line of about the header's cells is a value line that lost or
+                    // gained one (cut, garbled): refused, not read as the end of the
+                    // values. Log text after the values has few commas, if any.
+                    if buf.len() * 2 >= want {
+                        return Err(ParseError::at(
+                            no,
+                            format!("{} cells under a header of {want}", buf.len()),
+                        ));
+                    }
                     break;
                 }
                 h.columns

@@ -311,28 +311,23 @@ fn text_where_a_format_writes_a_number_refuses_the_file() {
 /// A garbled cell among numbers is stored without a value and said, at its line; a
 /// missing token (`nan`) or a failure (`OOM`) is not a garbled cell.
 #[test]
-fn a_cell_that_is_not_a_number_is_said_once_at_its_line() {
+fn a_cell_that_is_not_a_number_refuses_the_file_at_its_line() {
     let text = "| M | torch us |\n|---|---|\n| 1 | 17.2 |\n| 16 | 1O.9 garbled |\n\
-                | 32 | 20.1 |\n| 64 | nan |\n| 128 | OOM |\n| 256 | 31.5 |\n";
-    let (_, p) = read(text);
+                | 32 | 20.1 |\n| 64 | nan |\n| 128 | OOM |\n| 256 | see log |\n";
+    let e = parse(text, None).unwrap_err();
+    assert_eq!(e.line, 4);
     assert_eq!(
-        values(&p)[1],
-        row("torch", r#"{"M":"16"}"#, "latency", None)
+        e.reason,
+        "`1O.9 garbled` in column torch us is not a number (2 measured cell(s) of the file \
+         are not); fix the file, or write `nan` where there is no value"
     );
-    assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
-    assert_eq!(p.warnings[0].line, 4);
-    assert!(
-        p.warnings[0]
-            .reason
-            .starts_with("1 measured cell(s) not a number")
-            && p.warnings[0]
-                .reason
-                .contains("`1O.9 garbled` in column torch us"),
-        "{}",
-        p.warnings[0].reason
-    );
+    // No value written as such (`nan`) and a failure (`OOM`) are read.
     let (_, clean) = read(
         "| M | torch us |\n|---|---|\n| 1 | 17.2 |\n| 64 | nan |\n| 128 | OOM |\n| 256 | 31.5 |\n",
     );
     assert!(clean.warnings.is_empty(), "{:?}", clean.warnings);
+    assert_eq!(
+        values(&clean)[1],
+        row("torch", r#"{"M":"64"}"#, "latency", None)
+    );
 }

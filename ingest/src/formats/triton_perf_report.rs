@@ -139,7 +139,6 @@ impl Parser for TritonPerfReport {
     fn parse_in(&self, text: &str, cx: &Context) -> Result<Parsed, ParseError> {
         let lines: Vec<&str> = text.lines().collect();
         let mut parsed = Parsed::sized_for(text, 25);
-        let mut first_error: Option<ParseError> = None;
         let mut i = 0;
         while i + 2 < lines.len() {
             let Some(plot) = title(lines[i]) else {
@@ -181,29 +180,18 @@ impl Parser for TritonPerfReport {
                     },
                 });
             }
-            // Values go straight into the run's list; a bad table takes its own back out.
-            let before = parsed.measurements.len();
-            match table(plot, lines[i + 1], &rows, cx.unit, &mut parsed) {
-                Ok(()) => {}
-                Err(e) => {
-                    parsed.measurements.truncate(before);
-                    parsed.warnings.push(Warning {
-                        line: e.line,
-                        reason: format!("{plot}: {} (table skipped)", e.reason),
-                    });
-                    first_error.get_or_insert(e);
-                }
-            }
+            // A table (title, header, numbered rows) that cannot be read refuses the
+            // file: storing the others would make its rows read as missing.
+            table(plot, lines[i + 1], &rows, cx.unit, &mut parsed)
+                .map_err(|e| ParseError::at(e.line, format!("{plot}: {}", e.reason)))?;
             i = end;
         }
         if parsed.measurements.is_empty() {
-            return Err(first_error.unwrap_or_else(|| {
-                ParseError::at(
-                    0,
-                    "no Triton perf_report table: no `<plot_name>:` line followed by a \
-                     header and index-numbered rows",
-                )
-            }));
+            return Err(ParseError::at(
+                0,
+                "no Triton perf_report table: no `<plot_name>:` line followed by a \
+                 header and index-numbered rows",
+            ));
         }
         Ok(parsed)
     }
@@ -509,7 +497,7 @@ mod tests {
         let e = TritonPerfReport.parse(bad).unwrap_err();
         assert_eq!(
             (e.line, e.reason.as_str()),
-            (4, "row not aligned with the first row's columns")
+            (4, "matmul: row not aligned with the first row's columns")
         );
     }
 

@@ -326,6 +326,12 @@ fn read_printed(text: &str, stem: &str, parsed: &mut Parsed) -> Result<(), Parse
         }
         read_row(parsed, &table, &head, &cells, i + 1)?;
     }
+    if parsed.measurements.is_empty() {
+        return Err(ParseError::at(
+            at + 3,
+            "the table's first row does not line up under its header's rule (no row read)",
+        ));
+    }
     Ok(())
 }
 
