@@ -45,11 +45,13 @@ pub fn run(root: &Path, a: ExportArgs) -> anyhow::Result<Exit> {
     Ok(Exit::Ok)
 }
 
-/// One v3 record per row, metric, machine and commit of `label`, its trials in order.
+/// One v3 record per row, metric, machine, commit and source format of `label`, its
+/// trials in order.
 fn pytorch_v3(db: &Db, label: &str) -> anyhow::Result<Vec<Value>> {
     let sql = format!(
         "SELECT m.table_name, m.variant, m.key, m.key_order, m.metric, m.unit, \
-                r.\"commit\", nullif({MACHINE_TAG_SQL}, '') AS machine, \
+                r.\"commit\", nullif(epoch_us(r.commit_time), 0) AS commit_time_us, \
+                nullif({MACHINE_TAG_SQL}, '') AS machine, r.format AS source_format, r.arch, \
                 nullif({METHOD_TAG_SQL}, '') AS method, \
                 list(m.value ORDER BY r.trial, r.run_id) AS vals \
          FROM measurements m JOIN runs r USING (run_id) \
@@ -96,6 +98,18 @@ fn record(row: &Value, label: &str) -> anyhow::Result<Value> {
     benchmark["extra_info"] = json!({ "perfdb_label": label });
     if let Some(m) = row["method"].as_str() {
         benchmark["extra_info"]["method"] = json!(m);
+    }
+    // What ingest needs to give every commit its runs back: when the commit was made,
+    // which runs a value is a trial of (those of one format: a commit's aiter logs and
+    // its probe logs are runs of their own), and their arch (part of the machine class).
+    if let Some(t) = row["commit_time_us"].as_i64() {
+        benchmark["extra_info"]["perfdb_commit_time_us"] = json!(t);
+    }
+    if let Some(f) = row["source_format"].as_str() {
+        benchmark["extra_info"]["perfdb_format"] = json!(f);
+    }
+    if let Some(a) = row["arch"].as_str().filter(|a| !a.is_empty()) {
+        benchmark["extra_info"]["perfdb_arch"] = json!(a);
     }
     let metric = s("metric");
     let unit = s("unit");

@@ -1116,7 +1116,7 @@ impl State {
             keys: self.keys,
             provenance,
             warnings: self.warnings,
-            repetitions: Vec::new(),
+            ..Parsed::default()
         })
     }
 

@@ -23,6 +23,11 @@
 //!
 //! A `metric.unit` field (`"unit": "us"`, `"TB/s"`, `"TFLOPS/s"`, `"%"`), where a record
 //! has one, decides unit and direction before the name rule ([`classify_with_unit`]).
+//!
+//! Records of several commits or machines (`perfdb export` of a whole label) are read
+//! as runs of their own: each (commit, machine) group's `benchmark_values` are its
+//! trials, with its commit (and `benchmark.extra_info.perfdb_commit_time_us`) and
+//! machine ([`Groups`]).
 
 use super::{Format, ParseError, Parser};
 use crate::formats::support::emit::{lines_of, Row, Spec};
@@ -159,10 +164,15 @@ impl Parser for PytorchV3 {
             Some(Some(m)) if methods.iter().all(|x| *x == Some(*m)) => Some(m.to_string()),
             _ => None,
         };
-        for (line, r) in &records {
+        // Records of several commits or machines (a whole label exported): each
+        // (commit, machine) group's trials are runs of their own, after the previous
+        // group's.
+        let groups = Groups::of(&records);
+        for (k, (line, r)) in records.iter().enumerate() {
             read_record(
                 r,
                 *line,
+                groups.first_trial(k),
                 &mut parsed,
                 &mut unclassified,
                 &mut runner,
@@ -187,6 +197,9 @@ impl Parser for PytorchV3 {
         }
         for (repo, sha) in deps {
             prov.tags.push((format!("{repo}_sha"), sha));
+        }
+        if groups.several() {
+            parsed.trial_provenance = groups.provenance(&parsed.provenance);
         }
         Ok(parsed)
     }
@@ -240,6 +253,122 @@ fn setting(v: &Value) -> Option<String> {
     }
 }
 
+/// The (commit, machine, part) groups of a file's records, in order of first
+/// appearance: a record's commit is its one dependency's `sha` (with `benchmark.
+/// extra_info.perfdb_commit_time_us`, as `perfdb export` writes it), its machine
+/// `runners[0]`'s, its part `benchmark.extra_info.perfdb_format` (the format of the runs
+/// perfdb exported it from: a commit's runs of two formats are two sets of runs) and
+/// `perfdb_arch`.
+struct Groups {
+    /// (commit, commit time, machine, part, trials: the most values of its records).
+    groups: Vec<Group>,
+    /// Record -> its group.
+    of_record: Vec<usize>,
+}
+
+struct Group {
+    commit: Option<String>,
+    time: Option<i64>,
+    machine: Option<String>,
+    part: Option<String>,
+    arch: Option<String>,
+    trials: usize,
+}
+
+impl Groups {
+    fn of(records: &[(usize, Value)]) -> Groups {
+        let mut groups: Vec<Group> = Vec::new();
+        let mut of_record = Vec::with_capacity(records.len());
+        for (_, r) in records {
+            let deps = r.get("dependencies").and_then(Value::as_object);
+            let commit = deps
+                .filter(|d| d.len() == 1)
+                .and_then(|d| d.values().next())
+                .and_then(|info| info.get("sha"))
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            let extra = r["benchmark"].get("extra_info");
+            let time = extra
+                .and_then(|e| e.get("perfdb_commit_time_us"))
+                .and_then(Value::as_i64);
+            let field = |name: &str| {
+                extra
+                    .and_then(|e| e.get(name))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            };
+            let (part, arch) = (field("perfdb_format"), field("perfdb_arch"));
+            let machine = r
+                .get("runners")
+                .and_then(|x| x.get(0))
+                .and_then(|first| {
+                    str_at(first, &["gpu_info"])
+                        .filter(|s| !s.is_empty())
+                        .or_else(|| str_at(first, &["name"]))
+                })
+                .map(str::to_string);
+            let n = r["metric"]
+                .get("benchmark_values")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            let at = match groups.iter().position(|g| {
+                g.commit == commit && g.machine == machine && g.part == part && g.arch == arch
+            }) {
+                Some(i) => i,
+                None => {
+                    groups.push(Group {
+                        commit,
+                        time: None,
+                        machine,
+                        part,
+                        arch,
+                        trials: 0,
+                    });
+                    groups.len() - 1
+                }
+            };
+            let g = &mut groups[at];
+            g.trials = g.trials.max(n);
+            g.time = g.time.or(time);
+            of_record.push(at);
+        }
+        Groups { groups, of_record }
+    }
+
+    fn several(&self) -> bool {
+        self.groups.len() > 1
+    }
+
+    /// The trial record `k`'s first value is.
+    fn first_trial(&self, k: usize) -> usize {
+        if !self.several() {
+            return 0;
+        }
+        self.groups[..self.of_record[k]]
+            .iter()
+            .map(|g| g.trials)
+            .sum()
+    }
+
+    /// Every trial's provenance: `base`, with its group's commit, time and machine.
+    fn provenance(&self, base: &crate::model::Provenance) -> Vec<crate::model::Provenance> {
+        let mut out = Vec::new();
+        for g in &self.groups {
+            let mut p = base.clone();
+            p.commit = g.commit.clone();
+            p.commit_time_us = g.time;
+            if g.machine.is_some() {
+                p.machine = g.machine.clone();
+            }
+            if g.arch.is_some() {
+                p.arch = g.arch.clone();
+            }
+            out.extend(std::iter::repeat_n(p, g.trials));
+        }
+        out
+    }
+}
+
 fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
     path.iter().try_fold(v, |v, p| v.get(p))?.as_str()
 }
@@ -247,6 +376,7 @@ fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
 fn read_record(
     r: &Value,
     line: usize,
+    first_trial: usize,
     parsed: &mut Parsed,
     unclassified: &mut Vec<String>,
     runner: &mut Option<(String, Option<String>)>,
@@ -339,14 +469,14 @@ fn read_record(
             }
         };
         let m = row.put(&mut parsed.keys, &spec, value, &printed);
-        parsed.push_trial(i, m);
+        parsed.push_trial(first_trial + i, m);
     }
     if let Some(t) = r["metric"].get("target_value").and_then(Value::as_f64) {
         if t != 0.0 {
             let mut target = spec.kept();
             target.metric = format!("{metric_id}_target").as_str().into();
             let m = row.put(&mut parsed.keys, &target, Some(t), &t.to_string());
-            parsed.measurements.push(m);
+            parsed.push_trial(first_trial, m);
         }
     }
     if runner.is_none() {

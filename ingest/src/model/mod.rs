@@ -557,6 +557,9 @@ pub struct Provenance {
     /// The commit the output itself names (pytest-benchmark's `commit_info`): used when
     /// `--commit` is not given.
     pub commit: Option<String>,
+    /// When that commit was made (µs since the epoch), if the output says: used when
+    /// `--commit-time` is not given.
+    pub commit_time_us: Option<i64>,
     /// The machine class the output itself names: used when `--machine` is not given.
     pub machine: Option<String>,
     /// More about the run the output says (`host`, `branch`): kept as tags unless the
@@ -584,6 +587,10 @@ pub struct Parsed {
     /// Further trials printed in the same output (google-benchmark's repetitions): each
     /// becomes a run of its own, named `<source>#<n>` (n from 2), `measurements` being #1.
     pub repetitions: Vec<Vec<Measurement>>,
+    /// Where the output's trials are of different commits or machines (a v3 export of a
+    /// whole label): trial `i`'s own provenance (0: `measurements`, `i`: repetition
+    /// `i - 1`). Empty: every trial has `provenance`.
+    pub trial_provenance: Vec<Provenance>,
 }
 
 impl Parsed {

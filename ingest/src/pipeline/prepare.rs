@@ -156,6 +156,8 @@ pub fn prepare(
         }
     }
     let keys = Arc::new(parsed.keys);
+    let mut own = parsed.trial_provenance.into_iter();
+    let provenance = own.next().unwrap_or(parsed.provenance);
     let repetitions: Vec<Prepared> = parsed
         .repetitions
         .into_iter()
@@ -164,9 +166,8 @@ pub fn prepare(
             let rep = Parsed {
                 measurements,
                 keys: Keys::default(),
-                provenance: parsed.provenance.clone(),
-                warnings: Vec::new(),
-                repetitions: Vec::new(),
+                provenance: own.next().unwrap_or_else(|| provenance.clone()),
+                ..Parsed::default()
             };
             Prepared {
                 keys: keys.clone(),
@@ -180,7 +181,7 @@ pub fn prepare(
             }
         })
         .collect();
-    let p = parsed.provenance;
+    let p = provenance;
     // Tags: the command line's, then what the output says that the command line did not.
     let mut tags = meta.tags.clone();
     let mut from_output = p.tags;
@@ -215,7 +216,7 @@ pub fn prepare(
         format,
         label: meta.label.clone(),
         commit: meta.commit.clone().or(p.commit),
-        commit_time_us: meta.commit_time_us.unwrap_or(0),
+        commit_time_us: meta.commit_time_us.or(p.commit_time_us).unwrap_or(0),
         arch: meta.arch.clone().or(p.arch),
         tags,
         trial: 0,
