@@ -161,7 +161,7 @@ pub struct IngestOptions {
     pub label: Option<String>,
     /// Commit the runs were measured at [default: the commit the output names
     /// (pytest-benchmark), else none]
-    #[arg(long)]
+    #[arg(long, value_parser = commit_name)]
     pub commit: Option<String>,
     /// When that commit was made, RFC 3339 (e.g. 2026-11-30T09:00:00Z); orders commits
     /// for `LABEL@latest` [default: now]
@@ -472,10 +472,10 @@ pub struct AbArgs {
     #[arg(long, value_name = "LABEL")]
     pub label_head: Option<String>,
     /// Commit of the base arm, stored with its runs
-    #[arg(long, value_name = "COMMIT")]
+    #[arg(long, value_name = "COMMIT", value_parser = commit_name)]
     pub commit_base: Option<String>,
     /// Commit of the head arm, stored with its runs
-    #[arg(long, value_name = "COMMIT")]
+    #[arg(long, value_name = "COMMIT", value_parser = commit_name)]
     pub commit_head: Option<String>,
     /// Machine class of the trials (stored as the tag machine=NAME)
     #[arg(long, value_name = "NAME")]
@@ -634,4 +634,13 @@ fn alert_status() -> impl clap::builder::TypedValueParser<Value = AlertStatus> {
     use clap::builder::TypedValueParser;
     clap::builder::PossibleValuesParser::new(AlertStatus::ALL.map(AlertStatus::as_str))
         .map(|s| AlertStatus::parse(&s).expect("a status AlertStatus::ALL lists"))
+}
+
+/// A commit name as a flag gives it: refused when git or a terminal would misread it
+/// ([`perfdb_ingest::model::commit_name_problem`]).
+fn commit_name(s: &str) -> Result<String, String> {
+    match perfdb_ingest::model::commit_name_problem(s) {
+        Some(why) => Err(why.to_string()),
+        None => Ok(s.to_string()),
+    }
 }

@@ -42,6 +42,9 @@ pub enum ConfirmError {
     Db(#[from] DbError),
     #[error("git in {dir}: {why}")]
     Git { dir: String, why: String },
+    /// A commit stored before names were checked at ingest, which no hint may carry.
+    #[error("commit `{name}` of the alert: {why}; no command is printed for it")]
+    Commit { name: String, why: &'static str },
 }
 
 impl From<duckdb::Error> for ConfirmError {
@@ -72,7 +75,13 @@ fn git_range(dir: &Path, good: &str, bad: &str) -> Result<Vec<String>, ConfirmEr
     let out = std::process::Command::new("git")
         .arg("-C")
         .arg(dir)
-        .args(["rev-list", "--reverse", "--ancestry-path"])
+        // Commit names are data, never options, whatever a file said.
+        .args([
+            "rev-list",
+            "--reverse",
+            "--ancestry-path",
+            "--end-of-options",
+        ])
         .arg(format!("{good}..{bad}"))
         .output()
         .map_err(|e| fail(format!("cannot run git: {e}")))?;
@@ -108,6 +117,14 @@ pub fn confirmation(
             .any(|m| m == c || (c.len() >= 7 && (m.starts_with(c) || c.starts_with(m.as_str()))))
     };
     let (good, bad) = (&a.last_good_commit, &a.first_bad_commit);
+    for c in [good, bad] {
+        if let Some(why) = perfdb_ingest::model::commit_name_problem(c) {
+            return Err(ConfirmError::Commit {
+                name: c.escape_debug().to_string(),
+                why,
+            });
+        }
+    }
     let (range, from_git) = match git_dir {
         Some(dir) => {
             let mut r = vec![RangeCommit {

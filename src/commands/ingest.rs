@@ -216,7 +216,7 @@ fn git_commit_time(dir: &Path, commit: Option<&str>) -> anyhow::Result<String> {
     let out = std::process::Command::new("git")
         .arg("-C")
         .arg(dir)
-        .args(["show", "-s", "--format=%cI", commit])
+        .args(["show", "-s", "--format=%cI", "--end-of-options", commit])
         .output()
         .with_context(|| format!("cannot run git for --git-dir {}", dir.display()))?;
     if !out.status.success() {

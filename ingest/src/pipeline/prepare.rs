@@ -83,6 +83,25 @@ pub fn prepare_bytes(
             })
         }
     };
+    // A commit the file names (when --commit gives none) is data that reaches git and
+    // printed hints: one git would read as an option refuses the file.
+    if meta.commit.is_none() {
+        let named = std::iter::once(&parsed.provenance)
+            .chain(&parsed.trial_provenance)
+            .filter_map(|p| p.commit.as_deref());
+        for c in named {
+            if let Some(why) = model::commit_name_problem(c) {
+                return Err(FileError::Parse {
+                    path: path.to_string(),
+                    line: 0,
+                    reason: format!(
+                        "the file names commit `{}`: {why}; give the right one with --commit",
+                        c.escape_debug()
+                    ),
+                });
+            }
+        }
+    }
     Ok(prepare(path, bytes, format, parsed, meta))
 }
 
