@@ -836,6 +836,21 @@ pub struct StatusChange {
     pub note: String,
 }
 
+/// Why `name` cannot be a commit name, if it cannot. Commit names reach `git` and the
+/// shell hints perfdb prints: one that starts with `-` would be read as an option, and
+/// control characters (a newline, an escape) forge lines in a terminal or a log.
+pub fn commit_name_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("an empty commit name")
+    } else if name.starts_with('-') {
+        Some("a commit name that starts with `-` (git would read it as an option)")
+    } else if name.chars().any(char::is_control) {
+        Some("a commit name with a control character")
+    } else {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -954,20 +969,5 @@ mod tests {
             let r = keys.raw_joined(a, b);
             assert_eq!(keys.printed(r), format!("{a} {b}"));
         }
-    }
-}
-
-/// Why `name` cannot be a commit name, if it cannot. Commit names reach `git` and the
-/// shell hints perfdb prints: one that starts with `-` would be read as an option, and
-/// control characters (a newline, an escape) forge lines in a terminal or a log.
-pub fn commit_name_problem(name: &str) -> Option<&'static str> {
-    if name.is_empty() {
-        Some("an empty commit name")
-    } else if name.starts_with('-') {
-        Some("a commit name that starts with `-` (git would read it as an option)")
-    } else if name.chars().any(char::is_control) {
-        Some("a commit name with a control character")
-    } else {
-        None
     }
 }
