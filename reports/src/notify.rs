@@ -120,9 +120,10 @@ impl Target {
                 ))
             }
         };
-        let (authority, path) = match rest.find(['/', '?']) {
-            Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], rest[i..].to_string()),
-            Some(i) => (&rest[..i], format!("/{}", &rest[i..])),
+        let end = authority_end(rest);
+        let (authority, path) = match rest.as_bytes().get(end) {
+            Some(b'/') => (&rest[..end], rest[end..].to_string()),
+            Some(_) => (&rest[..end], format!("/{}", &rest[end..])),
             None => (rest, "/".to_string()),
         };
         let (userinfo, hostport) = match authority.rfind('@') {
@@ -206,12 +207,46 @@ fn secret_like(seg: &str) -> bool {
 
 /// The URL with its password, query values and token-like path segments as `***`, and
 /// a short hash of the whole when anything was hidden.
+/// Where the authority of `rest` (a URL after its `scheme://`) ends: at the first `/`,
+/// `?` or `#` after the userinfo. A password that holds an unencoded `/`, `?` or `#`
+/// (`user:pa/ss@host`, which a browser would misread) still belongs to the userinfo:
+/// when the text before the first of those is `user:...` with no `@` (not `host:port`),
+/// the userinfo runs to the last `@` that a host follows. So the password is sent as
+/// given and never printed.
+fn authority_end(rest: &str) -> usize {
+    let first = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let head = &rest[..first];
+    let cut_password = !head.contains('@')
+        && head
+            .split_once(':')
+            .is_some_and(|(_, p)| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()));
+    if cut_password {
+        let host_after = |at: usize| {
+            let tail = &rest[at + 1..];
+            let host = &tail[..tail.find(['/', '?', '#']).unwrap_or(tail.len())];
+            (!host.is_empty()
+                && host
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-.:[]_".contains(&b)))
+            .then_some(at + 1 + host.len())
+        };
+        if let Some(end) = rest
+            .match_indices('@')
+            .map(|(i, _)| i)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .find_map(host_after)
+        {
+            return end;
+        }
+    }
+    first
+}
+
 pub fn redact(url: &str) -> String {
     let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
-    let (authority, tail) = match rest.find(['/', '?']) {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, ""),
-    };
+    let (authority, tail) = rest.split_at(authority_end(rest));
     let authority = match authority.rfind('@') {
         Some(i) => {
             let user = authority[..i].split(':').next().unwrap_or("");
@@ -701,6 +736,54 @@ mod tests {
         );
         // Two secret URLs stay apart.
         assert_ne!(redact("http://r/x?k=1"), redact("http://r/x?k=2"));
+    }
+
+    #[test]
+    fn a_password_with_an_unencoded_delimiter_is_never_shown() {
+        for (url, shown) in [
+            ("http://ci:pa?ss@relay/hook", "http://ci:***@relay/hook #"),
+            (
+                "http://ci:pa/ss@relay:8080/hook",
+                "http://ci:***@relay:8080/hook #",
+            ),
+            (
+                "https://ci:a#b/c?d@relay/hook?x=1",
+                "https://ci:***@relay/hook?x=*** #",
+            ),
+        ] {
+            let r = redact(url);
+            assert!(r.starts_with(shown), "{url}: {r}");
+            let t = Target::parse(url).unwrap();
+            assert!(t.shown().starts_with(shown), "{}", t.shown());
+            assert_eq!(
+                t.host,
+                format!(
+                    "relay:{}",
+                    if url.contains("8080") {
+                        8080
+                    } else if url.starts_with("https") {
+                        443
+                    } else {
+                        80
+                    }
+                )
+            );
+            assert!(t.path.starts_with("/hook"), "{}", t.path);
+            // The password as given, in the Authorization header.
+            let pass = &url[url.find(':').unwrap() + 3..].split_once('@').unwrap().0[3..];
+            assert_eq!(
+                t.auth.as_deref(),
+                Some(format!("Basic {}", base64(format!("ci:{pass}").as_bytes())).as_str())
+            );
+        }
+        // A host with a port, an address in the query: no userinfo to find.
+        assert_eq!(redact("http://relay:8080/hook"), "http://relay:8080/hook");
+        assert!(redact("http://relay/hook?to=a@b.org").starts_with("http://relay/hook?to=*** #"));
+        // A URL refused for another reason still hides the password.
+        let e = Target::parse("http://ci:pa?ss@relay:99999/hook")
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("pa?ss") && !e.contains("ss@"), "{e}");
     }
 
     #[test]
