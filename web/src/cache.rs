@@ -1,4 +1,4 @@
-//! Responses cached by (route, normalised query, warehouse version).
+//! Responses cached by (host name, route, normalised query, warehouse version).
 //!
 //! Every page and API answer is a function of the committed warehouse and the request's
 //! query, so a `GET` is answered once per warehouse version: later identical requests
@@ -147,7 +147,19 @@ pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> R
     }
     let sig = state.signature();
     let version = state.version_of(sig);
-    let key = format!("{}?{}", req.uri().path(), normalised(req.uri().query()));
+    // The host name is part of the key: a page carries a triage token bound to the
+    // name it was served for, so `localhost`'s page is never served to another name.
+    let host = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(crate::guard::host_name)
+        .unwrap_or_default();
+    let key = format!(
+        "{host} {}?{}",
+        req.uri().path(),
+        normalised(req.uri().query())
+    );
     let headers = req.headers().clone();
     let slot = state.cache.slot(version, &key);
     let mut computed = false;

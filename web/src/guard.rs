@@ -73,7 +73,9 @@ pub async fn host_layer(
                 ),
             };
             let json = req.uri().path().starts_with("/api/");
-            return (if json { e.json() } else { e }).into_response();
+            let mut res = (if json { e.json() } else { e }).into_response();
+            secure(res.headers_mut());
+            return res;
         }
     }
     next.run(req).await
@@ -89,7 +91,13 @@ pub async fn layer(req: Request, next: Next) -> Response {
             (if json { e.json() } else { e }).into_response()
         }
     };
-    let h = res.headers_mut();
+    secure(res.headers_mut());
+    res
+}
+
+/// The security headers every answer carries (docs/security.md), errors and refusals
+/// made before any route runs (421, 431) included.
+pub fn secure(h: &mut axum::http::HeaderMap) {
     h.insert(header::CONTENT_SECURITY_POLICY, policy().clone());
     h.insert(
         header::X_CONTENT_TYPE_OPTIONS,
@@ -100,7 +108,6 @@ pub async fn layer(req: Request, next: Next) -> Response {
         header::REFERRER_POLICY,
         HeaderValue::from_static("no-referrer"),
     );
-    res
 }
 
 /// Every name and value of a query string, percent-decoded: an error naming the

@@ -58,11 +58,13 @@ pub async fn serve(
                     + req.uri().path().len()
                     + req.uri().query().map_or(0, str::len);
                 if size > max_header {
-                    return (
+                    let mut res = (
                         axum::http::StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
                         format!("the request's headers are {size} bytes, over the limit of {max_header}"),
                     )
                         .into_response();
+                    crate::guard::secure(res.headers_mut());
+                    return res;
                 }
                 next.run(req).await
             },
@@ -97,7 +99,10 @@ pub async fn serve(
             let mut http = hyper::server::conn::http1::Builder::new();
             http.timer(TokioTimer::new())
                 .header_read_timeout(limits.header_timeout)
-                .max_buf_size(limits.max_header_bytes.max(8192));
+                // Four times the limit: headers over the limit reach the check above
+                // and get its answer, with the security headers; only past four times
+                // does hyper cut the connection with a bare 431.
+                .max_buf_size((limits.max_header_bytes * 4).max(8192));
             let conn = http.serve_connection(TokioIo::new(stream), service);
             tokio::pin!(conn);
             tokio::select! {

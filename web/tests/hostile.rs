@@ -274,6 +274,17 @@ fn oversized_and_malformed_requests_are_refused_without_5xx() {
         ("a 20 KB path", format!("GET /{} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", "p".repeat(20_000)).into_bytes(), &[404, 414, 400]),
         ("a query of 5,000 parameters", format!("GET /api/runs?{} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", (0..5000).map(|i| format!("p{i}=1&")).collect::<String>()).into_bytes(), &[400]),
     ];
+    // Headers over the limit get perfdb's own 431, with the security headers.
+    let big = raw(
+        addr,
+        format!(
+            "GET / HTTP/1.1\r\nHost: localhost\r\nX-Big: {}\r\nConnection: close\r\n\r\n",
+            "a".repeat(100_000)
+        )
+        .as_bytes(),
+    );
+    assert_eq!(big.status, 431, "{}", big.head);
+    assert_secured(&big.head);
     for (what, request, allowed) in cases {
         let a = raw(addr, &request);
         // 0: the server closed the connection without an answer, which hyper does for
@@ -413,6 +424,7 @@ fn other_host_names_are_refused_and_the_triage_token_is_bound_to_its_host() {
             let a = with_host(host, target);
             assert_eq!(a.status, 421, "{host} {target}: {}", a.head);
             assert!(a.body.contains("--host"), "{}", a.body);
+            assert_secured(&a.head);
         }
     }
     for host in [
@@ -482,4 +494,17 @@ fn one_client_cannot_take_every_connection() {
         String::from_utf8_lossy(&out)
     );
     drop(idle);
+}
+
+/// The security headers docs/security.md promises for every answer.
+fn assert_secured(head: &str) {
+    let h = head.to_ascii_lowercase();
+    for name in [
+        "content-security-policy:",
+        "x-content-type-options: nosniff",
+        "x-frame-options: deny",
+        "referrer-policy: no-referrer",
+    ] {
+        assert!(h.contains(name), "{name} missing in {head}");
+    }
 }

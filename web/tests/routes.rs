@@ -744,3 +744,45 @@ async fn an_alert_page_says_how_to_confirm_it() {
     let (status, _) = get(&root, "/alerts/ffffffff").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
+
+/// A page is cached per host name: the triage token in `localhost`'s page is never
+/// served to `perf.internal`, whose own page carries its own token.
+#[tokio::test]
+async fn the_page_cache_keeps_each_host_name_its_own_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let (root, _) = history_with_alerts(&dir);
+    let state = AppState::new(&root)
+        .with_triage()
+        .with_hosts(["perf.internal".to_string()]);
+    let token_on = |host: &'static str| {
+        let state = state.clone();
+        async move {
+            let res = app(state)
+                .oneshot(
+                    Request::builder()
+                        .uri("/alerts")
+                        .header("host", host)
+                        .body(Body::empty())
+                        .unwrap(),
+                )
+                .await
+                .unwrap();
+            assert_eq!(res.status(), StatusCode::OK);
+            let body = to_bytes(res.into_body(), 64 << 20).await.unwrap();
+            String::from_utf8_lossy(&body)
+                .split("name=\"token\" value=\"")
+                .nth(1)
+                .and_then(|t| t.split('"').next())
+                .unwrap()
+                .to_string()
+        }
+    };
+    let local = token_on("localhost").await;
+    let internal = token_on("perf.internal").await;
+    assert_eq!(local, state.triage_token_for("localhost").unwrap());
+    assert_eq!(internal, state.triage_token_for("perf.internal").unwrap());
+    assert_ne!(local, internal);
+    // Asked again, each name still gets its own (from the cache now).
+    assert_eq!(token_on("localhost:8080").await, local);
+    assert_eq!(token_on("perf.internal").await, internal);
+}
