@@ -446,10 +446,15 @@ pub struct AbArgs {
     /// Trials a side at most (even: blocks add two a side); the last look
     #[arg(long, value_name = "N", default_value_t = 20, value_parser = even_trials)]
     pub max_trials: usize,
-    /// Time budget for the whole run (`90s`, `30m`, `2h`): at the budget it stops at the
-    /// last complete block
+    /// Time budget for the whole run (`90s`, `30m`, `2h`): it stops at the last complete
+    /// block that fits, and a trial still running at the budget is stopped, not stored
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     pub max_time: Option<std::time::Duration>,
+    /// Deadline of one trial (`90s`, `10m`): a trial still running at it is killed with
+    /// every process it started and stored as a failed run [default: ten times the
+    /// slowest trial so far (the warm-up's first), at least 60s; none before one ends]
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub trial_timeout: Option<std::time::Duration>,
     /// Seed of the block orientations [default: from the clock; printed and stored]
     #[arg(long)]
     pub seed: Option<u64>,

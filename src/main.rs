@@ -20,6 +20,9 @@ pub enum Exit {
     Error = 2,
     /// compare: inconclusive or unreliable (nothing matched, too few trials, control moved).
     Inconclusive = 3,
+    /// run, ab: SIGINT or SIGTERM arrived; the command was stopped with its process
+    /// group (128 + SIGINT, as a shell reports it).
+    Interrupted = 130,
 }
 
 fn main() -> ExitCode {

@@ -7,8 +7,9 @@
 //! as one run with its tags); a look ([`Session::look`]: `compare` with the sequential
 //! rule); and the report, `compare`'s plus the run's own section.
 
+use super::child::{self, Echo, Ended};
 use super::compare::{exit_of, options, render};
-use super::run::{shell_word, tee, Echo};
+use super::run::shell_word;
 use crate::cli::{AbArgs, CompareFormat};
 use crate::Exit;
 use anyhow::Context;
@@ -240,6 +241,10 @@ enum Stopped {
     /// The control moved: more trials do not cure drift.
     Unreliable,
     FailedRun,
+    /// A trial passed its deadline: killed with its process group, stored as failed.
+    TrialTimeout,
+    /// SIGINT or SIGTERM (a cancelled CI job): the running trial stopped, not stored.
+    Interrupted,
 }
 
 /// The run's own section of the report (`sequential` in JSON).
@@ -266,6 +271,10 @@ struct Sequential {
     throttled_trials: usize,
     /// A failed trial that ended the run: arm and log file.
     failed: Option<(Arm, String)>,
+    /// A trial stopped before it ended (deadline, budget, signal): what happened to it.
+    cut_trial: Option<String>,
+    /// Measured trials stored, both arms together.
+    trials_stored: usize,
 }
 
 struct Session {
@@ -286,12 +295,42 @@ struct Session {
     perfdb_time: Duration,
     clocks: [Vec<f64>; 2],
     throttled: usize,
+    /// `--trial-timeout`, when given.
+    trial_timeout: Option<Duration>,
+    /// `--max-time`, when given.
+    budget: Option<Duration>,
+    /// Seconds of the slowest trial that ended by itself: the default deadline's base.
+    slowest: Option<f64>,
 }
 
 /// What one trial did.
 struct Trial {
     ok: bool,
     log: String,
+    end: TrialEnd,
+}
+
+/// How a trial ended.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum TrialEnd {
+    /// Its command exited (ok or not).
+    Exited,
+    /// Killed at its deadline (seconds): stored as a failed run.
+    TimedOut(f64),
+    /// Stopped at the `--max-time` budget: not stored.
+    OverBudget,
+    /// Stopped by SIGINT/SIGTERM: not stored.
+    Interrupted(i32),
+}
+
+/// The default trial deadline: ten times the slowest trial so far, at least a minute.
+pub const DEADLINE_FACTOR: f64 = 10.0;
+pub const MIN_DEADLINE: Duration = Duration::from_secs(60);
+
+/// The deadline of a trial without `--trial-timeout`: from the slowest trial that
+/// ended by itself (the warm-up's first), none before one has.
+fn default_timeout(slowest: Option<f64>) -> Option<Duration> {
+    slowest.map(|s| Duration::from_secs_f64(s * DEADLINE_FACTOR).max(MIN_DEADLINE))
 }
 
 impl Session {
@@ -309,9 +348,26 @@ impl Session {
         let since_previous = self.last_end.map(|t| start.duration_since(t).as_secs_f64());
         let described = self.arms.describe(arm);
         let mut cmd = self.arms.command(arm);
-        let out = tee(&mut cmd, self.echo)
+        // The trial's deadline: its own, or the budget's end, whichever is first.
+        let timeout = self.trial_timeout.or_else(|| default_timeout(self.slowest));
+        let by_timeout = timeout.map(|t| start + t);
+        let by_budget = self.budget.map(|b| self.started + b);
+        let deadline = match (by_timeout, by_budget) {
+            (Some(t), Some(b)) => Some(t.min(b)),
+            (t, b) => t.or(b),
+        };
+        let out = child::run(&mut cmd, self.echo, deadline)
             .with_context(|| format!("cannot run the {} arm: `{described}`", arm.name()))?;
-        let end = Instant::now();
+        let end_how = match out.ended {
+            Ended::Exited => TrialEnd::Exited,
+            Ended::Interrupted(sig) => TrialEnd::Interrupted(sig),
+            Ended::Deadline if by_budget.is_some_and(|b| by_timeout.is_none_or(|t| b <= t)) => {
+                TrialEnd::OverBudget
+            }
+            Ended::Deadline => TrialEnd::TimedOut(timeout.unwrap_or_default().as_secs_f64()),
+        };
+        // The trial ends when its command does, not when its output closes.
+        let end = out.exited_at;
         self.last_end = Some(end);
         let seconds = end.duration_since(start).as_secs_f64();
         let after = self.gpu.map(|g| g.query());
@@ -326,7 +382,31 @@ impl Session {
                 )
             })?;
         let log = out_path.to_string_lossy().into_owned();
-        let ok = out.status.success();
+        // Stopped by the budget or a signal: kept in the logs folder, never stored (a
+        // cut output would read as a trial).
+        if matches!(end_how, TrialEnd::OverBudget | TrialEnd::Interrupted(_)) {
+            self.perfdb_time += perfdb_start.elapsed();
+            return Ok(Trial {
+                ok: false,
+                log,
+                end: end_how,
+            });
+        }
+        let ok = out.status.success() && end_how == TrialEnd::Exited;
+        if ok {
+            self.slowest = Some(self.slowest.map_or(seconds, |s| s.max(seconds)));
+        }
+        let failed = match end_how {
+            TrialEnd::TimedOut(t) => Some(format!(
+                "killed at its deadline of {} with every process it started (--trial-timeout)",
+                human(t)
+            )),
+            _ if !ok => Some(match out.status.code() {
+                Some(c) => format!("command exited with code {c}"),
+                None => "command was killed by a signal".to_string(),
+            }),
+            _ => None,
+        };
         let mut tags = self.base_tags(
             arm,
             &described,
@@ -336,14 +416,22 @@ impl Session {
             &out.status,
             block,
         );
+        if let Some(note) = &out.after_exit {
+            eprintln!("ab: the {} arm's trial ({log}): {note}", arm.name());
+            tags.push(("output_after_exit".into(), note.clone()));
+        }
         if block.is_none() {
             if !ok {
                 // A warm-up that fails is stored as a failed run like any trial: the
                 // arm does not run.
-                self.store(arm, &out.stdout, &log, tags, Some(&out.status))?;
+                self.store(arm, &out.stdout, &log, tags, failed)?;
             }
             self.perfdb_time += perfdb_start.elapsed();
-            return Ok(Trial { ok, log });
+            return Ok(Trial {
+                ok,
+                log,
+                end: end_how,
+            });
         }
         self.durations.push(seconds);
         for (reading, when) in [(before, "before"), (after, "after")] {
@@ -361,9 +449,13 @@ impl Session {
                 None => {}
             }
         }
-        self.store(arm, &out.stdout, &log, tags, (!ok).then_some(&out.status))?;
+        self.store(arm, &out.stdout, &log, tags, failed)?;
         self.perfdb_time += perfdb_start.elapsed();
-        Ok(Trial { ok, log })
+        Ok(Trial {
+            ok,
+            log,
+            end: end_how,
+        })
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -410,14 +502,11 @@ impl Session {
         stdout: &[u8],
         log: &str,
         tags: Vec<(String, String)>,
-        failed: Option<&std::process::ExitStatus>,
+        failed: Option<String>,
     ) -> anyhow::Result<()> {
         let meta = RunMeta {
             tags,
-            failed: failed.map(|s| match s.code() {
-                Some(c) => format!("command exited with code {c}"),
-                None => "command was killed by a signal".to_string(),
-            }),
+            failed,
             ..self.metas[Arms::index(arm)].clone()
         };
         let reports = perfdb_ingest::ingest_bytes(&self.wh, log, stdout, self.format, &meta)
@@ -606,7 +695,13 @@ pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
         perfdb_time: Duration::ZERO,
         clocks: [Vec::new(), Vec::new()],
         throttled: 0,
+        trial_timeout: a.trial_timeout,
+        budget: a.max_time,
+        slowest: None,
     };
+    // A cancelled job's SIGINT/SIGTERM stops the running trial with its process group;
+    // what was stored stays, and the report says so.
+    child::catch_interrupts();
     eprintln!(
         "ab: base `{}`, head `{}`; seed {seed}; labels {} and {}; logs in {}",
         s.arms.describe(Arm::Base),
@@ -617,11 +712,52 @@ pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
     );
     let show_progress = std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
     let mut failed: Option<(Arm, String)> = None;
+    let mut cut_trial: Option<String> = None;
+    let mut stopped = Stopped::MaxTrials;
+    // Why a trial ended the run, if one did: the stop, the failed arm and log, and what
+    // to say of the trial.
+    type EndOfRun = (Stopped, Option<(Arm, String)>, Option<String>);
+    let ended_run = |t: &Trial, arm: Arm| -> Option<EndOfRun> {
+        match t.end {
+            TrialEnd::Exited if t.ok => None,
+            TrialEnd::Exited => Some((Stopped::FailedRun, Some((arm, t.log.clone())), None)),
+            TrialEnd::TimedOut(secs) => Some((
+                Stopped::TrialTimeout,
+                Some((arm, t.log.clone())),
+                Some(format!(
+                    "a {} trial passed its deadline of {} and was killed with every process it started; stored as a failed run ({})",
+                    arm.name(),
+                    human(secs),
+                    t.log
+                )),
+            )),
+            TrialEnd::OverBudget => Some((
+                Stopped::MaxTime,
+                None,
+                Some(format!(
+                    "the {} trial running at the --max-time budget was stopped with every process it started, not stored ({})",
+                    arm.name(),
+                    t.log
+                )),
+            )),
+            TrialEnd::Interrupted(sig) => Some((
+                Stopped::Interrupted,
+                None,
+                Some(format!(
+                    "{} received: the {} trial running was stopped with every process it started, not stored ({})",
+                    child::signal_name(sig),
+                    arm.name(),
+                    t.log
+                )),
+            )),
+        }
+    };
+    let mut ended = false;
     'warm: for _ in 0..a.warmup {
         for arm in [Arm::Base, Arm::Head] {
             let t = s.trial(arm, None)?;
-            if !t.ok {
-                failed = Some((arm, t.log));
+            if let Some((why, f, cut)) = ended_run(&t, arm) {
+                (stopped, failed, cut_trial, ended) = (why, f, cut, true);
                 break 'warm;
             }
         }
@@ -631,12 +767,16 @@ pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
     let mut blocks: Vec<String> = Vec::new();
     let mut looks_taken: Vec<usize> = Vec::new();
     let mut last: Option<Report> = None;
-    let mut stopped = Stopped::MaxTrials;
     let mut next_look = 0;
-    if failed.is_some() {
-        stopped = Stopped::FailedRun;
-    }
-    while failed.is_none() && n < a.max_trials {
+    while !ended && n < a.max_trials {
+        if let Some(sig) = child::interrupted() {
+            stopped = Stopped::Interrupted;
+            cut_trial = Some(format!(
+                "{} received between trials: no trial was running",
+                child::signal_name(sig)
+            ));
+            break;
+        }
         if let Some(budget) = a.max_time {
             let block = Duration::from_secs_f64(4.0 * s.mean_trial());
             if n > 0 && s.started.elapsed() + block > budget {
@@ -653,13 +793,12 @@ pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
         blocks.push(order.iter().map(|a| a.letter()).collect());
         for (pos, arm) in order.into_iter().enumerate() {
             let t = s.trial(arm, Some((block_no, pos + 1)))?;
-            if !t.ok {
-                failed = Some((arm, t.log));
+            if let Some((why, f, cut)) = ended_run(&t, arm) {
+                (stopped, failed, cut_trial, ended) = (why, f, cut, true);
                 break;
             }
         }
-        if failed.is_some() {
-            stopped = Stopped::FailedRun;
+        if ended {
             break;
         }
         n += 2;
@@ -685,11 +824,32 @@ pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
             eprintln!("{}", progress(&s, n, a.max_trials, last.as_ref()));
         }
     }
+    let interrupted = stopped == Stopped::Interrupted;
     // The last trials since the last look are looked at too (a failed run, the budget).
     if looks_taken.last() != Some(&n) || last.is_none() {
         let t0 = Instant::now();
         let report = match (s.look(&opt), &failed) {
             (Ok(r), _) => r,
+            // Stopped (a signal, the budget) before both arms had a measured trial:
+            // nothing to compare, and said so.
+            (Err(e), None)
+                if matches!(stopped, Stopped::Interrupted | Stopped::MaxTime)
+                    && matches!(
+                        e.downcast_ref::<perfdb_reports::compare::CompareError>(),
+                        Some(perfdb_reports::compare::CompareError::NoRuns(_))
+                    ) =>
+            {
+                eprintln!(
+                    "ab: {}; {} measured trial(s) stored: not both arms, nothing compared",
+                    cut_trial.as_deref().unwrap_or("stopped"),
+                    s.durations.len()
+                );
+                return Ok(if interrupted {
+                    Exit::Interrupted
+                } else {
+                    Exit::Inconclusive
+                });
+            }
             // Nothing to compare yet (an arm failed before the other had a trial): say so.
             (Err(e), Some((arm, log)))
                 if matches!(
@@ -736,6 +896,8 @@ pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
         mean_clock_mhz: clocks,
         throttled_trials: s.throttled,
         failed: failed.clone(),
+        cut_trial: cut_trial.clone(),
+        trials_stored: s.durations.len(),
     };
     let text = match a.format {
         CompareFormat::Json => {
@@ -747,6 +909,9 @@ pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
         f => render(&report, f) + &sequential_text(&seq, &report),
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
+    if interrupted {
+        return Ok(Exit::Interrupted);
+    }
     Ok(match &failed {
         Some((Arm::Head, _)) => Exit::Regression,
         Some((Arm::Base, _)) => Exit::Inconclusive,
@@ -758,12 +923,19 @@ fn stopped_text(s: &Sequential) -> String {
     match s.stopped {
         Stopped::Decided => "every row decided".to_string(),
         Stopped::MaxTrials => format!("--max-trials {} reached", s.trials_per_arm),
-        Stopped::MaxTime => "the --max-time budget".to_string(),
+        Stopped::MaxTime => match &s.cut_trial {
+            Some(cut) => format!("the --max-time budget; {cut}"),
+            None => "the --max-time budget".to_string(),
+        },
         Stopped::Unreliable => "the control moved (more trials do not cure drift)".to_string(),
         Stopped::FailedRun => match &s.failed {
             Some((arm, log)) => format!("a {} trial failed ({log})", arm.name()),
             None => "a trial failed".to_string(),
         },
+        Stopped::TrialTimeout | Stopped::Interrupted => s
+            .cut_trial
+            .clone()
+            .unwrap_or_else(|| "a trial was stopped".to_string()),
     }
 }
 
@@ -847,4 +1019,16 @@ fn sequential_markdown(s: &Sequential, report: &Report) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_deadline_is_ten_slowest_trials_and_at_least_a_minute() {
+        assert_eq!(default_timeout(None), None);
+        assert_eq!(default_timeout(Some(0.5)), Some(MIN_DEADLINE));
+        assert_eq!(default_timeout(Some(30.0)), Some(Duration::from_secs(300)));
+    }
 }

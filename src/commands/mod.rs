@@ -2,6 +2,7 @@
 
 mod ab;
 mod alerts;
+mod child;
 mod compare;
 mod detect;
 mod export;

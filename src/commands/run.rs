@@ -1,12 +1,12 @@
 //! `perfdb run -- CMD`: run a benchmark, pass its output through as it comes, and
 //! ingest what it printed as one run (the command line, exit code and duration as tags).
 
+use super::child::{self, Echo, Ended};
 use super::ingest::{options, report};
 use crate::cli::RunArgs;
 use crate::Exit;
 use anyhow::Context;
 use perfdb_ingest::warehouse::Warehouse;
-use std::io::Write;
 use std::path::Path;
 
 /// `perfdb run [options] -- CMD ARGS...`: run the benchmark with its output passed
@@ -23,7 +23,19 @@ pub fn run(root: &Path, a: RunArgs) -> anyhow::Result<Exit> {
     let started = std::time::Instant::now();
     let mut cmd = std::process::Command::new(&a.command[0]);
     cmd.args(&a.command[1..]);
-    let out = tee(&mut cmd, Echo::AsIs).with_context(|| format!("cannot run `{command_line}`"))?;
+    // The command runs in a process group of its own: a Ctrl-C or a cancelled job
+    // reaches perfdb, which stops the whole group and stores nothing.
+    child::catch_interrupts();
+    let out = child::run(&mut cmd, Echo::AsIs, None)
+        .with_context(|| format!("cannot run `{command_line}`"))?;
+    if let Ended::Interrupted(sig) = out.ended {
+        eprintln!(
+            "perfdb run: {} received: `{command_line}` was stopped with every process it \
+             started; nothing was stored",
+            child::signal_name(sig)
+        );
+        return Ok(Exit::Interrupted);
+    }
     let (status, output) = (
         out.status,
         if a.stdout_only {
@@ -32,7 +44,7 @@ pub fn run(root: &Path, a: RunArgs) -> anyhow::Result<Exit> {
             out.merged
         },
     );
-    let seconds = started.elapsed().as_secs_f64();
+    let seconds = out.exited_at.duration_since(started).as_secs_f64();
     let code = status.code();
     meta.tags
         .push(("command".to_string(), command_line.clone()));
@@ -42,6 +54,11 @@ pub fn run(root: &Path, a: RunArgs) -> anyhow::Result<Exit> {
     ));
     meta.tags
         .push(("duration_s".to_string(), format!("{seconds:.3}")));
+    if let Some(note) = &out.after_exit {
+        eprintln!("perfdb run: `{command_line}`: {note}");
+        meta.tags
+            .push(("output_after_exit".to_string(), note.clone()));
+    }
     if !status.success() {
         meta.failed = Some(match code {
             Some(c) => format!("command exited with code {c}"),
@@ -73,98 +90,4 @@ pub(super) fn shell_word(w: &str) -> String {
     } else {
         format!("'{}'", w.replace('\'', "'\\''"))
     }
-}
-
-/// Where a command's output is shown while it runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Echo {
-    /// stdout to ours, stderr to ours.
-    AsIs,
-    /// Both to our stderr (our stdout carries a report).
-    ToStderr,
-    Quiet,
-}
-
-/// What a command printed: stdout and stderr merged as whole lines in the order they
-/// arrived, and stdout alone.
-pub(super) struct Captured {
-    pub status: std::process::ExitStatus,
-    pub merged: Vec<u8>,
-    pub stdout: Vec<u8>,
-}
-
-/// Run `command`, showing its stdout and stderr as `echo` says as they come, and return
-/// its status and everything it printed.
-pub(super) fn tee(command: &mut std::process::Command, echo: Echo) -> std::io::Result<Captured> {
-    use std::io::Read;
-    use std::process::Stdio;
-    let mut child = command
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    let collected = std::sync::Mutex::new(Vec::<u8>::new());
-    let pump = |mut from: Box<dyn Read + Send>, is_stderr: bool| {
-        let collected = &collected;
-        move || -> std::io::Result<Vec<u8>> {
-            let mut buf = [0u8; 16 * 1024];
-            let mut partial: Vec<u8> = Vec::new();
-            let mut own = Vec::new();
-            loop {
-                let n = from.read(&mut buf)?;
-                if n == 0 {
-                    break;
-                }
-                let chunk = &buf[..n];
-                match (echo, is_stderr) {
-                    (Echo::Quiet, _) => {}
-                    (Echo::AsIs, false) => {
-                        let mut o = std::io::stdout().lock();
-                        o.write_all(chunk)?;
-                        o.flush()?;
-                    }
-                    _ => {
-                        let mut e = std::io::stderr().lock();
-                        e.write_all(chunk)?;
-                        e.flush()?;
-                    }
-                }
-                if !is_stderr {
-                    own.extend_from_slice(chunk);
-                }
-                partial.extend_from_slice(chunk);
-                if let Some(last) = partial.iter().rposition(|b| *b == b'\n') {
-                    let rest = partial.split_off(last + 1);
-                    collected
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .extend_from_slice(&partial);
-                    partial = rest;
-                }
-            }
-            if !partial.is_empty() {
-                partial.push(b'\n');
-                collected
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .extend_from_slice(&partial);
-            }
-            Ok(own)
-        }
-    };
-    let out = Box::new(child.stdout.take().expect("piped"));
-    let err = Box::new(child.stderr.take().expect("piped"));
-    let (a, b) = std::thread::scope(|s| {
-        let a = s.spawn(pump(out, false));
-        let b = s.spawn(pump(err, true));
-        (a.join(), b.join())
-    });
-    let status = child.wait()?;
-    let panicked = || std::io::Error::other("output thread panicked");
-    let stdout = a.unwrap_or_else(|_| Err(panicked()))?;
-    b.unwrap_or_else(|_| Err(panicked()))?;
-    Ok(Captured {
-        status,
-        merged: collected.into_inner().unwrap_or_else(|p| p.into_inner()),
-        stdout,
-    })
 }
