@@ -1,7 +1,8 @@
 //! `perfdb ab` as a CI job runs it: a trial that hangs is killed at its deadline with
 //! every process it started, `--max-time` stops a trial that would pass it, a
 //! cancelled job (SIGTERM) leaves nothing running and the warehouse whole, and a
-//! background child holding the output does not stall the trial.
+//! background child holding the output does not stall the trial; `perfdb run` stops its
+//! command the same way.
 
 mod common;
 use common::*;
@@ -247,4 +248,37 @@ fn a_background_child_holding_the_output_does_not_stall_the_trial() {
         assert!(secs < 1.5, "duration_s {secs}: {t}");
         assert!(t["output_after_exit"].is_string(), "{t}");
     }
+}
+
+#[test]
+fn perfdb_run_interrupted_stops_the_command_with_its_children_and_stores_nothing() {
+    let wh = Wh::new();
+    let pids = wh.dir.path().join("pids");
+    let child = wh
+        .cmd()
+        .args(["run", "--label", "x", "--", "sh", "-c"])
+        .arg(format!(
+            "echo '[perf] dim: (64,) dtype: bf16, torch avg: 5.00 us, ck avg: 9.0 us'; \
+             sleep 300 & echo $! >> {}; wait",
+            pids.display()
+        ))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(1));
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(code(&out), 130, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("SIGINT received") && stderr(&out).contains("nothing was stored"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(all_gone(&pids));
+    assert_eq!(wh.count("SELECT count(*) FROM runs"), 0);
 }
