@@ -51,6 +51,27 @@ fn all_gone(pids: &Path) -> bool {
     })
 }
 
+/// Start `cmd` (its output piped), send it `signal` (`-TERM`, `-INT`) after `after`,
+/// and wait for it: a cancelled CI job.
+fn cancelled(
+    mut cmd: std::process::Command,
+    after: Duration,
+    signal: &str,
+) -> std::process::Output {
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(after);
+    let kill = std::process::Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    child.wait_with_output().unwrap()
+}
+
 fn ab(wh: &Wh, base: &str, head: &str, extra: &[&str]) -> (i32, Value, String, Duration) {
     let mut args = vec![
         "ab",
@@ -154,38 +175,27 @@ fn sigterm_stops_the_running_trial_and_keeps_the_stored_ones() {
             replay(arm, &wh)
         )
     };
-    let child = wh
-        .cmd()
-        .args([
-            "ab",
-            "--quiet",
-            "--format",
-            "json",
-            "--no-gpu-state",
-            "--warmup",
-            "0",
-            "--max-trials",
-            "30",
-            "--seed",
-            "7",
-            "--threshold",
-            "0.0001",
-            "--base",
-        ])
-        .arg(slow("base"))
-        .arg("--head")
-        .arg(slow("head"))
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_secs(3));
-    let kill = std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let out = child.wait_with_output().unwrap();
+    let mut cmd = wh.cmd();
+    cmd.args([
+        "ab",
+        "--quiet",
+        "--format",
+        "json",
+        "--no-gpu-state",
+        "--warmup",
+        "0",
+        "--max-trials",
+        "30",
+        "--seed",
+        "7",
+        "--threshold",
+        "0.0001",
+        "--base",
+    ])
+    .arg(slow("base"))
+    .arg("--head")
+    .arg(slow("head"));
+    let out = cancelled(cmd, Duration::from_secs(3), "-TERM");
     assert_eq!(code(&out), 130, "{}", stderr(&out));
     let v: Value = serde_json::from_str(&stdout(&out))
         .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&out), stderr(&out)));
@@ -254,25 +264,14 @@ fn a_background_child_holding_the_output_does_not_stall_the_trial() {
 fn perfdb_run_interrupted_stops_the_command_with_its_children_and_stores_nothing() {
     let wh = Wh::new();
     let pids = wh.dir.path().join("pids");
-    let child = wh
-        .cmd()
-        .args(["run", "--label", "x", "--", "sh", "-c"])
+    let mut cmd = wh.cmd();
+    cmd.args(["run", "--label", "x", "--", "sh", "-c"])
         .arg(format!(
             "echo '[perf] dim: (64,) dtype: bf16, torch avg: 5.00 us, ck avg: 9.0 us'; \
              sleep 300 & echo $! >> {}; wait",
             pids.display()
-        ))
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_secs(1));
-    let kill = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let out = child.wait_with_output().unwrap();
+        ));
+    let out = cancelled(cmd, Duration::from_secs(1), "-INT");
     assert_eq!(code(&out), 130, "{}", stderr(&out));
     assert!(
         stderr(&out).contains("SIGINT received") && stderr(&out).contains("nothing was stored"),

@@ -4,7 +4,7 @@
 //! measured value replaced by text, read again as the format that read it.
 
 use perfdb_ingest::formats;
-use perfdb_ingest::model::{Direction, Format};
+use perfdb_ingest::model::{Direction, Format, Measurement};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -50,8 +50,14 @@ fn garbled(text: &str, line: usize, raw: &str) -> Option<String> {
     None
 }
 
-#[test]
-fn a_value_that_is_not_a_number_refuses_the_file_in_every_format() {
+/// Each sample and real file perfdb reads, its first measured value's line changed by
+/// `change` (None: the file is skipped), read again as the format that read it. Returns
+/// the files tried per format, and a line for each changed file that was still read
+/// or refused at no line.
+fn each_changed_file(
+    formats_tried: &[Format],
+    change: impl Fn(&str, &Measurement, &str) -> Option<String>,
+) -> (BTreeMap<&'static str, usize>, Vec<String>) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sample-data");
     let mut files = Vec::new();
     for d in [
@@ -65,7 +71,7 @@ fn a_value_that_is_not_a_number_refuses_the_file_in_every_format() {
     }
     files.sort();
     let mut tried: BTreeMap<&'static str, usize> = BTreeMap::new();
-    let mut stored = Vec::new();
+    let mut wrong = Vec::new();
     for f in &files {
         let Ok(text) = std::fs::read_to_string(f) else {
             continue;
@@ -83,6 +89,9 @@ fn a_value_that_is_not_a_number_refuses_the_file_in_every_format() {
         let Ok((format, p)) = formats::parse_in(&text, forced, &cx) else {
             continue;
         };
+        if !formats_tried.contains(&format) {
+            continue;
+        }
         let Some(m) = p
             .measurements
             .iter()
@@ -90,19 +99,19 @@ fn a_value_that_is_not_a_number_refuses_the_file_in_every_format() {
         else {
             continue;
         };
-        let Some(bad) = garbled(&text, m.line as usize, p.raw(m)) else {
+        let Some(bad) = change(&text, m, p.raw(m)) else {
             continue;
         };
         *tried.entry(format.name()).or_default() += 1;
         match formats::parse_in(&bad, Some(format), &cx) {
             Err(e) if e.line > 0 => {}
-            Err(e) => stored.push(format!(
+            Err(e) => wrong.push(format!(
                 "{} ({}): refused at no line: {e}",
                 f.display(),
                 format.name()
             )),
-            Ok(_) => stored.push(format!(
-                "{} ({}): line {} `{}` replaced, still read",
+            Ok(_) => wrong.push(format!(
+                "{} ({}): line {} changed (`{}`), still read",
                 f.display(),
                 format.name(),
                 m.line,
@@ -110,12 +119,20 @@ fn a_value_that_is_not_a_number_refuses_the_file_in_every_format() {
             )),
         }
     }
-    assert!(stored.is_empty(), "{}", stored.join("\n"));
+    (tried, wrong)
+}
+
+#[test]
+fn a_value_that_is_not_a_number_refuses_the_file_in_every_format() {
+    let (tried, wrong) = each_changed_file(&Format::ALL, |text, m, raw| {
+        garbled(text, m.line as usize, raw)
+    });
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     // Every format with measured values was tried.
     let untried: Vec<&str> = Format::ALL
         .iter()
         .map(|f| f.name())
-        .filter(|n| !tried.contains_key(n) && *n != "gpu-state")
+        .filter(|n| !tried.contains_key(n))
         .collect();
     assert!(
         untried.is_empty(),
@@ -146,78 +163,21 @@ fn cut_short(text: &str, line: usize) -> Option<String> {
 
 #[test]
 fn a_row_a_cell_short_refuses_the_file_in_every_table_format() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sample-data");
-    let mut files = Vec::new();
-    for d in [
-        "formats",
-        "derived",
-        "realworld",
-        "gpu-harness",
-        "h200-gemm/ab",
-    ] {
-        files_under(&root.join(d), &mut files);
-    }
-    files.sort();
-    let mut tried: BTreeMap<&'static str, usize> = BTreeMap::new();
-    let mut stored = Vec::new();
-    for f in &files {
-        let Ok(text) = std::fs::read_to_string(f) else {
-            continue;
-        };
-        let cx = formats::Context {
-            source: f.to_str().unwrap(),
-            unit: Some("ms"),
-            variant_axis: None,
-        };
-        let forced = f
-            .parent()
-            .is_some_and(|d| d.ends_with("triton-csv"))
-            .then_some(Format::TritonCsv);
-        let Ok((format, p)) = formats::parse_in(&text, forced, &cx) else {
-            continue;
-        };
-        let Some(m) = p
-            .measurements
-            .iter()
-            .find(|m| m.value.is_some() && m.direction != Direction::None)
-        else {
-            continue;
-        };
-        // Formats of table rows (not `key=value` lines, whose last field is optional).
-        // Not tritonbench: tabulate prints a missing value as an empty cell, so a
-        // fixed-width row a cell short is a row whose last value is missing.
-        let tables = [
-            Format::AiterTable,
-            Format::NvbenchMarkdown,
-            Format::TritonPerfReport,
-            Format::TorchCompare,
-            Format::FlydslBench,
-            Format::RocmBenchCsv,
-            Format::TritonCsv,
-            Format::AiterTunedCsv,
-            Format::AortaMatrix,
-        ];
-        if !tables.contains(&format) {
-            continue;
-        }
-        let Some(bad) = cut_short(&text, m.line as usize) else {
-            continue;
-        };
-        *tried.entry(format.name()).or_default() += 1;
-        match formats::parse_in(&bad, Some(format), &cx) {
-            Err(e) if e.line > 0 => {}
-            Err(e) => stored.push(format!(
-                "{} ({}): refused at no line: {e}",
-                f.display(),
-                format.name()
-            )),
-            Ok(_) => stored.push(format!(
-                "{} ({}): line {} a cell short, still read",
-                f.display(),
-                format.name(),
-                m.line,
-            )),
-        }
-    }
-    assert!(stored.is_empty(), "{}\n{tried:?}", stored.join("\n"));
+    // Formats of table rows (not `key=value` lines, whose last field is optional).
+    // Not tritonbench: tabulate prints a missing value as an empty cell, so a
+    // fixed-width row a cell short is a row whose last value is missing.
+    let tables = [
+        Format::AiterTable,
+        Format::NvbenchMarkdown,
+        Format::TritonPerfReport,
+        Format::TorchCompare,
+        Format::FlydslBench,
+        Format::RocmBenchCsv,
+        Format::TritonCsv,
+        Format::AiterTunedCsv,
+        Format::AortaMatrix,
+    ];
+    let (tried, wrong) = each_changed_file(&tables, |text, m, _| cut_short(text, m.line as usize));
+    assert!(wrong.is_empty(), "{}\n{tried:?}", wrong.join("\n"));
+    assert_eq!(tried.len(), tables.len(), "{tried:?}");
 }
