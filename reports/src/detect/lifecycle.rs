@@ -333,8 +333,9 @@ pub fn raise(db: &Db, wh: &Warehouse, d: &Detection) -> Result<Raised, DetectErr
 
 /// What a run reports of detection `d` after [`raise`]: with `--since`, the changes
 /// from that commit on, and every step whose alert this run raised, confirmed,
-/// revised, resolved or silenced (an older step confirmed now is news; one standing
-/// unchanged is not). Without `--since`, everything.
+/// resolved or silenced, or that is still pending (an older step confirmed now is
+/// news; one standing unchanged is not, nor is its size revised by one more commit:
+/// `raised.updated` lists those). Without `--since`, everything.
 pub fn reported(mut d: Detection, mut raised: Raised) -> (Detection, Raised) {
     let Some(at) = d.since_at else {
         return (d, raised);
@@ -345,7 +346,6 @@ pub fn reported(mut d: Detection, mut raised: Raised) -> (Detection, Raised) {
         .chain(&raised.pending)
         .chain(&raised.resolved)
         .chain(&raised.silenced)
-        .chain(&raised.updated)
         .collect();
     let keep: Vec<bool> = d
         .events
