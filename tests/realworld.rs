@@ -317,6 +317,24 @@ const FILES: &[(&str, Expect)] = &[
     ("serving/vllm_gptoss120b_conc4.json", Reads("serving")),
     ("serving/vllm_gptoss120b_conc8.json", Reads("serving")),
     ("serving/vllm_minimax_m2.5_conc4.json", Reads("serving")),
+    // The printed `Serving Benchmark Result` block, as pull requests and issues keep a
+    // run: read as the JSON it stands for (complete, cut after some lines, annotated).
+    (
+        "serving/tt_inference_server_pr2119_serving_result_block.txt",
+        Reads("serving"),
+    ),
+    (
+        "serving/vllm_pr7062_p90_p95_first_lines.txt",
+        Reads("serving"),
+    ),
+    (
+        "serving/vllm_pr26478_failed_requests_annotated_first_lines.txt",
+        Reads("serving"),
+    ),
+    (
+        "serving/sglang_issue8285_ttft_unstable_first_lines.txt",
+        Reads("serving"),
+    ),
     (
         "torch-compare/tutorial_batched_dot_4threadgroups.txt",
         Reads("torch-compare"),
@@ -1057,6 +1075,42 @@ fn python_infinity_in_sglang_jsonl_reads_as_an_infinite_rate() {
     let keys = rows(&wh, "SELECT DISTINCT key FROM measurements");
     assert_eq!(keys.len(), 1, "{keys:?}");
     assert!(keys[0].contains("\"request_rate\":\"inf\""), "{keys:?}");
+}
+
+#[test]
+fn a_printed_serving_block_lands_in_the_rows_of_its_json() {
+    let wh = read(
+        "serving/sglang_issue8285_ttft_unstable_first_lines.txt",
+        &[],
+    );
+    assert_eq!(
+        rows(&wh, "SELECT DISTINCT variant, key FROM measurements"),
+        [r#"{"max_concurrency":"330","request_rate":"330"}|sglang"#]
+    );
+    assert_eq!(
+        rows(
+            &wh,
+            "SELECT metric, unit, value FROM measurements \
+             WHERE metric IN ('ttft_median', 'e2el_mean', 'request_throughput') ORDER BY metric"
+        ),
+        [
+            "e2el_mean|us|26530120.0",
+            "request_throughput|req/s|11.91",
+            "ttft_median|us|2409870.0",
+        ]
+    );
+    // A value with a person's note after it is the value.
+    let wh = read(
+        "serving/vllm_pr26478_failed_requests_annotated_first_lines.txt",
+        &[],
+    );
+    assert_eq!(
+        rows(
+            &wh,
+            "SELECT value FROM measurements WHERE metric = 'failed'"
+        ),
+        ["0.0"]
+    );
 }
 
 #[test]

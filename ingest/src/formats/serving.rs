@@ -126,11 +126,36 @@ impl Parser for Serving {
         Format::Serving
     }
     fn sniff(&self, text: &str) -> bool {
-        text.trim_start().starts_with('{')
+        (text.trim_start().starts_with('{')
             && (crate::formats::support::text::has(text, "\"request_throughput\"")
-                || crate::formats::support::text::has(text, "_ttft_ms\""))
+                || crate::formats::support::text::has(text, "_ttft_ms\"")))
+            || printed(text)
+    }
+    fn evidence(&self, text: &str) -> super::Evidence {
+        // The printed block's title is vLLM's and SGLang's own.
+        if printed(text) {
+            super::Evidence::Signature
+        } else if self.sniff(text) {
+            super::Evidence::Marker
+        } else {
+            super::Evidence::None
+        }
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
+        // The printed result blocks, read as the JSON objects they stand for.
+        if !text.trim_start().starts_with('{') && printed(text) {
+            let blocks = super::serving_console::objects(text)?;
+            let objects = blocks
+                .iter()
+                .map(|b| {
+                    crate::formats::support::json_scan::fields(&b.json)
+                        .map(|f| (b.line, f))
+                        .map_err(|e| ParseError::at(b.line, format!("a serving result block: {e}")))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let lines: Vec<&[usize]> = blocks.iter().map(|b| b.lines.as_slice()).collect();
+            return results(text, objects, &lines);
+        }
         // SGLang's `bench_serving` at the default request rate writes `Infinity`.
         let cleaned = json::python_tokens(text);
         let text: &str = &cleaned;
@@ -161,123 +186,143 @@ impl Parser for Serving {
                 out
             }
         };
-        let mut parsed = Parsed::sized_for(text, 24);
-        // How many results of each load (variant and key) came before: a load run again
-        // in one file (SGLang appends every run to its JSONL) is a further trial of the
-        // same row, not a row of its own.
-        let mut seen: std::collections::HashMap<LoadId, usize> = Default::default();
-        // Results in which no request completed (`completed: 0`): their latencies and
-        // throughputs measure nothing.
-        let mut failed_results: Vec<usize> = Vec::new();
-        let mut roles: SpecsByPlace<Role> = SpecsByPlace::default();
-        // Each record's key cells by their place in KEY_FIELDS (the first of a repeated
-        // name, as `Fields::get` reads).
-        let mut key_cells: [Option<&str>; KEY_FIELDS.len()] = [None; KEY_FIELDS.len()];
-        // The roles of one record's fields, by place.
-        let mut places: Vec<Role> = Vec::new();
-        for (no, obj) in &objects {
-            let no = *no;
-            key_cells.fill(None);
-            places.clear();
-            let (mut variant, mut result) = (None, false);
-            for (place, (k, v)) in obj.0.iter().enumerate() {
-                let role = roles.get(place, &k.0, || Role::of(&k.0));
-                places.push(role);
-                match role {
-                    Role::Key(i) => {
-                        key_cells[i].get_or_insert(v);
-                    }
-                    Role::Value(s, _) => {
-                        result |= s.direction != Direction::None;
-                        if variant.is_none() && k.0 == "backend" {
-                            variant = Some(json::text(v));
-                        }
+        results(text, objects, &[])
+    }
+}
+
+/// Whether `text` holds a printed result block ([`super::serving_console`]).
+fn printed(text: &str) -> bool {
+    crate::formats::support::text::has(text, "Serving Benchmark Result")
+        && text.lines().any(super::serving_console::is_title)
+}
+
+/// The rows of result objects (each with its line in `text`; `field_lines`, where the
+/// text gives each field a line of its own, those lines, object by object).
+fn results(
+    text: &str,
+    objects: Vec<(usize, Fields)>,
+    field_lines: &[&[usize]],
+) -> Result<Parsed, ParseError> {
+    let mut parsed = Parsed::sized_for(text, 24);
+    // How many results of each load (variant and key) came before: a load run again
+    // in one file (SGLang appends every run to its JSONL) is a further trial of the
+    // same row, not a row of its own.
+    let mut seen: std::collections::HashMap<LoadId, usize> = Default::default();
+    // Results in which no request completed (`completed: 0`): their latencies and
+    // throughputs measure nothing.
+    let mut failed_results: Vec<usize> = Vec::new();
+    let mut roles: SpecsByPlace<Role> = SpecsByPlace::default();
+    // Each record's key cells by their place in KEY_FIELDS (the first of a repeated
+    // name, as `Fields::get` reads).
+    let mut key_cells: [Option<&str>; KEY_FIELDS.len()] = [None; KEY_FIELDS.len()];
+    // The roles of one record's fields, by place.
+    let mut places: Vec<Role> = Vec::new();
+    for (k, (no, obj)) in objects.iter().enumerate() {
+        let own_lines = field_lines.get(k);
+        let no = *no;
+        key_cells.fill(None);
+        places.clear();
+        let (mut variant, mut result) = (None, false);
+        for (place, (k, v)) in obj.0.iter().enumerate() {
+            let role = roles.get(place, &k.0, || Role::of(&k.0));
+            places.push(role);
+            match role {
+                Role::Key(i) => {
+                    key_cells[i].get_or_insert(v);
+                }
+                Role::Value(s, _) => {
+                    result |= s.direction != Direction::None;
+                    if variant.is_none() && k.0 == "backend" {
+                        variant = Some(json::text(v));
                     }
                 }
             }
-            if !result {
-                return Err(ParseError::at(
-                    no,
-                    "a JSON object with no serving result field (request_throughput, \
-                     median_ttft_ms, ...)",
-                ));
-            }
-            let key: Vec<(String, String)> = KEY_FIELDS
-                .iter()
-                .zip(&key_cells)
-                .filter_map(|(k, v)| {
-                    v.filter(|v| json::scalar(v) != json::Scalar::Null)
-                        .map(|v| (k.to_string(), json::key_text(v).into_owned()))
-                })
-                .collect();
-            let variant = variant.flatten();
-            let trial = {
-                let n = seen
-                    .entry((variant.as_deref().map(str::to_string), key.clone()))
-                    .or_insert(0);
-                *n += 1;
-                *n - 1
-            };
-            let none_completed = obj
-                .get("completed")
-                .is_some_and(|c| matches!(json::scalar(c), json::Scalar::Number(x, _) if x == 0.0));
-            if none_completed {
-                failed_results.push(no);
-            }
-            let row = Row::new(
-                &mut parsed.keys,
-                TABLE,
-                variant.as_deref().unwrap_or("serve"),
-                &key,
+        }
+        if !result {
+            return Err(ParseError::at(
                 no,
-            );
-            for ((_, v), role) in obj.0.iter().zip(&places) {
-                let Role::Value(spec, known) = *role else {
-                    continue;
-                };
-                let value = match json::scalar(v) {
-                    // Nothing completed: the zeros it prints are no latency or rate.
-                    json::Scalar::Number(_, _)
-                        if none_completed && spec.direction != Direction::None =>
-                    {
-                        None
-                    }
-                    json::Scalar::Number(x, _) => x.is_finite().then_some(x),
-                    // A missing measurement is kept as missing; other nulls are skipped.
-                    json::Scalar::Null if known => None,
-                    // A latency or throughput written as text: the file is not what its
-                    // field names say.
-                    json::Scalar::String(t) if known && spec.direction != Direction::None => {
-                        return Err(ParseError::at(
-                            no,
-                            format!("`{}` is \"{t}\", not a number", spec.column.as_str()),
-                        ))
-                    }
-                    _ => continue, // strings (date, backend), per-request arrays
-                };
-                let m = row.put(&mut parsed.keys, &spec, value, v);
-                parsed.push_trial(trial, m);
-            }
+                "a JSON object with no serving result field (request_throughput, \
+                     median_ttft_ms, ...)",
+            ));
         }
-        if !failed_results.is_empty() {
-            let lines: Vec<String> = failed_results.iter().map(usize::to_string).collect();
-            parsed.warnings.push(crate::model::Warning {
-                line: failed_results[0],
-                reason: format!(
-                    "no request completed (`completed: 0`) in the result at line {}: its \
-                     latencies and throughputs are stored as missing, not as zeros",
-                    lines.join(", ")
-                ),
-            });
-            // Every result failed: the run failed.
-            if failed_results.len() == objects.len() {
-                parsed.provenance.verdict = Some(crate::model::RunVerdict::Fail);
-                parsed.provenance.verdict_detail =
-                    Some("no request completed (`completed: 0`)".to_string());
-            }
+        let key: Vec<(String, String)> = KEY_FIELDS
+            .iter()
+            .zip(&key_cells)
+            .filter_map(|(k, v)| {
+                v.filter(|v| json::scalar(v) != json::Scalar::Null)
+                    .map(|v| (k.to_string(), json::key_text(v).into_owned()))
+            })
+            .collect();
+        let variant = variant.flatten();
+        let trial = {
+            let n = seen
+                .entry((variant.as_deref().map(str::to_string), key.clone()))
+                .or_insert(0);
+            *n += 1;
+            *n - 1
+        };
+        let none_completed = obj
+            .get("completed")
+            .is_some_and(|c| matches!(json::scalar(c), json::Scalar::Number(x, _) if x == 0.0));
+        if none_completed {
+            failed_results.push(no);
         }
-        Ok(parsed)
+        let row = Row::new(
+            &mut parsed.keys,
+            TABLE,
+            variant.as_deref().unwrap_or("serve"),
+            &key,
+            no,
+        );
+        for (place, ((_, v), role)) in obj.0.iter().zip(&places).enumerate() {
+            let Role::Value(spec, known) = *role else {
+                continue;
+            };
+            let value = match json::scalar(v) {
+                // Nothing completed: the zeros it prints are no latency or rate.
+                json::Scalar::Number(_, _)
+                    if none_completed && spec.direction != Direction::None =>
+                {
+                    None
+                }
+                json::Scalar::Number(x, _) => x.is_finite().then_some(x),
+                // A missing measurement is kept as missing; other nulls are skipped.
+                json::Scalar::Null if known => None,
+                // A latency or throughput written as text: the file is not what its
+                // field names say.
+                json::Scalar::String(t) if known && spec.direction != Direction::None => {
+                    return Err(ParseError::at(
+                        no,
+                        format!("`{}` is \"{t}\", not a number", spec.column.as_str()),
+                    ))
+                }
+                _ => continue, // strings (date, backend), per-request arrays
+            };
+            let mut m = row.put(&mut parsed.keys, &spec, value, v);
+            if let Some(l) = own_lines.and_then(|l| l.get(place)) {
+                m.line = *l as u32;
+            }
+            parsed.push_trial(trial, m);
+        }
     }
+    if !failed_results.is_empty() {
+        let lines: Vec<String> = failed_results.iter().map(usize::to_string).collect();
+        parsed.warnings.push(crate::model::Warning {
+            line: failed_results[0],
+            reason: format!(
+                "no request completed (`completed: 0`) in the result at line {}: its \
+                     latencies and throughputs are stored as missing, not as zeros",
+                lines.join(", ")
+            ),
+        });
+        // Every result failed: the run failed.
+        if failed_results.len() == objects.len() {
+            parsed.provenance.verdict = Some(crate::model::RunVerdict::Fail);
+            parsed.provenance.verdict_detail =
+                Some("no request completed (`completed: 0`)".to_string());
+        }
+    }
+    Ok(parsed)
 }
 
 #[cfg(test)]

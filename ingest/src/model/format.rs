@@ -121,7 +121,7 @@ impl Format {
             Format::RocmBenchCsv => "hipBLASLt-bench / hipblas-bench / rocblas-bench CSV: problem columns = key, `*-Gflops` and `us` = metrics",
             Format::AiterTunedCsv => "aiter tuned-config CSV (`gfx,cu_num,M,N,K,...,us,kernelName,tflops,bw,errRatio`): problem columns = key, `us`/`tflops`/`bw` = metrics (`bw` printed in GB/s, stored as TB/s), `errRatio` derived",
             Format::FlydslBench => "FlyDSL CI bench tables (`op shape dtype TB/s TFLOPS`, `<a>(gpu us)` columns, `-`/`skip` cells) and `=== Benchmark: current vs X ===` ratios (derived)",
-            Format::Serving => "serving results: vLLM `bench serve` JSON, TokenSpeed serve export, SGLang `bench_serving` JSONL: TTFT/TPOT/ITL/e2e latency stats and throughputs, request rate and concurrency = key",
+            Format::Serving => "serving results: vLLM `bench serve` JSON, TokenSpeed serve export, SGLang `bench_serving` JSONL, and their printed `Serving Benchmark Result` block: TTFT/TPOT/ITL/e2e latency stats and throughputs, request rate and concurrency = key",
             Format::AortaResult => "aorta `result.json`: verdict and exit code = the run's verdict, walltime and peak VRAM = values",
             Format::AortaMatrix => "aorta triage `matrix.md`: cell = variant, mean step time = the compared value, failure rate and counts kept, mitigations and confound as notes",
             Format::NvbenchJson => "NVIDIA nvbench `--json`: benchmark = table, axis values = key (`--variant-axis NAME`: that axis = variant), cold GPU median = latency, item rate and global-memory bandwidth compared; mean, CPU and batch times, noise and SM clock kept; device = machine; method `nvbench:cold`",

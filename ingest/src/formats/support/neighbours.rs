@@ -53,12 +53,6 @@ const NEIGHBOURS: &[Neighbour] = &[
               ingest that",
     },
     Neighbour {
-        is: serving_console,
-        why: "a serving benchmark's printed result (`Serving Benchmark Result`, vLLM's or \
-              SGLang's console): perfdb reads its JSON; run it again with --save-result \
-              (vLLM) or --output-file (SGLang) and ingest that",
-    },
-    Neighbour {
         is: action_benchmark_history,
         why: "a github-action-benchmark history (`window.BENCHMARK_DATA`, dev/bench/data.js): \
               one summary value per benchmark and commit, its trials gone; ingest the \
@@ -126,11 +120,6 @@ fn pytest_benchmark_console(text: &str) -> Option<usize> {
         .map(|i| i + 1)
 }
 
-/// `============ Serving Benchmark Result ============`
-fn serving_console(text: &str) -> Option<usize> {
-    line_with_all(text, &["Serving Benchmark Result", "====="])
-}
-
 fn action_benchmark_history(text: &str) -> Option<usize> {
     text.trim_start()
         .starts_with("window.BENCHMARK_DATA")
@@ -164,12 +153,6 @@ mod tests {
         assert!(refusal(prof).unwrap().reason.contains("PyTorch profiler"));
         let rocprof = "\"Name\",\"Calls\",\"TotalDurationNs\",\"AverageNs\",\"Percentage\"\n\"k\",1,2,2,100.0\n";
         assert_eq!(refusal(rocprof).unwrap().line, 1);
-        let serving = "============ Serving Benchmark Result ============\n\
-            Successful requests:                     32\n\
-            Request throughput (req/s):              0.21\n";
-        let e = refusal(serving).unwrap();
-        assert_eq!(e.line, 1);
-        assert!(e.reason.contains("--save-result"), "{e}");
         assert!(refusal("| M | us |\n|---|---|\n| 1 | 2.0 |\n").is_none());
     }
 }
