@@ -317,22 +317,18 @@ const FILES: &[(&str, Expect)] = &[
     ("serving/vllm_gptoss120b_conc4.json", Reads("serving")),
     ("serving/vllm_gptoss120b_conc8.json", Reads("serving")),
     ("serving/vllm_minimax_m2.5_conc4.json", Reads("serving")),
-    // The printed `Serving Benchmark Result` block, as pull requests and issues keep a
-    // run: read as the JSON it stands for (complete, cut after some lines, annotated).
+    // The printed `Serving Benchmark Result` block, as READMEs and result notes keep a
+    // run: read as the JSON it stands for (vLLM's and SGLang's, one block or several).
     (
-        "serving/tt_inference_server_pr2119_serving_result_block.txt",
+        "serving/learning_project_benchmarks_readme_two_blocks.md",
         Reads("serving"),
     ),
     (
-        "serving/vllm_pr7062_p90_p95_first_lines.txt",
+        "serving/sglang_dlora_results_six_rates.md",
         Reads("serving"),
     ),
     (
-        "serving/vllm_pr26478_failed_requests_annotated_first_lines.txt",
-        Reads("serving"),
-    ),
-    (
-        "serving/sglang_issue8285_ttft_unstable_first_lines.txt",
+        "serving/vllm_benchmarking_readme_test1_first_block.txt",
         Reads("serving"),
     ),
     (
@@ -1079,38 +1075,43 @@ fn python_infinity_in_sglang_jsonl_reads_as_an_infinite_rate() {
 
 #[test]
 fn a_printed_serving_block_lands_in_the_rows_of_its_json() {
-    let wh = read(
-        "serving/sglang_issue8285_ttft_unstable_first_lines.txt",
-        &[],
-    );
+    let wh = read("serving/sglang_dlora_results_six_rates.md", &[]);
+    // Six blocks, six loads: the request rate is the key.
     assert_eq!(
-        rows(&wh, "SELECT DISTINCT variant, key FROM measurements"),
-        [r#"{"max_concurrency":"330","request_rate":"330"}|sglang"#]
+        rows(
+            &wh,
+            "SELECT count(DISTINCT key), min(variant) FROM measurements"
+        ),
+        ["6|sglang"]
     );
     assert_eq!(
         rows(
             &wh,
-            "SELECT metric, unit, value FROM measurements \
-             WHERE metric IN ('ttft_median', 'e2el_mean', 'request_throughput') ORDER BY metric"
+            "SELECT metric, unit, value, line FROM measurements \
+             WHERE key = '{\"request_rate\":\"2\"}' \
+               AND metric IN ('ttft_median', 'e2el_mean', 'request_throughput', 'total_throughput') \
+             ORDER BY metric"
         ),
         [
-            "e2el_mean|us|26530120.0",
-            "request_throughput|req/s|11.91",
-            "ttft_median|us|2409870.0",
+            "16|e2el_mean|us|2098070.0",
+            "11|request_throughput|req/s|3.77",
+            "14|total_throughput|tokens/s|2121.89",
+            "20|ttft_median|us|606880.0",
         ]
     );
-    // A value with a person's note after it is the value.
+    // Two blocks of one load (vLLM prints none at rate `inf`) are told apart by place.
     let wh = read(
-        "serving/vllm_pr26478_failed_requests_annotated_first_lines.txt",
+        "serving/learning_project_benchmarks_readme_two_blocks.md",
         &[],
     );
     assert_eq!(
         rows(
             &wh,
-            "SELECT value FROM measurements WHERE metric = 'failed'"
+            "SELECT key, value FROM measurements WHERE metric = 'ttft_median' ORDER BY key"
         ),
-        ["0.0"]
+        [r#"{"block":"1"}|43307820.0"#, r#"{"block":"2"}|39528120.0"#]
     );
+    assert_eq!(wh.count("SELECT count(*) FROM runs"), 1);
 }
 
 #[test]

@@ -20,8 +20,9 @@ pub struct Serving;
 /// The table every serving result lands in.
 pub const TABLE: &str = "serving";
 
-/// Fields that set the load: the key.
-const KEY_FIELDS: &[&str] = &[
+/// Fields that set the load: the key (`block`: the place of a printed block among
+/// blocks of the same load, [`super::serving_console`]).
+pub(super) const KEY_FIELDS: &[&str] = &[
     "model_id",
     "label",
     "request_rate",
@@ -33,6 +34,7 @@ const KEY_FIELDS: &[&str] = &[
     "random_output_len",
     "random_range_ratio",
     "sharegpt_output_len",
+    "block",
 ];
 
 /// How one numeric result field is stored.
@@ -63,6 +65,7 @@ pub fn field(name: &str) -> Option<Field> {
         "request_throughput" | "request_goodput" => Field::Measured(name.to_string(), "req/s"),
         "output_throughput"
         | "total_token_throughput"
+        | "total_throughput"
         | "input_throughput"
         | "max_output_tokens_per_s" => Field::Measured(name.to_string(), "tokens/s"),
         "duration" => Field::Derived("duration".to_string(), "sec"),

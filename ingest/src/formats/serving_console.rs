@@ -68,6 +68,7 @@ fn field_of(label: &str) -> String {
         ("input token throughput", _) => "input_throughput",
         ("output token throughput", _) => "output_throughput",
         ("total token throughput", _) => "total_token_throughput",
+        ("total throughput", _) => "total_throughput",
         ("peak output token throughput", _) => "max_output_tokens_per_s",
         ("peak concurrent requests", _) => "max_concurrent_requests",
         ("concurrency", _) => "concurrency",
@@ -101,11 +102,37 @@ pub struct Block {
     pub json: String,
     /// The line of each of its fields, in order.
     pub lines: Vec<usize>,
+    /// Its load lines (`name=value` of the fields that are the key), in order.
+    load: Vec<String>,
 }
 
 /// Every result block of `text`. A line inside a block that is no `Label: value`
 /// refuses the text at that line.
+///
+/// Blocks of one file that print the same load (backend, rate, concurrency: often none
+/// of them, vLLM prints no rate when it is `inf`) are a sweep over what the block does
+/// not print (prompt counts, lengths), not reruns: each is told apart by its place, key
+/// `block` = 1, 2, ... (the same place in a rerun of the same script).
 pub fn objects(text: &str) -> Result<Vec<Block>, ParseError> {
+    let mut out = read_blocks(text)?;
+    let loads: Vec<Vec<&str>> = out
+        .iter()
+        .map(|b| b.load.iter().map(String::as_str).collect::<Vec<_>>())
+        .collect();
+    let repeated = (0..loads.len()).any(|i| loads[i + 1..].contains(&loads[i]));
+    if repeated {
+        for (n, b) in out.iter_mut().enumerate() {
+            let brace = b.json.len() - 1;
+            let sep = if b.lines.is_empty() { "" } else { ", " };
+            b.json
+                .insert_str(brace, &format!("{sep}\"block\": \"{}\"", n + 1));
+            b.lines.push(b.line);
+        }
+    }
+    Ok(out)
+}
+
+fn read_blocks(text: &str) -> Result<Vec<Block>, ParseError> {
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Vec::new();
     let mut i = 0;
@@ -117,6 +144,7 @@ pub fn objects(text: &str) -> Result<Vec<Block>, ParseError> {
         let title = i + 1;
         let mut fields: Vec<String> = Vec::new();
         let mut field_lines: Vec<usize> = Vec::new();
+        let mut load: Vec<String> = Vec::new();
         i += 1;
         while i < lines.len() {
             let t = lines[i].trim();
@@ -142,6 +170,9 @@ pub fn objects(text: &str) -> Result<Vec<Block>, ParseError> {
                 // belongs: a string, which the result reader refuses for a measurement.
                 _ => quoted(value),
             };
+            if name == "backend" || super::serving::KEY_FIELDS.contains(&name.as_str()) {
+                load.push(format!("{name}={value}"));
+            }
             fields.push(format!("{}: {json_value}", quoted(&name)));
             field_lines.push(i);
         }
@@ -149,6 +180,7 @@ pub fn objects(text: &str) -> Result<Vec<Block>, ParseError> {
             line: title,
             json: format!("{{{}}}", fields.join(", ")),
             lines: field_lines,
+            load,
         });
     }
     Ok(out)
