@@ -37,7 +37,8 @@ pub fn detect(root: &Path, a: crate::cli::DetectArgs) -> anyhow::Result<Exit> {
             &Warehouse::new(root),
             &a.label,
             &cfg.detect.stale,
-            cfg.detect.context(),
+            // A quarter of the context: five days of ten commits a day by default.
+            cfg.detect.context().div_ceil(4),
             now,
         )?
     } else {

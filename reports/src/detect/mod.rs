@@ -655,9 +655,11 @@ fn with_kind(mut e: Event) -> Event {
 /// or first significant, a few commits later, when `since` has moved past it (CI runs
 /// detect after every commit). So the steps from half the context before `since` are
 /// held, each against at least half the context of history before it, and so is every
-/// step with an alert still open, however old: its return to level, or a newer step
-/// that silences it, arrives in the window. With a history shorter than the window
-/// this is one detect over everything.
+/// step with an alert still open up to twice the context back: its return to level, or
+/// a newer step that silences it, arrives in the window. Older open alerts are left to
+/// a run without `--since` (the nightly one): reaching back to each would read most of
+/// a year for a team with old alerts open. With a history shorter than the window this
+/// is one detect over everything.
 fn window(
     db: &Db,
     label: &str,
@@ -668,6 +670,8 @@ fn window(
     let half = context.div_ceil(2);
     let mut start = since_at.saturating_sub(context);
     let mut from = since_at.saturating_sub(half);
+    // The furthest back the window reaches for an open alert.
+    let floor = since_at.saturating_sub(2 * context);
     let pos = |c: &str| order.iter().position(|o| o == c);
     for a in crate::triage::list(db, None)? {
         let open = matches!(
@@ -681,6 +685,9 @@ fn window(
             continue;
         }
         if let (Some(lg), Some(fb)) = (pos(&a.last_good_commit), pos(&a.first_bad_commit)) {
+            if lg.saturating_sub(half) < floor {
+                continue;
+            }
             from = from.min(fb.min(lg));
             start = start.min(lg.saturating_sub(half));
         }
