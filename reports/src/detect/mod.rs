@@ -655,8 +655,9 @@ fn with_kind(mut e: Event) -> Event {
 /// or first significant, a few commits later, when `since` has moved past it (CI runs
 /// detect after every commit). So the steps from half the context before `since` are
 /// held, each against at least half the context of history before it, and so is every
-/// step with an alert still open up to twice the context back: its return to level, or
-/// a newer step that silences it, arrives in the window. Older open alerts are left to
+/// step with an alert still open whose last good commit is up to twice the context
+/// back (read from half the context before it): its return to level, or a newer step
+/// that silences it, arrives in the window. Older open alerts are left to
 /// a run without `--since` (the nightly one): reaching back to each would read most of
 /// a year for a team with old alerts open. With a history shorter than the window this
 /// is one detect over everything.
@@ -685,7 +686,7 @@ fn window(
             continue;
         }
         if let (Some(lg), Some(fb)) = (pos(&a.last_good_commit), pos(&a.first_bad_commit)) {
-            if lg.saturating_sub(half) < floor {
+            if lg < floor {
                 continue;
             }
             from = from.min(fb.min(lg));
