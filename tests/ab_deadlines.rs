@@ -64,8 +64,9 @@ fn cancelled(
         .spawn()
         .unwrap();
     std::thread::sleep(after);
-    let kill = std::process::Command::new("kill")
-        .args([signal, &child.id().to_string()])
+    // The shell's own `kill`: no procps needed on a bare CI image.
+    let kill = std::process::Command::new("sh")
+        .args(["-c", &format!("kill {signal} {}", child.id())])
         .status()
         .unwrap();
     assert!(kill.success());
