@@ -129,17 +129,21 @@ impl Parser for Serving {
         Format::Serving
     }
     fn sniff(&self, text: &str) -> bool {
-        (text.trim_start().starts_with('{')
-            && (crate::formats::support::text::has(text, "\"request_throughput\"")
-                || crate::formats::support::text::has(text, "_ttft_ms\"")))
-            || printed(text)
+        self.evidence(text) != super::Evidence::None
     }
     fn evidence(&self, text: &str) -> super::Evidence {
-        // The printed block's title is vLLM's and SGLang's own.
-        if printed(text) {
+        // One look a text: a JSON result by its fields, else the printed block, whose
+        // title is vLLM's and SGLang's own.
+        if text.trim_start().starts_with('{') {
+            let fields = crate::formats::support::text::has(text, "\"request_throughput\"")
+                || crate::formats::support::text::has(text, "_ttft_ms\"");
+            if fields {
+                super::Evidence::Marker
+            } else {
+                super::Evidence::None
+            }
+        } else if printed(text) {
             super::Evidence::Signature
-        } else if self.sniff(text) {
-            super::Evidence::Marker
         } else {
             super::Evidence::None
         }
