@@ -1,5 +1,6 @@
 //! perfdb-reports: reading the warehouse (DuckDB), statistics, comparison, and rendering.
 
+pub mod ab;
 pub mod chart;
 pub mod compare;
 pub mod config;

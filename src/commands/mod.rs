@@ -2,7 +2,6 @@
 
 mod ab;
 mod alerts;
-mod child;
 mod compare;
 mod detect;
 mod export;

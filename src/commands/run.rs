@@ -1,9 +1,9 @@
 //! `perfdb run -- CMD`: run a benchmark, pass its output through as it comes, and
 //! ingest what it printed as one run (the command line, exit code and duration as tags).
 
-use super::child::{self, Echo, Ended};
 use super::ingest::{options, report};
 use crate::cli::RunArgs;
+use crate::process::{self as child, shell_word, Echo, Ended};
 use crate::Exit;
 use anyhow::Context;
 use perfdb_ingest::warehouse::Warehouse;
@@ -78,16 +78,4 @@ pub fn run(root: &Path, a: RunArgs) -> anyhow::Result<Exit> {
         return Ok(Exit::Regression);
     }
     Ok(Exit::Ok)
-}
-
-/// Quote a word for display the way a shell would need it.
-pub(super) fn shell_word(w: &str) -> String {
-    if !w.is_empty()
-        && w.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
-    {
-        w.to_string()
-    } else {
-        format!("'{}'", w.replace('\'', "'\\''"))
-    }
 }

@@ -4,17 +4,20 @@
 //! One file per step: [`select`] the runs of each side, [`load`] their values,
 //! [`matching`] rows whose tables were printed differently, [`decide`] each row and the
 //! whole, [`summarise`]; the report types every exporter reads are in [`types`], the
-//! options (asked and resolved) in [`options`].
+//! options (asked and resolved) in [`options`]. [`memory`] judges values held in memory
+//! (replays, simulations, the experiment's tests) by the same steps.
 
 pub(crate) mod decide;
 mod load;
 mod matching;
+mod memory;
 mod options;
 mod select;
 pub mod sequential;
 mod summarise;
 mod types;
 
+pub use memory::{compare_values, MemoryRow};
 pub use options::{variant_matches, JudgeArgs, Options, Override, Reduce, Test};
 pub use select::select_runs;
 pub use types::*;

@@ -1,3 +1,5 @@
+//! Process helpers of the commands that run benchmarks.
+//!
 //! A benchmark command run as one supervised trial (`perfdb run`, each trial of
 //! `perfdb ab`): its output passed through as it comes and kept, the command in a
 //! process group of its own, so that a deadline or a cancelled CI job (SIGINT,
@@ -85,12 +87,12 @@ pub fn interrupted() -> Option<i32> {
     }
 }
 
-/// `SIGINT`, `SIGTERM` or the number.
-pub fn signal_name(sig: i32) -> String {
+/// `SIGINT`, `SIGTERM` (the two signals caught), or "a signal".
+pub fn signal_name(sig: i32) -> &'static str {
     match sig {
-        libc::SIGINT => "SIGINT".into(),
-        libc::SIGTERM => "SIGTERM".into(),
-        n => format!("signal {n}"),
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        _ => "a signal",
     }
 }
 
@@ -262,4 +264,16 @@ pub fn run(
         exited_at,
         after_exit,
     })
+}
+
+/// Quote a word for display the way a shell would need it.
+pub fn shell_word(w: &str) -> String {
+    if !w.is_empty()
+        && w.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
+    {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', "'\\''"))
+    }
 }

@@ -1,0 +1,223 @@
+//! The sequential A/B experiment (`perfdb ab`; docs/STATS.md, "Sequential A/B"): the
+//! arms' schedule from the seed, when to look, when to stop and why, and the record the
+//! report carries. The trials themselves (processes, logs, the warehouse) belong to the
+//! caller, behind [`Trials`]: the binary runs commands, the tests a mock source.
+//!
+//! The steps: [`schedule`] (warm-up runs, then blocks of four, ABBA or BAAB from the
+//! seed), [`course`] (run the blocks, look at the planned looks, stop), [`render`] (the
+//! run's own section of the report, and the progress line).
+
+pub mod course;
+pub mod render;
+pub mod schedule;
+#[cfg(test)]
+mod tests;
+
+pub use course::{decided_count, run, undecided};
+
+use crate::compare::Report;
+use serde::Serialize;
+use std::time::Duration;
+
+/// One side of the experiment; `A` is base.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arm {
+    Base,
+    Head,
+}
+
+impl Arm {
+    pub fn name(self) -> &'static str {
+        match self {
+            Arm::Base => "base",
+            Arm::Head => "head",
+        }
+    }
+    pub fn letter(self) -> char {
+        match self {
+            Arm::Base => 'A',
+            Arm::Head => 'B',
+        }
+    }
+    /// 0 for base, 1 for head: the index of the arm's entry in a pair.
+    pub fn index(self) -> usize {
+        match self {
+            Arm::Base => 0,
+            Arm::Head => 1,
+        }
+    }
+}
+
+/// How a trial ended.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TrialEnd {
+    /// Its command exited, successfully (`true`) or not.
+    Exited(bool),
+    /// Killed at its deadline (seconds): stored as a failed run.
+    TimedOut(f64),
+    /// Stopped at the `--max-time` budget: not stored.
+    OverBudget,
+    /// Stopped by a signal (its name, `SIGINT`): not stored.
+    Interrupted(&'static str),
+}
+
+/// What one trial did: how it ended, and where its output is kept.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trial {
+    pub end: TrialEnd,
+    pub log: String,
+}
+
+/// Why the run stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stopped {
+    /// Every row decided.
+    Decided,
+    MaxTrials,
+    MaxTime,
+    /// The control moved: more trials do not cure drift.
+    Unreliable,
+    FailedRun,
+    /// A trial passed its deadline: killed with its process group, stored as failed.
+    TrialTimeout,
+    /// SIGINT or SIGTERM (a cancelled CI job): the running trial stopped, not stored.
+    Interrupted,
+}
+
+/// The experiment as asked for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// Untimed runs of each arm before the first block.
+    pub warmup: usize,
+    /// Trials a side at most.
+    pub max_trials: usize,
+    /// The whole run's budget: no block starts that would not end within it.
+    pub max_time: Option<Duration>,
+    pub seed: u64,
+}
+
+/// A look that could not compare.
+#[derive(Debug)]
+pub enum LookError<E> {
+    /// One side has no stored run yet: nothing to compare.
+    NothingStored(E),
+    Failed(E),
+}
+
+/// What the experiment drives: one trial of an arm, and a look at what the stored
+/// trials say.
+pub trait Trials {
+    type Error;
+    /// Run one trial of `arm`: a warm-up (`block` is `None`), or the measured trial at
+    /// (block number, position in it from 1), which the source stores.
+    fn trial(&mut self, arm: Arm, block: Option<(usize, usize)>) -> Result<Trial, Self::Error>;
+    /// Compare the measured trials stored so far, with the sequential rule.
+    fn look(&mut self) -> Result<Report, LookError<Self::Error>>;
+    /// Mean seconds of a measured trial so far (0 before any).
+    fn mean_trial_seconds(&self) -> f64;
+    /// Time since the run started.
+    fn elapsed(&self) -> Duration;
+    /// The signal that asked the run to stop, if one did.
+    fn interrupted(&self) -> Option<&'static str>;
+    /// After each block that did not end the run: where it stands, for a person.
+    fn progress(&mut self, _line: &str) {}
+}
+
+/// The run's record that is the experiment's own (the caller's facts are added in
+/// [`Sequential`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Course {
+    /// Trials a side in the blocks run whole.
+    pub trials_per_arm: usize,
+    /// Trials a side at each look taken.
+    pub looks: Vec<usize>,
+    pub planned_looks: Vec<usize>,
+    pub stopped: Stopped,
+    /// Block orientations in order (`ABBA`, `BAAB`; A = base).
+    pub blocks: Vec<String>,
+    /// A failed trial that ended the run: arm and log file.
+    pub failed: Option<(Arm, String)>,
+    /// A trial stopped before it ended (deadline, budget, signal): what happened to it.
+    pub cut_trial: Option<String>,
+}
+
+/// How the experiment ended.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Compared: the last look's report and the run's record.
+    Compared(Box<Report>, Course),
+    /// Stopped by a signal or the budget before both arms had a measured trial.
+    NothingCompared(Course),
+    /// A trial failed before both arms had a measured trial: nothing to compare.
+    FailedFirst(Arm, String),
+}
+
+/// The run's own section of the report (`sequential` in JSON): the course, and what the
+/// caller measured of the trials and the machine.
+#[derive(Debug, Serialize)]
+pub struct Sequential {
+    pub trials_per_arm: usize,
+    /// Trials a side at each look taken.
+    pub looks: Vec<usize>,
+    pub planned_looks: Vec<usize>,
+    pub stopped: Stopped,
+    pub seed: u64,
+    /// Block orientations in order (`ABBA`, `BAAB`; A = base).
+    pub blocks: Vec<String>,
+    pub warmup: usize,
+    pub labels: [String; 2],
+    pub logs: String,
+    pub seconds: f64,
+    /// Mean seconds of perfdb's own work per trial (ingest and looks), not the command's.
+    pub perfdb_seconds_per_trial: f64,
+    /// `nvidia-smi`, `amd-smi`, or null when neither was on PATH.
+    pub gpu_tool: Option<String>,
+    /// Mean GPU clock over each arm's readings (MHz), when the tool reported one.
+    pub mean_clock_mhz: [Option<f64>; 2],
+    pub throttled_trials: usize,
+    /// A failed trial that ended the run: arm and log file.
+    pub failed: Option<(Arm, String)>,
+    /// A trial stopped before it ended (deadline, budget, signal): what happened to it.
+    pub cut_trial: Option<String>,
+    /// Measured trials stored, both arms together.
+    pub trials_stored: usize,
+}
+
+/// What the caller measured of the run, for its record.
+#[derive(Debug, Clone, Default)]
+pub struct Facts {
+    pub labels: [String; 2],
+    pub logs: String,
+    pub seconds: f64,
+    pub perfdb_seconds_per_trial: f64,
+    pub gpu_tool: Option<String>,
+    pub mean_clock_mhz: [Option<f64>; 2],
+    pub throttled_trials: usize,
+    pub trials_stored: usize,
+}
+
+impl Sequential {
+    pub fn new(course: Course, plan: &Plan, facts: Facts) -> Sequential {
+        Sequential {
+            trials_per_arm: course.trials_per_arm,
+            looks: course.looks,
+            planned_looks: course.planned_looks,
+            stopped: course.stopped,
+            seed: plan.seed,
+            blocks: course.blocks,
+            warmup: plan.warmup,
+            labels: facts.labels,
+            logs: facts.logs,
+            seconds: facts.seconds,
+            perfdb_seconds_per_trial: facts.perfdb_seconds_per_trial,
+            gpu_tool: facts.gpu_tool,
+            mean_clock_mhz: facts.mean_clock_mhz,
+            throttled_trials: facts.throttled_trials,
+            failed: course.failed,
+            cut_trial: course.cut_trial,
+            trials_stored: facts.trials_stored,
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! The run's section of `perfdb ab`'s report (after `compare`'s), as text and markdown,
+//! and the progress line printed after each block.
+
+use super::{undecided, Sequential, Stopped};
+use crate::compare::{Report, State};
+
+fn pct(x: f64) -> String {
+    format!("{:+.1}%", x * 100.0)
+}
+
+/// Seconds as a person reads a duration: `45s`, `12m05s`, `2.5h`.
+pub fn human(secs: f64) -> String {
+    if secs < 90.0 {
+        format!("{secs:.0}s")
+    } else if secs < 5400.0 {
+        format!("{:.0}m{:02.0}s", (secs / 60.0).floor(), secs % 60.0)
+    } else {
+        format!("{:.1}h", secs / 3600.0)
+    }
+}
+
+/// Where a run stands after a block: trials, rows decided, the first undecided ones,
+/// the time left at most.
+pub fn progress(n: usize, max: usize, last: Option<&Report>, mean_trial: f64) -> String {
+    let mut line = format!("ab: {n} base / {n} head trial(s) of at most {max}");
+    if let Some(r) = last {
+        let (done, all) = super::decided_count(r);
+        line.push_str(&format!("; {done} of {all} row(s) decided"));
+        let open = undecided(r);
+        for u in open.iter().take(3) {
+            let ci = u
+                .ratio_ci
+                .map(|(a, b)| format!(" [{}, {}]", pct(a - 1.0), pct(b - 1.0)))
+                .unwrap_or_default();
+            line.push_str(&format!(
+                "; {} {} {} {}{ci}",
+                u.variant,
+                u.key_display(),
+                u.metric,
+                u.ratio.map(|x| pct(x - 1.0)).unwrap_or_default()
+            ));
+        }
+        if open.len() > 3 {
+            line.push_str(&format!("; {} more undecided", open.len() - 3));
+        }
+    }
+    let left = 2.0 * max.saturating_sub(n) as f64 * mean_trial;
+    if left > 0.0 {
+        line.push_str(&format!("; at most ~{} left", human(left)));
+    }
+    line
+}
+
+fn stopped_text(s: &Sequential) -> String {
+    match s.stopped {
+        Stopped::Decided => "every row decided".to_string(),
+        Stopped::MaxTrials => format!("--max-trials {} reached", s.trials_per_arm),
+        Stopped::MaxTime => match &s.cut_trial {
+            Some(cut) => format!("the --max-time budget; {cut}"),
+            None => "the --max-time budget".to_string(),
+        },
+        Stopped::Unreliable => "the control moved (more trials do not cure drift)".to_string(),
+        Stopped::FailedRun => match &s.failed {
+            Some((arm, log)) => format!("a {} trial failed ({log})", arm.name()),
+            None => "a trial failed".to_string(),
+        },
+        Stopped::TrialTimeout | Stopped::Interrupted => s
+            .cut_trial
+            .clone()
+            .unwrap_or_else(|| "a trial was stopped".to_string()),
+    }
+}
+
+fn state_rows(report: &Report) -> Vec<[String; 5]> {
+    report
+        .rows
+        .iter()
+        .filter(|r| !r.control)
+        .filter_map(|r| {
+            let state = r.state?;
+            Some([
+                state.as_str().to_string(),
+                format!("{} {} {} {}", r.table, r.variant, r.key_display(), r.metric),
+                r.ratio.map(|x| pct(x - 1.0)).unwrap_or_default(),
+                r.ratio_ci
+                    .map(|(a, b)| format!("[{}, {}]", pct(a - 1.0), pct(b - 1.0)))
+                    .unwrap_or_default(),
+                r.trials_needed
+                    .filter(|_| matches!(state, State::Undecided | State::Undecidable))
+                    .map(|k| format!("~{k} a side"))
+                    .unwrap_or_default(),
+            ])
+        })
+        .collect()
+}
+
+fn summary_line(s: &Sequential) -> String {
+    let looks: Vec<String> = s.looks.iter().map(|n| n.to_string()).collect();
+    let planned: Vec<String> = s.planned_looks.iter().map(|n| n.to_string()).collect();
+    format!(
+        "stopped at {} trial(s) a side: {}; looks at {} of {}; seed {}; {} block(s) {}; {}",
+        s.trials_per_arm,
+        stopped_text(s),
+        if looks.is_empty() {
+            "none".to_string()
+        } else {
+            looks.join(", ")
+        },
+        planned.join(", "),
+        s.seed,
+        s.blocks.len(),
+        s.blocks.join(" "),
+        human(s.seconds)
+    )
+}
+
+/// The section as text, after the terminal report.
+pub fn text(s: &Sequential, report: &Report) -> String {
+    let mut out = format!("\nab: {}\n", summary_line(s));
+    out.push_str(&format!(
+        "ab: labels {} and {}; trial outputs in {}\n",
+        s.labels[0], s.labels[1], s.logs
+    ));
+    let rows: Vec<Vec<String>> = state_rows(report)
+        .into_iter()
+        .map(|r| {
+            let mut v = vec![String::new()];
+            v.extend(r);
+            v
+        })
+        .collect();
+    out.push_str(&crate::table::aligned(&[], &rows));
+    out
+}
+
+/// The section as markdown, after the markdown report.
+pub fn markdown(s: &Sequential, report: &Report) -> String {
+    let mut out = format!(
+        "\n### Sequential A/B\n\n{}.\nLabels `{}` and `{}`; trial outputs in `{}`.\n\n",
+        summary_line(s),
+        s.labels[0],
+        s.labels[1],
+        s.logs
+    );
+    let rows = state_rows(report);
+    if !rows.is_empty() {
+        out.push_str("| state | row | change | 95% CI | trials needed |\n|---|---|---:|---|---|\n");
+        for r in rows {
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} |\n",
+                r[0], r[1], r[2], r[3], r[4]
+            ));
+        }
+    }
+    out
+}

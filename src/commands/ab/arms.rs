@@ -1,0 +1,107 @@
+//! The two arms as the command line gives them: two shell commands, one command in two
+//! directories, or one command with two environments.
+
+use crate::cli::AbArgs;
+use crate::process::shell_word;
+use perfdb_reports::ab::Arm;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// How each arm's trial is started: two shell commands, one command in two
+/// directories, or one command with two environments.
+pub enum Arms {
+    Shell([String; 2]),
+    Dirs([PathBuf; 2], Vec<String>),
+    Envs([Vec<(String, String)>; 2], Vec<String>),
+}
+
+impl Arms {
+    pub fn from_args(a: &AbArgs) -> anyhow::Result<Arms> {
+        let needs_command = |form: &str| -> anyhow::Result<Vec<String>> {
+            if a.command.is_empty() {
+                anyhow::bail!("{form} runs the command given after `--` (e.g. -- python bench.py)");
+            }
+            Ok(a.command.clone())
+        };
+        match (&a.base, &a.head, &a.base_dir, &a.head_dir) {
+            (Some(b), Some(h), None, None) => {
+                if !a.command.is_empty() || !a.base_env.is_empty() || !a.head_env.is_empty() {
+                    anyhow::bail!(
+                        "--base/--head are whole shell commands: give no command after `--` and no --base-env/--head-env"
+                    );
+                }
+                Ok(Arms::Shell([b.clone(), h.clone()]))
+            }
+            (None, None, Some(b), Some(h)) => {
+                for d in [b, h] {
+                    if !d.is_dir() {
+                        anyhow::bail!("--base-dir/--head-dir {}: not a directory", d.display());
+                    }
+                }
+                Ok(Arms::Dirs(
+                    [b.clone(), h.clone()],
+                    needs_command("--base-dir/--head-dir")?,
+                ))
+            }
+            (None, None, None, None) if !a.base_env.is_empty() || !a.head_env.is_empty() => {
+                Ok(Arms::Envs(
+                    [
+                        crate::commands::parse_pairs(&a.base_env, "--base-env")?,
+                        crate::commands::parse_pairs(&a.head_env, "--head-env")?,
+                    ],
+                    needs_command("--base-env/--head-env")?,
+                ))
+            }
+            _ => anyhow::bail!(
+                "give the arms one way: --base CMD --head CMD, or --base-dir DIR --head-dir DIR -- CMD, or --base-env K=V --head-env K=V -- CMD"
+            ),
+        }
+    }
+
+    pub fn command(&self, arm: Arm) -> Command {
+        let i = arm.index();
+        match self {
+            Arms::Shell(c) => {
+                let mut cmd = Command::new("sh");
+                cmd.arg("-c").arg(&c[i]);
+                cmd
+            }
+            Arms::Dirs(d, argv) => {
+                let mut cmd = Command::new(&argv[0]);
+                cmd.args(&argv[1..]).current_dir(&d[i]);
+                cmd
+            }
+            Arms::Envs(e, argv) => {
+                let mut cmd = Command::new(&argv[0]);
+                cmd.args(&argv[1..]).envs(e[i].iter().cloned());
+                cmd
+            }
+        }
+    }
+
+    /// The arm's command as a person would type it.
+    pub fn describe(&self, arm: Arm) -> String {
+        let i = arm.index();
+        let words = |argv: &[String]| {
+            argv.iter()
+                .map(|w| shell_word(w))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        match self {
+            Arms::Shell(c) => c[i].clone(),
+            Arms::Dirs(d, argv) => format!(
+                "(cd {} && {})",
+                shell_word(&d[i].to_string_lossy()),
+                words(argv)
+            ),
+            Arms::Envs(e, argv) => {
+                let env: Vec<String> = e[i]
+                    .iter()
+                    .map(|(k, v)| shell_word(&format!("{k}={v}")))
+                    .collect();
+                format!("{} {}", env.join(" "), words(argv))
+            }
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! `perfdb ab`: run base and head interleaved, one process a trial, compare at the
+//! planned looks and stop once every row is decided (docs/STATS.md, "Sequential A/B").
+//!
+//! The experiment (schedule, looks, stop reasons, the report's section) is
+//! `perfdb_reports::ab`; this command holds the processes: the arms from the command
+//! line ([`arms`]), the GPU's state ([`gpu`]), the trials that run, keep their output
+//! and are ingested ([`session`]), and the wiring from flags to exit code (here).
+
+mod arms;
+mod gpu;
+mod session;
+
+use super::compare::{exit_of, options, render};
+use crate::cli::{AbArgs, CompareFormat};
+use crate::process::{self, Echo};
+use crate::Exit;
+use anyhow::Context;
+use arms::Arms;
+use gpu::GpuTool;
+use perfdb_ingest::formats::Format;
+use perfdb_ingest::model::RunMeta;
+use perfdb_ingest::warehouse::{Label, Warehouse};
+use perfdb_reports::ab::{self as experiment, Arm, Outcome, Plan, Sequential, Stopped};
+use perfdb_reports::compare::sequential::{planned_looks, Look};
+use perfdb_reports::compare::{Options, Test};
+use session::Session;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The comparison each look makes: `compare`'s options with the sequential rule.
+fn look_options(a: &AbArgs) -> anyhow::Result<Options> {
+    let mut opt = options(&a.judge, None)?;
+    if opt.test != Test::Welch {
+        anyhow::bail!(
+            "--test mann-whitney: ab's stopping rule is built on Welch's test on log values"
+        );
+    }
+    opt.sequential = Some(Look {
+        looks: planned_looks(a.max_trials).len(),
+        max_trials: a.max_trials,
+    });
+    Ok(opt)
+}
+
+/// The two labels: given, or `ab-base-SESSION` and `ab-head-SESSION`.
+fn labels(a: &AbArgs, session: &str) -> anyhow::Result<[String; 2]> {
+    let label = |given: &Option<String>, arm: &str, flag: &str| -> anyhow::Result<String> {
+        let l = given
+            .clone()
+            .unwrap_or_else(|| format!("ab-{arm}-{session}"));
+        Label::new(&l).map_err(|e| anyhow::anyhow!("{flag} {e}"))?;
+        Ok(l)
+    };
+    let labels = [
+        label(&a.label_base, "base", "--label-base")?,
+        label(&a.label_head, "head", "--label-head")?,
+    ];
+    if labels[0] == labels[1] {
+        anyhow::bail!(
+            "--label-base and --label-head are both '{}': the arms would pool",
+            labels[0]
+        );
+    }
+    Ok(labels)
+}
+
+/// The run's trials from the flags, checked in the order they are given; the labels.
+fn session(
+    root: &Path,
+    a: &AbArgs,
+    stamp: &str,
+    seed: u64,
+) -> anyhow::Result<(Session, [String; 2])> {
+    let arms = Arms::from_args(a)?;
+    let opt = look_options(a)?;
+    let format: Option<Format> = match a.input_format.as_str() {
+        "auto" => None,
+        f => Some(
+            f.parse()
+                .map_err(|e| anyhow::anyhow!("--input-format {e}"))?,
+        ),
+    };
+    let labels = labels(a, stamp)?;
+    let logs = a
+        .logs
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("perfdb-ab").join(stamp));
+    std::fs::create_dir_all(&logs)
+        .with_context(|| format!("cannot create the logs folder {}", logs.display()))?;
+    let mut tags = vec![("ab_session".to_string(), stamp.to_string())];
+    if let Some(m) = &a.machine {
+        tags.push(("machine".to_string(), m.clone()));
+    }
+    let meta = |arm: usize, commit: &Option<String>| RunMeta {
+        label: labels[arm].clone(),
+        commit: commit.clone(),
+        tags: tags.clone(),
+        ..Default::default()
+    };
+    let gpu = if a.no_gpu_state {
+        None
+    } else {
+        GpuTool::find()
+    };
+    if gpu.is_none() && !a.no_gpu_state {
+        eprintln!("ab: neither nvidia-smi nor amd-smi is on PATH: the GPU's clock and power are not recorded");
+    }
+    let s = Session {
+        metas: [meta(0, &a.commit_base), meta(1, &a.commit_head)],
+        arms,
+        wh: Warehouse::new(root),
+        root: root.to_path_buf(),
+        format,
+        logs,
+        echo: if a.quiet { Echo::Quiet } else { Echo::ToStderr },
+        gpu,
+        seed,
+        opt,
+        started: Instant::now(),
+        last_end: None,
+        trial_no: 0,
+        durations: Vec::new(),
+        perfdb_time: Duration::ZERO,
+        clocks: [Vec::new(), Vec::new()],
+        throttled: 0,
+        trial_timeout: a.trial_timeout,
+        budget: a.max_time,
+        slowest: None,
+        show_progress: std::io::stdout().is_terminal() && std::io::stderr().is_terminal(),
+    };
+    Ok((s, labels))
+}
+
+pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
+    let seed = a.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0)
+    });
+    let (mut s, labels) = session(root, &a, &stamp, seed)?;
+    // A cancelled job's SIGINT/SIGTERM stops the running trial with its process group;
+    // what was stored stays, and the report says so.
+    process::catch_interrupts();
+    eprintln!(
+        "ab: base `{}`, head `{}`; seed {seed}; labels {} and {}; logs in {}",
+        s.arms.describe(Arm::Base),
+        s.arms.describe(Arm::Head),
+        labels[0],
+        labels[1],
+        s.logs.display()
+    );
+    let plan = Plan {
+        warmup: a.warmup,
+        max_trials: a.max_trials,
+        max_time: a.max_time,
+        seed,
+    };
+    let (report, course) = match experiment::run(&plan, &mut s)? {
+        Outcome::Compared(report, course) => (report, course),
+        Outcome::NothingCompared(course) => {
+            eprintln!(
+                "ab: {}; {} measured trial(s) stored: not both arms, nothing compared",
+                course.cut_trial.as_deref().unwrap_or("stopped"),
+                s.durations.len()
+            );
+            return Ok(if course.stopped == Stopped::Interrupted {
+                Exit::Interrupted
+            } else {
+                Exit::Inconclusive
+            });
+        }
+        Outcome::FailedFirst(arm, log) => {
+            eprintln!(
+                "error: the {} arm's trial failed ({log}) before both arms had a measured trial: stored as a failed run in {}; nothing compared",
+                arm.name(),
+                s.metas[arm.index()].label
+            );
+            return Ok(match arm {
+                Arm::Head => Exit::Regression,
+                Arm::Base => Exit::Inconclusive,
+            });
+        }
+    };
+    let (stopped, failed) = (course.stopped, course.failed.clone());
+    let seq = Sequential::new(course, &plan, s.facts(labels));
+    let text = match a.format {
+        CompareFormat::Json => {
+            let mut v = serde_json::to_value(&*report).expect("report serialises");
+            v["sequential"] = serde_json::to_value(&seq).expect("serialises");
+            serde_json::to_string_pretty(&v).expect("serialises") + "\n"
+        }
+        CompareFormat::Markdown => {
+            render(&report, a.format) + &experiment::render::markdown(&seq, &report)
+        }
+        f => render(&report, f) + &experiment::render::text(&seq, &report),
+    };
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    if stopped == Stopped::Interrupted {
+        return Ok(Exit::Interrupted);
+    }
+    Ok(match &failed {
+        Some((Arm::Head, _)) => Exit::Regression,
+        Some((Arm::Base, _)) => Exit::Inconclusive,
+        None => exit_of(&report),
+    })
+}

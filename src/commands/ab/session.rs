@@ -1,0 +1,303 @@
+//! One `perfdb ab` run's trials as processes: each runs its arm's command supervised
+//! (deadline, budget, signals), reads the GPU's state before and after, keeps its output
+//! in the logs folder and is ingested as one run with its tags; a look compares what
+//! the two labels hold. The experiment that drives it is `perfdb_reports::ab`.
+
+use super::arms::Arms;
+use super::gpu::GpuTool;
+use crate::process::{self, Echo, Ended};
+use anyhow::Context;
+use perfdb_ingest::formats::Format;
+use perfdb_ingest::model::RunMeta;
+use perfdb_ingest::warehouse::Warehouse;
+use perfdb_reports::ab::render::human;
+use perfdb_reports::ab::{Arm, Facts, LookError, Trial, TrialEnd, Trials};
+use perfdb_reports::compare::{compare, CompareError, Options, Report};
+use perfdb_reports::db::Db;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// The default trial deadline: ten times the slowest trial so far, at least a minute.
+pub const DEADLINE_FACTOR: f64 = 10.0;
+pub const MIN_DEADLINE: Duration = Duration::from_secs(60);
+
+/// The deadline of a trial without `--trial-timeout`: from the slowest trial that
+/// ended by itself (the warm-up's first), none before one has.
+pub fn default_timeout(slowest: Option<f64>) -> Option<Duration> {
+    slowest.map(|s| Duration::from_secs_f64(s * DEADLINE_FACTOR).max(MIN_DEADLINE))
+}
+
+pub struct Session {
+    pub arms: Arms,
+    pub wh: Warehouse,
+    pub root: PathBuf,
+    pub format: Option<Format>,
+    pub metas: [RunMeta; 2],
+    pub logs: PathBuf,
+    pub echo: Echo,
+    pub gpu: Option<GpuTool>,
+    pub seed: u64,
+    pub opt: Options,
+    pub started: Instant,
+    pub last_end: Option<Instant>,
+    pub trial_no: usize,
+    /// Seconds each measured trial's command took.
+    pub durations: Vec<f64>,
+    pub perfdb_time: Duration,
+    pub clocks: [Vec<f64>; 2],
+    pub throttled: usize,
+    /// `--trial-timeout`, when given.
+    pub trial_timeout: Option<Duration>,
+    /// `--max-time`, when given.
+    pub budget: Option<Duration>,
+    /// Seconds of the slowest trial that ended by itself: the default deadline's base.
+    pub slowest: Option<f64>,
+    /// Print the progress line after each block (both outputs a terminal).
+    pub show_progress: bool,
+}
+
+impl Trials for Session {
+    type Error = anyhow::Error;
+
+    fn trial(&mut self, arm: Arm, block: Option<(usize, usize)>) -> anyhow::Result<Trial> {
+        self.trial_no += 1;
+        let what = match block {
+            Some(_) => format!("{:03}-{}", self.trial_no, arm.name()),
+            None => format!("warmup-{:03}-{}", self.trial_no, arm.name()),
+        };
+        let before = self.gpu.map(|g| g.query());
+        let start = Instant::now();
+        let started_at = chrono::Utc::now();
+        let since_previous = self.last_end.map(|t| start.duration_since(t).as_secs_f64());
+        let described = self.arms.describe(arm);
+        let mut cmd = self.arms.command(arm);
+        // The trial's deadline: its own, or the budget's end, whichever is first.
+        let timeout = self.trial_timeout.or_else(|| default_timeout(self.slowest));
+        let by_timeout = timeout.map(|t| start + t);
+        let by_budget = self.budget.map(|b| self.started + b);
+        let deadline = match (by_timeout, by_budget) {
+            (Some(t), Some(b)) => Some(t.min(b)),
+            (t, b) => t.or(b),
+        };
+        let out = process::run(&mut cmd, self.echo, deadline)
+            .with_context(|| format!("cannot run the {} arm: `{described}`", arm.name()))?;
+        let end_how = match out.ended {
+            Ended::Exited => TrialEnd::Exited(out.status.success()),
+            Ended::Interrupted(sig) => TrialEnd::Interrupted(process::signal_name(sig)),
+            Ended::Deadline if by_budget.is_some_and(|b| by_timeout.is_none_or(|t| b <= t)) => {
+                TrialEnd::OverBudget
+            }
+            Ended::Deadline => TrialEnd::TimedOut(timeout.unwrap_or_default().as_secs_f64()),
+        };
+        // The trial ends when its command does, not when its output closes.
+        let end = out.exited_at;
+        self.last_end = Some(end);
+        let seconds = end.duration_since(start).as_secs_f64();
+        let after = self.gpu.map(|g| g.query());
+        let perfdb_start = Instant::now();
+        let out_path = self.logs.join(format!("{what}.out"));
+        std::fs::write(&out_path, &out.stdout)
+            .and_then(|_| std::fs::write(self.logs.join(format!("{what}.log")), &out.merged))
+            .with_context(|| {
+                format!(
+                    "cannot write the trial's output under {}",
+                    self.logs.display()
+                )
+            })?;
+        let log = out_path.to_string_lossy().into_owned();
+        let trial = Trial { end: end_how, log };
+        // Stopped by the budget or a signal: kept in the logs folder, never stored (a
+        // cut output would read as a trial).
+        if matches!(end_how, TrialEnd::OverBudget | TrialEnd::Interrupted(_)) {
+            self.perfdb_time += perfdb_start.elapsed();
+            return Ok(trial);
+        }
+        let ok = end_how == TrialEnd::Exited(true);
+        if ok {
+            self.slowest = Some(self.slowest.map_or(seconds, |s| s.max(seconds)));
+        }
+        let failed = match end_how {
+            TrialEnd::TimedOut(t) => Some(format!(
+                "killed at its deadline of {} with every process it started (--trial-timeout)",
+                human(t)
+            )),
+            _ if !ok => Some(match out.status.code() {
+                Some(c) => format!("command exited with code {c}"),
+                None => "command was killed by a signal".to_string(),
+            }),
+            _ => None,
+        };
+        let mut tags = self.base_tags(
+            arm,
+            &described,
+            &started_at,
+            seconds,
+            since_previous,
+            &out.status,
+            block,
+        );
+        if let Some(note) = &out.after_exit {
+            eprintln!("ab: the {} arm's trial ({}): {note}", arm.name(), trial.log);
+            tags.push(("output_after_exit".into(), note.clone()));
+        }
+        if block.is_none() {
+            if !ok {
+                // A warm-up that fails is stored as a failed run like any trial: the
+                // arm does not run.
+                self.store(arm, &out.stdout, &trial.log, tags, failed)?;
+            }
+            self.perfdb_time += perfdb_start.elapsed();
+            return Ok(trial);
+        }
+        self.durations.push(seconds);
+        for (reading, when) in [(before, "before"), (after, "after")] {
+            match reading {
+                Some(Ok(g)) => {
+                    if let Some(c) = g.clock_mhz {
+                        self.clocks[arm.index()].push(c);
+                    }
+                    if g.throttled() && when == "after" {
+                        self.throttled += 1;
+                    }
+                    tags.extend(g.tags(when));
+                }
+                Some(Err(e)) => tags.push((format!("gpu_error_{when}"), e)),
+                None => {}
+            }
+        }
+        self.store(arm, &out.stdout, &trial.log, tags, failed)?;
+        self.perfdb_time += perfdb_start.elapsed();
+        Ok(trial)
+    }
+
+    fn look(&mut self) -> Result<Report, LookError<anyhow::Error>> {
+        let t0 = Instant::now();
+        let db = Db::open(&self.root)
+            .with_context(|| format!("cannot open the warehouse at {}", self.root.display()))
+            .map_err(LookError::Failed)?;
+        let report = compare(&db, &self.metas[0].label, &self.metas[1].label, &self.opt);
+        self.perfdb_time += t0.elapsed();
+        report.map_err(|e| match e {
+            CompareError::NoRuns(_) => LookError::NothingStored(e.into()),
+            e => LookError::Failed(e.into()),
+        })
+    }
+
+    fn mean_trial_seconds(&self) -> f64 {
+        if self.durations.is_empty() {
+            0.0
+        } else {
+            self.durations.iter().sum::<f64>() / self.durations.len() as f64
+        }
+    }
+
+    fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    fn interrupted(&self) -> Option<&'static str> {
+        process::interrupted().map(process::signal_name)
+    }
+
+    fn progress(&mut self, line: &str) {
+        if self.show_progress {
+            eprintln!("{line}");
+        }
+    }
+}
+
+impl Session {
+    #[allow(clippy::too_many_arguments)]
+    fn base_tags(
+        &self,
+        arm: Arm,
+        command: &str,
+        started_at: &chrono::DateTime<chrono::Utc>,
+        seconds: f64,
+        since_previous: Option<f64>,
+        status: &std::process::ExitStatus,
+        block: Option<(usize, usize)>,
+    ) -> Vec<(String, String)> {
+        let mut t = self.metas[arm.index()].tags.clone();
+        t.push(("arm".into(), arm.name().into()));
+        if let Some((b, p)) = block {
+            t.push(("block".into(), b.to_string()));
+            t.push(("block_position".into(), p.to_string()));
+        } else {
+            t.push(("warmup".into(), "true".into()));
+        }
+        t.push(("ab_seed".into(), self.seed.to_string()));
+        t.push((
+            "started_at".into(),
+            started_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        ));
+        t.push(("duration_s".into(), format!("{seconds:.3}")));
+        t.push((
+            "exit_code".into(),
+            status
+                .code()
+                .map_or_else(|| "signal".to_string(), |c| c.to_string()),
+        ));
+        if let Some(s) = since_previous {
+            t.push(("since_previous_s".into(), format!("{s:.3}")));
+        }
+        t.push(("command".into(), command.to_string()));
+        t
+    }
+
+    fn store(
+        &self,
+        arm: Arm,
+        stdout: &[u8],
+        log: &str,
+        tags: Vec<(String, String)>,
+        failed: Option<String>,
+    ) -> anyhow::Result<()> {
+        let meta = RunMeta {
+            tags,
+            failed,
+            ..self.metas[arm.index()].clone()
+        };
+        let reports = perfdb_ingest::ingest_bytes(&self.wh, log, stdout, self.format, &meta)
+            .with_context(|| format!("cannot write the warehouse at {}", self.root.display()))?;
+        for r in &reports {
+            if let Err(e) = &r.result {
+                // A trial whose output perfdb cannot read decides nothing: stop and say
+                // which, with the file kept to read.
+                anyhow::bail!(
+                    "the {} arm's trial could not be ingested: {e} (its output is kept in {log}; --input-format forces a format)",
+                    arm.name()
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// What the run measured of itself, for its record.
+    pub fn facts(&self, labels: [String; 2]) -> Facts {
+        let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+        Facts {
+            labels,
+            logs: self.logs.to_string_lossy().into_owned(),
+            seconds: self.started.elapsed().as_secs_f64(),
+            perfdb_seconds_per_trial: self.perfdb_time.as_secs_f64()
+                / self.durations.len().max(1) as f64,
+            gpu_tool: self.gpu.map(|g| g.name().to_string()),
+            mean_clock_mhz: [mean(&self.clocks[0]), mean(&self.clocks[1])],
+            throttled_trials: self.throttled,
+            trials_stored: self.durations.len(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_deadline_is_ten_slowest_trials_and_at_least_a_minute() {
+        assert_eq!(default_timeout(None), None);
+        assert_eq!(default_timeout(Some(0.5)), Some(MIN_DEADLINE));
+        assert_eq!(default_timeout(Some(30.0)), Some(Duration::from_secs(300)));
+    }
+}
