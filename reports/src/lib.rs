@@ -7,6 +7,7 @@ pub mod config;
 pub mod confirm;
 pub mod db;
 pub mod detect;
+pub mod fmt;
 pub mod noise;
 pub mod notify;
 pub mod overview;

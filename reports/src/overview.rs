@@ -438,7 +438,7 @@ pub fn spark_svg(row: &Row, commits: &[String]) -> String {
 
 /// `+12.3%` of a ratio.
 pub fn percent(ratio: f64) -> String {
-    format!("{:+.1}%", (ratio - 1.0) * 100.0)
+    crate::fmt::ratio_pct(ratio)
 }
 
 #[cfg(test)]

@@ -18,7 +18,6 @@ mod pytest_benchmark;
 mod pytorch_v3;
 mod rocm_bench_csv;
 mod serving;
-mod serving_console;
 pub mod support;
 mod torch_compare;
 mod triton_csv;

@@ -2,11 +2,11 @@
 //! moves, a trial ends the run, or the trials or the time run out; a look at each
 //! planned look, and one more at the end over the trials since.
 
-use super::render::human;
 use super::schedule::{letters, Schedule};
 use super::{Arm, Course, LookError, Outcome, Plan, Stopped, Trial, TrialEnd, Trials};
 use crate::compare::sequential::planned_looks;
 use crate::compare::{Overall, Report, Row, State};
+use crate::fmt::human_seconds as human;
 use perfdb_ingest::model::metric;
 use std::time::Duration;
 

@@ -3,21 +3,7 @@
 
 use super::{undecided, Sequential, Stopped};
 use crate::compare::{Report, State};
-
-fn pct(x: f64) -> String {
-    format!("{:+.1}%", x * 100.0)
-}
-
-/// Seconds as a person reads a duration: `45s`, `12m05s`, `2.5h`.
-pub fn human(secs: f64) -> String {
-    if secs < 90.0 {
-        format!("{secs:.0}s")
-    } else if secs < 5400.0 {
-        format!("{:.0}m{:02.0}s", (secs / 60.0).floor(), secs % 60.0)
-    } else {
-        format!("{:.1}h", secs / 3600.0)
-    }
-}
+use crate::fmt::{human_seconds as human, signed_pct as pct};
 
 /// Where a run stands after a block: trials, rows decided, the first undecided ones,
 /// the time left at most.

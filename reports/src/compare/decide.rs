@@ -7,6 +7,7 @@ use super::{
     ControlMetric, ControlStatus, NumericsStatus, Options, Overall, Reason, ReasonCode, Reduce,
     Row, SideInfo, SideStats, Test, Verdict, MIN_TRIALS_REPORT_MW, MIN_TRIALS_WELCH,
 };
+use crate::fmt::signed_pct as fmt_pct;
 use crate::stats;
 use perfdb_ingest::model::{self, Direction};
 use std::collections::{BTreeMap, HashMap};
@@ -51,10 +52,6 @@ pub(super) fn normalised(ratio: f64, dir: Direction) -> f64 {
         Direction::Higher => 1.0 / ratio,
         _ => ratio,
     }
-}
-
-pub(super) fn fmt_pct(x: f64) -> String {
-    format!("{:+.1}%", x * 100.0)
 }
 
 /// Validity, sufficiency, ratio and test of one row (before gating and BH).

@@ -12,6 +12,7 @@
 //! - `undecided` otherwise: more trials can tell.
 
 use super::types::{Row, State, Verdict};
+use crate::fmt::signed_pct;
 use crate::stats::power::t_quantile;
 use crate::stats::{self, mean, power, variance};
 use perfdb_ingest::model::Direction;
@@ -124,7 +125,7 @@ pub(super) fn judge(r: &mut Row, look: &Look, alpha: f64) {
                 r.state = Some(State::Cleared);
                 r.reason = format!(
                     "cleared: a slowdown beyond {tau} is ruled out (at most {} at {:.1}% confidence; {})",
-                    super::decide::fmt_pct(bound.exp() - 1.0),
+                    signed_pct(bound.exp() - 1.0),
                     one_sided * 100.0,
                     r.reason
                 );
@@ -146,8 +147,8 @@ pub(super) fn judge(r: &mut Row, look: &Look, alpha: f64) {
             r.reason = format!(
                 "{} at n = {n}: a slowdown beyond {tau} is neither ruled out nor shown ({} now, at most {} at {:.1}% confidence; {needs}; --max-trials {})",
                 if undecidable { "undecidable" } else { "undecided" },
-                super::decide::fmt_pct(r.change.unwrap_or(s.d.exp() - 1.0)),
-                super::decide::fmt_pct(bound.exp() - 1.0),
+                signed_pct(r.change.unwrap_or(s.d.exp() - 1.0)),
+                signed_pct(bound.exp() - 1.0),
                 one_sided * 100.0,
                 look.max_trials
             );
@@ -194,7 +195,7 @@ pub(super) fn note_power(r: &mut Row, alpha: f64) {
     r.reason = format!(
         "underpowered: cannot see {:.0}% at n = {n} (sees {} with power 0.8; needs ~{} a side); {}",
         r.threshold * 100.0,
-        super::decide::fmt_pct(mde),
+        signed_pct(mde),
         needed.map_or_else(|| "too many".to_string(), |k| k.to_string()),
         r.reason
     );

@@ -41,7 +41,7 @@ fn opt_num(v: Option<f64>) -> String {
 
 fn pct(change: Option<f64>) -> String {
     change
-        .map(|c| format!("{:+.1}%", c * 100.0))
+        .map(crate::fmt::signed_pct)
         .unwrap_or_else(|| "-".into())
 }
 

@@ -10,10 +10,10 @@ use anyhow::Context;
 use perfdb_ingest::formats::Format;
 use perfdb_ingest::model::RunMeta;
 use perfdb_ingest::warehouse::Warehouse;
-use perfdb_reports::ab::render::human;
 use perfdb_reports::ab::{Arm, Facts, LookError, Trial, TrialEnd, Trials};
 use perfdb_reports::compare::{compare, CompareError, Options, Report};
 use perfdb_reports::db::Db;
+use perfdb_reports::fmt::human_seconds as human;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 

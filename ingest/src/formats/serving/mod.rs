@@ -10,6 +10,8 @@
 //! throughputs are `req/s` and `tokens/s` (higher is better); counts and durations are
 //! kept derived. [`field`] is shared with the `TS_BENCH_*` lines of the probe format.
 
+mod console;
+
 use super::{Format, ParseError, Parser};
 use crate::formats::support::emit::{lines_of, Row, Spec, SpecsByPlace};
 use crate::formats::support::json::{self, Fields};
@@ -21,7 +23,7 @@ pub struct Serving;
 pub const TABLE: &str = "serving";
 
 /// Fields that set the load: the key (`block`: the place of a printed block among
-/// blocks of the same load, [`super::serving_console`]).
+/// blocks of the same load, [`console`]).
 pub(super) const KEY_FIELDS: &[&str] = &[
     "model_id",
     "label",
@@ -151,7 +153,7 @@ impl Parser for Serving {
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         // The printed result blocks, read as the JSON objects they stand for.
         if !text.trim_start().starts_with('{') && printed(text) {
-            let blocks = super::serving_console::objects(text)?;
+            let blocks = console::objects(text)?;
             let objects = blocks
                 .iter()
                 .map(|b| {
@@ -197,10 +199,10 @@ impl Parser for Serving {
     }
 }
 
-/// Whether `text` holds a printed result block ([`super::serving_console`]).
+/// Whether `text` holds a printed result block ([`console`]).
 fn printed(text: &str) -> bool {
     crate::formats::support::text::has(text, "Serving Benchmark Result")
-        && text.lines().any(super::serving_console::is_title)
+        && text.lines().any(console::is_title)
 }
 
 /// The rows of result objects (each with its line in `text`; `field_lines`, where the

@@ -15,10 +15,10 @@
 //! result object `--save-result` would have written: its labels are the JSON fields'
 //! (`Median TTFT (ms)` is `median_ttft_ms`, `Request throughput (req/s)` is
 //! `request_throughput`), so it lands in the same rows as the JSON
-//! ([`super::serving`]). A block ends at its closing `=====` line, a blank line or the
+//! ([`super`]). A block ends at its closing `=====` line, a blank line or the
 //! text's end; section rules (`----Time to First Token----`) are skipped.
 
-use super::ParseError;
+use crate::formats::ParseError;
 
 /// `============ Serving Benchmark Result ============` (vLLM, SGLang).
 pub fn is_title(line: &str) -> bool {
@@ -170,7 +170,7 @@ fn read_blocks(text: &str) -> Result<Vec<Block>, ParseError> {
                 // belongs: a string, which the result reader refuses for a measurement.
                 _ => quoted(value),
             };
-            if name == "backend" || super::serving::KEY_FIELDS.contains(&name.as_str()) {
+            if name == "backend" || super::KEY_FIELDS.contains(&name.as_str()) {
                 load.push(format!("{name}={value}"));
             }
             fields.push(format!("{}: {json_value}", quoted(&name)));
