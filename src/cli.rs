@@ -5,6 +5,8 @@ use perfdb_ingest::model::AlertStatus;
 // How two sides are judged: the options `compare` and `ab` share, defined once with the
 // web query they also are.
 use perfdb_reports::compare::JudgeArgs;
+pub use perfdb_reports::render::alerts::AlertsFormat;
+pub use perfdb_reports::render::ReportFormat as CompareFormat;
 use std::path::PathBuf;
 
 const EXIT_CODES: &str = "\
@@ -316,13 +318,6 @@ pub enum AlertsAction {
     },
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum AlertsFormat {
-    Table,
-    Json,
-    Markdown,
-}
-
 #[derive(Debug, Args)]
 pub struct CompactArgs {
     /// Seconds after which the files of a commit that never completed (an interrupted
@@ -380,15 +375,6 @@ pub struct SqlArgs {
     /// run under the warehouse's writer lock
     #[arg(long)]
     pub write: bool,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum CompareFormat {
-    Table,
-    Markdown,
-    Json,
-    /// The fields of aiter validate-kernel-pr's perf stage (its scrape_perf report)
-    Vkpr,
 }
 
 #[derive(Debug, Args)]

@@ -26,6 +26,17 @@ pub enum Exit {
     Interrupted = 130,
 }
 
+impl Exit {
+    /// A comparison's exit code: its verdict's.
+    pub fn of(report: &perfdb_reports::compare::Report) -> Exit {
+        match report.verdict.exit_code() {
+            0 => Exit::Ok,
+            1 => Exit::Regression,
+            _ => Exit::Inconclusive,
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     match commands::run(cli) {

@@ -20,4 +20,3 @@ pub mod sql;
 pub mod stats;
 pub mod table;
 pub mod triage;
-pub mod vkpr;

@@ -93,7 +93,53 @@ fn ser_pairs<S: serde::Serializer>(kv: &[(String, String)], s: S) -> Result<S::O
     m.end()
 }
 
+/// One metric of an alert, as its stored `metrics` list holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Moved {
+    /// A series not measured for `missing_commits` commits.
+    Stale {
+        metric: String,
+        missing_commits: serde_json::Value,
+    },
+    /// A step: the medians before and after, head over base, and the test's p.
+    Step {
+        metric: String,
+        unit: String,
+        before_median: serde_json::Value,
+        after_median: serde_json::Value,
+        ratio: f64,
+        p: f64,
+    },
+}
+
 impl AlertView {
+    /// The metrics that moved, read from the stored list.
+    pub fn moved(&self) -> Vec<Moved> {
+        let text = |m: &serde_json::Value, k: &str| m[k].as_str().unwrap_or("").to_string();
+        self.metric_detail
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|m| {
+                if m["kind"] == "stale" {
+                    Moved::Stale {
+                        metric: text(m, "metric"),
+                        missing_commits: m["missing_commits"].clone(),
+                    }
+                } else {
+                    Moved::Step {
+                        metric: text(m, "metric"),
+                        unit: text(m, "unit"),
+                        before_median: m["before_median"].clone(),
+                        after_median: m["after_median"].clone(),
+                        ratio: m["ratio"].as_f64().unwrap_or(f64::NAN),
+                        p: m["p"].as_f64().unwrap_or(f64::NAN),
+                    }
+                }
+            })
+            .collect()
+    }
+
     /// The change as people read it: `+12.3%`, or `no data (2 commits)`.
     pub fn change_text(&self) -> String {
         match self.kind {

@@ -1,65 +1,13 @@
 //! `perfdb alerts`: list, show and triage the alerts `perfdb detect` stored.
 
-use crate::cli::{AlertsAction, AlertsArgs, AlertsFormat};
+use crate::cli::{AlertsAction, AlertsArgs};
 use crate::Exit;
 use anyhow::Context;
 use perfdb_reports::db::Db;
-use perfdb_reports::triage::{self, Action, AlertView};
+use perfdb_reports::render::alerts::show;
+use perfdb_reports::triage::{self, Action};
 use std::io::Write;
 use std::path::Path;
-
-fn render(
-    alerts: &[AlertView],
-    format: AlertsFormat,
-    one: bool,
-    confirm: Option<&perfdb_reports::confirm::Confirmation>,
-) -> String {
-    match format {
-        AlertsFormat::Table if one => {
-            let a = &alerts[0];
-            let mut s = perfdb_reports::render::alerts::table(alerts);
-            for m in a.metric_detail.as_array().into_iter().flatten() {
-                if m["kind"] == "stale" {
-                    s.push_str(&format!(
-                        "  {}: not measured for {} commit(s) after {}\n",
-                        m["metric"].as_str().unwrap_or(""),
-                        m["missing_commits"],
-                        a.last_good_commit
-                    ));
-                    continue;
-                }
-                s.push_str(&format!(
-                    "  {} ({}): {} -> {}, ratio {:.3}, p {:.1e}\n",
-                    m["metric"].as_str().unwrap_or(""),
-                    m["unit"].as_str().unwrap_or(""),
-                    m["before_median"],
-                    m["after_median"],
-                    m["ratio"].as_f64().unwrap_or(f64::NAN),
-                    m["p"].as_f64().unwrap_or(f64::NAN)
-                ));
-            }
-            for h in &a.history {
-                s.push_str(&format!("  status {} by {}: {}\n", h.status, h.who, h.note));
-            }
-            if let Some(c) = confirm {
-                s.push_str(&perfdb_reports::confirm::render_text(c));
-            }
-            s
-        }
-        AlertsFormat::Table => perfdb_reports::render::alerts::table(alerts),
-        AlertsFormat::Markdown => perfdb_reports::render::alerts::markdown(alerts),
-        AlertsFormat::Json if one => {
-            let mut v = serde_json::to_value(&alerts[0]).expect("alert serialises");
-            if let Some(c) = confirm {
-                v["confirm"] = serde_json::to_value(c).expect("confirmation serialises");
-            }
-            serde_json::to_string_pretty(&v).expect("alert serialises") + "\n"
-        }
-        AlertsFormat::Json => {
-            serde_json::to_string_pretty(alerts).expect("alerts serialise") + "\n"
-        }
-    }
-}
 
 pub fn run(root: &Path, a: AlertsArgs) -> anyhow::Result<Exit> {
     let who = a
@@ -75,7 +23,7 @@ pub fn run(root: &Path, a: AlertsArgs) -> anyhow::Result<Exit> {
             let db = open()?;
             let alert = triage::find(&db, &id)?;
             let c = perfdb_reports::confirm::confirmation(&db, &alert, git_dir.as_deref())?;
-            let text = render(std::slice::from_ref(&alert), a.format, true, Some(&c));
+            let text = show(std::slice::from_ref(&alert), a.format, true, Some(&c));
             std::io::stdout().lock().write_all(text.as_bytes())?;
             return Ok(Exit::Ok);
         }
@@ -94,6 +42,6 @@ pub fn run(root: &Path, a: AlertsArgs) -> anyhow::Result<Exit> {
     };
     std::io::stdout()
         .lock()
-        .write_all(render(&alerts, a.format, one, None).as_bytes())?;
+        .write_all(show(&alerts, a.format, one, None).as_bytes())?;
     Ok(Exit::Ok)
 }

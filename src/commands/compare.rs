@@ -1,45 +1,16 @@
 //! `perfdb compare` and `perfdb demo`.
 
-use crate::cli::{CompareArgs, CompareFormat};
+use super::judge_options as options;
+use crate::cli::CompareArgs;
 use crate::Exit;
 use anyhow::Context;
 use perfdb_ingest::model::RunMeta;
 use perfdb_ingest::warehouse::Warehouse;
-use perfdb_reports::compare::{compare, JudgeArgs, Options, Report};
-use perfdb_reports::config::Config;
+use perfdb_reports::compare::{compare, Options};
 use perfdb_reports::db::Db;
-use perfdb_reports::render::{Exporter, Json, Markdown, Terminal};
+use perfdb_reports::render::{Exporter, Terminal};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-
-/// The comparison's options: the flags, then `perfdb.toml`, then the defaults — the
-/// same resolution the web app uses (`Config::resolve`).
-pub fn options(a: &JudgeArgs, baseline_window: Option<usize>) -> anyhow::Result<Options> {
-    let cfg = Config::load_or_default(a.config.as_deref())?;
-    // The error names the option as its flag (`--control-tol`), not as the config does.
-    cfg.resolve(a, baseline_window)
-        .map_err(|e| anyhow::anyhow!(e.worded(&format!("--{}", e.option().replace('_', "-")))))
-}
-
-pub fn render(report: &Report, format: CompareFormat) -> String {
-    match format {
-        CompareFormat::Table => Terminal {
-            color: super::use_color(),
-        }
-        .render(report),
-        CompareFormat::Markdown => Markdown.render(report),
-        CompareFormat::Json => Json.render(report),
-        CompareFormat::Vkpr => perfdb_reports::vkpr::render(report),
-    }
-}
-
-pub fn exit_of(report: &Report) -> Exit {
-    match report.verdict.exit_code() {
-        0 => Exit::Ok,
-        1 => Exit::Regression,
-        _ => Exit::Inconclusive,
-    }
-}
 
 pub fn run(root: &Path, a: CompareArgs) -> anyhow::Result<Exit> {
     let mut t = std::time::Instant::now();
@@ -49,15 +20,15 @@ pub fn run(root: &Path, a: CompareArgs) -> anyhow::Result<Exit> {
     perfdb_ingest::trace("open the warehouse", &mut t);
     let report = compare(&db, &a.base, &a.head, &opt)?;
     t = std::time::Instant::now();
-    std::io::stdout()
-        .lock()
-        .write_all(render(&report, a.format).as_bytes())?;
+    std::io::stdout().lock().write_all(
+        perfdb_reports::render::report(&report, a.format, super::use_color()).as_bytes(),
+    )?;
     perfdb_ingest::trace("render", &mut t);
     if a.save {
         let path = perfdb_reports::saved::save(root, &report)?;
         eprintln!("saved the comparison to {}", path.display());
     }
-    Ok(exit_of(&report))
+    Ok(Exit::of(&report))
 }
 
 /// The bundled sample data: real H200 logs (see sample-data/README.md).
@@ -103,5 +74,5 @@ pub fn demo(root: &Path) -> anyhow::Result<Exit> {
         .render(&report)
         .as_bytes(),
     )?;
-    Ok(exit_of(&report))
+    Ok(Exit::of(&report))
 }

@@ -6,6 +6,7 @@ use anyhow::Context;
 use perfdb_ingest::warehouse::Warehouse;
 use perfdb_reports::config::Config;
 use perfdb_reports::db::Db;
+use perfdb_reports::render::detect::{render_markdown, render_text, stale_lines};
 use std::io::Write;
 use std::path::Path;
 
@@ -64,12 +65,8 @@ pub fn detect(root: &Path, a: crate::cli::DetectArgs) -> anyhow::Result<Exit> {
         }
     }
     let text = match a.format {
-        crate::cli::DetectFormat::Table => {
-            perfdb_reports::detect::render_text(&d, &raised) + &stale_lines(&stale)
-        }
-        crate::cli::DetectFormat::Markdown => {
-            perfdb_reports::detect::render_markdown(&d, &raised) + &stale_lines(&stale)
-        }
+        crate::cli::DetectFormat::Table => render_text(&d, &raised) + &stale_lines(&stale),
+        crate::cli::DetectFormat::Markdown => render_markdown(&d, &raised) + &stale_lines(&stale),
         crate::cli::DetectFormat::Json => {
             let v = serde_json::json!({ "detection": d, "raised": raised, "stale": stale, "delivered": delivered });
             serde_json::to_string_pretty(&v).expect("detection serialises") + "\n"
@@ -86,31 +83,4 @@ pub fn detect(root: &Path, a: crate::cli::DetectArgs) -> anyhow::Result<Exit> {
     } else {
         Exit::Regression
     })
-}
-
-/// What the stale check found, a line each (nothing when nothing is missing).
-fn stale_lines(s: &perfdb_reports::detect::stale::StaleOutcome) -> String {
-    let mut out = String::new();
-    for m in &s.missing {
-        let what = if m.table.is_empty() {
-            format!("machine class {}: no runs", m.machine)
-        } else {
-            format!(
-                "{} {} {} on {}: not measured",
-                m.table, m.variant, m.key_text, m.machine
-            )
-        };
-        out.push_str(&format!(
-            "stale: {what} since {} ({} commit(s) without it, from {})\n",
-            m.last_good_commit, m.missing_commits, m.first_bad_commit
-        ));
-    }
-    if !s.raised.is_empty() || !s.resolved.is_empty() {
-        out.push_str(&format!(
-            "stale data: {} alert(s) raised, {} resolved (data back)\n",
-            s.raised.len(),
-            s.resolved.len()
-        ));
-    }
-    out
 }

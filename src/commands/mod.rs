@@ -44,6 +44,18 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     }
 }
 
+/// The comparison's options: the flags, then `perfdb.toml`, then the defaults — the
+/// same resolution the web app uses (`Config::resolve`).
+pub fn judge_options(
+    a: &perfdb_reports::compare::JudgeArgs,
+    baseline_window: Option<usize>,
+) -> anyhow::Result<perfdb_reports::compare::Options> {
+    let cfg = perfdb_reports::config::Config::load_or_default(a.config.as_deref())?;
+    // The error names the option as its flag (`--control-tol`), not as the config does.
+    cfg.resolve(a, baseline_window)
+        .map_err(|e| anyhow::anyhow!(e.worded(&format!("--{}", e.option().replace('_', "-")))))
+}
+
 /// Parse `key=value` pairs given on the command line.
 pub fn parse_pairs(items: &[String], what: &str) -> anyhow::Result<Vec<(String, String)>> {
     items

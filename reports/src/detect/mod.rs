@@ -16,12 +16,10 @@
 
 pub mod lifecycle;
 mod read;
-pub mod render;
 pub mod stale;
 
 pub use lifecycle::{raise, reported, Raised};
 pub use read::Coding;
-pub use render::{render_markdown, render_text};
 
 use crate::db::{Db, DbError, SeriesId};
 use crate::stats::{self, changepoint};

@@ -1,8 +1,17 @@
-//! The alerts `perfdb detect` stored (`perfdb alerts list`): one column list for the
-//! terminal table and the markdown comment.
+//! The alerts `perfdb detect` stored (`perfdb alerts list`, `show`): one column list for
+//! the terminal table and the markdown comment, one alert in full, and JSON.
 
 use super::columns::{markdown_table, terminal_lines, Column};
-use crate::triage::AlertView;
+use crate::confirm::{render_text, Confirmation};
+use crate::triage::{AlertView, Moved};
+
+/// How alerts are printed (`--format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AlertsFormat {
+    Table,
+    Json,
+    Markdown,
+}
 
 /// The columns of an alert list.
 pub const ALERT_COLUMNS: &[Column<AlertView>] = &[
@@ -35,6 +44,65 @@ pub fn markdown(alerts: &[AlertView]) -> String {
         alerts.len(),
         markdown_table(ALERT_COLUMNS, alerts)
     )
+}
+
+/// One alert in full for the terminal: its row, each metric that moved, its status
+/// changes and, when given, how to confirm it.
+fn one(a: &AlertView, confirm: Option<&Confirmation>) -> String {
+    let mut s = table(std::slice::from_ref(a));
+    for m in a.moved() {
+        match m {
+            Moved::Stale {
+                metric,
+                missing_commits,
+            } => s.push_str(&format!(
+                "  {metric}: not measured for {missing_commits} commit(s) after {}\n",
+                a.last_good_commit
+            )),
+            Moved::Step {
+                metric,
+                unit,
+                before_median,
+                after_median,
+                ratio,
+                p,
+            } => s.push_str(&format!(
+                "  {metric} ({unit}): {before_median} -> {after_median}, ratio {ratio:.3}, p {p:.1e}\n"
+            )),
+        }
+    }
+    for h in &a.history {
+        s.push_str(&format!("  status {} by {}: {}\n", h.status, h.who, h.note));
+    }
+    if let Some(c) = confirm {
+        s.push_str(&render_text(c));
+    }
+    s
+}
+
+/// The alerts in `format`: `one` shows the first alert in full (`alerts show`, and a
+/// triage action's result), with its confirmation when given.
+pub fn show(
+    alerts: &[AlertView],
+    format: AlertsFormat,
+    one_alert: bool,
+    confirm: Option<&Confirmation>,
+) -> String {
+    match format {
+        AlertsFormat::Table if one_alert => one(&alerts[0], confirm),
+        AlertsFormat::Table => table(alerts),
+        AlertsFormat::Markdown => markdown(alerts),
+        AlertsFormat::Json if one_alert => {
+            let mut v = serde_json::to_value(&alerts[0]).expect("alert serialises");
+            if let Some(c) = confirm {
+                v["confirm"] = serde_json::to_value(c).expect("confirmation serialises");
+            }
+            serde_json::to_string_pretty(&v).expect("alert serialises") + "\n"
+        }
+        AlertsFormat::Json => {
+            serde_json::to_string_pretty(alerts).expect("alerts serialise") + "\n"
+        }
+    }
 }
 
 #[cfg(test)]

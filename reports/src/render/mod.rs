@@ -1,13 +1,18 @@
 //! Exporters for a comparison: one per output format behind [`Exporter`] ([`json`],
 //! [`markdown`], [`terminal`]), and what they share: the texts of a row ([`RowView`]),
 //! the lines above the table, and the table's columns, defined once ([`ROW_COLUMNS`]).
-//! The alert list's exporters are in [`alerts`].
+//! The alert list's exporters are in [`alerts`], the overview's in [`overview`], and
+//! aiter validate-kernel-pr's perf-stage fields in [`vkpr`]. [`report`] renders a
+//! comparison in the [`ReportFormat`] asked for.
 
 pub mod alerts;
 mod columns;
+pub mod detect;
 mod json;
 mod markdown;
+pub mod overview;
 mod terminal;
+pub mod vkpr;
 
 pub use columns::{markdown_table, terminal_lines, Column, Shown, ROW_COLUMNS};
 pub use json::Json;
@@ -19,6 +24,26 @@ use std::fmt::Write;
 
 pub trait Exporter {
     fn render(&self, report: &Report) -> String;
+}
+
+/// How a comparison is printed (`--format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    Table,
+    Markdown,
+    Json,
+    /// The fields of aiter validate-kernel-pr's perf stage (its scrape_perf report)
+    Vkpr,
+}
+
+/// A comparison in `format`; the table in colour when `color`.
+pub fn report(report: &Report, format: ReportFormat, color: bool) -> String {
+    match format {
+        ReportFormat::Table => Terminal { color }.render(report),
+        ReportFormat::Markdown => Markdown.render(report),
+        ReportFormat::Json => Json.render(report),
+        ReportFormat::Vkpr => vkpr::render(report),
+    }
 }
 
 /// Significant-figure formatting for values: 4 significant digits, no exponent for

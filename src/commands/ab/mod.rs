@@ -10,7 +10,7 @@ mod arms;
 mod gpu;
 mod session;
 
-use super::compare::{exit_of, options, render};
+use super::judge_options as options;
 use crate::cli::{AbArgs, CompareFormat};
 use crate::process::{self, Echo};
 use crate::Exit;
@@ -23,6 +23,7 @@ use perfdb_ingest::warehouse::{Label, Warehouse};
 use perfdb_reports::ab::{self as experiment, Arm, Outcome, Plan, Sequential, Stopped};
 use perfdb_reports::compare::sequential::{planned_looks, Look};
 use perfdb_reports::compare::{Options, Test};
+use perfdb_reports::render::report as render_report;
 use session::Session;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -132,6 +133,10 @@ fn session(
     Ok((s, labels))
 }
 
+fn report_text(report: &perfdb_reports::compare::Report, format: CompareFormat) -> String {
+    render_report(report, format, super::use_color())
+}
+
 pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
     let seed = a.seed.unwrap_or_else(|| {
@@ -193,9 +198,9 @@ pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
             serde_json::to_string_pretty(&v).expect("serialises") + "\n"
         }
         CompareFormat::Markdown => {
-            render(&report, a.format) + &experiment::render::markdown(&seq, &report)
+            report_text(&report, a.format) + &experiment::render::markdown(&seq, &report)
         }
-        f => render(&report, f) + &experiment::render::text(&seq, &report),
+        f => report_text(&report, f) + &experiment::render::text(&seq, &report),
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     if stopped == Stopped::Interrupted {
@@ -204,6 +209,6 @@ pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
     Ok(match &failed {
         Some((Arm::Head, _)) => Exit::Regression,
         Some((Arm::Base, _)) => Exit::Inconclusive,
-        None => exit_of(&report),
+        None => Exit::of(&report),
     })
 }

@@ -1,8 +1,9 @@
 //! The text of a detection: the terminal's, and a pull-request comment's, from one
-//! list of columns.
+//! list of columns; and the stale check's lines after either.
 
-use super::{Detection, Event, Raised};
-use crate::render::{markdown_table, terminal_lines, Column};
+use super::{markdown_table, terminal_lines, Column};
+use crate::detect::stale::StaleOutcome;
+use crate::detect::{Detection, Event, Raised};
 
 /// One event as both outputs show it: the alert it is (if any) and the event.
 pub struct EventRow {
@@ -144,4 +145,31 @@ fn render_raised(r: &Raised) -> String {
     }
     s.push('\n');
     s
+}
+
+/// What the stale check found, a line each (nothing when nothing is missing).
+pub fn stale_lines(s: &StaleOutcome) -> String {
+    let mut out = String::new();
+    for m in &s.missing {
+        let what = if m.table.is_empty() {
+            format!("machine class {}: no runs", m.machine)
+        } else {
+            format!(
+                "{} {} {} on {}: not measured",
+                m.table, m.variant, m.key_text, m.machine
+            )
+        };
+        out.push_str(&format!(
+            "stale: {what} since {} ({} commit(s) without it, from {})\n",
+            m.last_good_commit, m.missing_commits, m.first_bad_commit
+        ));
+    }
+    if !s.raised.is_empty() || !s.resolved.is_empty() {
+        out.push_str(&format!(
+            "stale data: {} alert(s) raised, {} resolved (data back)\n",
+            s.raised.len(),
+            s.resolved.len()
+        ));
+    }
+    out
 }
