@@ -1,11 +1,12 @@
 //! Step 3: the decisions, as pure functions of the loaded values (no DuckDB): each row's
-//! validity, test and verdict, the control gate, and the overall verdict.
+//! validity, test and verdict, and the control gate (the overall verdict is
+//! [`super::verdict`]'s).
 
 use super::load::Value;
 use super::options::variant_matches;
 use super::{
-    ControlMetric, ControlStatus, NumericsStatus, Options, Overall, Reason, ReasonCode, Reduce,
-    Row, SideInfo, SideStats, Test, Verdict, MIN_TRIALS_REPORT_MW, MIN_TRIALS_WELCH,
+    ControlMetric, ControlStatus, Options, Reduce, Row, SideStats, Test, Verdict,
+    MIN_TRIALS_REPORT_MW, MIN_TRIALS_WELCH,
 };
 use crate::fmt::signed_pct as fmt_pct;
 use crate::stats;
@@ -335,212 +336,6 @@ fn short(x: f64) -> String {
     format!("{x:.digits$}")
 }
 
-/// What the overall verdict weighs besides the rows.
-pub(super) struct Evidence<'a> {
-    pub base: &'a SideInfo,
-    pub head: &'a SideInfo,
-    pub missing: usize,
-    /// Control names present on one side only (renamed on head?).
-    pub control_one_sided: Vec<String>,
-    /// How the sides' hardware differs, one line per property.
-    pub mixed_hardware: Vec<String>,
-    /// How the sides' methods differ (`method` tags).
-    pub mixed_methods: Vec<String>,
-    /// Repeated tables whose copies could not be paired.
-    pub unpaired_tables: usize,
-    pub opt: &'a Options,
-}
-
-/// The overall verdict, and why: one [`Reason`] per finding, in the order a person
-/// should read them.
-pub(super) fn overall(
-    rows: &[Row],
-    control: &Option<ControlStatus>,
-    ev: &Evidence,
-) -> (Overall, Vec<Reason>) {
-    let opt = ev.opt;
-    let mut failures = Vec::new();
-    let run_failed = |code, side: &str, f: &super::FailedRun| {
-        Reason::new(
-            code,
-            None,
-            format!(
-                "{side} run {} ({}) failed: {}",
-                f.run_id, f.source_path, f.detail
-            ),
-        )
-    };
-    for f in &ev.head.failed_runs {
-        failures.push(run_failed(ReasonCode::HeadRunFailed, "head", f));
-    }
-    // On other hardware, or measured another way, a slower row is not evidence of a
-    // regression (a failed run or a new numerics failure still is): without
-    // --allow-mixed-hardware, nothing is judged; two methods, never.
-    let mixed = !ev.mixed_hardware.is_empty() && !opt.allow_mixed_hardware;
-    let regressed = if mixed || !ev.mixed_methods.is_empty() {
-        Vec::new()
-    } else {
-        regressed_rows(rows)
-    };
-    if !regressed.is_empty() {
-        let metric_rows: usize = regressed.iter().map(|(_, m)| m.len()).sum();
-        failures.push(Reason::new(
-            ReasonCode::Regressed,
-            Some(regressed.len()),
-            format!(
-                "{} kernel/shape row(s) regressed ({metric_rows} metric row(s))",
-                regressed.len()
-            ),
-        ));
-    }
-    let new_numerics = rows.iter().filter(|r| r.numerics_failed()).count();
-    if new_numerics > 0 {
-        failures.push(Reason::new(
-            ReasonCode::NewNumericsFailure,
-            Some(new_numerics),
-            format!("{new_numerics} row(s) fail numerics on head that did not on base"),
-        ));
-    }
-    let pre_existing = rows
-        .iter()
-        .filter(|r| r.numerics == NumericsStatus::PreExisting)
-        .count();
-    if opt.strict_numerics && pre_existing > 0 {
-        failures.push(Reason::new(
-            ReasonCode::NumericsFailureOnBothSides,
-            Some(pre_existing),
-            format!("{pre_existing} row(s) fail numerics on both sides (--strict-numerics)"),
-        ));
-    }
-    if !failures.is_empty() {
-        return (Overall::Regression, failures);
-    }
-    if let Some(c) = control {
-        let failed: Vec<String> = c
-            .metrics
-            .iter()
-            .filter(|m| !m.passed)
-            .map(|m| format!("{} {}", m.metric, fmt_pct(m.ratio - 1.0)))
-            .collect();
-        if !failed.is_empty() {
-            return (
-                Overall::Unreliable,
-                vec![Reason::new(
-                    ReasonCode::ControlMoved,
-                    None,
-                    format!(
-                        "the control moved beyond ±{:.0}% ({}): those metrics cannot be judged",
-                        c.tolerance * 100.0,
-                        failed.join(", ")
-                    ),
-                )],
-            );
-        }
-    }
-    let mut gaps = Vec::new();
-    for f in &ev.base.failed_runs {
-        gaps.push(run_failed(ReasonCode::BaseRunFailed, "base", f));
-    }
-    if mixed {
-        gaps.push(Reason::new(
-            ReasonCode::MixedHardware,
-            None,
-            format!(
-                "the sides ran on different hardware ({}); --allow-mixed-hardware to compare anyway",
-                ev.mixed_hardware.join("; ")
-            ),
-        ));
-    }
-    if !ev.mixed_methods.is_empty() {
-        gaps.push(Reason::new(
-            ReasonCode::MixedMethods,
-            None,
-            format!(
-                "the sides were measured differently ({}): values of two methods are never \
-                 compared (ingest both sides the same way, or give the same --method)",
-                ev.mixed_methods.join("; ")
-            ),
-        ));
-    }
-    if !ev.control_one_sided.is_empty() {
-        gaps.push(Reason::new(
-            ReasonCode::ControlOnOneSide,
-            None,
-            format!(
-                "the control is on one side only ({})",
-                ev.control_one_sided.join("; ")
-            ),
-        ));
-    }
-    if ev.missing > 0 && !opt.allow_missing {
-        gaps.push(Reason::new(
-            ReasonCode::MissingOnHead,
-            Some(ev.missing),
-            format!(
-                "{} row(s) measured on base are missing on head (--allow-missing accepts that)",
-                ev.missing
-            ),
-        ));
-    }
-    let unchecked = rows
-        .iter()
-        .filter(|r| r.numerics == NumericsStatus::UncheckedOnHead)
-        .count();
-    if unchecked > 0 && !opt.allow_unchecked {
-        gaps.push(Reason::new(
-            ReasonCode::UncheckedOnHead,
-            Some(unchecked),
-            format!(
-                "{unchecked} row(s) checked numerics on base but not on head (--allow-unchecked accepts that)"
-            ),
-        ));
-    }
-    if ev.unpaired_tables > 0 {
-        gaps.push(Reason::new(
-            ReasonCode::UnpairedTables,
-            None,
-            format!(
-                "{} repeated table(s) cannot be paired between the sides",
-                ev.unpaired_tables
-            ),
-        ));
-    }
-    let judged: Vec<&Row> = rows.iter().filter(|r| !r.control).collect();
-    if judged.is_empty() {
-        gaps.push(Reason::new(
-            ReasonCode::NothingMatched,
-            Some(0),
-            "no row matched across the two sides".to_string(),
-        ));
-    }
-    let undecided = judged.iter().filter(|r| !r.verdict.is_decided()).count();
-    if undecided > 0 {
-        gaps.push(Reason::new(
-            ReasonCode::NotCompared,
-            Some(undecided),
-            format!(
-                "{undecided} of {} row(s) could not be compared (insufficient, invalid or withheld)",
-                judged.len()
-            ),
-        ));
-    }
-    if !gaps.is_empty() {
-        return (Overall::Inconclusive, gaps);
-    }
-    let shapes = kernel_shapes(judged.iter().copied());
-    (
-        Overall::Ok,
-        vec![Reason::new(
-            ReasonCode::NoRegression,
-            Some(shapes),
-            format!(
-                "no regression in {shapes} kernel/shape row(s) ({} metric row(s))",
-                judged.len()
-            ),
-        )],
-    )
-}
-
 /// Regressed non-control rows grouped by kernel and shape (`us` and `TFLOPS` moving
 /// together are one regression): ("table variant key", metrics that moved).
 pub fn regressed_rows(rows: &[Row]) -> Vec<(String, Vec<String>)> {
@@ -570,7 +365,8 @@ pub fn kernel_shapes<'a>(rows: impl Iterator<Item = &'a Row>) -> usize {
 mod tests {
     use super::*;
     use crate::compare::load::{per_run, Value};
-    use crate::compare::FailedRun;
+    use crate::compare::verdict::{overall, Evidence};
+    use crate::compare::{FailedRun, NumericsStatus, Overall, Reason, ReasonCode, SideInfo};
     use perfdb_ingest::model::Numerics;
 
     fn stats() -> SideStats {

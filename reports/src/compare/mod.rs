@@ -12,10 +12,12 @@ mod load;
 mod matching;
 mod memory;
 mod options;
+mod pair;
 mod select;
 pub mod sequential;
 mod summarise;
 mod types;
+mod verdict;
 
 pub use memory::{compare_values, MemoryRow};
 pub use options::{variant_matches, JudgeArgs, Options, Override, Reduce, Test};
@@ -24,13 +26,9 @@ pub use types::*;
 
 use crate::db::Db;
 use crate::stats;
-use decide::{
-    assess, decide, gate_on_control, is_control, note_modes, overall, relative_to_control,
-    side_stats,
-};
+use decide::{decide, gate_on_control, note_modes, relative_to_control};
 pub use decide::{kernel_shapes, regressed_rows};
-use load::{load_side, Loaded, RowId, Value};
-use perfdb_ingest::model::{self, key_from_json, Numerics};
+use load::{load_side, Loaded};
 use summarise::summarize;
 
 /// Compare two sides of the warehouse.
@@ -136,179 +134,21 @@ fn build_report(
     let control_one_sided = check_control(&b, &h, opt)?;
     let mixed_hardware = mixed_hardware(&base_side, &head_side);
     let mixed_methods = mixed_methods(&base_side, &head_side);
-    let mut rows: Vec<Row> = Vec::new();
-    let mut only_in_base = Vec::new();
-    let mut only_in_head = Vec::new();
-    let mut not_measured = 0usize;
-    // Each group of rows with the same key columns (a table can hold several).
-    let mut key_names: std::collections::BTreeSet<(String, Vec<String>)> = Default::default();
-    let repeated: Vec<&RowId> = b.repeated.keys().chain(h.repeated.keys()).collect();
-    let mut warnings = Vec::new();
-    if !repeated.is_empty() {
-        let most = b.repeated.values().chain(h.repeated.values()).max();
-        warnings.push(format!(
-            "{} row(s) were printed more than once by one run (up to {} times): each run's \
-             median is one trial, and n counts runs",
-            repeated.len(),
-            most.copied().unwrap_or(2)
-        ));
-    }
-    warnings.extend(matching::reconcile_key_columns(&mut b.rows, &mut h.rows));
-    let positional = matching::positional_mismatches(&b.rows, &h.rows);
-    warnings.extend(positional.iter().map(|m| m.warning()));
-    let mut orders = std::mem::take(&mut h.orders);
-    for (k, v) in std::mem::take(&mut b.orders) {
-        orders.entry(k).or_insert(v);
-    }
-    // A key re-made from the columns both sides share has no order of its own: any row
-    // of its table with the fuller key gives it (one per table, found once).
-    let mut table_orders: std::collections::HashMap<&str, &str> = Default::default();
-    for ((t, _), order) in &orders {
-        table_orders.entry(t.as_str()).or_insert(order.as_str());
-    }
-    let display_key = |table: &str, key_json: &str| -> Vec<(String, String)> {
-        let key = key_from_json(key_json);
-        let order = orders
-            .get(&(table.to_string(), key_json.to_string()))
-            .map(String::as_str)
-            .or_else(|| table_orders.get(table).copied());
-        match order {
-            Some(order) => model::in_source_order(key, order),
-            None => key,
-        }
-    };
-
-    let one_sided = |id: &RowId, verdict: OneSidedKind| OneSided {
-        verdict,
-        table: id.table.clone(),
-        variant: id.variant.clone(),
-        key: display_key(&id.table, &id.key),
-        metric: id.metric.clone(),
-    };
-    for id in h.rows.keys() {
-        if !b.rows.contains_key(id) {
-            only_in_head.push(one_sided(id, OneSidedKind::New));
-        }
-    }
-    let ids: Vec<RowId> = b.rows.keys().cloned().collect();
-    for id in ids {
-        let (dir, bvals) = b.rows.remove(&id).expect("key from map");
-        let Some((_, hvals)) = h.rows.remove(&id) else {
-            only_in_base.push(one_sided(&id, OneSidedKind::Missing));
-            continue;
-        };
-        if bvals.iter().chain(&hvals).all(|v| v.value.is_none()) {
-            not_measured += 1;
-            continue;
-        }
-        let RowId {
-            table,
-            variant,
-            key: key_json,
-            metric: metric_name,
-            unit,
-        } = id;
-        let key = display_key(&table, &key_json);
-        key_names.insert((table.clone(), key.iter().map(|(k, _)| k.clone()).collect()));
-        let threshold = opt
-            .overrides
-            .iter()
-            .find(|o| o.matches(&table, &variant, &metric_name))
-            .map(|o| o.threshold)
-            .unwrap_or(opt.threshold);
-        let worst = |vals: &[Value]| {
-            vals.iter()
-                .map(|v| v.numerics)
-                .reduce(Numerics::worst)
-                .unwrap_or(Numerics::NotChecked)
-        };
-        // A non-zero `error` value of the row's variant fails its numerics, on either
-        // side: present on both, it is no new failure of head.
-        let err_id = (table.clone(), variant.clone(), key_json.clone());
-        let mut head_numerics = worst(&hvals);
-        if h.err_nonzero.contains_key(&err_id) {
-            head_numerics = Numerics::Fail;
-        }
-        let mut base_numerics = worst(&bvals);
-        if b.err_nonzero.contains_key(&err_id) {
-            base_numerics = Numerics::Fail;
-        }
-        let control = is_control(&variant, &opt.control);
-        let mut row = Row {
-            base: side_stats(&bvals, dir),
-            head: side_stats(&hvals, dir),
-            table,
-            variant,
-            key_text: model::key_display(&key),
-            key,
-            metric: metric_name,
-            unit,
-            direction: dir,
-            ratio: None,
-            ratio_ci: None,
-            change: None,
-            p: None,
-            p_mann_whitney: None,
-            q: None,
-            threshold,
-            verdict: Verdict::Invalid,
-            reason: String::new(),
-            control,
-            head_numerics,
-            base_numerics,
-            numerics: NumericsStatus::of(base_numerics, head_numerics),
-            modes: None,
-            state: None,
-            trials_needed: None,
-        };
-        assess(&mut row, &bvals, &hvals, opt);
-        // Each side on its own: pooled, a real change is two modes too.
-        row.modes = stats::modes::two_modes(&row.base.finite())
-            .or_else(|| stats::modes::two_modes(&row.head.finite()));
-        if let Some(m) = positional.iter().find(|m| m.covers(&row.table)) {
-            row.verdict = Verdict::Invalid;
-            row.p = None;
-            row.reason = m.row_reason();
-        }
-        rows.push(row);
-    }
-
-    let control = gate_on_control(&mut rows, opt);
-
-    // Benjamini-Hochberg over every tested non-control row that is still in the family.
-    let family: Vec<usize> = (0..rows.len())
-        .filter(|i| {
-            !rows[*i].control
-                && rows[*i].p.is_some()
-                && rows[*i].verdict == Verdict::NoSignificantChange
-        })
-        .collect();
-    let mut ps: Vec<f64> = family
-        .iter()
-        .map(|i| rows[*i].p.expect("filtered"))
-        .collect();
-    if let Some(look) = &opt.sequential {
-        sequential::adjust(&mut ps, look);
-    }
-    let qs = stats::benjamini_hochberg(&ps);
-    for (i, q) in family.iter().zip(qs) {
-        rows[*i].q = Some(q);
-    }
-    for r in &mut rows {
-        decide(r, opt.alpha);
-    }
-    relative_to_control(&mut rows, opt.alpha);
-    if opt.test == Test::MannWhitney {
-        beyond_reach_after_correction(&mut rows, &family, &ps, opt.alpha);
-    }
-    for r in &mut rows {
-        match &opt.sequential {
-            Some(look) => sequential::judge(r, look, opt.alpha),
-            None => sequential::note_power(r, opt.alpha),
-        }
-        note_modes(r);
-    }
-
+    let derived = [
+        std::mem::take(&mut b.derived_columns),
+        std::mem::take(&mut h.derived_columns),
+    ];
+    let paired = pair::pair(b, h, opt);
+    let pair::Paired {
+        mut rows,
+        only_in_base,
+        only_in_head,
+        not_measured,
+        key_names,
+        mut warnings,
+        unpaired_tables,
+    } = paired;
+    let control = judge(&mut rows, opt);
     let mut t = std::time::Instant::now();
     let summary = summarize(&rows, opt);
     trace("summary bootstrap", &mut t);
@@ -346,10 +186,9 @@ fn build_report(
     let key_basis = key_names
         .into_iter()
         .map(|(table, key_columns)| KeyBasis {
-            derived_columns_excluded: b
-                .derived_columns
+            derived_columns_excluded: derived[0]
                 .get(&table)
-                .or(h.derived_columns.get(&table))
+                .or(derived[1].get(&table))
                 .cloned()
                 .unwrap_or_default(),
             table,
@@ -365,17 +204,17 @@ fn build_report(
     for c in &control_one_sided {
         warnings.push(format!("control on one side only: {c}"));
     }
-    let evidence = decide::Evidence {
+    let evidence = verdict::Evidence {
         base: &base_side,
         head: &head_side,
         missing: only_in_base.len(),
         control_one_sided,
         mixed_hardware,
         mixed_methods,
-        unpaired_tables: positional.len(),
+        unpaired_tables,
         opt,
     };
-    let (verdict, reasons) = overall(&rows, &control, &evidence);
+    let (verdict, reasons) = verdict::overall(&rows, &control, &evidence);
     Ok(Report {
         verdict,
         reason: Reason::prose(&reasons),
@@ -392,6 +231,48 @@ fn build_report(
         key_basis,
         warnings,
     })
+}
+
+/// Every row judged: the control gate, Benjamini-Hochberg over the rows still in the
+/// family (the sequential rule's adjustment first when this is a look of `ab`), each
+/// verdict, the rows relative to the control, and each row's power or sequential state.
+fn judge(rows: &mut [Row], opt: &Options) -> Option<ControlStatus> {
+    let control = gate_on_control(rows, opt);
+
+    // Benjamini-Hochberg over every tested non-control row that is still in the family.
+    let family: Vec<usize> = (0..rows.len())
+        .filter(|i| {
+            !rows[*i].control
+                && rows[*i].p.is_some()
+                && rows[*i].verdict == Verdict::NoSignificantChange
+        })
+        .collect();
+    let mut ps: Vec<f64> = family
+        .iter()
+        .map(|i| rows[*i].p.expect("filtered"))
+        .collect();
+    if let Some(look) = &opt.sequential {
+        sequential::adjust(&mut ps, look);
+    }
+    let qs = stats::benjamini_hochberg(&ps);
+    for (i, q) in family.iter().zip(qs) {
+        rows[*i].q = Some(q);
+    }
+    for r in rows.iter_mut() {
+        decide(r, opt.alpha);
+    }
+    relative_to_control(rows, opt.alpha);
+    if opt.test == Test::MannWhitney {
+        beyond_reach_after_correction(rows, &family, &ps, opt.alpha);
+    }
+    for r in rows.iter_mut() {
+        match &opt.sequential {
+            Some(look) => sequential::judge(r, look, opt.alpha),
+            None => sequential::note_power(r, opt.alpha),
+        }
+        note_modes(r);
+    }
+    control
 }
 
 /// Every `--control` name must match a variant on some side (else it is a usage
