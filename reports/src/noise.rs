@@ -220,7 +220,7 @@ fn footer(r: &NoiseReport) -> String {
 pub fn render_text(r: &NoiseReport) -> String {
     let (head, rows) = cells(r);
     let mut out = format!("noise of label '{}': {} series\n", r.label, r.series.len());
-    out.push_str(&crate::table::aligned(&head, &rows));
+    out.push_str(&crate::query::table::aligned(&head, &rows));
     out.push_str(&footer(r));
     out
 }

@@ -108,7 +108,7 @@ pub enum OverviewError {
     #[error("unknown {0} '{1}'; known: {2}")]
     Unknown(&'static str, String, String),
     #[error("reading the triage: {0}")]
-    Triage(#[from] crate::triage::TriageError),
+    Triage(#[from] crate::alerts::TriageError),
 }
 
 impl From<duckdb::Error> for OverviewError {
@@ -253,8 +253,8 @@ pub fn overview(db: &Db, ask: &Ask, detect: &DetectConfig) -> Result<Overview, O
         }
     }
     // Open alerts by series.
-    let alerts = crate::triage::list(db, None)?;
-    let open: Vec<&crate::triage::AlertView> = alerts
+    let alerts = crate::alerts::list(db, None)?;
+    let open: Vec<&crate::alerts::AlertView> = alerts
         .iter()
         .filter(|a| {
             matches!(a.status, AlertStatus::Pending | AlertStatus::Active)

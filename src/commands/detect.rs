@@ -21,7 +21,7 @@ pub fn detect(root: &Path, a: crate::cli::DetectArgs) -> anyhow::Result<Exit> {
         .cloned()
         .collect();
     // Every target is checked before anything is stored: a typo must not cost the page.
-    let targets = perfdb_reports::notify::parse_targets(&urls)?;
+    let targets = perfdb_reports::alerts::notify::parse_targets(&urls)?;
     let db = Db::open(root)
         .with_context(|| format!("cannot open the warehouse at {}", root.display()))?;
     let d = perfdb_reports::detect::detect(&db, &a.label, a.since.as_deref(), &cfg.detect)?;
@@ -49,7 +49,7 @@ pub fn detect(root: &Path, a: crate::cli::DetectArgs) -> anyhow::Result<Exit> {
         None
     } else {
         let timeout = std::time::Duration::from_secs_f64(a.notify_timeout);
-        Some(perfdb_reports::notify::deliver(
+        Some(perfdb_reports::alerts::notify::deliver(
             root, &a.label, &targets, timeout,
         )?)
     };
@@ -60,7 +60,7 @@ pub fn detect(root: &Path, a: crate::cli::DetectArgs) -> anyhow::Result<Exit> {
         for (id, target) in &dl.claimed_elsewhere {
             eprintln!(
                 "note: alert {id} to {target}: another detect is delivering it (its claim lapses after {} s; a later run takes it over)",
-                perfdb_reports::notify::lease(std::time::Duration::from_secs_f64(a.notify_timeout)).as_secs()
+                perfdb_reports::alerts::notify::lease(std::time::Duration::from_secs_f64(a.notify_timeout)).as_secs()
             );
         }
     }

@@ -4,7 +4,7 @@
 use crate::cli::{ExportArgs, ExportFormat};
 use crate::Exit;
 use perfdb_reports::db::{sql_str, Db, MACHINE_TAG_SQL, METHOD_TAG_SQL};
-use perfdb_reports::table::{render, TableFormat};
+use perfdb_reports::query::table::{render, TableFormat};
 use serde_json::{json, Map, Value};
 use std::io::Write;
 use std::path::Path;

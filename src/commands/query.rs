@@ -3,8 +3,8 @@
 use crate::cli::{OutFormat, RunsArgs, SqlArgs};
 use crate::Exit;
 use perfdb_reports::db::{sql_str, Db};
-use perfdb_reports::sql::SqlDb;
-use perfdb_reports::table::{render, TableFormat};
+use perfdb_reports::query::sql::SqlDb;
+use perfdb_reports::query::table::{render, TableFormat};
 use std::io::Write;
 use std::path::Path;
 

@@ -725,7 +725,7 @@ async fn an_alert_page_says_how_to_confirm_it() {
     perfdb_reports::detect::raise(&db, &Warehouse::new(&root), &d).unwrap();
     // A fresh reader sees what detect stored.
     let db = perfdb_reports::db::Db::open(&root).unwrap();
-    let id = perfdb_reports::triage::list(&db, None).unwrap()[0]
+    let id = perfdb_reports::alerts::list(&db, None).unwrap()[0]
         .id
         .clone();
     drop(db);

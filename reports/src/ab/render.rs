@@ -115,7 +115,7 @@ pub fn text(s: &Sequential, report: &Report) -> String {
             v
         })
         .collect();
-    out.push_str(&crate::table::aligned(&[], &rows));
+    out.push_str(&crate::query::table::aligned(&[], &rows));
     out
 }
 

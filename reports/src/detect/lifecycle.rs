@@ -14,8 +14,8 @@
 //! they read as pending (never delivered) and the next run gives them theirs.
 
 use super::{DetectError, Detection, Event, NEAR};
+use crate::alerts::{self, AlertView};
 use crate::db::{Db, DbError};
-use crate::triage::{self, AlertView};
 use perfdb_ingest::model::{AlertRecord, AlertStatus, StatusChange};
 use perfdb_ingest::warehouse::Warehouse;
 use serde::Serialize;
@@ -145,9 +145,9 @@ fn now_us() -> i64 {
 /// records and then one of status changes.
 pub fn raise(db: &Db, wh: &Warehouse, d: &Detection) -> Result<Raised, DetectError> {
     // Stale-data alerts have a lifecycle of their own ([`super::stale`]).
-    let stored: Vec<AlertView> = triage::list(db, None)?
+    let stored: Vec<AlertView> = alerts::list(db, None)?
         .into_iter()
-        .filter(|a| a.label == d.label && a.kind == triage::AlertKind::Regression)
+        .filter(|a| a.label == d.label && a.kind == alerts::AlertKind::Regression)
         .collect();
     let pos = |c: &str| d.commit_position(c);
     let range_of = |lg: &str, fb: &str| -> Option<(usize, usize)> {

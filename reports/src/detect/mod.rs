@@ -37,7 +37,7 @@ pub enum DetectError {
     #[error("--since {since}: no commit of label '{label}' starts with it")]
     NoSuchCommit { label: String, since: String },
     #[error(transparent)]
-    Triage(#[from] crate::triage::TriageError),
+    Triage(#[from] crate::alerts::TriageError),
     #[error("reading the history: {0}")]
     Spill(String),
 }
@@ -672,7 +672,7 @@ fn window(
     // The furthest back the window reaches for an open alert.
     let floor = since_at.saturating_sub(2 * context);
     let pos = |c: &str| order.iter().position(|o| o == c);
-    for a in crate::triage::list(db, None)? {
+    for a in crate::alerts::list(db, None)? {
         let open = matches!(
             a.status,
             perfdb_ingest::model::AlertStatus::Pending
@@ -680,7 +680,7 @@ fn window(
                 | perfdb_ingest::model::AlertStatus::Acknowledged
                 | perfdb_ingest::model::AlertStatus::Silenced
         );
-        if a.label != label || a.kind != crate::triage::AlertKind::Regression || !open {
+        if a.label != label || a.kind != crate::alerts::AlertKind::Regression || !open {
             continue;
         }
         if let (Some(lg), Some(fb)) = (pos(&a.last_good_commit), pos(&a.first_bad_commit)) {

@@ -20,9 +20,9 @@
 
 use super::lifecycle::WHO;
 use super::DetectError;
+use crate::alerts::{self, AlertKind, AlertView};
 use crate::config::StaleConfig;
 use crate::db::{sql_str, Db, MACHINE_CLASS_SQL};
-use crate::triage::{self, AlertKind, AlertView};
 use perfdb_ingest::model::{
     in_source_order, key_display, key_from_json, AlertRecord, AlertStatus, StatusChange,
 };
@@ -294,7 +294,7 @@ pub fn check(
 ) -> Result<StaleOutcome, DetectError> {
     let commits = read(db, label, cfg.reported() + cfg.missing() + lookback)?;
     let found = find(&commits, cfg);
-    let stored: Vec<AlertView> = triage::list(db, None)?
+    let stored: Vec<AlertView> = alerts::list(db, None)?
         .into_iter()
         .filter(|a| a.label == label && a.kind == AlertKind::Stale)
         .collect();

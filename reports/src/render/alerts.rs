@@ -2,8 +2,8 @@
 //! the terminal table and the markdown comment, one alert in full, and JSON.
 
 use super::columns::{markdown_table, terminal_lines, Column};
-use crate::confirm::{render_text, Confirmation};
-use crate::triage::{AlertView, Moved};
+use crate::alerts::confirm::{render_text, Confirmation};
+use crate::alerts::{AlertView, Moved};
 
 /// How alerts are printed (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -112,7 +112,7 @@ mod tests {
 
     fn alert(id: &str, status: AlertStatus, ratio: f64) -> AlertView {
         AlertView {
-            kind: crate::triage::AlertKind::Regression,
+            kind: crate::alerts::AlertKind::Regression,
             id: id.into(),
             status,
             label: "main".into(),

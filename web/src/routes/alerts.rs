@@ -11,8 +11,8 @@ use axum::extract::State;
 use axum::response::Html;
 use axum::Json;
 use perfdb_ingest::model::AlertStatus;
+use perfdb_reports::alerts::{self, AlertView};
 use perfdb_reports::saved::SavedComparison;
-use perfdb_reports::triage::{self, AlertView};
 
 /// A saved comparison as the API and the page show it: with its replay link.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -66,7 +66,7 @@ fn status_of(q: &AlertsQuery) -> Result<Option<AlertStatus>, AppError> {
 
 fn detected(s: &AppState, status: Option<AlertStatus>) -> Result<Vec<AlertView>, AppError> {
     let db = s.db()?;
-    triage::list(&db, status).map_err(|e| AppError::internal(e.to_string()))
+    alerts::list(&db, status).map_err(|e| AppError::internal(e.to_string()))
 }
 
 /// `/api/alerts/detected?status=`: the stored alerts as `perfdb alerts list --format
@@ -88,9 +88,9 @@ pub async fn detected_api(
 /// allows, a note, and the server's token.
 fn triage_form(a: &AlertView, token: &str) -> String {
     let all = [
-        (triage::Action::Acknowledge, "ack", "acknowledge"),
-        (triage::Action::Dismiss, "dismiss", "dismiss"),
-        (triage::Action::Reopen, "reopen", "reopen"),
+        (alerts::Action::Acknowledge, "ack", "acknowledge"),
+        (alerts::Action::Dismiss, "dismiss", "dismiss"),
+        (alerts::Action::Reopen, "reopen", "reopen"),
     ];
     let actions: Vec<(&str, &str)> = all
         .iter()
@@ -226,9 +226,9 @@ pub async fn triage(
         ));
     }
     let action = match f.action.as_str() {
-        "ack" => triage::Action::Acknowledge,
-        "dismiss" => triage::Action::Dismiss,
-        "reopen" => triage::Action::Reopen,
+        "ack" => alerts::Action::Acknowledge,
+        "dismiss" => alerts::Action::Dismiss,
+        "reopen" => alerts::Action::Reopen,
         other => {
             return Err(AppError::bad_request(format!(
                 "action '{other}': ack, dismiss or reopen"
@@ -237,7 +237,7 @@ pub async fn triage(
     };
     let root = s.root.clone();
     blocking(s.clone(), move || {
-        triage::act(&root, &id, action, "web", &f.note)
+        alerts::act(&root, &id, action, "web", &f.note)
             .map_err(|e| AppError::bad_request(e.to_string()))
     })
     .await?;
@@ -321,13 +321,13 @@ pub async fn one(
 ) -> Result<Html<String>, AppError> {
     let (a, c) = blocking(s.clone(), move || {
         let db = s.db()?;
-        let a = triage::find(&db, &id).map_err(|e| match e {
-            triage::TriageError::NotFound(_) | triage::TriageError::Ambiguous { .. } => {
+        let a = alerts::find(&db, &id).map_err(|e| match e {
+            alerts::TriageError::NotFound(_) | alerts::TriageError::Ambiguous { .. } => {
                 AppError::unknown(e.to_string())
             }
             e => AppError::internal(e.to_string()),
         })?;
-        let c = perfdb_reports::confirm::confirmation(&db, &a, None)
+        let c = perfdb_reports::alerts::confirm::confirmation(&db, &a, None)
             .map_err(|e| AppError::internal(e.to_string()))?;
         Ok((a, c))
     })
@@ -337,8 +337,8 @@ pub async fn one(
         "<p><b>{}</b> {} · {} {} · {} on {} · {} (last good {}) · <span class=\"{}\">{}</span></p>",
         esc(a.status.as_str()),
         esc(match a.kind {
-            triage::AlertKind::Regression => "regression",
-            triage::AlertKind::Stale => "stale data",
+            alerts::AlertKind::Regression => "regression",
+            alerts::AlertKind::Stale => "stale data",
         }),
         esc(&a.table),
         esc(&a.variant),

@@ -1,11 +1,10 @@
-//! `perfdb alerts`: the alerts `perfdb detect` stored, with their status, and the status
-//! changes people make (acknowledge, dismiss with a note, reopen). Status changes are
-//! appended under the warehouse's commit protocol; the current status is the latest,
-//! and an alert with none yet (its run stopped between the two commits) is pending.
+//! The alerts `perfdb detect` stored, read with their status: the current status is
+//! the latest status change, and an alert with none yet (its run stopped between the
+//! two commits) is pending. Every reader of alerts (`perfdb alerts`, detect, the
+//! overview, the pages) reads them here.
 
 use crate::db::{Db, DbError};
 use perfdb_ingest::model::{key_from_json, AlertStatus, StatusChange};
-use perfdb_ingest::warehouse::Warehouse;
 use serde::Serialize;
 
 #[derive(Debug, thiserror::Error)]
@@ -262,42 +261,4 @@ pub fn find(db: &Db, prefix: &str) -> Result<AlertView, TriageError> {
             n,
         }),
     }
-}
-
-pub use perfdb_ingest::model::AlertAction as Action;
-
-/// Apply `action` to the alert `prefix` names, as `who`, with `note`; returns the alert
-/// as it now stands.
-pub fn act(
-    root: &std::path::Path,
-    prefix: &str,
-    action: Action,
-    who: &str,
-    note: &str,
-) -> Result<AlertView, TriageError> {
-    if action == Action::Dismiss && note.trim().is_empty() {
-        return Err(TriageError::NoteNeeded);
-    }
-    let db = Db::open(root)?;
-    let alert = find(&db, prefix)?;
-    if !action.allowed_from(alert.status) {
-        return Err(TriageError::Transition {
-            id: alert.id,
-            from: alert.status,
-            action: action.target().as_str(),
-        });
-    }
-    let at_us = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|t| t.as_micros() as i64)
-        .unwrap_or(0);
-    let change = StatusChange {
-        alert_id: alert.id.clone(),
-        status: action.target(),
-        at_us,
-        who: who.to_string(),
-        note: note.to_string(),
-    };
-    Warehouse::new(root).commit_alerts(|_| (Vec::new(), vec![change]))?;
-    find(&Db::open(root)?, &alert.id)
 }

@@ -3,8 +3,8 @@
 //! machine (the two commits' builds interleaved), and `git bisect` hints when commits
 //! in the range were not measured (docs/alerts.md, "Confirming an alert").
 
+use crate::alerts::{AlertKind, AlertView};
 use crate::db::{sql_str, Db, DbError, MACHINE_TAG_SQL};
-use crate::triage::{AlertKind, AlertView};
 use serde::Serialize;
 use std::path::Path;
 

@@ -19,8 +19,8 @@
 //! `***`, with a short hash of the whole URL to keep targets apart; a token read from the
 //! environment is never printed or stored.
 
+use crate::alerts::{self, AlertView};
 use crate::db::{Db, DbError};
-use crate::triage::{self, AlertView};
 use perfdb_ingest::hash::sha256_hex;
 use perfdb_ingest::model::{AlertStatus, Delivery};
 use perfdb_ingest::warehouse::Warehouse;
@@ -40,7 +40,7 @@ pub enum NotifyError {
     #[error(transparent)]
     Db(#[from] DbError),
     #[error(transparent)]
-    Triage(#[from] triage::TriageError),
+    Triage(#[from] alerts::TriageError),
     #[error("--notify {0}: {1}")]
     BadTarget(String, &'static str),
 }
@@ -366,7 +366,7 @@ pub fn body_for(preset: Preset, a: &AlertView) -> serde_json::Value {
 pub fn payload(a: &AlertView) -> serde_json::Value {
     let mut v = serde_json::to_value(a).expect("alert serialises");
     let text = match a.kind {
-        crate::triage::AlertKind::Regression => format!(
+        crate::alerts::AlertKind::Regression => format!(
             "perfdb: {} {} {} on {} regressed at {} (last good {}): {} {} [{}]",
             a.table,
             a.variant,
@@ -378,7 +378,7 @@ pub fn payload(a: &AlertView) -> serde_json::Value {
             a.change_text(),
             a.id
         ),
-        crate::triage::AlertKind::Stale => format!(
+        crate::alerts::AlertKind::Stale => format!(
             "perfdb: {} {} {} on {} stopped reporting after {} ({}) [{}]",
             a.table,
             a.variant,
@@ -409,7 +409,7 @@ pub fn deliver(
     timeout: Duration,
 ) -> Result<Delivered, NotifyError> {
     let db = Db::open(root)?;
-    let alerts: Vec<AlertView> = triage::list(&db, Some(AlertStatus::Active))?
+    let alerts: Vec<AlertView> = alerts::list(&db, Some(AlertStatus::Active))?
         .into_iter()
         .filter(|a| a.label == label)
         .collect();

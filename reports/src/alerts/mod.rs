@@ -1,0 +1,12 @@
+//! Alerts from their storing on: reading them ([`store`]: every reader of alerts uses
+//! its `list`, `find` and `AlertView`), the status changes people make ([`triage`]),
+//! their delivery ([`notify`]), and how to confirm one ([`confirm`]: the range, `perfdb
+//! ab`, a bisect plan).
+
+pub mod confirm;
+pub mod notify;
+pub mod store;
+pub mod triage;
+
+pub use store::{find, list, AlertKind, AlertView, Moved, TriageError};
+pub use triage::{act, Action};

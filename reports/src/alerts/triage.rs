@@ -1,0 +1,45 @@
+//! The status changes people make to an alert (acknowledge, dismiss with a note,
+//! reopen), appended under the warehouse's commit protocol.
+
+use super::store::{find, AlertView, TriageError};
+use crate::db::Db;
+use perfdb_ingest::model::StatusChange;
+use perfdb_ingest::warehouse::Warehouse;
+
+pub use perfdb_ingest::model::AlertAction as Action;
+
+/// Apply `action` to the alert `prefix` names, as `who`, with `note`; returns the alert
+/// as it now stands.
+pub fn act(
+    root: &std::path::Path,
+    prefix: &str,
+    action: Action,
+    who: &str,
+    note: &str,
+) -> Result<AlertView, TriageError> {
+    if action == Action::Dismiss && note.trim().is_empty() {
+        return Err(TriageError::NoteNeeded);
+    }
+    let db = Db::open(root)?;
+    let alert = find(&db, prefix)?;
+    if !action.allowed_from(alert.status) {
+        return Err(TriageError::Transition {
+            id: alert.id,
+            from: alert.status,
+            action: action.target().as_str(),
+        });
+    }
+    let at_us = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|t| t.as_micros() as i64)
+        .unwrap_or(0);
+    let change = StatusChange {
+        alert_id: alert.id.clone(),
+        status: action.target(),
+        at_us,
+        who: who.to_string(),
+        note: note.to_string(),
+    };
+    Warehouse::new(root).commit_alerts(|_| (Vec::new(), vec![change]))?;
+    find(&Db::open(root)?, &alert.id)
+}

@@ -1,0 +1,71 @@
+//! Welch's t-test, on values and on their logs, and the ratio of geometric means with
+//! its interval.
+
+use super::{mean, variance, CONFIDENCE};
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Welch {
+    pub t: f64,
+    pub df: f64,
+    pub p: f64,
+}
+
+/// Welch's two-sided t-test of `a` against `b` (t > 0 when mean(a) > mean(b)).
+/// Needs at least 2 values a side. Zero variance on both sides: equal means give
+/// p = 1, different means a deterministic difference, p = 0.
+pub fn welch(a: &[f64], b: &[f64]) -> Welch {
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    let (va, vb) = (variance(a) / na, variance(b) / nb);
+    let diff = mean(a) - mean(b);
+    let se2 = va + vb;
+    if se2 == 0.0 {
+        return if diff == 0.0 {
+            Welch {
+                t: 0.0,
+                df: na + nb - 2.0,
+                p: 1.0,
+            }
+        } else {
+            Welch {
+                t: diff.signum() * f64::INFINITY,
+                df: na + nb - 2.0,
+                p: 0.0,
+            }
+        };
+    }
+    let t = diff / se2.sqrt();
+    let df = se2 * se2 / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
+    let dist = StudentsT::new(0.0, 1.0, df).expect("df > 0");
+    Welch {
+        t,
+        df,
+        p: (2.0 * dist.sf(t.abs())).min(1.0),
+    }
+}
+
+/// 95% CI of the ratio of geometric means of `a` over `b`: exp(d +- t(df) se) with d the
+/// difference of mean logs and Welch's se and df. Needs at least 2 values a side.
+pub fn geomean_ratio_ci(a: &[f64], b: &[f64]) -> Option<(f64, f64)> {
+    if a.len() < 2 || b.len() < 2 {
+        return None;
+    }
+    let la: Vec<f64> = a.iter().map(|v| v.ln()).collect();
+    let lb: Vec<f64> = b.iter().map(|v| v.ln()).collect();
+    let d = mean(&la) - mean(&lb);
+    let se = (variance(&la) / la.len() as f64 + variance(&lb) / lb.len() as f64).sqrt();
+    if se == 0.0 {
+        return Some((d.exp(), d.exp()));
+    }
+    let t = StudentsT::new(0.0, 1.0, welch(&la, &lb).df)
+        .ok()?
+        .inverse_cdf(1.0 - (1.0 - CONFIDENCE) / 2.0);
+    Some(((d - t * se).exp(), (d + t * se).exp()))
+}
+
+/// Welch's test on ln(value): the tested quantity is the log ratio of geometric means.
+pub fn welch_log(a: &[f64], b: &[f64]) -> Welch {
+    let la: Vec<f64> = a.iter().map(|v| v.ln()).collect();
+    let lb: Vec<f64> = b.iter().map(|v| v.ln()).collect();
+    welch(&la, &lb)
+}
