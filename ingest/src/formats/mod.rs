@@ -15,7 +15,7 @@ mod nvbench_json;
 mod nvbench_markdown;
 mod perf_lines;
 mod pytest_benchmark;
-mod pytorch_v3;
+pub mod pytorch_v3;
 mod rocm_bench_csv;
 mod serving;
 pub mod support;

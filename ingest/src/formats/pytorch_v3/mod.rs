@@ -29,6 +29,8 @@
 //! trials, with its commit (and `benchmark.extra_info.perfdb_commit_time_us`) and
 //! machine ([`Groups`]).
 
+pub mod write;
+
 use super::{Format, ParseError, Parser};
 use crate::formats::support::emit::{lines_of, Row, Spec};
 use crate::formats::support::text::has;
