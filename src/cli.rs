@@ -9,17 +9,40 @@ pub use perfdb_reports::render::alerts::AlertsFormat;
 pub use perfdb_reports::render::ReportFormat as CompareFormat;
 use std::path::PathBuf;
 
-const EXIT_CODES: &str = "\
-Exit codes:
-  0  ok (compare: no regression)
-  1  compare: regression, new numerics failure on head, or a failed head run;
-     detect: a new alert was raised
-  2  usage or input error (ingest: any file failed; compare: empty or overlapping
-     sides, a label spanning commits, a --control matching nothing; detect: an alert
-     could not be delivered)
-  3  compare: inconclusive or unreliable (rows missing on head, nothing matched, too
-     few trials, a failed base run, mixed hardware, numerics unchecked on head,
-     control on one side only or moved)";
+/// An input format asked for: `None` for auto-detection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InputFormat(pub Option<perfdb_ingest::formats::Format>);
+
+/// `auto`, or a name `perfdb formats` lists.
+fn input_format(s: &str) -> Result<InputFormat, String> {
+    match s {
+        "auto" => Ok(InputFormat(None)),
+        name => name.parse().map(|f| InputFormat(Some(f))),
+    }
+}
+
+/// The exit codes as `--help` ends: [`crate::EXIT_MEANINGS`], each wrapped under its code.
+pub fn exit_codes_text() -> String {
+    let mut out = String::from("Exit codes:");
+    for (code, meaning) in crate::EXIT_MEANINGS {
+        out.push_str(&format!("\n  {:<4}", *code as u8));
+        let (mut width, mut first) = (6, true);
+        for word in meaning.split_whitespace() {
+            let len = word.chars().count();
+            if !first && width + 1 + len > 88 {
+                out.push_str("\n      ");
+                width = 6;
+            } else if !first {
+                out.push(' ');
+                width += 1;
+            }
+            out.push_str(word);
+            width += len;
+            first = false;
+        }
+    }
+    out
+}
 
 #[derive(Debug, Parser)]
 #[command(
@@ -30,7 +53,7 @@ Exit codes:
                   probe lines, Triton, torch.utils.benchmark, pytest-benchmark, google-benchmark, \
                   ROCm bench CSVs, serving results... `perfdb formats` lists them) into a Parquet \
                   warehouse, and compares runs with a proper statistical test.",
-    after_help = EXIT_CODES
+    after_help = exit_codes_text()
 )]
 pub struct Cli {
     /// Warehouse: a directory, or a URL (s3://bucket/prefix, gs://, az://, file://; credentials
@@ -69,11 +92,11 @@ pub enum Command {
     /// access on; what it writes is not part of the warehouse.
     Sql(SqlArgs),
     /// Compare two sets of runs and exit with a code CI can act on
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = exit_codes_text())]
     Compare(CompareArgs),
     /// Find change points over the history of every series of a label (commits ordered by
     /// commit time) and store each regression as an alert; exits 1 when a new one was raised
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = exit_codes_text())]
     Detect(DetectArgs),
     /// The alerts `detect` stored: list, show, acknowledge, dismiss, reopen
     Alerts(AlertsArgs),
@@ -125,7 +148,7 @@ pub enum Command {
     ///   perfdb ab --base 'cd ../main && python bench.py' --head 'python bench.py'
     ///   perfdb ab --base-dir ../main --head-dir . -- python bench.py
     ///   perfdb ab --base-env USE_NEW_KERNEL=0 --head-env USE_NEW_KERNEL=1 -- python bench.py
-    #[command(after_help = EXIT_CODES, verbatim_doc_comment)]
+    #[command(after_help = exit_codes_text(), verbatim_doc_comment)]
     Ab(Box<AbArgs>),
     /// How noisy each series of a label is, and the trials a side a change needs
     ///
@@ -137,7 +160,7 @@ pub enum Command {
     /// List the input formats `ingest` reads (auto-detected; `--format NAME` forces one)
     Formats,
     /// Ingest the bundled H200 sample data and compare base with head
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = exit_codes_text())]
     Demo,
 }
 
@@ -184,8 +207,8 @@ pub struct IngestOptions {
     #[arg(long, value_name = "NAME")]
     pub machine: Option<String>,
     /// Input format: auto, or one of the names `perfdb formats` lists
-    #[arg(long, default_value = "auto")]
-    pub format: String,
+    #[arg(long, default_value = "auto", value_parser = input_format)]
+    pub format: InputFormat,
     /// Unit of values whose source prints none (Triton's save_path CSV), e.g. TFLOPS,
     /// GB/s, ms
     #[arg(long, value_name = "UNIT")]
@@ -454,8 +477,8 @@ pub struct AbArgs {
     #[arg(long)]
     pub no_gpu_state: bool,
     /// Format of the trials' output: auto, or one of the names `perfdb formats` lists
-    #[arg(long, value_name = "NAME", default_value = "auto")]
-    pub input_format: String,
+    #[arg(long, value_name = "NAME", default_value = "auto", value_parser = input_format)]
+    pub input_format: InputFormat,
     /// Label of the base trials [default: ab-base-SESSION]
     #[arg(long, value_name = "LABEL")]
     pub label_base: Option<String>,

@@ -26,6 +26,39 @@ pub enum Exit {
     Interrupted = 130,
 }
 
+/// Every exit code with what it means: `--help` prints these, and a test holds the
+/// README's table to them.
+pub const EXIT_MEANINGS: &[(Exit, &str)] = &[
+    (Exit::Ok, "ok (compare: no regression)"),
+    (
+        Exit::Regression,
+        "compare and ab: a regression, a numerics failure on head that base did not have \
+         (`--strict-numerics`: any), or a head run its harness failed; detect: an alert \
+         became active (a confirmed step) for the first time",
+    ),
+    (
+        Exit::Error,
+        "usage or input error (ingest: any file failed — the others are still ingested; \
+         compare: an empty selector, sides sharing runs, a label whose runs span several \
+         commits, a `--control` that matches no variant; detect: an alert could not be \
+         delivered)",
+    ),
+    (
+        Exit::Inconclusive,
+        "compare: inconclusive or unreliable — rows measured on base missing on head \
+         (`--allow-missing`), nothing matched, too few trials, a row invalid or withheld, \
+         a failed base run, different hardware (`--allow-mixed-hardware`), numerics \
+         checked on base but not on head (`--allow-unchecked`), the control on one side \
+         only or moved",
+    ),
+    (
+        Exit::Interrupted,
+        "run and ab: SIGINT or SIGTERM (a cancelled CI job) — the running command was \
+         stopped with every process it started and not stored; ab reports on the trials \
+         stored before it",
+    ),
+];
+
 impl Exit {
     /// A comparison's exit code: its verdict's.
     pub fn of(report: &perfdb_reports::compare::Report) -> Exit {
@@ -94,5 +127,45 @@ mod tests {
         );
         let plain = anyhow::anyhow!("disk full").context("writing runs");
         assert_eq!(super::causes(&plain), ["disk full"]);
+    }
+
+    use super::*;
+
+    /// The README's exit-code table says what [`EXIT_MEANINGS`] says, code by code.
+    #[test]
+    fn the_readme_lists_every_exit_code_as_defined() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+            .expect("README.md");
+        let section = readme
+            .split("## Exit codes")
+            .nth(1)
+            .expect("an Exit codes section");
+        let rows: Vec<(String, String)> = section
+            .lines()
+            .skip_while(|l| !l.starts_with('|'))
+            .take_while(|l| l.starts_with('|'))
+            .skip(2)
+            .map(|l| {
+                let cells: Vec<&str> = l.trim_matches('|').split(" | ").collect();
+                (cells[0].trim().to_string(), cells[1].trim().to_string())
+            })
+            .collect();
+        let defined: Vec<(String, String)> = EXIT_MEANINGS
+            .iter()
+            .map(|(code, meaning)| ((*code as u8).to_string(), meaning.to_string()))
+            .collect();
+        assert_eq!(rows, defined);
+    }
+
+    #[test]
+    fn help_ends_with_every_exit_code() {
+        let help = cli::exit_codes_text();
+        for (code, meaning) in EXIT_MEANINGS {
+            let first = meaning.split_whitespace().next().unwrap();
+            assert!(
+                help.contains(&format!("  {:<4}{first}", *code as u8)),
+                "{help}"
+            );
+        }
     }
 }

@@ -12,6 +12,7 @@
 
 pub mod delta;
 pub mod formats;
+pub mod gpu_state;
 pub mod hash;
 pub mod model;
 pub mod pipeline;

@@ -8,7 +8,6 @@ mod export;
 mod ingest;
 mod noise;
 mod query;
-mod run;
 mod serve;
 mod status;
 mod upkeep;
@@ -36,7 +35,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Serve(a) => serve::run(&wh, a),
         Command::ExportSite(a) => serve::export_site(&wh, a),
         Command::Export(a) => export::run(&wh, a),
-        Command::Run(a) => run::run(&wh, a),
+        Command::Run(a) => ingest::command::run(&wh, a),
         Command::Ab(a) => ab::run(&wh, *a),
         Command::Noise(a) => noise::run(&wh, a),
         Command::Formats => ingest::formats(),

@@ -10,7 +10,6 @@ mod aorta_result;
 mod checks;
 mod flydsl_bench;
 mod google_benchmark;
-pub mod gpu_state;
 mod nvbench_json;
 mod nvbench_markdown;
 mod perf_lines;

@@ -1,6 +1,6 @@
 //! The GPU's state around each trial, from the vendor's query tool on PATH.
 
-use perfdb_ingest::formats::gpu_state::{self, GpuState};
+use perfdb_ingest::gpu_state::{self, GpuState};
 use std::process::Command;
 
 /// The GPU query tool on PATH, if any.

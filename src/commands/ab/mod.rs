@@ -17,7 +17,6 @@ use crate::Exit;
 use anyhow::Context;
 use arms::Arms;
 use gpu::GpuTool;
-use perfdb_ingest::formats::Format;
 use perfdb_ingest::model::RunMeta;
 use perfdb_ingest::warehouse::{Label, Warehouse};
 use perfdb_reports::ab::{self as experiment, Arm, Outcome, Plan, Sequential, Stopped};
@@ -75,13 +74,7 @@ fn session(
 ) -> anyhow::Result<(Session, [String; 2])> {
     let arms = Arms::from_args(a)?;
     let opt = look_options(a)?;
-    let format: Option<Format> = match a.input_format.as_str() {
-        "auto" => None,
-        f => Some(
-            f.parse()
-                .map_err(|e| anyhow::anyhow!("--input-format {e}"))?,
-        ),
-    };
+    let format = a.input_format.0;
     let labels = labels(a, stamp)?;
     let logs = a
         .logs

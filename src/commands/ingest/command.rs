@@ -1,7 +1,7 @@
 //! `perfdb run -- CMD`: run a benchmark, pass its output through as it comes, and
 //! ingest what it printed as one run (the command line, exit code and duration as tags).
 
-use super::ingest::{options, report};
+use super::{options, report};
 use crate::cli::RunArgs;
 use crate::process::{self as child, shell_word, Echo, Ended};
 use crate::Exit;

@@ -1,4 +1,7 @@
-//! `perfdb ingest` and `perfdb compact`.
+//! `perfdb ingest`, and `perfdb run` ([`command`]: a command's output ingested as one
+//! run).
+
+pub mod command;
 
 use crate::cli::{IngestArgs, IngestOptions};
 use crate::Exit;
@@ -15,10 +18,7 @@ const PROGRESS_MIN_FILES: usize = 50;
 
 /// The label, format and metadata `ingest` and `run` share.
 pub(super) fn options(a: IngestOptions) -> anyhow::Result<(Label, Option<Format>, RunMeta)> {
-    let format: Option<Format> = match a.format.as_str() {
-        "auto" => None,
-        f => Some(f.parse().map_err(anyhow::Error::msg)?),
-    };
+    let format = a.format.0;
     let label = Label::new(a.label.as_deref().unwrap_or(DEFAULT_LABEL))?;
     let commit_time = match (&a.commit_time, &a.git_dir) {
         (Some(t), _) => Some(t.clone()),
