@@ -55,7 +55,11 @@ pub fn export_site(root: &Path, a: ExportSiteArgs) -> anyhow::Result<Exit> {
     let state = perfdb_web::AppState::new(root).with_config(config);
     let rt = tokio::runtime::Runtime::new()?;
     let r = rt
-        .block_on(perfdb_web::export::export_site(&state, &a.dir, a.max_pages))
+        .block_on(perfdb_web::static_site::export_site(
+            &state,
+            &a.dir,
+            a.max_pages,
+        ))
         .with_context(|| format!("cannot export the site of {}", root.display()))?;
     println!(
         "exported {} page(s), {:.1} MB, to {}; open {}",

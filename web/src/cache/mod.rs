@@ -11,95 +11,17 @@
 //! ingest costs one query however many dashboards ask at once. Only `200` answers are
 //! kept; an error is handed to the requests that waited on it, then forgotten.
 
-use crate::AppState;
-use axum::body::{Body, Bytes};
+pub(crate) mod store;
+
+use crate::state::AppState;
+use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use perfdb_ingest::hash::fnv64;
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
-use tokio::sync::OnceCell;
-
-/// Bytes of response bodies kept; the oldest entries go first beyond it.
-pub const CAPACITY_BYTES: usize = 64 << 20;
-/// A body larger than this is served but not kept.
-const MAX_BODY: usize = 16 << 20;
-
-#[derive(Clone)]
-struct Stored {
-    status: StatusCode,
-    headers: HeaderMap,
-    body: Bytes,
-    etag: Option<HeaderValue>,
-}
-
-type Slot = Arc<OnceCell<Stored>>;
-
-#[derive(Default)]
-pub struct Cache {
-    inner: Mutex<Inner>,
-}
-
-#[derive(Default)]
-struct Inner {
-    slots: HashMap<String, Slot>,
-    /// Keys in insertion order, with their body sizes, for eviction.
-    order: VecDeque<(String, usize)>,
-    bytes: usize,
-    /// The warehouse version the entries belong to; a new one drops them all.
-    version: u64,
-}
-
-impl Cache {
-    /// The slot for `key` at `version` (a fresh one when absent).
-    fn slot(&self, version: u64, key: &str) -> Slot {
-        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        if g.version != version {
-            *g = Inner {
-                version,
-                ..Default::default()
-            };
-        }
-        g.slots.entry(key.to_string()).or_default().clone()
-    }
-
-    /// After the slot's flight (once per slot: a key has one slot until it is evicted):
-    /// keep a good answer and account for it, forget others.
-    fn settle(&self, version: u64, key: &str, stored: &Stored) {
-        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        if g.version != version {
-            return;
-        }
-        if stored.status != StatusCode::OK || stored.body.len() > MAX_BODY {
-            g.slots.remove(key);
-            return;
-        }
-        g.order.push_back((key.to_string(), stored.body.len()));
-        g.bytes += stored.body.len();
-        while g.bytes > CAPACITY_BYTES {
-            let Some((old, n)) = g.order.pop_front() else {
-                break;
-            };
-            g.slots.remove(&old);
-            g.bytes -= n;
-        }
-    }
-
-    /// Entries kept now (for tests and the server's own stats).
-    pub fn len(&self) -> usize {
-        self.inner
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .order
-            .len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
+use store::Stored;
+pub use store::{Cache, CAPACITY_BYTES};
 
 /// The query string with its pairs sorted: `?b=1&a=2` and `?a=2&b=1` are one entry.
 fn normalised(query: Option<&str>) -> String {
