@@ -10,9 +10,9 @@ cd "$(dirname "$0")/.."
 KILLS=${1:-200}
 ROUNDS=${2:-5}
 export PERFDB_DRILL_ITERATIONS=$KILLS
-cargo test --release --test drills crash_drill -- --nocapture 2>&1 | grep -E "crash drill|panicked|FAILED" || true
-cargo test --release --test drills a_full_disk -- --nocapture 2>&1 | grep -E "disk full|panicked|FAILED" || true
+cargo test --release --test it crash_drill -- --nocapture 2>&1 | grep -E "crash drill|panicked|FAILED" || true
+cargo test --release --test it a_full_disk -- --nocapture 2>&1 | grep -E "disk full|panicked|FAILED" || true
 for i in $(seq "$ROUNDS"); do
-  cargo test --release --test drills concurrency_drill -- --nocapture 2>&1 | grep -E "concurrency drill|panicked|FAILED" || true
+  cargo test --release --test it concurrency_drill -- --nocapture 2>&1 | grep -E "concurrency drill|panicked|FAILED" || true
 done
 bash benches/malformed.sh

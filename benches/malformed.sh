@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The generated malformed inputs of tests/malformed.rs at full size, against the release
+# The generated malformed inputs of tests/it/malformed.rs at full size, against the release
 # binary: a 100 MB single line, a table of 10^5 columns, one of 10^6 rows, the same cut
 # mid-row. Each is ingested under a 2 GiB address-space limit (prlimit --as); prints its
 # outcome, seconds and peak resident memory (GNU time) as a markdown table.

@@ -9,7 +9,7 @@
 # two at a time (one per core here). Seeds: every file of sample-data/ up to 64 KB; the
 # corpus each target grows is kept under $PERFDB_FUZZ_DIR (default ~/.cache/perfdb/fuzz)
 # so a later run starts from it. A finding is saved under $PERFDB_FUZZ_DIR/artifacts/
-# <target>/; copy it to fuzz/regressions/<target>/ once fixed (ingest/tests/roundtrip.rs
+# <target>/; copy it to fuzz/regressions/<target>/ once fixed (ingest/tests/it/roundtrip.rs
 # replays it).
 # Per input: at most 10 s, 2 GB resident, 8 KB long (longer seeds are cut). Built
 # without a sanitizer (`-s none`): the parsers are safe Rust, so what fuzzing looks for is

@@ -16,8 +16,8 @@
 //! one machine or many.
 //!
 //! The warehouse commits through it (`crate::warehouse`: the log is the commit point); it
-//! is tested here, on SeaweedFS and Azurite (`tests/delta_object_store.rs`), and read back by delta-rs and
-//! Spark (`tests/delta_readers.rs`).
+//! is tested here, on SeaweedFS and Azurite (`tests/it/delta_object_store.rs`), and read back by delta-rs and
+//! Spark (`tests/it/delta_readers.rs`).
 
 use arrow::datatypes::{DataType, Schema, TimeUnit};
 use object_store::path::Path as StorePath;

@@ -1,5 +1,5 @@
-//! The object stores the tests run against (`ingest/tests/delta_object_store.rs`,
-//! `tests/object_store_warehouse.rs`), configured as `scripts/test` configures them: one
+//! The object stores the tests run against (`ingest/tests/it/delta_object_store.rs`,
+//! `tests/it/object_store_warehouse.rs`), configured as `scripts/test` configures them: one
 //! place says which variables name each store and how to start one. Not used by perfdb
 //! itself.
 

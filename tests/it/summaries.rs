@@ -1,8 +1,7 @@
 //! Per-run summaries written at commit time agree with the same numbers computed from
 //! the raw values, and `perfdb compact` writes them for warehouses that have none.
 
-mod common;
-use common::*;
+use crate::common::*;
 use perfdb_ingest::warehouse::tables::Table;
 use perfdb_ingest::warehouse::Warehouse;
 

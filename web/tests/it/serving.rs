@@ -8,8 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 use tower::ServiceExt;
 
-mod common;
-use common::ingest;
+use crate::common::ingest;
 
 fn ab(dir: &tempfile::TempDir) -> PathBuf {
     let root = dir.path().join("wh");

@@ -2,8 +2,7 @@
 //! character, is refused where it enters (a flag, or the file that names it), so it
 //! never reaches `git` or a printed hint.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn a_commit_flag_that_git_would_read_as_an_option_is_refused() {

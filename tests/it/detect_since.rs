@@ -2,8 +2,7 @@
 //! it raises, confirms, resolves and silences what one detect over the same data does,
 //! and pages once a step.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::collections::BTreeSet;
 

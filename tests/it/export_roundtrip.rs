@@ -1,8 +1,7 @@
 //! `perfdb export --format pytorch-v3` of a label with several commits, ingested back:
 //! every commit (with its time), run, trial and value comes back.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::collections::BTreeMap;
 
 /// Per commit (with its commit time): each run's compared values, as sorted

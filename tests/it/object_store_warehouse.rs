@@ -11,8 +11,7 @@
 //! `gcp-storage-emulator` from PyPI, answers 501 to the XML API's listing that
 //! object_store uses.)
 
-mod common;
-use common::*;
+use crate::common::*;
 use perfdb_reports::stats::SplitMix64;
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};

@@ -2,8 +2,7 @@
 //! commits before any detect ran, and machine classes that report at their own pace
 //! (a nightly runner among per-commit ones) held to their own usual gap.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 /// Commit `c` of label `main`: one `[perf]` log per machine in `machines`, each with

@@ -10,8 +10,7 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-mod common;
-use common::ingest;
+use crate::common::ingest;
 
 /// A server on an ephemeral loopback port, with short timeouts for the slow-client cases.
 fn start(limits: ServerLimits) -> (SocketAddr, tempfile::TempDir) {

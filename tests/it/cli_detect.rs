@@ -1,8 +1,7 @@
 //! `perfdb detect` on the real H200 history: 20 commits x 3 trials, the Triton tile
 //! config change lands at c13 (sample-data/README.md).
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn history(wh: &Wh, order: &[usize]) {
@@ -348,7 +347,7 @@ fn new_alerts_are_delivered_once_with_retries() {
     let (up, later) = receiver(vec![]);
     wh2.run(&["detect", "--label", "main", "--notify", &up]);
     assert_eq!(later.lock().unwrap().len(), 6, "nothing lost");
-    // http:// and https:// only (https: tests/notify_https.rs).
+    // http:// and https:// only (https: tests/it/notify_https.rs).
     let out = wh2.run(&[
         "detect",
         "--label",

@@ -5,8 +5,7 @@
 //! as a rerun prints it (ratios, percentages and errors included), one row's timing made
 //! 30% worse on head — flag exactly that row.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::collections::BTreeSet;
 use std::path::Path;
 

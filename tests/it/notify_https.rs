@@ -2,8 +2,7 @@
 //! CA the delivery trusts only through `PERFDB_CA_FILE`, and the Slack and GitHub
 //! payload presets. Tokens and webhook secrets are never printed or stored.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;

@@ -7,8 +7,7 @@
 //! `cargo test` lists these tests as ignored with that reason; `scripts/test` installs
 //! them and runs them. Run without them, a test fails saying what is missing.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -5,8 +5,7 @@
 //! (sample-data/invalid/README.md). The short forms run here; `benches/malformed.sh`
 //! runs the full sizes (a 100 MB line, 10^6 rows) against the release binary.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::io::Write;
 use std::path::Path;
 use std::process::Output;

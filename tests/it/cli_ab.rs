@@ -3,8 +3,7 @@
 //! 2.5-3.2x slower and a fifth 1.025x (sample-data/README.md). Each arm's command is
 //! `tests/fixtures/replay.sh`, printing the arm's next recorded trial.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn replay(dir: &str, state: &Wh, name: &str, start_step: Option<(usize, usize)>) -> String {

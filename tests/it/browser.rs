@@ -7,8 +7,7 @@
 //! Run without the browser (`--include-ignored` by hand), a test fails saying what is
 //! missing: a browser test never passes without its browser.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 

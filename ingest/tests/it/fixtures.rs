@@ -1,6 +1,6 @@
 //! Every value read, identified and attributed right, at the parser level, on the
 //! fixtures in `sample-data/derived/` (what each proves: its README). The
-//! comparison half is in the binary's `tests/cli_compare.rs`.
+//! comparison half is in the binary's `tests/it/cli_compare.rs`.
 
 use perfdb_ingest::formats::{self, Format};
 use perfdb_ingest::model::{Measurement, Numerics, RunMeta};
@@ -202,7 +202,7 @@ fn an_unclassified_column_is_reported_and_never_identity() {
     assert!(warned[0].contains("'gpu temp'"), "{warned:?}");
     assert_eq!(p.warnings[0].line, 62, "the header's line");
     // The text column `host` is a key column here; compare matches it away (it is on one
-    // side only), see tests/cli_compare.rs.
+    // side only), see tests/it/cli_compare.rs.
     assert_eq!(identities(&p).len(), identities(&base).len());
 }
 
@@ -488,7 +488,7 @@ fn expected_format(path: &str) -> Option<Format> {
         ("unattributed-fail.log", Format::AiterTable),
     ];
     // Real files from the field, one folder a format; those no format claims are
-    // refused by detection (tests/realworld.rs says why of each).
+    // refused by detection (tests/it/realworld.rs says why of each).
     if let Some(rest) = path.split("realworld/").nth(1) {
         let undetected = [
             "asm_a8w8_gemm",
@@ -549,7 +549,7 @@ fn detection_never_confuses_two_formats_on_any_fixture() {
         let name = f.display().to_string().replace('\\', "/");
         let found = formats::detect(&text).ok();
         if name.contains("sample-data/invalid/") {
-            continue; // rejected by their parsers: tests/cli_ingest.rs
+            continue; // rejected by their parsers: tests/it/cli_ingest.rs
         }
         match expected_format(&name) {
             Some(want) => {

@@ -4,8 +4,7 @@
 //! background child holding the output does not stall the trial; `perfdb run` stops its
 //! command the same way.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 use std::time::{Duration, Instant};

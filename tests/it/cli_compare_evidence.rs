@@ -1,8 +1,7 @@
 //! "No verdict without evidence": every path that used to end in exit 0
 //! without the evidence for it, or pooled what must not be pooled.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 

@@ -1,7 +1,6 @@
 //! `perfdb compare` end to end on the real H200 data, and the validate-kernel-pr-compatible output (`--format vkpr`).
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::collections::BTreeSet;
 

@@ -4,8 +4,7 @@
 //! and slow receivers. Built on the real H200 history (20 commits x 3 trials, the
 //! Triton tile config change at c13: three shapes, in two formats, so six steps).
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

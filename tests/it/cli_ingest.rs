@@ -1,7 +1,6 @@
 //! `perfdb ingest`, `runs`, `sql`, `compact` end to end on the real sample data.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::Path;

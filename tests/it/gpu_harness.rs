@@ -2,8 +2,7 @@
 //! the values it holds, three trials against three with exactly the changed row
 //! flagged, and series measured differently (`method`) never compared as one.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 
@@ -458,7 +457,7 @@ fn pytorch_v3_three_against_three_flags_exactly_the_changed_row_and_exports_back
     assert_eq!(code, 0, "{}", v["reason"]);
     // A label with nothing to export says so.
     let out = wh.run(&["export", "nope"]);
-    assert_eq!(common::code(&out), 2, "{}", stderr(&out));
+    assert_eq!(crate::common::code(&out), 2, "{}", stderr(&out));
     assert!(
         stderr(&out).contains("label 'nope' has no values"),
         "{}",

@@ -7,8 +7,7 @@ use perfdb_web::{app, AppState};
 use std::path::{Path, PathBuf};
 use tower::ServiceExt;
 
-mod common;
-use common::{ingest, sample};
+use crate::common::{ingest, sample};
 use perfdb_ingest::model::RunMeta;
 
 /// The items of a paged JSON list.

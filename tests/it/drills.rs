@@ -12,8 +12,7 @@
 //! `PERFDB_DRILL_ITERATIONS` sets the crash drill's kills (CI: 12; `benches/drills.sh`
 //! runs 200 against the release binary and prints the figures BENCHMARKS.md records).
 
-mod common;
-use common::*;
+use crate::common::*;
 use perfdb_ingest::warehouse::{read_columns, Warehouse};
 // The drill's kill points, reproducible from the seed it prints.
 use perfdb_reports::stats::SplitMix64;

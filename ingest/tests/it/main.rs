@@ -1,0 +1,6 @@
+//! perfdb-ingest against the file system and object stores: one test binary, a module a subject.
+
+mod delta_object_store;
+mod fixtures;
+mod garbled;
+mod roundtrip;

@@ -1,0 +1,25 @@
+//! The binary end to end: one test binary (one link of DuckDB), a module a subject.
+//! Shared helpers in `common`; snapshots in `snapshots/`.
+
+mod common;
+
+mod ab_deadlines;
+mod alert_lifecycle;
+mod browser;
+mod cli_ab;
+mod cli_compare;
+mod cli_compare_evidence;
+mod cli_detect;
+mod cli_ingest;
+mod commit_names;
+mod delta_readers;
+mod detect_since;
+mod drills;
+mod export_roundtrip;
+mod gpu_harness;
+mod malformed;
+mod notify_https;
+mod object_store_warehouse;
+mod realworld;
+mod stale_data;
+mod summaries;
