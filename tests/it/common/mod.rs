@@ -241,3 +241,9 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// A run's tags (stored as a JSON object) as a map.
+pub fn tags_of(run: &serde_json::Value) -> std::collections::HashMap<String, String> {
+    let text = run["tags"].as_str().expect("tags as JSON text");
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("tags {text}: {e}"))
+}
