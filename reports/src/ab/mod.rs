@@ -9,6 +9,7 @@
 
 pub mod course;
 pub mod render;
+pub mod replay;
 pub mod schedule;
 #[cfg(test)]
 mod tests;

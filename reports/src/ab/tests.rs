@@ -369,3 +369,64 @@ fn a_trial_past_its_deadline_is_a_failed_run() {
     let cut = course.cut_trial.unwrap();
     assert!(cut.contains("deadline of 60s"), "{cut}");
 }
+
+/// The recorded trials of one arm of a sample folder (`trial1.log` ... in order).
+fn recorded(dir: &str) -> Vec<super::replay::TrialRows> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../sample-data")
+        .join(dir);
+    let mut n = 1;
+    let mut out = Vec::new();
+    while let Ok(text) = std::fs::read_to_string(root.join(format!("trial{n}.log"))) {
+        out.push(super::replay::read_trial(&text).expect("a recorded trial reads"));
+        n += 1;
+    }
+    assert!(!out.is_empty(), "no trials under {}", root.display());
+    out
+}
+
+fn replay_options(max_trials: usize) -> Options {
+    Options {
+        control: vec!["torch".to_string()],
+        sequential: Some(Look {
+            looks: planned_looks(max_trials).len(),
+            max_trials,
+        }),
+        ..Options::default()
+    }
+}
+
+/// The H200 GEMM sweep's recorded trials, replayed in memory, stop where `perfdb ab`
+/// replaying them as processes stops (tests/it/cli_ab.rs): decided, the four slowed
+/// shapes flagged, at the same trials a side.
+#[test]
+fn the_recorded_h200_sweep_replays_as_the_binary_runs_it() {
+    let base = recorded("h200-gemm/ab30/aiter/base");
+    let head = recorded("h200-gemm/ab30/aiter/head");
+    let mut src = super::replay::Replay::new(base, head, replay_options(20));
+    let p = Plan {
+        warmup: 1,
+        max_trials: 20,
+        max_time: None,
+        seed: 7,
+    };
+    let (report, course) = compared(run(&p, &mut src).unwrap());
+    assert_eq!(course.stopped, Stopped::Decided);
+    assert_eq!(course.trials_per_arm, 16);
+    let mut regressed: Vec<String> = report
+        .rows
+        .iter()
+        .filter(|r| r.state == Some(crate::compare::State::Regression) && r.metric == "latency")
+        .map(|r| r.key_display())
+        .collect();
+    regressed.sort();
+    assert_eq!(
+        regressed,
+        [
+            "M=2048 N=8192 K=8192 dtype=torch.bfloat16",
+            "M=256 N=8192 K=8192 dtype=torch.bfloat16",
+            "M=4096 N=14336 K=4096 dtype=torch.bfloat16",
+            "M=512 N=4096 K=4096 dtype=torch.bfloat16",
+        ]
+    );
+}
