@@ -11,16 +11,16 @@ use perfdb_ingest::model::{self, metric, Direction, Parsed};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+/// A row's identity: table, variant, key in source order, metric, unit.
+type RowId = (String, String, Vec<(String, String)>, String, String);
+
 /// One trial: each row's value (a row printed more than once: its median, as `compare`
 /// reduces a run's repeats).
 pub type TrialRows = Vec<MemoryRow>;
 
 /// The compared rows of one parsed output, one value each.
 pub fn trial_rows(parsed: &Parsed) -> TrialRows {
-    let mut rows: BTreeMap<
-        (String, String, Vec<(String, String)>, String, String),
-        (Direction, Vec<f64>),
-    > = BTreeMap::new();
+    let mut rows: BTreeMap<RowId, (Direction, Vec<f64>)> = BTreeMap::new();
     for m in &parsed.measurements {
         let Some(v) = m.value else { continue };
         if metric::is_derived(&m.metric) || m.direction == Direction::None {
@@ -86,8 +86,7 @@ impl Replay {
 
     /// One side's stored trials, as rows holding every trial's value.
     fn side(&self, arm: Arm) -> Vec<MemoryRow> {
-        let mut rows: BTreeMap<(String, String, Vec<(String, String)>, String, String), MemoryRow> =
-            BTreeMap::new();
+        let mut rows: BTreeMap<RowId, MemoryRow> = BTreeMap::new();
         for trial in &self.stored[arm.index()] {
             for r in trial {
                 let id = (
