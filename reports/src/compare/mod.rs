@@ -57,9 +57,10 @@ pub fn compare(db: &Db, base: &str, head: &str, opt: &Options) -> Result<Report,
     let (b, h) = (b?, h?);
     trace("load both sides", &mut t);
     let gpu = gpu_state_warnings(db, &base_side, &head_side)?;
+    trace("GPU-state tags of the runs", &mut t);
     let mut r = build_report(base_side, head_side, b, h, opt)?;
     r.warnings.extend(gpu);
-    trace("statistics (summary included)", &mut t);
+    trace("the report (statistics, summary included)", &mut t);
     Ok(r)
 }
 
@@ -73,14 +74,23 @@ fn gpu_state_warnings(db: &Db, b: &SideInfo, h: &SideInfo) -> Result<Vec<String>
         if s.runs.is_empty() {
             return Ok((Vec::new(), 0));
         }
-        let ids: Vec<String> = s.runs.iter().map(|r| crate::db::sql_str(r)).collect();
+        // By label, then the side's runs kept here: a list of a thousand run ids in the
+        // query took longer to plan than the rest of the comparison.
+        let labels: Vec<String> = s.labels.iter().map(|l| crate::db::sql_str(l)).collect();
         let sql = format!(
-            "SELECT tags FROM runs WHERE run_id IN ({}) AND contains(tags, '\"gpu_')",
-            ids.join(", ")
+            "SELECT run_id, tags FROM runs WHERE label IN ({}) AND contains(tags, '\"gpu_')",
+            labels.join(", ")
         );
         let mut stmt = db.conn.prepare(&sql)?;
+        let runs: std::collections::HashSet<&str> = s.runs.iter().map(String::as_str).collect();
         let tags: Vec<Option<String>> = stmt
-            .query_map([], |r| r.get(0))?
+            .query_map([], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?))
+            })?
+            .filter_map(|r| match r {
+                Ok((id, t)) => runs.contains(id.as_str()).then_some(Ok(t)),
+                Err(e) => Some(Err(e)),
+            })
             .collect::<Result<_, _>>()?;
         let (mut clocks, mut throttled) = (Vec::new(), 0);
         for t in tags.into_iter().flatten() {
@@ -138,7 +148,9 @@ fn build_report(
         std::mem::take(&mut b.derived_columns),
         std::mem::take(&mut h.derived_columns),
     ];
+    let mut t = std::time::Instant::now();
     let paired = pair::pair(b, h, opt);
+    trace("pair and assess each row", &mut t);
     let pair::Paired {
         mut rows,
         only_in_base,
@@ -149,7 +161,7 @@ fn build_report(
         unpaired_tables,
     } = paired;
     let control = judge(&mut rows, opt);
-    let mut t = std::time::Instant::now();
+    trace("judge every row", &mut t);
     let summary = summarize(&rows, opt);
     trace("summary bootstrap", &mut t);
     if !only_in_base.is_empty() || !only_in_head.is_empty() {
