@@ -24,7 +24,11 @@ fn main() {
             let w = welch_log(&h[..n], &b[..n]);
             min2 = min2.min(w.p);
             // One-sided: head slower.
-            let p1 = if w.t > 0.0 { w.p / 2.0 } else { 1.0 - w.p / 2.0 };
+            let p1 = if w.t > 0.0 {
+                w.p / 2.0
+            } else {
+                1.0 - w.p / 2.0
+            };
             min1 = min1.min(p1);
         }
         two.push(min2);
@@ -35,14 +39,14 @@ fn main() {
         v[(alpha * v.len() as f64) as usize]
     };
     let (c2, c1) = (q(&mut two), q(&mut one));
-    println!("looks {looks:?} (K = {}), {sims} simulated rows with no change", looks.len());
+    println!(
+        "looks {looks:?} (K = {}), {sims} simulated rows with no change",
+        looks.len()
+    );
     println!(
         "two-sided: P(min p <= c) = {alpha} at c = {c2:.5}: effective looks {:.2} (union bound: {})",
         alpha / c2,
         looks.len()
     );
-    println!(
-        "one-sided: c = {c1:.5}: effective looks {:.2}",
-        alpha / c1
-    );
+    println!("one-sided: c = {c1:.5}: effective looks {:.2}", alpha / c1);
 }

@@ -1,0 +1,165 @@
+//! The arguments of the commands that judge: `perfdb compare`, `perfdb ab`, `perfdb noise`.
+
+use super::*;
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Base side: LABEL (refused when its runs span commits), LABEL@COMMIT, LABEL@latest,
+    /// a commit prefix or run:ID
+    pub base: String,
+    /// Head side, as BASE
+    pub head: String,
+    #[command(flatten)]
+    pub judge: JudgeArgs,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: CompareFormat,
+    /// Keep the result in the warehouse (listed by `perfdb serve` under /alerts)
+    #[arg(long)]
+    pub save: bool,
+    /// Pool the runs of the base label's last N commits (by commit time) as the base
+    /// distribution: history as the baseline, e.g. `--baseline-window 5 main head@X`
+    #[arg(long, value_name = "N", value_parser = at_least_one)]
+    pub baseline_window: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+pub struct AbArgs {
+    /// The base arm as a shell command (run with `sh -c`)
+    #[arg(long, value_name = "CMD", requires = "head", conflicts_with_all = ["base_dir", "base_env"])]
+    pub base: Option<String>,
+    /// The head arm as a shell command (run with `sh -c`)
+    #[arg(long, value_name = "CMD", requires = "base")]
+    pub head: Option<String>,
+    /// Run the command after `--` in this directory for the base arm
+    #[arg(
+        long,
+        value_name = "DIR",
+        requires = "head_dir",
+        conflicts_with = "base_env"
+    )]
+    pub base_dir: Option<PathBuf>,
+    /// Run the command after `--` in this directory for the head arm
+    #[arg(long, value_name = "DIR", requires = "base_dir")]
+    pub head_dir: Option<PathBuf>,
+    /// Run the command after `--` with this variable set for the base arm (repeatable)
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub base_env: Vec<String>,
+    /// Run the command after `--` with this variable set for the head arm (repeatable)
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub head_env: Vec<String>,
+    /// The benchmark command and its arguments (with --base-dir/--head-dir or
+    /// --base-env/--head-env)
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+    /// Discarded runs per arm before the first block (JIT, autotuning, caches)
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub warmup: usize,
+    /// Trials a side at most (even: blocks add two a side); the last look
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = even_trials)]
+    pub max_trials: usize,
+    /// Time budget for the whole run (`90s`, `30m`, `2h`): it stops at the last complete
+    /// block that fits, and a trial still running at the budget is stopped, not stored
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub max_time: Option<std::time::Duration>,
+    /// Deadline of one trial (`90s`, `10m`): a trial still running at it is killed with
+    /// every process it started and stored as a failed run [default: ten times the
+    /// slowest trial so far (the warm-up's first), at least 60s; none before one ends]
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub trial_timeout: Option<std::time::Duration>,
+    /// Seed of the block orientations [default: from the clock; printed and stored]
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Keep every trial's stdout and stderr here [default: perfdb-ab/SESSION]
+    #[arg(long, value_name = "DIR")]
+    pub logs: Option<PathBuf>,
+    /// Do not show the commands' output as they run (the progress line stays)
+    #[arg(long)]
+    pub quiet: bool,
+    /// Do not query nvidia-smi / amd-smi before and after each trial
+    #[arg(long)]
+    pub no_gpu_state: bool,
+    /// Format of the trials' output: auto, or one of the names `perfdb formats` lists
+    #[arg(long, value_name = "NAME", default_value = "auto", value_parser = input_format)]
+    pub input_format: InputFormat,
+    /// Label of the base trials [default: ab-base-SESSION]
+    #[arg(long, value_name = "LABEL")]
+    pub label_base: Option<String>,
+    /// Label of the head trials [default: ab-head-SESSION]
+    #[arg(long, value_name = "LABEL")]
+    pub label_head: Option<String>,
+    /// Commit of the base arm, stored with its runs
+    #[arg(long, value_name = "COMMIT", value_parser = commit_name)]
+    pub commit_base: Option<String>,
+    /// Commit of the head arm, stored with its runs
+    #[arg(long, value_name = "COMMIT", value_parser = commit_name)]
+    pub commit_head: Option<String>,
+    /// Machine class of the trials (stored as the tag machine=NAME)
+    #[arg(long, value_name = "NAME")]
+    pub machine: Option<String>,
+    #[command(flatten)]
+    pub judge: JudgeArgs,
+    /// Report format
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: CompareFormat,
+}
+
+fn even_trials(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 4 && n % 2 == 0 && n <= 1000 => Ok(n),
+        _ => Err(format!(
+            "'{s}': trials a side come two a block (ABBA): give an even number from 4 to 1000"
+        )),
+    }
+}
+
+/// `90s`, `30m`, `2h`, or plain seconds.
+fn duration(s: &str) -> Result<std::time::Duration, String> {
+    let (num, unit) = match s.find(|c: char| !(c.is_ascii_digit() || c == '.')) {
+        Some(i) => s.split_at(i),
+        None => (s, "s"),
+    };
+    let scale = match unit {
+        "s" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => return Err(format!("'{s}': give a duration like 90s, 30m or 2h")),
+    };
+    match num.parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(std::time::Duration::from_secs_f64(v * scale)),
+        _ => Err(format!("'{s}': give a duration like 90s, 30m or 2h")),
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct NoiseArgs {
+    /// The label: A/A runs of one commit, or a history (noise within each commit)
+    pub label: String,
+    /// Significance level of the planned test [default: 0.05]
+    #[arg(long)]
+    pub alpha: Option<f64>,
+    /// The threshold shown beside 1%, 2% and 5% [default: 0.05]
+    #[arg(long)]
+    pub threshold: Option<f64>,
+    /// Config file [default: ./perfdb.toml when present]
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Filter rows: table=, variant=, metric= (repeatable)
+    #[arg(long = "where", value_name = "KEY=VALUE")]
+    pub filters: Vec<String>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: NoiseFormat,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum NoiseFormat {
+    Table,
+    Markdown,
+    Json,
+}
+
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("'{s}' is not a number of commits, 1 or more")),
+    }
+}
