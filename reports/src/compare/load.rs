@@ -57,11 +57,12 @@ fn filter_sql(filters: &[(String, String)]) -> String {
     conds.iter().map(|c| format!(" AND {c}")).collect()
 }
 
-pub(super) fn load_side(
+/// The query that reads a side's rows, each with its values as lists.
+fn side_query(
     db: &Db,
     side: &SideInfo,
     filters: &[(String, String)],
-) -> Result<Loaded, CompareError> {
+) -> Result<String, CompareError> {
     // Selected by label: all runs of those partitions, no run list to check against.
     // Else only the files that may hold the runs (a commit of a year: one file).
     let (source, run_pred) = if side.matched_by == MatchedBy::Label {
@@ -91,6 +92,15 @@ pub(super) fn load_side(
         labels.join(", "),
         filter_sql(filters)
     );
+    Ok(sql)
+}
+
+pub(super) fn load_side(
+    db: &Db,
+    side: &SideInfo,
+    filters: &[(String, String)],
+) -> Result<Loaded, CompareError> {
+    let sql = side_query(db, side, filters)?;
     let mut loaded = Loaded {
         rows: BTreeMap::new(),
         orders: HashMap::new(),

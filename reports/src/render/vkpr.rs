@@ -143,13 +143,33 @@ pub fn render(report: &Report) -> String {
     }
     out.insert("status".into(), json!(status));
     out.insert("reason".into(), json!(reason));
-    // Worst rows: perfdb's regressions first, then the worst column's slowest rows.
+    let listed = worst_rows(&perf_rows, worst.as_ref(), per_row_regressions);
+    out.insert("regressed_rows".into(), Value::Array(listed));
+    out.insert(
+        "perfdb_verdict".into(),
+        json!(match report.verdict {
+            Overall::Ok => "ok",
+            Overall::Regression => "regression",
+            Overall::Inconclusive => "inconclusive",
+            Overall::Unreliable => "unreliable",
+        }),
+    );
+    serde_json::to_string_pretty(&Value::Object(out)).expect("serialises") + "\n"
+}
+
+/// The rows the report lists: perfdb's regressions first, then the worst column's
+/// slowest rows, slowest first.
+fn worst_rows(
+    perf_rows: &[&Row],
+    worst: Option<&(String, f64)>,
+    per_row_regressions: usize,
+) -> Vec<Value> {
     let mut regressed: Vec<(&Row, f64)> = perf_rows
         .iter()
         .filter(|r| {
             !r.control
                 && (r.verdict == Verdict::Regression
-                    || worst.as_ref().is_some_and(|(c, _)| column_of(r) == *c))
+                    || worst.is_some_and(|(c, _)| column_of(r) == *c))
         })
         .filter_map(|r| speedup(r).map(|s| (*r, s)))
         .filter(|(r, s)| *s < VKPR_THRESHOLD || r.verdict == Verdict::Regression)
@@ -171,15 +191,5 @@ pub fn render(report: &Report) -> String {
             })
         })
         .collect();
-    out.insert("regressed_rows".into(), Value::Array(listed));
-    out.insert(
-        "perfdb_verdict".into(),
-        json!(match report.verdict {
-            Overall::Ok => "ok",
-            Overall::Regression => "regression",
-            Overall::Inconclusive => "inconclusive",
-            Overall::Unreliable => "unreliable",
-        }),
-    );
-    serde_json::to_string_pretty(&Value::Object(out)).expect("serialises") + "\n"
+    listed
 }

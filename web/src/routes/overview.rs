@@ -129,47 +129,7 @@ pub async fn page(
             esc(variant)
         ));
         for &i in rows {
-            let r = &o.rows[i];
-            let history = format!(
-                "/history?table={}&variant={}&metric={}&label={}&machine={}&key={}",
-                url_encode(&r.table),
-                url_encode(&r.variant),
-                url_encode(&r.metric),
-                url_encode(&o.label),
-                url_encode(&o.machine),
-                url_encode(&r.key)
-            );
-            let step = match &r.step {
-                Some(s) => format!(
-                    "<span class=\"{}\">{}</span> at {}",
-                    if s.worse { "regression" } else { "improvement" },
-                    percent(s.ratio),
-                    esc(&s.commit)
-                ),
-                None => "<span class=\"muted\">none</span>".to_string(),
-            };
-            let alerts: String = r
-                .open_alerts
-                .iter()
-                .map(|a| format!("<a href=\"/alerts\">{}</a> ", esc(a)))
-                .collect();
-            let last = if r.commits_since == 0 {
-                esc(&r.last_commit)
-            } else {
-                format!(
-                    "{} <span class=\"regression\">({} commits ago)</span>",
-                    esc(&r.last_commit),
-                    r.commits_since
-                )
-            };
-            body.push_str(&format!(
-                "<tr><td>{}</td><td>{} <span class=\"muted\">{}</span></td><td>{}</td><td>{step}</td><td>{alerts}</td><td>{last}</td><td><a class=\"history\" href=\"{}\">history</a></td></tr>",
-                esc(&r.key_text),
-                esc(&r.metric),
-                esc(&r.unit),
-                spark_svg(r, &o.commits),
-                esc(&history)
-            ));
+            body.push_str(&row_html(&o.rows[i], &o));
         }
     }
     body.push_str("</table>");
@@ -180,4 +140,49 @@ pub async fn page(
         ));
     }
     Ok(Html(layout("Overview", &body)))
+}
+
+/// One series' row of the overview table: its shape and metric, the spark of its last
+/// commits, its latest step, its open alerts, when it was last measured, its history.
+fn row_html(r: &perfdb_reports::overview::Row, o: &perfdb_reports::overview::Overview) -> String {
+    let history = format!(
+        "/history?table={}&variant={}&metric={}&label={}&machine={}&key={}",
+        url_encode(&r.table),
+        url_encode(&r.variant),
+        url_encode(&r.metric),
+        url_encode(&o.label),
+        url_encode(&o.machine),
+        url_encode(&r.key)
+    );
+    let step = match &r.step {
+        Some(s) => format!(
+            "<span class=\"{}\">{}</span> at {}",
+            if s.worse { "regression" } else { "improvement" },
+            percent(s.ratio),
+            esc(&s.commit)
+        ),
+        None => "<span class=\"muted\">none</span>".to_string(),
+    };
+    let alerts: String = r
+        .open_alerts
+        .iter()
+        .map(|a| format!("<a href=\"/alerts\">{}</a> ", esc(a)))
+        .collect();
+    let last = if r.commits_since == 0 {
+        esc(&r.last_commit)
+    } else {
+        format!(
+            "{} <span class=\"regression\">({} commits ago)</span>",
+            esc(&r.last_commit),
+            r.commits_since
+        )
+    };
+    format!(
+        "<tr><td>{}</td><td>{} <span class=\"muted\">{}</span></td><td>{}</td><td>{step}</td><td>{alerts}</td><td>{last}</td><td><a class=\"history\" href=\"{}\">history</a></td></tr>",
+        esc(&r.key_text),
+        esc(&r.metric),
+        esc(&r.unit),
+        spark_svg(r, &o.commits),
+        esc(&history)
+    )
 }
