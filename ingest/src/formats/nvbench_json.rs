@@ -318,24 +318,8 @@ impl Parser for NvbenchJson {
                 }
             }
         }
+        ran_on(&mut parsed.provenance, &devices, &used_devices);
         let prov = &mut parsed.provenance;
-        let ran_on: Vec<&(i64, String, Option<String>)> = devices
-            .iter()
-            .filter(|(id, _, _)| used_devices.is_empty() || used_devices.contains(id))
-            .collect();
-        if !ran_on.is_empty() {
-            prov.machine = Some(
-                ran_on
-                    .iter()
-                    .map(|(_, n, _)| n.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" + "),
-            );
-            let archs: Vec<&str> = ran_on.iter().filter_map(|(_, _, a)| a.as_deref()).collect();
-            if !archs.is_empty() {
-                prov.arch = Some(archs.join("+"));
-            }
-        }
         prov.tags.push((
             crate::model::METHOD_TAG.to_string(),
             if any_median || parsed.measurements.is_empty() {
@@ -346,6 +330,32 @@ impl Parser for NvbenchJson {
             .to_string(),
         ));
         Ok(parsed)
+    }
+}
+
+/// The machine and arch of the devices the states ran on (every device listed when no
+/// state names one).
+fn ran_on(
+    prov: &mut crate::model::Provenance,
+    devices: &[(i64, String, Option<String>)],
+    used_devices: &[i64],
+) {
+    let ran_on: Vec<&(i64, String, Option<String>)> = devices
+        .iter()
+        .filter(|(id, _, _)| used_devices.is_empty() || used_devices.contains(id))
+        .collect();
+    if !ran_on.is_empty() {
+        prov.machine = Some(
+            ran_on
+                .iter()
+                .map(|(_, n, _)| n.as_str())
+                .collect::<Vec<_>>()
+                .join(" + "),
+        );
+        let archs: Vec<&str> = ran_on.iter().filter_map(|(_, _, a)| a.as_deref()).collect();
+        if !archs.is_empty() {
+            prov.arch = Some(archs.join("+"));
+        }
     }
 }
 

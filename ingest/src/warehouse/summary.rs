@@ -100,22 +100,26 @@ fn used(b: &RecordBatch, schema: &SchemaRef) -> RecordBatch {
     RecordBatch::try_new(schema.clone(), cols).expect("columns built for the schema")
 }
 
+/// A text column of `b`, or one of empty texts (`[]` for the key order) where an older
+/// file lacks it.
+fn text_column(b: &RecordBatch, name: &str) -> StringArray {
+    match b
+        .column_by_name(name)
+        .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+    {
+        Some(a) => a.clone(),
+        None => StringArray::from(vec![
+            if name == m::KEY_ORDER { "[]" } else { "" };
+            b.num_rows()
+        ]),
+    }
+}
+
 /// Summaries of one measurements batch (as `schema::measurements_batch` builds it or a
 /// file holds it). The text columns are taken from the first value of each run and
 /// series (arrow's `take`), only the statistics are computed.
 pub fn from_batch(b: &RecordBatch) -> RecordBatch {
-    let text = |name: &str| -> StringArray {
-        match b
-            .column_by_name(name)
-            .and_then(|c| c.as_any().downcast_ref::<StringArray>())
-        {
-            Some(a) => a.clone(),
-            None => StringArray::from(vec![
-                if name == m::KEY_ORDER { "[]" } else { "" };
-                b.num_rows()
-            ]),
-        }
-    };
+    let text = |name: &str| text_column(b, name);
     let (table, metric, variant, key, run_id) = (
         text(m::TABLE),
         text(m::METRIC),

@@ -96,6 +96,35 @@ fn git_range(dir: &Path, good: &str, bad: &str) -> Result<Vec<String>, ConfirmEr
         .collect())
 }
 
+/// The command and the `machine` tag the alert's runs were made with, when perfdb ran
+/// them (the tag read from the runs, not parsed back out of the class string, whose
+/// parts are optional).
+fn how_run(db: &Db, a: &AlertView) -> Result<(Option<String>, Option<String>), ConfirmError> {
+    let run_ids: Vec<String> = a
+        .runs
+        .as_array()
+        .map(|v| v.iter().filter_map(|r| r.as_str().map(sql_str)).collect())
+        .unwrap_or_default();
+    Ok(if run_ids.is_empty() {
+        (None, None)
+    } else {
+        let mut stmt = db.conn.prepare(&format!(
+            "SELECT nullif(regexp_extract(r.tags, '\"command\":\"((?:[^\"\\\\]|\\\\.)*)\"', 1), ''), \
+                    nullif({MACHINE_TAG_SQL}, '') \
+             FROM runs r WHERE r.run_id IN ({}) ORDER BY 1 NULLS LAST LIMIT 1",
+            run_ids.join(", ")
+        ))?;
+        let found: Vec<(Option<String>, Option<String>)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        let (c, m) = found.into_iter().next().unwrap_or_default();
+        (
+            c.map(|c| serde_json::from_str::<String>(&format!("\"{c}\"")).unwrap_or(c)),
+            m,
+        )
+    })
+}
+
 /// How to confirm alert `a`: its range (with `git_dir`, every commit between), the
 /// `perfdb ab` command and bisect hints.
 pub fn confirmation(
@@ -160,32 +189,7 @@ pub fn confirmation(
     } else {
         0
     };
-    // The command the runs were made with, when perfdb ran them.
-    let run_ids: Vec<String> = a
-        .runs
-        .as_array()
-        .map(|v| v.iter().filter_map(|r| r.as_str().map(sql_str)).collect())
-        .unwrap_or_default();
-    // The command and the `machine` tag the alert's runs were made with (the tag read
-    // from the runs, not parsed back out of the class string, whose parts are optional).
-    let (bench_command, machine_tag) = if run_ids.is_empty() {
-        (None, None)
-    } else {
-        let mut stmt = db.conn.prepare(&format!(
-            "SELECT nullif(regexp_extract(r.tags, '\"command\":\"((?:[^\"\\\\]|\\\\.)*)\"', 1), ''), \
-                    nullif({MACHINE_TAG_SQL}, '') \
-             FROM runs r WHERE r.run_id IN ({}) ORDER BY 1 NULLS LAST LIMIT 1",
-            run_ids.join(", ")
-        ))?;
-        let found: Vec<(Option<String>, Option<String>)> = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<Result<_, _>>()?;
-        let (c, m) = found.into_iter().next().unwrap_or_default();
-        (
-            c.map(|c| serde_json::from_str::<String>(&format!("\"{c}\"")).unwrap_or(c)),
-            m,
-        )
-    };
+    let (bench_command, machine_tag) = how_run(db, a)?;
     let short = |c: &str| c.chars().take(12).collect::<String>();
     let (base_dir, head_dir) = (
         format!("../perfdb-base-{}", short(good)),

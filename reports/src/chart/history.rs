@@ -97,6 +97,44 @@ pub struct Series<'a> {
     pub machine: Option<&'a str>,
 }
 
+/// One run of the series: its class, point, times, trial and unit.
+struct RunPoint {
+    class: String,
+    point: String,
+    ingested: i64,
+    committed: Option<i64>,
+    trial: Trial,
+    unit: String,
+}
+
+/// The series' machine classes, most runs first, and the one shown: the one asked for,
+/// else the first.
+fn machine_class(
+    runs: &[RunPoint],
+    machine: Option<&str>,
+) -> Result<(String, Vec<String>), ChartError> {
+    let mut classes: Vec<(String, usize)> = Vec::new();
+    for r in runs {
+        match classes.iter_mut().find(|(c, _)| *c == r.class) {
+            Some((_, n)) => *n += 1,
+            None => classes.push((r.class.clone(), 1)),
+        }
+    }
+    classes.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let machines: Vec<String> = classes.into_iter().map(|(c, _)| c).collect();
+    let chosen = match machine.filter(|m| !m.is_empty()) {
+        Some(m) if machines.iter().any(|c| c == m) => m.to_string(),
+        Some(m) => {
+            return Err(ChartError::Unknown(format!(
+                "machine '{m}'; known: {}",
+                machines.join(", ")
+            )))
+        }
+        None => machines.first().cloned().unwrap_or_default(),
+    };
+    Ok((chosen, machines))
+}
+
 /// One series over commits (ordered by commit time, then first ingest time), every
 /// trial of each commit (its median for the series), from the per-run summaries, with
 /// the change points over the whole series; thinned to `MAX_POINTS` for drawing.
@@ -130,14 +168,6 @@ pub fn history_data(
         sql_str(key),
         sql_str(metric)
     );
-    struct RunPoint {
-        class: String,
-        point: String,
-        ingested: i64,
-        committed: Option<i64>,
-        trial: Trial,
-        unit: String,
-    }
     let mut stmt = db.conn.prepare(&sql)?;
     let runs: Vec<RunPoint> = stmt
         .query_map([], |r| {
@@ -157,26 +187,7 @@ pub fn history_data(
             })
         })?
         .collect::<Result<_, _>>()?;
-    // The series' machine classes, most runs first: the one asked for, else the first.
-    let mut classes: Vec<(String, usize)> = Vec::new();
-    for r in &runs {
-        match classes.iter_mut().find(|(c, _)| *c == r.class) {
-            Some((_, n)) => *n += 1,
-            None => classes.push((r.class.clone(), 1)),
-        }
-    }
-    classes.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    let machines: Vec<String> = classes.into_iter().map(|(c, _)| c).collect();
-    let machine = match machine.filter(|m| !m.is_empty()) {
-        Some(m) if machines.iter().any(|c| c == m) => m.to_string(),
-        Some(m) => {
-            return Err(ChartError::Unknown(format!(
-                "machine '{m}'; known: {}",
-                machines.join(", ")
-            )))
-        }
-        None => machines.first().cloned().unwrap_or_default(),
-    };
+    let (machine, machines) = machine_class(&runs, machine)?;
     // Points by commit (or label), ordered by commit time, then first ingest, then name.
     let mut by_point: std::collections::HashMap<String, Vec<RunPoint>> = Default::default();
     for r in runs.into_iter().filter(|r| r.class == machine) {

@@ -205,6 +205,36 @@ fn spill_error(e: std::io::Error) -> DetectError {
     DetectError::Spill(e.to_string())
 }
 
+/// Where each group's rows go while the scan runs: memory when there is one group,
+/// else a file each in a temporary folder (kept alive by the returned handle).
+fn sinks(
+    groups: usize,
+    rows: usize,
+) -> Result<(Option<tempfile::TempDir>, Vec<Sink>), DetectError> {
+    let dir = if groups > 1 {
+        Some(
+            tempfile::Builder::new()
+                .prefix("perfdb-detect-")
+                .tempdir()
+                .map_err(spill_error)?,
+        )
+    } else {
+        None
+    };
+    let sinks: Vec<Sink> = (0..groups)
+        .map(|g| match &dir {
+            None => Ok(Sink::Memory(Vec::with_capacity(rows))),
+            Some(d) => {
+                let path = d.path().join(format!("group-{g}"));
+                let f = std::fs::File::create(&path)?;
+                Ok(Sink::File(BufWriter::with_capacity(1 << 16, f), path))
+            }
+        })
+        .collect::<std::io::Result<_>>()
+        .map_err(spill_error)?;
+    Ok((dir, sinks))
+}
+
 /// Hand every series of `label` with its rows (sorted by run code) to `each`, a group
 /// of series at a time (in series order), holding about `rows_per_pass` rows at once.
 pub(super) fn for_each_group(
@@ -237,29 +267,7 @@ pub(super) fn for_each_group(
         in_group += s.rows;
     }
     let groups = if series.is_empty() { 0 } else { groups + 1 };
-    let dir = if groups > 1 {
-        Some(
-            tempfile::Builder::new()
-                .prefix("perfdb-detect-")
-                .tempdir()
-                .map_err(spill_error)?,
-        )
-    } else {
-        None
-    };
-    let mut sinks: Vec<Sink> = (0..groups)
-        .map(|g| match &dir {
-            None => Ok(Sink::Memory(Vec::with_capacity(
-                series.iter().map(|s| s.rows).sum(),
-            ))),
-            Some(d) => {
-                let path = d.path().join(format!("group-{g}"));
-                let f = std::fs::File::create(&path)?;
-                Ok(Sink::File(BufWriter::with_capacity(1 << 16, f), path))
-            }
-        })
-        .collect::<std::io::Result<_>>()
-        .map_err(spill_error)?;
+    let (_dir, mut sinks) = sinks(groups, series.iter().map(|s| s.rows).sum())?;
 
     let (source, filter) = (&scope.source, &scope.filter);
     let sql = match &codes {

@@ -171,29 +171,7 @@ pub async fn page(
         r.verdict,
         esc(&r.reason)
     );
-    match &r.control {
-        None => body.push_str(
-            "<p>control: none given — drift between the sides cannot be told from a change.</p>",
-        ),
-        Some(c) => {
-            body.push_str("<ul id=\"control\">");
-            for m in &c.metrics {
-                body.push_str(&format!(
-                    "<li>control {} on {}: {:+.1}% over {} row(s) — {}</li>",
-                    esc(&c.matched_variants.join(",")),
-                    esc(&m.metric),
-                    (m.ratio - 1.0) * 100.0,
-                    m.rows,
-                    if m.passed {
-                        "passed"
-                    } else {
-                        "<b class=\"regression\">FAILED</b>"
-                    }
-                ));
-            }
-            body.push_str("</ul>");
-        }
-    }
+    body.push_str(&control_html(&r.control));
     for w in &r.warnings {
         body.push_str(&format!("<p class=\"muted\">warning: {}</p>", esc(w)));
     }
@@ -234,4 +212,33 @@ pub async fn page(
         &format!("Compare {} → {}", r.base.selector, r.head.selector),
         &body,
     )))
+}
+
+/// The control's line: none given, or each of its metrics and whether it held.
+fn control_html(control: &Option<perfdb_reports::compare::ControlStatus>) -> String {
+    let mut out = String::new();
+    match control {
+        None => out.push_str(
+            "<p>control: none given — drift between the sides cannot be told from a change.</p>",
+        ),
+        Some(c) => {
+            out.push_str("<ul id=\"control\">");
+            for m in &c.metrics {
+                out.push_str(&format!(
+                    "<li>control {} on {}: {:+.1}% over {} row(s) — {}</li>",
+                    esc(&c.matched_variants.join(",")),
+                    esc(&m.metric),
+                    (m.ratio - 1.0) * 100.0,
+                    m.rows,
+                    if m.passed {
+                        "passed"
+                    } else {
+                        "<b class=\"regression\">FAILED</b>"
+                    }
+                ));
+            }
+            out.push_str("</ul>");
+        }
+    }
+    out
 }

@@ -375,24 +375,9 @@ fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
     path.iter().try_fold(v, |v, p| v.get(p))?.as_str()
 }
 
-fn read_record(
-    r: &Value,
-    line: usize,
-    first_trial: usize,
-    parsed: &mut Parsed,
-    unclassified: &mut Vec<String>,
-    runner: &mut Option<(String, Option<String>)>,
-    deps: &mut Vec<(String, String)>,
-) -> Result<(), ParseError> {
-    let missing = |what: &str| ParseError::at(line, format!("a record without `{what}`"));
-    if !r.is_object() {
-        return Err(ParseError::at(line, "a record that is not a JSON object"));
-    }
-    let table = str_at(r, &["benchmark", "name"]).ok_or_else(|| missing("benchmark.name"))?;
-    let metric_name = str_at(r, &["metric", "name"]).ok_or_else(|| missing("metric.name"))?;
-    let variant = str_at(r, &["model", "backend"])
-        .filter(|b| !b.is_empty())
-        .unwrap_or(crate::model::DEFAULT_VARIANT);
+/// A record's key cells: the model (unless it is the benchmark), mode and dtype, each
+/// input's dtype, and the settings in `metric.extra_info`.
+fn record_key(r: &Value, table: &str) -> Vec<(String, String)> {
     let mut key: Vec<(String, String)> = Vec::new();
     // A model named as the benchmark is the benchmark itself (`perfdb export` writes
     // that for rows without a model): no key cell.
@@ -417,6 +402,28 @@ fn read_record(
             }
         }
     }
+    key
+}
+
+fn read_record(
+    r: &Value,
+    line: usize,
+    first_trial: usize,
+    parsed: &mut Parsed,
+    unclassified: &mut Vec<String>,
+    runner: &mut Option<(String, Option<String>)>,
+    deps: &mut Vec<(String, String)>,
+) -> Result<(), ParseError> {
+    let missing = |what: &str| ParseError::at(line, format!("a record without `{what}`"));
+    if !r.is_object() {
+        return Err(ParseError::at(line, "a record that is not a JSON object"));
+    }
+    let table = str_at(r, &["benchmark", "name"]).ok_or_else(|| missing("benchmark.name"))?;
+    let metric_name = str_at(r, &["metric", "name"]).ok_or_else(|| missing("metric.name"))?;
+    let variant = str_at(r, &["model", "backend"])
+        .filter(|b| !b.is_empty())
+        .unwrap_or(crate::model::DEFAULT_VARIANT);
+    let key = record_key(r, table);
     let by_unit = str_at(r, &["metric", "unit"]).and_then(|u| classify_with_unit(metric_name, u));
     let (metric_id, spec) = match by_unit {
         Some((m, spec)) => (m, Some(spec)),

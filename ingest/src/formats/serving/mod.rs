@@ -314,6 +314,13 @@ fn results(
             parsed.push_trial(trial, m);
         }
     }
+    note_failed_results(&mut parsed, &failed_results, objects.len());
+    Ok(parsed)
+}
+
+/// Results in which no request completed: a warning naming their lines, and a failed
+/// run when every result of the file is one.
+fn note_failed_results(parsed: &mut Parsed, failed_results: &[usize], results: usize) {
     if !failed_results.is_empty() {
         let lines: Vec<String> = failed_results.iter().map(usize::to_string).collect();
         parsed.warnings.push(crate::model::Warning {
@@ -325,13 +332,12 @@ fn results(
             ),
         });
         // Every result failed: the run failed.
-        if failed_results.len() == objects.len() {
+        if failed_results.len() == results {
             parsed.provenance.verdict = Some(crate::model::RunVerdict::Fail);
             parsed.provenance.verdict_detail =
                 Some("no request completed (`completed: 0`)".to_string());
         }
     }
-    Ok(parsed)
 }
 
 #[cfg(test)]
