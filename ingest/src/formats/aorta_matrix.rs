@@ -148,14 +148,9 @@ impl Parser for AortaMatrix {
         let mut row_at = 0;
         for (no, line) in lines(text) {
             let start = line.trim_start();
-            // One byte first: most lines are table rows.
-            if let Some(w) = (start.as_bytes().first() == Some(&b'#'))
-                .then(|| start.strip_prefix("# Triage Matrix"))
-                .flatten()
-            {
-                let w = w.trim().trim_start_matches(['-', '—']).trim();
-                if !w.is_empty() {
-                    table = Name::new(&format!("triage:{w}"));
+            if let Some(title) = matrix_title(start) {
+                if let Some(t) = title {
+                    table = t;
                 }
                 continue;
             }
@@ -236,27 +231,8 @@ impl Parser for AortaMatrix {
                 line: no as u32,
             };
             for ((name, cell), col) in h.names.iter().zip(cells).zip(&h.cols).skip(1) {
-                let bad = || ParseError::at(no, format!("`{cell}` under `{name}` is not a number"));
-                let (spec, value) = match col {
-                    MatrixColumn::Key => continue,
-                    MatrixColumn::Note(spec) => (spec, None),
-                    MatrixColumn::Number(spec) => (spec, number(cell).map_err(|_| bad())?),
-                    MatrixColumn::Count(spec) => {
-                        // `1 / 3`, `3/3`: the count before the slash (`n/a` is no count).
-                        let slash = memchr::memchr(b'/', cell.as_bytes());
-                        let value = match slash {
-                            Some(at) if !crate::formats::support::text::is_missing_token(cell) => {
-                                number(crate::formats::support::text::trim(&cell[..at]))
-                                    .map_err(|_| bad())?
-                            }
-                            _ => number(cell).map_err(|_| bad())?,
-                        };
-                        (spec, value)
-                    }
-                    MatrixColumn::Other(spec, note) => match number(cell) {
-                        Ok(v) => (spec, v),
-                        Err(()) => (note, None),
-                    },
+                let Some((spec, value)) = cell_value(col, name, cell, no)? else {
+                    continue;
                 };
                 parsed
                     .measurements
@@ -271,6 +247,47 @@ impl Parser for AortaMatrix {
         }
         Ok(parsed)
     }
+}
+
+/// A `# Triage Matrix — WORKLOAD` title line: `Some(None)` when it names no workload.
+fn matrix_title(start: &str) -> Option<Option<Name>> {
+    // One byte first: most lines are table rows.
+    let w = (start.as_bytes().first() == Some(&b'#'))
+        .then(|| start.strip_prefix("# Triage Matrix"))
+        .flatten()?;
+    let w = w.trim().trim_start_matches(['-', '—']).trim();
+    Some((!w.is_empty()).then(|| Name::new(&format!("triage:{w}"))))
+}
+
+/// A cell's value under its column: a number, a count before its slash, a note; `None`
+/// for a key column.
+fn cell_value<'a>(
+    col: &'a MatrixColumn,
+    name: &str,
+    cell: &str,
+    no: usize,
+) -> Result<Option<(&'a Spec, Option<f64>)>, ParseError> {
+    let bad = || ParseError::at(no, format!("`{cell}` under `{name}` is not a number"));
+    Ok(Some(match col {
+        MatrixColumn::Key => return Ok(None),
+        MatrixColumn::Note(spec) => (spec, None),
+        MatrixColumn::Number(spec) => (spec, number(cell).map_err(|_| bad())?),
+        MatrixColumn::Count(spec) => {
+            // `1 / 3`, `3/3`: the count before the slash (`n/a` is no count).
+            let slash = memchr::memchr(b'/', cell.as_bytes());
+            let value = match slash {
+                Some(at) if !crate::formats::support::text::is_missing_token(cell) => {
+                    number(crate::formats::support::text::trim(&cell[..at])).map_err(|_| bad())?
+                }
+                _ => number(cell).map_err(|_| bad())?,
+            };
+            (spec, value)
+        }
+        MatrixColumn::Other(spec, note) => match number(cell) {
+            Ok(v) => (spec, v),
+            Err(()) => (note, None),
+        },
+    }))
 }
 
 #[cfg(test)]

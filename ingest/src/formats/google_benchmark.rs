@@ -246,45 +246,21 @@ impl Parser for GoogleBenchmark {
             }
             let unit = if unit == "s" { "sec" } else { unit };
             let aggregate = rec.aggregate();
-            let out: &mut Vec<Measurement> = if aggregate {
+            let rep = if aggregate {
+                0
+            } else {
+                repetition(rec, records.len(), run_name, no)?
+            };
+            let out: &mut Vec<Measurement> = if rep == 0 {
                 &mut parsed.measurements
             } else {
-                let rep = rec
-                    .repetition_index
-                    .and_then(|r| r.parse::<usize>().ok())
-                    .unwrap_or(0);
-                if rep == 0 {
-                    &mut parsed.measurements
-                } else {
-                    // Each repetition is a run with at least one record of its own: an
-                    // index past the number of records is no repetition this file holds
-                    // (and would size the list of runs by a number from the file).
-                    if rep >= records.len() {
-                        return Err(ParseError::at(
-                            no,
-                            format!(
-                                "`{run_name}`: repetition_index {rep}, but the file has only {} \
-                                 benchmark records",
-                                records.len()
-                            ),
-                        ));
-                    }
-                    if parsed.repetitions.len() < rep {
-                        parsed.repetitions.resize_with(rep, Vec::new);
-                    }
-                    &mut parsed.repetitions[rep - 1]
+                if parsed.repetitions.len() < rep {
+                    parsed.repetitions.resize_with(rep, Vec::new);
                 }
+                &mut parsed.repetitions[rep - 1]
             };
             if rec.error_occurred {
-                let mut m = row.value(&mut parsed.keys, None, unit, None, "error", "real_time");
-                m.note = Some(
-                    format!(
-                        "{ERROR_NOTE}: {}",
-                        rec.error_message.as_deref().unwrap_or("error")
-                    )
-                    .into(),
-                );
-                out.push(m);
+                out.push(errored(&row, &mut parsed.keys, rec, unit));
                 continue;
             }
             let (agg, primary) = if aggregate {
@@ -294,19 +270,7 @@ impl Parser for GoogleBenchmark {
                 ("", true)
             };
             let percent = rec.aggregate_unit.as_deref() == Some("percentage");
-            let at = match specs.iter().position(|((a, p, pc, u), _)| {
-                a == agg && *p == primary && *pc == percent && *u == unit
-            }) {
-                Some(at) => at,
-                None => {
-                    specs.push((
-                        (agg.to_string(), primary, percent, unit),
-                        SpecsByPlace::default(),
-                    ));
-                    specs.len() - 1
-                }
-            };
-            let kind = &mut specs[at].1;
+            let kind = kind_specs(&mut specs, (agg.to_string(), primary, percent, unit));
             for (place, (k, v)) in obj.0.iter().enumerate() {
                 let k = k.0.as_ref();
                 // One spec per field and record kind a file uses; none for the standard
@@ -317,22 +281,8 @@ impl Parser for GoogleBenchmark {
                 }) else {
                     continue;
                 };
-                let value = match json::scalar(v) {
-                    json::Scalar::Number(x, _) => x.is_finite().then_some(x),
-                    json::Scalar::Null => None,
-                    // A time or rate the format writes as a number, written as text.
-                    json::Scalar::String(t) if spec.direction != Direction::None => {
-                        return Err(ParseError::at(
-                            no,
-                            format!("`{run_name}`: {k} is \"{t}\", not a number"),
-                        ))
-                    }
-                    _ => continue,
-                };
-                let value = if k == "bytes_per_second" {
-                    value.map(|b| b / 1e6)
-                } else {
-                    value
+                let Some(value) = field_value(v, &spec, k, run_name, no)? else {
+                    continue;
                 };
                 out.push(row.put(&mut parsed.keys, &spec, value, v));
             }
@@ -345,6 +295,87 @@ impl Parser for GoogleBenchmark {
         }
         Ok(parsed)
     }
+}
+
+/// A record whose benchmark reported an error: a missing time with the error's words.
+fn errored(
+    row: &crate::formats::support::emit::Row,
+    keys: &mut crate::model::Keys,
+    rec: &Record,
+    unit: &str,
+) -> Measurement {
+    let mut m = row.value(keys, None, unit, None, "error", "real_time");
+    let why = rec.error_message.as_deref().unwrap_or("error");
+    m.note = Some(format!("{ERROR_NOTE}: {why}").into());
+    m
+}
+
+/// The repetition a record is a trial of (0: this run): each repetition is a run with at
+/// least one record of its own, so an index past the number of records is no
+/// repetition this file holds (and would size the list of runs by a number from it).
+fn repetition(
+    rec: &Record,
+    records: usize,
+    run_name: &str,
+    no: usize,
+) -> Result<usize, ParseError> {
+    let rep = rec
+        .repetition_index
+        .and_then(|r| r.parse::<usize>().ok())
+        .unwrap_or(0);
+    if rep > 0 && rep >= records {
+        return Err(ParseError::at(
+            no,
+            format!(
+                "`{run_name}`: repetition_index {rep}, but the file has only {records} \
+                 benchmark records"
+            ),
+        ));
+    }
+    Ok(rep)
+}
+
+/// A field's value: `None` for a field that holds no measurement (a string, an array);
+/// bytes per second kept in MB/s.
+fn field_value(
+    v: &str,
+    spec: &Spec,
+    k: &str,
+    run_name: &str,
+    no: usize,
+) -> Result<Option<Option<f64>>, ParseError> {
+    let value = match json::scalar(v) {
+        json::Scalar::Number(x, _) => x.is_finite().then_some(x),
+        json::Scalar::Null => None,
+        // A time or rate the format writes as a number, written as text.
+        json::Scalar::String(t) if spec.direction != Direction::None => {
+            return Err(ParseError::at(
+                no,
+                format!("`{run_name}`: {k} is \"{t}\", not a number"),
+            ))
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(if k == "bytes_per_second" {
+        value.map(|b| b / 1e6)
+    } else {
+        value
+    }))
+}
+
+/// The specs of one record kind, made on first use.
+fn kind_specs<'s, 'k>(
+    specs: &'s mut Vec<(Kind<'k>, SpecsByPlace<Option<Spec>>)>,
+    kind: Kind<'k>,
+) -> &'s mut SpecsByPlace<Option<Spec>> {
+    let at = match specs.iter().position(|(k, _)| *k == kind) {
+        Some(at) => at,
+        None => {
+            specs.push((kind, SpecsByPlace::default()));
+            specs.len() - 1
+        }
+    };
+    &mut specs[at].1
 }
 
 /// The parts of the output perfdb reads.

@@ -107,7 +107,6 @@ pub fn parse_perf_line(
         Some(p) => (&rest[..p], numerics_of_tail(&rest[p..])),
         None => (rest, Numerics::NotChecked),
     };
-
     // Tokens with their byte offsets in `body`.
     let toks: Vec<(usize, &str)> = body
         .split_whitespace()
@@ -196,34 +195,7 @@ pub fn parse_perf_line(
 
     // FlyDSL: `[perf] 12.34 us/call (oneshot)`.
     if out.is_empty() {
-        if let (Some((_, v)), Some((u_off, u))) = (toks.first(), toks.get(1)) {
-            if let (Ok(value), Some((printed, unit))) = (parse_value(v), is_unit(u)) {
-                let ident = collapse_ws(&body[u_off + u.len()..]);
-                let (key, key_order) = key_of(&[("row".to_string(), ident)]);
-                let key = keys.push(&key);
-                let (value, raw) = value_in(keys, value, v, printed, &unit);
-                out.push(Measurement {
-                    table,
-                    variant: crate::formats::support::columns::DEFAULT_VARIANT.into(),
-                    key,
-                    key_order,
-                    metric: metric::LATENCY.into(),
-                    unit: unit.canonical.into(),
-                    direction: Direction::Lower,
-                    value,
-                    raw,
-                    column: (*u).into(),
-                    numerics: verdict,
-                    line: no as u32,
-                    note: None,
-                });
-                return Ok(Some(out));
-            }
-        }
-        return Err(ParseError::at(
-            no,
-            "`[perf]` line has no `<name> avg: <number> <unit>` metric",
-        ));
+        return per_call(body, &toks, table, verdict, no, keys).map(Some);
     }
 
     let identity = identity_text(&body[..identity_end.unwrap_or(0)]);
@@ -234,6 +206,44 @@ pub fn parse_perf_line(
         m.key_order = key_order;
     }
     Ok(Some(out))
+}
+
+/// FlyDSL's `[perf] 12.34 us/call (oneshot)`: one latency, keyed by the words after it.
+fn per_call(
+    body: &str,
+    toks: &[(usize, &str)],
+    table: Name,
+    verdict: Numerics,
+    no: usize,
+    keys: &mut Keys,
+) -> Result<Vec<Measurement>, ParseError> {
+    if let (Some((_, v)), Some((u_off, u))) = (toks.first(), toks.get(1)) {
+        if let (Ok(value), Some((printed, unit))) = (parse_value(v), is_unit(u)) {
+            let ident = collapse_ws(&body[u_off + u.len()..]);
+            let (key, key_order) = key_of(&[("row".to_string(), ident)]);
+            let key = keys.push(&key);
+            let (value, raw) = value_in(keys, value, v, printed, &unit);
+            return Ok(vec![Measurement {
+                table,
+                variant: crate::formats::support::columns::DEFAULT_VARIANT.into(),
+                key,
+                key_order,
+                metric: metric::LATENCY.into(),
+                unit: unit.canonical.into(),
+                direction: Direction::Lower,
+                value,
+                raw,
+                column: (*u).into(),
+                numerics: verdict,
+                line: no as u32,
+                note: None,
+            }]);
+        }
+    }
+    Err(ParseError::at(
+        no,
+        "`[perf]` line has no `<name> avg: <number> <unit>` metric",
+    ))
 }
 
 /// The `uplift: 32.4%` of a `[perf]` line: derived, never compared.

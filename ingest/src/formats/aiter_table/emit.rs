@@ -17,6 +17,7 @@ use crate::formats::aiter_table::UNATTRIBUTED;
 use crate::formats::aiter_table::UNTITLED;
 use crate::formats::support::text::{is_missing_token, parse_value};
 use crate::model::{metric, push_json_str, Measurement, Name, Numerics, Warning};
+use crate::model::{KeyId, Keys, Raw};
 
 impl State {
     /// Which variant a verdict's message names: the longest measured variant it starts
@@ -95,18 +96,7 @@ impl State {
             })
             .collect();
         for (t, ..) in outs.iter().flatten() {
-            if &*t.metric == metric::UNCLASSIFIED && self.reported.insert(t.column.to_string()) {
-                self.warnings.push(Warning {
-                    line: header_line,
-                    reason: format!(
-                        "column '{}': numeric, but no unit, no quantity word (latency, time, \
-                         bw, throughput) and no known variant prefix; stored as metric '{}', \
-                         not compared and not part of the row identity",
-                        t.column,
-                        metric::UNCLASSIFIED
-                    ),
-                });
-            }
+            self.warn_unclassified(t, header_line);
         }
         // Key cells in canonical order (by name): the same cells printed in another
         // column order give the same key.
@@ -115,35 +105,12 @@ impl State {
         self.out
             .reserve(rows.len() * outs.iter().filter(|o| o.is_some()).count());
         for (r, (no, cells)) in rows.iter().enumerate() {
-            let json = self.keys.text_mut();
-            json.push('{');
-            for (i, (c, prefix)) in key_cols.iter().enumerate() {
-                if i > 0 {
-                    json.push(',');
-                }
-                json.push_str(prefix);
-                let v = cells[*c];
-                push_json_str(json, if is_missing_token(v) { "None" } else { v });
-            }
-            json.push('}');
-            let key = self.keys.finish();
+            let key = row_key(&mut self.keys, key_cols, cells);
             for (o, raw) in outs.iter().zip(cells.iter()) {
                 let Some((t, checks, escalated, column_note)) = o else {
                     continue;
                 };
-                let mut value = if t.unit_cells {
-                    cell_with_unit(raw)
-                        .map(|(v, u)| crate::formats::support::units::to_canonical(v, u.factor))
-                } else {
-                    parse_value(raw).ok().flatten()
-                };
-                let raw = if t.factor != 1.0 {
-                    value =
-                        value.map(|v| crate::formats::support::units::to_canonical(v, t.factor));
-                    self.keys.raw_joined(raw, &t.printed)
-                } else {
-                    self.keys.raw(raw)
-                };
+                let (value, raw) = cell_value(&mut self.keys, t, raw);
                 let (numerics, note) = if *escalated {
                     (Numerics::Fail, Some(Name::new(UNATTRIBUTED)))
                 } else {
@@ -177,4 +144,54 @@ impl State {
             calls,
         });
     }
+
+    /// A column read as a number nothing classifies: warned of once a file.
+    fn warn_unclassified(&mut self, t: &Template, header_line: usize) {
+        if &*t.metric == metric::UNCLASSIFIED && self.reported.insert(t.column.to_string()) {
+            self.warnings.push(Warning {
+                line: header_line,
+                reason: format!(
+                    "column '{}': numeric, but no unit, no quantity word (latency, time, \
+                     bw, throughput) and no known variant prefix; stored as metric '{}', \
+                     not compared and not part of the row identity",
+                    t.column,
+                    metric::UNCLASSIFIED
+                ),
+            });
+        }
+    }
+}
+
+/// A row's key: its key cells in canonical order (by name), so the same cells printed in
+/// another column order give the same key.
+fn row_key(keys: &mut Keys, key_cols: &[(usize, Name)], cells: &[&str]) -> KeyId {
+    let json = keys.text_mut();
+    json.push('{');
+    for (i, (c, prefix)) in key_cols.iter().enumerate() {
+        if i > 0 {
+            json.push(',');
+        }
+        json.push_str(prefix);
+        let v = cells[*c];
+        push_json_str(json, if is_missing_token(v) { "None" } else { v });
+    }
+    json.push('}');
+    keys.finish()
+}
+
+/// A cell's value in its column's canonical unit, and its printed text (with the unit
+/// the column's header gave, when converted).
+fn cell_value(keys: &mut Keys, t: &Template, raw: &str) -> (Option<f64>, Raw) {
+    let mut value = if t.unit_cells {
+        cell_with_unit(raw).map(|(v, u)| crate::formats::support::units::to_canonical(v, u.factor))
+    } else {
+        parse_value(raw).ok().flatten()
+    };
+    let raw = if t.factor != 1.0 {
+        value = value.map(|v| crate::formats::support::units::to_canonical(v, t.factor));
+        keys.raw_joined(raw, &t.printed)
+    } else {
+        keys.raw(raw)
+    };
+    (value, raw)
 }
