@@ -52,45 +52,15 @@ pub(super) fn series_events(
         .collect();
     let cps = changepoint::detect_with(&trials, params);
     let n = trials.len();
-    // Segment k runs from bounds[k] to bounds[k + 1].
     let mut bounds: Vec<usize> = vec![0];
     bounds.extend(cps.iter().map(|c| c.index));
     bounds.push(n);
-    let level = |k: usize| -> f64 {
-        let v: Vec<f64> = trials[bounds[k]..bounds[k + 1]]
-            .iter()
-            .flatten()
-            .copied()
-            .collect();
-        stats::median(&v)
+    let segs = Segments {
+        trials: &trials,
+        bounds,
+        confirm,
     };
-    let commit_median = |i: usize| stats::median(&trials[i]);
-    // How much worse `x` is than `base` in this metric's direction (> 1: worse).
-    let worse_by = |x: f64, base: f64| match dir {
-        Direction::Higher => base / x,
-        _ => x / base,
-    };
-    // A segment is confirmed when it held `confirm` commits, and, reaching the tip,
-    // every one of its commits sits nearer its level than the level it left.
-    let confirmed = |k: usize, from_level: f64| -> bool {
-        let (lo, hi) = (bounds[k], bounds[k + 1]);
-        if hi - lo < confirm {
-            return false;
-        }
-        if hi < n {
-            return true;
-        }
-        let to = level(k);
-        let mid = (to.ln() + from_level.ln()) / 2.0;
-        (lo..hi).all(|i| {
-            let m = commit_median(i).ln();
-            if to > from_level {
-                m > mid
-            } else {
-                m < mid
-            }
-        })
-    };
+    let (bounds, level) = (&segs.bounds, |k: usize| segs.level(k));
     let shown = key_display(&perfdb_ingest::model::in_source_order(
         key_from_json(key),
         key_order.unwrap_or("[]"),
@@ -100,34 +70,10 @@ pub(super) fn series_events(
     for (c, cp) in cps.iter().enumerate() {
         let seg = c + 1; // the new level's segment
         let before_level = level(c);
-        let before: Vec<f64> = trials[bounds[c]..cp.index]
-            .iter()
-            .flatten()
-            .copied()
-            .collect();
-        let after: Vec<f64> = trials[cp.index..bounds[seg + 1]]
-            .iter()
-            .flatten()
-            .copied()
-            .collect();
-        let is_confirmed = confirmed(seg, before_level);
-        // Where the series stands now: the latest confirmed segment after the step,
-        // and the first of them back within the threshold of the level before it.
-        let mut now = level(seg);
-        let mut returned = None;
-        for k in seg + 1..bounds.len() - 1 {
-            if !confirmed(k, level(k - 1)) {
-                continue;
-            }
-            now = level(k);
-            if returned.is_none() && worse_by(now, before_level) <= 1.0 + params.min_step {
-                let first = &ordered[bounds[k]];
-                returned = Some(Return {
-                    commit: first.commit.clone(),
-                    ingested_at_us: first.ingested_at,
-                });
-            }
-        }
+        let before = segs.values(bounds[c], cp.index);
+        let after = segs.values(cp.index, bounds[seg + 1]);
+        let is_confirmed = segs.confirmed(seg, before_level);
+        let (now, returned) = segs.standing(seg, before_level, dir, params.min_step, &ordered);
         let ci = |v: &[f64]| {
             let (a, b) = stats::median_ci(v);
             (a.is_finite().then_some(a), b.is_finite().then_some(b))
@@ -231,4 +177,81 @@ pub(super) fn with_kind(mut e: Event) -> Event {
     e.at_tip = level.at_tip;
     e.returned = level.returned;
     e
+}
+
+/// A series' commits cut at its change points: segment k runs from `bounds[k]` to
+/// `bounds[k + 1]`.
+struct Segments<'a> {
+    trials: &'a [Vec<f64>],
+    bounds: Vec<usize>,
+    /// Commits a segment must hold to be confirmed.
+    confirm: usize,
+}
+
+impl Segments<'_> {
+    /// Every trial of commits `from..to`.
+    fn values(&self, from: usize, to: usize) -> Vec<f64> {
+        self.trials[from..to].iter().flatten().copied().collect()
+    }
+
+    /// Segment k's level: the median of its trials.
+    fn level(&self, k: usize) -> f64 {
+        stats::median(&self.values(self.bounds[k], self.bounds[k + 1]))
+    }
+
+    /// A segment is confirmed when it held `confirm` commits, and, reaching the tip,
+    /// every one of its commits sits nearer its level than the level it left.
+    fn confirmed(&self, k: usize, from_level: f64) -> bool {
+        let (lo, hi) = (self.bounds[k], self.bounds[k + 1]);
+        if hi - lo < self.confirm {
+            return false;
+        }
+        if hi < self.trials.len() {
+            return true;
+        }
+        let to = self.level(k);
+        let mid = (to.ln() + from_level.ln()) / 2.0;
+        (lo..hi).all(|i| {
+            let m = stats::median(&self.trials[i]).ln();
+            if to > from_level {
+                m > mid
+            } else {
+                m < mid
+            }
+        })
+    }
+
+    /// Where the series stands after the step into segment `seg`: the latest confirmed
+    /// segment's level, and the first of them back within `min_step` of the level
+    /// before the step.
+    fn standing(
+        &self,
+        seg: usize,
+        before_level: f64,
+        dir: Direction,
+        min_step: f64,
+        ordered: &[Point],
+    ) -> (f64, Option<Return>) {
+        // How much worse `x` is than `base` in this metric's direction (> 1: worse).
+        let worse_by = |x: f64, base: f64| match dir {
+            Direction::Higher => base / x,
+            _ => x / base,
+        };
+        let mut now = self.level(seg);
+        let mut returned = None;
+        for k in seg + 1..self.bounds.len() - 1 {
+            if !self.confirmed(k, self.level(k - 1)) {
+                continue;
+            }
+            now = self.level(k);
+            if returned.is_none() && worse_by(now, before_level) <= 1.0 + min_step {
+                let first = &ordered[self.bounds[k]];
+                returned = Some(Return {
+                    commit: first.commit.clone(),
+                    ingested_at_us: first.ingested_at,
+                });
+            }
+        }
+        (now, returned)
+    }
 }

@@ -19,36 +19,28 @@
 //! MHz)`) are counted per state and kept beside its values as `throttled` (the lowest
 //! clock in the note); `Skip:` lines are warnings.
 
+use crate::formats::nvbench_markdown::cells::is_time_cell;
+use crate::formats::nvbench_markdown::columns::columns;
+use crate::formats::nvbench_markdown::columns::first_body_row;
+use crate::formats::nvbench_markdown::columns::is_measured_cell;
+use crate::formats::nvbench_markdown::columns::is_rule;
+use crate::formats::nvbench_markdown::columns::is_summary_header;
+use crate::formats::nvbench_markdown::columns::method_of;
+use crate::formats::nvbench_markdown::columns::pipe_cells;
+use crate::formats::nvbench_markdown::columns::primary_time;
+use crate::formats::nvbench_markdown::columns::Column;
+use crate::formats::nvbench_markdown::columns::SUMMARY_COLUMNS;
+use crate::formats::nvbench_markdown::columns::TIME_SUMMARIES;
+use crate::formats::nvbench_markdown::rows::row;
+mod cells;
+mod columns;
+mod rows;
+
 use super::{Format, ParseError, Parser};
-use crate::formats::support::emit::{Row, Spec};
-use crate::formats::support::text::{has, trim};
-use crate::formats::support::units;
-use crate::model::{Direction, Parsed, Warning};
+use crate::formats::support::text::has;
+use crate::model::{Parsed, Warning};
 
 pub struct NvbenchMarkdown;
-
-/// What a column of a results table holds.
-#[derive(Debug, Clone)]
-enum Column {
-    Axis(String),
-    Value(Spec, Cell),
-    /// `Skip Reason`: a warning, no value.
-    SkipReason,
-}
-
-/// How a column's cells are read.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Cell {
-    /// `88.492 us`, `1.431 ms`: stored in us.
-    Time,
-    /// `14.24%`, `inf%`: stored as a fraction.
-    Percent,
-    /// `940.305 GB/s`: stored in TB/s.
-    Bandwidth,
-    /// `641.915T`, `17179869184`, `1056x`, `16.000 MiB`, `1.545 GHz`: SI suffix, size or
-    /// clock unit applied.
-    Count,
-}
 
 /// One state of the log: its benchmark, device and axis values as `Run:` printed them.
 struct LogState {
@@ -380,351 +372,12 @@ fn axis_names(log: &[LogState], bench: &str, header: &[&str], rows: &[&str]) -> 
         .collect()
 }
 
-/// The columns nvbench's own summaries print under (user element counts aside).
-const SUMMARY_COLUMNS: &[&str] = &[
-    "Samples",
-    "CPU Time",
-    "GPU Time",
-    "Noise",
-    "Elem/s",
-    "GlobalMem BW",
-    "BWUtil",
-    "Batch GPU",
-    "Skip Reason",
-];
-
-/// nvbench's summaries that the default and `--md` tables print, shown or not.
-const TIME_SUMMARIES: &[&str] = &[
-    "GPU Time",
-    "CPU Time",
-    "Batch GPU",
-    "Min GPU Time",
-    "Max GPU Time",
-    "Median GPU Time",
-    "Min CPU Time",
-    "Max CPU Time",
-];
-
-/// A header row of an nvbench results table: two or more of its summary columns, one
-/// a time, and no compare-report column (`Ref Time`, `Cmp Time`).
-fn is_summary_header(line: &str) -> bool {
-    if !line.trim_start().starts_with('|') {
-        return false;
-    }
-    let cells = pipe_cells(line);
-    let known = |c: &&&str| SUMMARY_COLUMNS.contains(*c) || TIME_SUMMARIES.contains(*c);
-    cells.iter().filter(known).count() >= 2
-        && cells.iter().any(|c| TIME_SUMMARIES.contains(c))
-        && !cells.iter().any(|c| matches!(*c, "Ref Time" | "Cmp Time"))
-}
-
-/// The first row under a header (its `|---|` rule skipped), as cells.
-fn first_body_row<'a>(mut below: impl Iterator<Item = &'a str>) -> Option<Vec<&'a str>> {
-    let rule = below.next()?;
-    if !pipe_cells(rule).iter().all(|c| is_rule(c)) {
-        return None;
-    }
-    let row = below.next()?;
-    row.trim_start().starts_with('|').then(|| pipe_cells(row))
-}
-
-/// `1.431 ms`, `26.763 us`: a time as nvbench prints it.
-fn is_time_cell(cell: &str) -> bool {
-    matches!(read_cell(cell, Cell::Time), Some(Some(_)))
-}
-
-/// A cell that holds a measured value (a time, a percentage, a rate, a size or a
-/// count with nvbench's `x`), never an axis value.
-fn is_measured_cell(cell: &str) -> bool {
-    let number = |n: &str| n.parse::<f64>().is_ok() || matches!(n, "inf" | "-inf" | "nan");
-    if cell.ends_with("/s") || is_time_cell(cell) {
-        return true;
-    }
-    if let Some(n) = cell.strip_suffix('%').or_else(|| cell.strip_suffix('x')) {
-        return number(n);
-    }
-    // `641.915T`: nvbench's SI-suffixed rates print three decimals.
-    if let Some(n) = cell.strip_suffix(['k', 'M', 'G', 'T', 'P']) {
-        return n.contains('.') && number(n);
-    }
-    cell.split_once(' ')
-        .is_some_and(|(n, u)| number(n) && matches!(u, "B" | "KiB" | "MiB" | "GiB" | "TiB"))
-}
-
-/// Each header cell's role, by name and place; a column nvbench does not name (a
-/// user summary, `Min GPU Time`) is read by the shape of its first cell.
-///
-/// The compared time is the cold `GPU Time` (a mean); where a table hides it (nvbench's
-/// summaries example shows `Min GPU Time` and `Max GPU Time` instead) the median, else
-/// the minimum: [`primary_time`] says which, and the run's method names it.
-fn columns(header: &[&str], axes: &[String], first_row: Option<&[&str]>) -> Vec<Column> {
-    let mut samples = 0;
-    let mut last_time = "";
-    let primary = primary_time(header);
-    header
-        .iter()
-        .enumerate()
-        .map(|(i, &h)| {
-            if axes.iter().any(|a| a == h) {
-                return Column::Axis(h.to_string());
-            }
-            let shape = first_row
-                .and_then(|r| r.get(i))
-                .map_or(Cell::Count, |c| shape_of(c));
-            let (metric, cell, compared): (String, Cell, bool) = match h {
-                _ if Some(h) == primary => ("latency".into(), Cell::Time, true),
-                "Samples" => {
-                    samples += 1;
-                    let m = if samples == 1 {
-                        "samples"
-                    } else {
-                        "samples_batch"
-                    };
-                    (m.into(), Cell::Count, false)
-                }
-                "CPU Time" => ("cpu_latency".into(), Cell::Time, false),
-                "GPU Time" => ("latency_mean".into(), Cell::Time, false),
-                "Batch GPU" => ("latency_batch".into(), Cell::Time, false),
-                "Noise" => {
-                    let m = match last_time {
-                        "CPU Time" | "Min CPU Time" | "Max CPU Time" => "cpu_noise",
-                        "Batch GPU" => "noise_batch",
-                        _ => "noise",
-                    };
-                    (m.into(), Cell::Percent, false)
-                }
-                "Elem/s" => ("item_rate".into(), Cell::Count, true),
-                "GlobalMem BW" => ("bandwidth".into(), Cell::Bandwidth, true),
-                "BWUtil" => ("bw_util".into(), Cell::Percent, false),
-                "Skip Reason" => return Column::SkipReason,
-                other => (metric_name(other), shape, false),
-            };
-            if TIME_SUMMARIES.contains(&h) {
-                last_time = h;
-            }
-            let spec = match (cell, compared) {
-                (Cell::Time, true) => Spec::measured(Some(&metric), "us", h),
-                (Cell::Time, false) => Spec::measured(Some(&metric), "us", h).kept(),
-                (Cell::Bandwidth, true) => Spec::measured(Some(&metric), "TB/s", h),
-                (Cell::Bandwidth, false) => Spec::measured(Some(&metric), "TB/s", h).kept(),
-                (Cell::Count, true) => Spec::directed(&metric, "items/s", Direction::Higher, h),
-                (Cell::Percent, _) => Spec::derived(&metric, "fraction", h, None),
-                (Cell::Count, false) => Spec::derived(&metric, "", h, None),
-            };
-            Column::Value(spec, cell)
-        })
-        .collect()
-}
-
-/// The time column compared: `GPU Time`, else `Median GPU Time`, else `Min GPU Time`.
-fn primary_time<'a>(header: &[&'a str]) -> Option<&'a str> {
-    ["GPU Time", "Median GPU Time", "Min GPU Time"]
-        .into_iter()
-        .find_map(|name| header.iter().find(|h| **h == name).copied())
-}
-
-/// The run's method for the compared time column.
-fn method_of(primary: &str) -> &'static str {
-    match primary {
-        "Median GPU Time" => "nvbench:cold-median",
-        "Min GPU Time" => "nvbench:cold-min",
-        _ => "nvbench:cold-mean",
-    }
-}
-
-/// How a cell of a column nvbench does not name reads.
-fn shape_of(cell: &str) -> Cell {
-    if is_time_cell(cell) {
-        Cell::Time
-    } else if cell.ends_with('%') {
-        Cell::Percent
-    } else if cell.ends_with("/s") {
-        Cell::Bandwidth
-    } else {
-        Cell::Count
-    }
-}
-
-/// `GlobalMem BW` -> `globalmem_bw`, `Duration (s)` -> `duration_s`.
-fn metric_name(header: &str) -> String {
-    let lower = header.trim().to_ascii_lowercase();
-    lower
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join("_")
-}
-
-/// One table row: its key, its values, and the throttle count of its state.
-fn row(
-    parsed: &mut Parsed,
-    cx: &super::Context,
-    (bench, device, several_devices): (&str, Option<&str>, bool),
-    cols: &[Column],
-    cells: &[&str],
-    log: &mut [LogState],
-    no: usize,
-) -> Result<(), ParseError> {
-    let mut key: Vec<(String, String)> = Vec::new();
-    let mut printed_axes: Vec<(&str, &str)> = Vec::new();
-    let mut variant = crate::model::DEFAULT_VARIANT.to_string();
-    for (col, &cell) in cols.iter().zip(cells) {
-        match col {
-            Column::Axis(name) => {
-                printed_axes.push((name, cell));
-                let v = axis_value(cell).to_string();
-                if cx.variant_axis == Some(name.as_str()) {
-                    variant = v;
-                } else {
-                    key.push((name.clone(), v));
-                }
-            }
-            Column::SkipReason if !cell.is_empty() => {
-                parsed.warnings.push(Warning {
-                    line: no,
-                    reason: format!("{bench}: skipped by nvbench ({cell}): no values"),
-                });
-                return Ok(());
-            }
-            _ => {}
-        }
-    }
-    if let (true, Some(d)) = (several_devices, device) {
-        key.insert(0, ("device".to_string(), d.to_string()));
-    }
-    let r = Row::new(&mut parsed.keys, bench, &variant, &key, no);
-    for (col, &cell) in cols.iter().zip(cells) {
-        let Column::Value(spec, how) = col else {
-            continue;
-        };
-        if cell.is_empty() {
-            continue;
-        }
-        let value = read_cell(cell, *how).ok_or_else(|| {
-            ParseError::at(
-                no,
-                format!(
-                    "{bench}: {} is '{cell}', not a value nvbench prints",
-                    spec.column
-                ),
-            )
-        })?;
-        parsed
-            .measurements
-            .push(r.put(&mut parsed.keys, spec, value, cell));
-    }
-    // The log's throttle warnings of this state, matched by benchmark and axis values.
-    let state = log.iter_mut().find(|s| {
-        s.bench == bench
-            && s.axes.len() == printed_axes.len()
-            && s.axes.iter().all(|(k, v)| {
-                printed_axes
-                    .iter()
-                    .any(|(n, c)| n == k && (c == v || axis_value(c) == axis_value(v)))
-            })
-            && (!several_devices || s.device.is_some())
-    });
-    if let Some(s) = state {
-        let n = std::mem::take(&mut s.throttled);
-        if n > 0 {
-            let note = match &s.lowest {
-                Some((_, clock)) => format!("{n} throttle warnings, lowest ({clock})"),
-                None => format!("{n} throttle warnings"),
-            };
-            let spec = Spec::derived("throttled", "", "Log", None);
-            let m = r.put(&mut parsed.keys, &spec, Some(n as f64), &note);
-            parsed.measurements.push(m);
-        }
-    }
-    Ok(())
-}
-
-/// `2^10 = 1024` (a power-of-two axis) -> `1024`; other cells as printed.
-fn axis_value(cell: &str) -> &str {
-    match cell.split_once(" = ") {
-        Some((p, v)) if p.starts_with("2^") => v.trim(),
-        _ => cell,
-    }
-}
-
-/// A cell's value in the column's stored unit; `Some(None)`: printed as no value
-/// (`inf%`, `nan`).
-fn read_cell(cell: &str, how: Cell) -> Option<Option<f64>> {
-    let (num, unit) = match cell.find([' ', '%']) {
-        Some(at) => (&cell[..at], trim(&cell[at..])),
-        None => (cell, ""),
-    };
-    if matches!(num, "inf" | "-inf" | "nan") {
-        return Some(None);
-    }
-    match how {
-        // (A number that does not parse is no value nvbench prints: `None`, the cell
-        // refused, never `Some(None)`, the cell read as empty.)
-        Cell::Time => {
-            // nvbench prints seconds as `1.991 s`.
-            let u = units::unit_of(unit).or_else(|| units::seconds_word(unit))?;
-            let v = num.parse::<f64>().ok()?;
-            (u.metric == crate::model::metric::LATENCY)
-                .then(|| Some(units::to_canonical(v, u.factor)))
-        }
-        Cell::Percent => {
-            (unit == "%").then_some(())?;
-            Some(Some(num.parse::<f64>().ok()? / 100.0))
-        }
-        Cell::Bandwidth => {
-            let u = units::unit_of_any_case(unit)?;
-            let v = num.parse::<f64>().ok()?;
-            (u.metric == crate::model::metric::BANDWIDTH)
-                .then(|| Some(units::to_canonical(v, u.factor)))
-        }
-        Cell::Count => {
-            let scale = match unit {
-                "" => 1.0,
-                "B" => 1.0,
-                // A clock summary (`1.545 GHz`), stored in Hz.
-                "Hz" => 1.0,
-                "kHz" => 1e3,
-                "MHz" => 1e6,
-                "GHz" => 1e9,
-                "KiB" => 1024.0,
-                "MiB" => 1024.0 * 1024.0,
-                "GiB" => 1024.0 * 1024.0 * 1024.0,
-                "TiB" => 1024f64.powi(4),
-                _ => return None,
-            };
-            let num = num.strip_suffix('x').unwrap_or(num);
-            let (digits, si) = match num.as_bytes().last() {
-                Some(b'k') => (&num[..num.len() - 1], 1e3),
-                Some(b'M') => (&num[..num.len() - 1], 1e6),
-                Some(b'G') => (&num[..num.len() - 1], 1e9),
-                Some(b'T') => (&num[..num.len() - 1], 1e12),
-                Some(b'P') => (&num[..num.len() - 1], 1e15),
-                _ => (num, 1.0),
-            };
-            Some(Some(units::to_canonical(
-                digits.parse::<f64>().ok()?,
-                si * scale,
-            )))
-        }
-    }
-}
-
-/// `| a |  b |` -> `["a", "b"]`.
-fn pipe_cells(line: &str) -> Vec<&str> {
-    let t = line.trim();
-    let t = t.strip_prefix('|').unwrap_or(t);
-    let t = t.strip_suffix('|').unwrap_or(t);
-    t.split('|').map(trim).collect()
-}
-
-/// `|------|` or `|:---:|`.
-fn is_rule(cell: &str) -> bool {
-    !cell.is_empty() && cell.bytes().all(|b| b == b'-' || b == b':')
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::formats::nvbench_markdown::cells::axis_value;
+    use crate::formats::nvbench_markdown::cells::read_cell;
+    use crate::formats::nvbench_markdown::cells::Cell;
 
     #[test]
     fn cells_in_their_units() {
