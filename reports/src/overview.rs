@@ -143,6 +143,141 @@ fn pick(
     }
 }
 
+/// A series: table, variant, key, metric, unit, direction.
+type SeriesKey = (String, String, String, String, String, String);
+
+/// Every compared series' per-run medians at each commit of the window (a list a
+/// commit), read from the files holding the window's runs (a year's compacted files: the
+/// newest); and each key's source order.
+#[allow(clippy::type_complexity)]
+fn window_series(
+    db: &Db,
+    label: &str,
+    in_class: &str,
+    commits: &[String],
+) -> Result<(HashMap<SeriesKey, Vec<Vec<f64>>>, HashMap<String, String>), OverviewError> {
+    let at: HashMap<&str, usize> = commits
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.as_str(), i))
+        .collect();
+    let window = commits
+        .iter()
+        .map(|c| sql_str(c))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let in_window = format!("{in_class} AND coalesce(r.\"commit\", r.label) IN ({window})");
+    let runs = strings(
+        db,
+        &format!("SELECT r.run_id FROM runs r WHERE {in_window}"),
+    )?;
+    let source = db.summaries_of_runs(&runs)?;
+    let mut stmt = db.conn.prepare(&format!(
+        "SELECT s.table_name, s.variant, s.key, s.metric, s.unit, s.direction, \
+                coalesce(r.\"commit\", r.label) AS point, list(s.median ORDER BY r.trial), \
+                any_value(s.key_order) \
+         FROM {source} s JOIN runs r ON s.run_id = r.run_id \
+         WHERE s.label = {} AND {in_window} AND s.direction IN ('lower', 'higher') \
+           AND s.median IS NOT NULL \
+         GROUP BY ALL",
+        sql_str(label)
+    ))?;
+    let mut series: HashMap<SeriesKey, Vec<Vec<f64>>> = HashMap::new();
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            (
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+                r.get::<_, String>(4)?,
+                r.get::<_, String>(5)?,
+            ),
+            r.get::<_, String>(6)?,
+            list_f64(r.get(7)?),
+            r.get::<_, Option<String>>(8)?,
+        ))
+    })?;
+    let mut key_orders: HashMap<String, String> = HashMap::new();
+    for row in rows {
+        let (id, point, trials, order) = row?;
+        if let Some(o) = order {
+            key_orders.insert(id.2.clone(), o);
+        }
+        let Some(&i) = at.get(point.as_str()) else {
+            continue;
+        };
+        let v = series
+            .entry(id)
+            .or_insert_with(|| vec![Vec::new(); commits.len()]);
+        v[i].extend(trials);
+    }
+    Ok((series, key_orders))
+}
+
+/// One series' overview row: its medians by commit, its latest step, its open alerts.
+fn series_row(
+    (table, variant, key, metric, unit, direction): SeriesKey,
+    per_commit: Vec<Vec<f64>>,
+    commits: &[String],
+    open: &[&crate::alerts::AlertView],
+    key_orders: &HashMap<String, String>,
+    detect: &DetectConfig,
+) -> Row {
+    let direction = Direction::parse(&direction);
+    let medians: Vec<Option<f64>> = per_commit
+        .iter()
+        .map(|t| (!t.is_empty()).then(|| crate::stats::median(t)))
+        .collect();
+    let last = medians.iter().rposition(Option::is_some).unwrap_or(0);
+    // Change points over the commits that measured the series.
+    let measured: Vec<(usize, &Vec<f64>)> = per_commit
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !t.is_empty())
+        .collect();
+    let trials: Vec<Vec<f64>> = measured.iter().map(|(_, t)| (*t).clone()).collect();
+    let params = detect.for_series(&table, &variant);
+    let step = changepoint::detect_with(&trials, &params)
+        .last()
+        .map(|cp| Step {
+            commit: commits[measured[cp.index].0].clone(),
+            ratio: cp.ratio,
+            worse: match direction {
+                Direction::Lower => cp.ratio > 1.0,
+                Direction::Higher => cp.ratio < 1.0,
+                Direction::None => false,
+            },
+        });
+    let open_alerts = open
+        .iter()
+        .filter(|a| {
+            a.table == table
+                && a.variant == variant
+                && a.key_json == key
+                && a.metrics.contains(&metric)
+        })
+        .map(|a| a.id.clone())
+        .collect();
+    Row {
+        key_text: key_display(&in_source_order(
+            key_from_json(&key),
+            key_orders.get(&key).map_or("[]", String::as_str),
+        )),
+        table,
+        variant,
+        key,
+        metric,
+        unit,
+        direction,
+        last_commit: commits[last].clone(),
+        commits_since: commits.len() - 1 - last,
+        medians,
+        step,
+        open_alerts,
+    }
+}
+
 /// The overview `ask` asks for.
 pub fn overview(db: &Db, ask: &Ask, detect: &DetectConfig) -> Result<Overview, OverviewError> {
     let labels = strings(
@@ -177,65 +312,7 @@ pub fn overview(db: &Db, ask: &Ask, detect: &DetectConfig) -> Result<Overview, O
         .skip(points.len().saturating_sub(n))
         .cloned()
         .collect();
-    let at: HashMap<&str, usize> = commits
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.as_str(), i))
-        .collect();
-    let window = commits
-        .iter()
-        .map(|c| sql_str(c))
-        .collect::<Vec<_>>()
-        .join(", ");
-    // Every compared series' per-run medians at each commit of the window, read from
-    // the files holding the window's runs (a year's compacted files: the newest).
-    let in_window = format!("{in_class} AND coalesce(r.\"commit\", r.label) IN ({window})");
-    let runs = strings(
-        db,
-        &format!("SELECT r.run_id FROM runs r WHERE {in_window}"),
-    )?;
-    let source = db.summaries_of_runs(&runs)?;
-    let mut stmt = db.conn.prepare(&format!(
-        "SELECT s.table_name, s.variant, s.key, s.metric, s.unit, s.direction, \
-                coalesce(r.\"commit\", r.label) AS point, list(s.median ORDER BY r.trial), \
-                any_value(s.key_order) \
-         FROM {source} s JOIN runs r ON s.run_id = r.run_id \
-         WHERE s.label = {} AND {in_window} AND s.direction IN ('lower', 'higher') \
-           AND s.median IS NOT NULL \
-         GROUP BY ALL",
-        sql_str(&label)
-    ))?;
-    type Id = (String, String, String, String, String, String);
-    let mut series: HashMap<Id, Vec<Vec<f64>>> = HashMap::new();
-    let rows = stmt.query_map([], |r| {
-        Ok((
-            (
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, String>(3)?,
-                r.get::<_, String>(4)?,
-                r.get::<_, String>(5)?,
-            ),
-            r.get::<_, String>(6)?,
-            list_f64(r.get(7)?),
-            r.get::<_, Option<String>>(8)?,
-        ))
-    })?;
-    let mut key_orders: HashMap<String, String> = HashMap::new();
-    for row in rows {
-        let (id, point, trials, order) = row?;
-        if let Some(o) = order {
-            key_orders.insert(id.2.clone(), o);
-        }
-        let Some(&i) = at.get(point.as_str()) else {
-            continue;
-        };
-        let v = series
-            .entry(id)
-            .or_insert_with(|| vec![Vec::new(); commits.len()]);
-        v[i].extend(trials);
-    }
+    let (series, key_orders) = window_series(db, &label, &in_class, &commits)?;
     let mut tables: Vec<String> = series.keys().map(|k| k.0.clone()).collect();
     let mut variants: Vec<String> = series.keys().map(|k| k.1.clone()).collect();
     let mut metrics: Vec<String> = series.keys().map(|k| k.3.clone()).collect();
@@ -269,63 +346,18 @@ pub fn overview(db: &Db, ask: &Ask, detect: &DetectConfig) -> Result<Overview, O
         .collect();
     let keep = |f: &Option<String>, v: &str| f.as_deref().is_none_or(|f| f.is_empty() || f == v);
     let mut out: Vec<Row> = Vec::new();
-    for ((table, variant, key, metric, unit, direction), per_commit) in series {
-        if !(keep(&ask.table, &table) && keep(&ask.variant, &variant) && keep(&ask.metric, &metric))
-        {
+    for (id, per_commit) in series {
+        if !(keep(&ask.table, &id.0) && keep(&ask.variant, &id.1) && keep(&ask.metric, &id.3)) {
             continue;
         }
-        let direction = Direction::parse(&direction);
-        let medians: Vec<Option<f64>> = per_commit
-            .iter()
-            .map(|t| (!t.is_empty()).then(|| crate::stats::median(t)))
-            .collect();
-        let last = medians.iter().rposition(Option::is_some).unwrap_or(0);
-        // Change points over the commits that measured the series.
-        let measured: Vec<(usize, &Vec<f64>)> = per_commit
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| !t.is_empty())
-            .collect();
-        let trials: Vec<Vec<f64>> = measured.iter().map(|(_, t)| (*t).clone()).collect();
-        let params = detect.for_series(&table, &variant);
-        let step = changepoint::detect_with(&trials, &params)
-            .last()
-            .map(|cp| Step {
-                commit: commits[measured[cp.index].0].clone(),
-                ratio: cp.ratio,
-                worse: match direction {
-                    Direction::Lower => cp.ratio > 1.0,
-                    Direction::Higher => cp.ratio < 1.0,
-                    Direction::None => false,
-                },
-            });
-        let open_alerts = open
-            .iter()
-            .filter(|a| {
-                a.table == table
-                    && a.variant == variant
-                    && a.key_json == key
-                    && a.metrics.contains(&metric)
-            })
-            .map(|a| a.id.clone())
-            .collect();
-        out.push(Row {
-            key_text: key_display(&in_source_order(
-                key_from_json(&key),
-                key_orders.get(&key).map_or("[]", String::as_str),
-            )),
-            table,
-            variant,
-            key,
-            metric,
-            unit,
-            direction,
-            last_commit: commits[last].clone(),
-            commits_since: commits.len() - 1 - last,
-            medians,
-            step,
-            open_alerts,
-        });
+        out.push(series_row(
+            id,
+            per_commit,
+            &commits,
+            &open,
+            &key_orders,
+            detect,
+        ));
     }
     out.sort_by(|a, b| {
         b.attention()

@@ -40,6 +40,67 @@ pub struct VacuumReport {
     pub kept: usize,
 }
 
+/// Every table's snapshot, in `Table::ALL`'s order.
+fn snapshots(logs: &Logs) -> Result<Vec<Snapshot>> {
+    Ok(block_on(async {
+        let mut out = Vec::new();
+        for t in Table::ALL {
+            out.push(logs.table(t).snapshot().await?);
+        }
+        Ok::<_, crate::delta::DeltaError>(out)
+    })?)
+}
+
+/// A table's snapshot among the compaction's.
+fn snap_of(snaps: &[Snapshot], t: Table) -> &Snapshot {
+    &snaps[Table::ALL
+        .iter()
+        .position(|x| *x == t)
+        .expect("a snapshot a table")]
+}
+
+/// The values files by label (measurements, summaries) and the runs files by label;
+/// ungated values files old enough to be a stopped ingest's are removed.
+#[allow(clippy::type_complexity)]
+fn by_label(
+    snaps: &[Snapshot],
+    gate: &HashSet<&str>,
+    cutoff: i64,
+    changes: &mut BTreeMap<&'static str, Change>,
+    report: &mut CompactReport,
+) -> (
+    BTreeMap<String, (Vec<Add>, Vec<Add>)>,
+    BTreeMap<String, Vec<Add>>,
+) {
+    let mut values: BTreeMap<String, (Vec<Add>, Vec<Add>)> = BTreeMap::new();
+    for t in [Table::Measurements, Table::Summaries] {
+        for a in snap_of(snaps, t).files.values() {
+            let gated = batch_of(a).is_none_or(|b| gate.contains(b));
+            if !gated {
+                if a.modification_time <= cutoff {
+                    changes.entry(t.dir()).or_default().removes.push(a.clone());
+                    report.ungated_removed += 1;
+                }
+                continue;
+            }
+            let entry = values.entry(label_of_add(a)).or_default();
+            if t == Table::Measurements {
+                entry.0.push(a.clone());
+            } else {
+                entry.1.push(a.clone());
+            }
+        }
+    }
+    let mut runs_by_label: BTreeMap<String, Vec<Add>> = BTreeMap::new();
+    for a in snap_of(snaps, Table::Runs).files.values() {
+        runs_by_label
+            .entry(label_of_add(a))
+            .or_default()
+            .push(a.clone());
+    }
+    (values, runs_by_label)
+}
+
 /// What a compaction does to one table: files out, files in.
 #[derive(Default)]
 struct Change {
@@ -238,16 +299,9 @@ impl Warehouse {
         let Some(logs) = self.logs()? else {
             return Ok(CompactReport::default());
         };
-        let snaps: Vec<Snapshot> = block_on(async {
-            let mut out = Vec::new();
-            for t in Table::ALL {
-                out.push(logs.table(t).snapshot().await?);
-            }
-            Ok::<_, crate::delta::DeltaError>(out)
-        })?;
-        let snap = |t: Table| &snaps[Table::ALL.iter().position(|x| *x == t).unwrap()];
+        let snaps = snapshots(&logs)?;
         let mut report = CompactReport::default();
-        let gate: HashSet<&str> = snap(Table::Runs)
+        let gate: HashSet<&str> = snap_of(&snaps, Table::Runs)
             .files
             .values()
             .filter_map(|a| a.tags.as_ref()?.get(GATE_TAG))
@@ -257,33 +311,7 @@ impl Warehouse {
         let batch = new_batch_id("c");
         let mut changes: BTreeMap<&str, Change> = BTreeMap::new();
 
-        // Values: gated files by label; ungated ones out once old enough.
-        let mut values: BTreeMap<String, (Vec<Add>, Vec<Add>)> = BTreeMap::new();
-        for t in [Table::Measurements, Table::Summaries] {
-            for a in snap(t).files.values() {
-                let gated = batch_of(a).is_none_or(|b| gate.contains(b));
-                if !gated {
-                    if a.modification_time <= cutoff {
-                        changes.entry(t.dir()).or_default().removes.push(a.clone());
-                        report.ungated_removed += 1;
-                    }
-                    continue;
-                }
-                let entry = values.entry(label_of_add(a)).or_default();
-                if t == Table::Measurements {
-                    entry.0.push(a.clone());
-                } else {
-                    entry.1.push(a.clone());
-                }
-            }
-        }
-        let mut runs_by_label: BTreeMap<String, Vec<Add>> = BTreeMap::new();
-        for a in snap(Table::Runs).files.values() {
-            runs_by_label
-                .entry(label_of_add(a))
-                .or_default()
-                .push(a.clone());
-        }
+        let (values, runs_by_label) = by_label(&snaps, &gate, cutoff, &mut changes, &mut report);
         let labels: BTreeSet<&String> = runs_by_label.keys().chain(values.keys()).collect();
         for label in labels {
             let runs = runs_by_label.get(label).cloned().unwrap_or_default();
@@ -374,13 +402,31 @@ impl Warehouse {
                 c.removes.extend(plan.orphans);
             }
         }
-        // The alert tables are small and flat: one file each.
+        self.compact_alert_tables(&snaps, &batch, &mut changes, &mut report)?;
+        // In the gate's order (`Table::ALL` lists it): runs, then the values; the alerts'
+        // records, then status.
+        for t in Table::ALL {
+            if let Some(c) = changes.get(t.dir()) {
+                commit_replacing(&logs, t, c)?;
+            }
+        }
+        Ok(report)
+    }
+
+    /// The alert tables are small and flat: one file each.
+    fn compact_alert_tables(
+        &self,
+        snaps: &[Snapshot],
+        batch: &str,
+        changes: &mut BTreeMap<&'static str, Change>,
+        report: &mut CompactReport,
+    ) -> Result<()> {
         for t in [
             Table::AlertRecords,
             Table::AlertStatus,
             Table::AlertDelivery,
         ] {
-            let files: Vec<Add> = snap(t).files.values().cloned().collect();
+            let files: Vec<Add> = snap_of(snaps, t).files.values().cloned().collect();
             report.files_before += files.len();
             if files.len() <= 1 {
                 report.files_after += files.len();
@@ -398,14 +444,7 @@ impl Warehouse {
             report.files_after += 1;
             report.files_replaced += c.removes.len();
         }
-        // In the gate's order (`Table::ALL` lists it): runs, then the values; the alerts'
-        // records, then status.
-        for t in Table::ALL {
-            if let Some(c) = changes.get(t.dir()) {
-                commit_replacing(&logs, t, c)?;
-            }
-        }
-        Ok(report)
+        Ok(())
     }
 
     /// Delete the files under the tables (and `_tmp/`) that no log lists any more and
