@@ -108,15 +108,7 @@ impl Parser for NvbenchMarkdown {
         let mut primaries: Vec<String> = Vec::new();
         // Devices the result headings name (`### [1] Quadro GP100`), for tables pasted
         // without the `# Devices` section.
-        let headed_devices = {
-            let mut d: Vec<&str> = lines
-                .iter()
-                .filter_map(|l| l.strip_prefix("### ["))
-                .collect();
-            d.sort_unstable();
-            d.dedup();
-            d.len()
-        };
+        let headed_devices = headed_devices(&lines);
         for (i, raw) in lines.iter().enumerate() {
             let no = i + 1;
             let line = raw.trim_end();
@@ -131,30 +123,13 @@ impl Parser for NvbenchMarkdown {
                 continue;
             }
             match section {
-                "devices" => {
-                    if let Some(rest) = line.strip_prefix("## [") {
-                        if let Some((id, name)) = rest.split_once(']') {
-                            let name = name.trim().trim_matches('`').to_string();
-                            devices.push((id.to_string(), name, None));
-                        }
-                    } else if let Some(sm) = line.strip_prefix("* SM Version: ") {
-                        let v: String = sm.chars().take_while(char::is_ascii_digit).collect();
-                        if let (Some(d), Ok(v)) = (devices.last_mut(), v.parse::<u32>()) {
-                            d.2 = Some(format!("sm_{}", v / 10));
-                        }
-                    }
-                }
+                "devices" => read_device_line(line, &mut devices),
                 "log" => read_log_line(line, no, &mut log, &mut parsed.warnings),
                 // Tables pasted without nvbench's `# Benchmark Results` line (an issue,
                 // a README) are read where their header is nvbench's.
                 _ => {
                     if let Some(name) = line.strip_prefix("### ") {
-                        // `### [0] NVIDIA H200`
-                        let d = name.split_once(']').map_or(name, |(_, n)| n).trim();
-                        device = Some(d.to_string());
-                        if !used_devices.iter().any(|u| u == d) {
-                            used_devices.push(d.to_string());
-                        }
+                        device = Some(device_heading(name, &mut used_devices));
                         header = None;
                     } else if let Some(name) = line.strip_prefix("## ") {
                         bench = Some(name.trim().to_string());
@@ -215,11 +190,7 @@ impl Parser for NvbenchMarkdown {
             }
         }
         if !results_seen {
-            return Err(ParseError::at(
-                0,
-                "no nvbench results table (a pipe table with nvbench's `Samples`, `GPU Time`, \
-                 `Noise`... columns)",
-            ));
+            return Err(no_results_table());
         }
         let unmatched: usize = log.iter().map(|s| s.throttled).sum();
         if unmatched > 0 {
@@ -231,41 +202,100 @@ impl Parser for NvbenchMarkdown {
                 ),
             });
         }
-        let prov = &mut parsed.provenance;
-        let ran_on: Vec<&(String, String, Option<String>)> = devices
-            .iter()
-            .filter(|(_, n, _)| used_devices.is_empty() || used_devices.contains(n))
-            .collect();
-        let names: Vec<&str> = if ran_on.is_empty() {
-            used_devices.iter().map(String::as_str).collect()
-        } else {
-            ran_on.iter().map(|(_, n, _)| n.as_str()).collect()
-        };
-        if !names.is_empty() {
-            prov.machine = Some(names.join(" + "));
-        }
-        let archs: Vec<&str> = ran_on.iter().filter_map(|(_, _, a)| a.as_deref()).collect();
-        if !archs.is_empty() {
-            prov.arch = Some(archs.join("+"));
-        }
-        primaries.dedup();
-        if primaries.len() > 1 {
-            return Err(ParseError::at(
-                0,
-                format!(
-                    "tables compare different GPU time statistics ({}): one run holds one; \
-                     split the file by table",
-                    primaries.join(", ")
-                ),
-            ));
-        }
-        let primary = primaries.first().map_or("GPU Time", String::as_str);
-        prov.tags.push((
-            crate::model::METHOD_TAG.to_string(),
-            method_of(primary).to_string(),
-        ));
+        ran_on(&mut parsed.provenance, &devices, &used_devices);
+        let method = method_tag(primaries)?;
+        parsed
+            .provenance
+            .tags
+            .push((crate::model::METHOD_TAG.to_string(), method.to_string()));
         Ok(parsed)
     }
+}
+
+/// A `### [0] NVIDIA H200` heading's device, noted among those the results ran on.
+fn device_heading(name: &str, used_devices: &mut Vec<String>) -> String {
+    let d = name.split_once(']').map_or(name, |(_, n)| n).trim();
+    if !used_devices.iter().any(|u| u == d) {
+        used_devices.push(d.to_string());
+    }
+    d.to_string()
+}
+
+fn no_results_table() -> ParseError {
+    ParseError::at(
+        0,
+        "no nvbench results table (a pipe table with nvbench's `Samples`, `GPU Time`, \
+         `Noise`... columns)",
+    )
+}
+
+/// How many devices the result headings name (`### [1] Quadro GP100`), for tables
+/// pasted without the `# Devices` section.
+fn headed_devices(lines: &[&str]) -> usize {
+    let mut d: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l.strip_prefix("### ["))
+        .collect();
+    d.sort_unstable();
+    d.dedup();
+    d.len()
+}
+
+/// A line of the `# Devices` section: a device's id and name, or its SM version.
+fn read_device_line(line: &str, devices: &mut Vec<(String, String, Option<String>)>) {
+    if let Some(rest) = line.strip_prefix("## [") {
+        if let Some((id, name)) = rest.split_once(']') {
+            let name = name.trim().trim_matches('`').to_string();
+            devices.push((id.to_string(), name, None));
+        }
+    } else if let Some(sm) = line.strip_prefix("* SM Version: ") {
+        let v: String = sm.chars().take_while(char::is_ascii_digit).collect();
+        if let (Some(d), Ok(v)) = (devices.last_mut(), v.parse::<u32>()) {
+            d.2 = Some(format!("sm_{}", v / 10));
+        }
+    }
+}
+
+/// The machine and arch of the devices the results ran on.
+fn ran_on(
+    prov: &mut crate::model::Provenance,
+    devices: &[(String, String, Option<String>)],
+    used_devices: &[String],
+) {
+    let ran_on: Vec<&(String, String, Option<String>)> = devices
+        .iter()
+        .filter(|(_, n, _)| used_devices.is_empty() || used_devices.contains(n))
+        .collect();
+    let names: Vec<&str> = if ran_on.is_empty() {
+        used_devices.iter().map(String::as_str).collect()
+    } else {
+        ran_on.iter().map(|(_, n, _)| n.as_str()).collect()
+    };
+    if !names.is_empty() {
+        prov.machine = Some(names.join(" + "));
+    }
+    let archs: Vec<&str> = ran_on.iter().filter_map(|(_, _, a)| a.as_deref()).collect();
+    if !archs.is_empty() {
+        prov.arch = Some(archs.join("+"));
+    }
+}
+
+/// The run's method from the time column its tables compare: one statistic a run.
+fn method_tag(mut primaries: Vec<String>) -> Result<&'static str, ParseError> {
+    primaries.dedup();
+    if primaries.len() > 1 {
+        return Err(ParseError::at(
+            0,
+            format!(
+                "tables compare different GPU time statistics ({}): one run holds one; \
+                 split the file by table",
+                primaries.join(", ")
+            ),
+        ));
+    }
+    Ok(method_of(
+        primaries.first().map_or("GPU Time", String::as_str),
+    ))
 }
 
 /// A `Run:`, `Warn:` or `Skip:` line of the log.
