@@ -45,52 +45,57 @@ pub struct ChartData {
     pub machines: Vec<String>,
 }
 
-/// Values of `metric` in `table` per shape and variant, over the runs `runs` selects
-/// (a label, commit prefix or run id prefix; default: the label of the newest run) on
-/// one machine class (`machine`; default: the one with the most runs).
-pub fn chart_data(
-    db: &Db,
-    table: &str,
-    metric: &str,
-    runs: Option<&str>,
-    machine: Option<&str>,
-) -> Result<ChartData, ChartError> {
-    check_table_metric(db, table, metric)?;
-    let spec = match runs {
-        Some(r) if !r.is_empty() => r.to_string(),
-        _ => db.conn.query_row(
-            "SELECT label FROM runs r WHERE EXISTS (SELECT 1 FROM summaries s WHERE s.run_id = r.run_id AND s.table_name = ?) ORDER BY ingested_at DESC, trial DESC LIMIT 1",
-            [table],
-            |r| r.get::<_, String>(0),
-        )?,
+/// What the x axis shows of each shape: the key cells that vary (`512×4096`); and, once,
+/// their names and the cells every shape shares (`shape = M×N; K=4096 dtype=bf16`).
+fn shape_labels(keys: &[Vec<(String, String)>]) -> (Vec<String>, String) {
+    let varying: Vec<bool> = (0..keys[0].len())
+        .map(|i| keys.iter().any(|k| k.get(i) != keys[0].get(i)))
+        .collect();
+    let short = |k: &[(String, String)]| -> String {
+        let parts: Vec<&str> = k
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| varying.get(*i).copied().unwrap_or(true))
+            .map(|(_, (_, v))| v.as_str())
+            .collect();
+        if parts.is_empty() {
+            "(all)".into()
+        } else {
+            parts.join("×")
+        }
     };
-    // A label selects whole Hive partitions: no run list to join against. This is
-    // `select_runs`' first rule (label before commit and run id), counted instead of
-    // listed: a chart over 10,000 runs does not need their ids.
-    let label_runs: i64 = db.conn.query_row(
-        "SELECT count(*) FROM runs WHERE label = ?",
-        [spec.as_str()],
-        |r| r.get(0),
-    )?;
-    // Where the summaries are read from: a label's are the view's label partitions; a
-    // few runs' (a commit's) only the files that hold them.
-    let (mut runs_pred, mut n_runs, on_runs, sums) = if label_runs > 0 {
-        (
-            format!("label = {}", sql_str(&spec)),
-            label_runs as usize,
-            format!("r.label = {}", sql_str(&spec)),
-            "summaries".to_string(),
-        )
+    let constant = keys[0]
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !varying.get(*i).copied().unwrap_or(true))
+        .map(|(_, (k, v))| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let names: Vec<&str> = keys[0]
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| varying.get(*i).copied().unwrap_or(true))
+        .map(|(_, (k, _))| k.as_str())
+        .collect();
+    let constant = if names.is_empty() {
+        constant
     } else {
-        let side = select_runs(db, &spec)?;
-        db.selection_table("chart_sel", &side.runs)?;
-        (
-            "run_id IN (SELECT run_id FROM chart_sel)".to_string(),
-            side.runs.len(),
-            "r.run_id IN (SELECT run_id FROM chart_sel)".to_string(),
-            db.summaries_of_runs(&side.runs)?,
-        )
+        format!("shape = {}; {constant}", names.join("×"))
     };
+    (keys.iter().map(|k| short(k)).collect(), constant)
+}
+
+/// One machine class: the one asked for, else the one with the most runs; the classes
+/// the selection spans; and, when it spans several, the chosen class's runs (the run
+/// filter is then added: the common case stays a plain partition scan).
+fn machine_class(
+    db: &Db,
+    on_runs: &str,
+    sums: &str,
+    runs_pred: &str,
+    (table, metric): (&str, &str),
+    machine: Option<&str>,
+) -> Result<(String, Vec<String>, Option<usize>), ChartError> {
     // One machine class: the one asked for, else the one with the most runs. The run
     // filter is added only when the selection spans several (the common case stays a
     // plain partition scan).
@@ -121,13 +126,70 @@ pub fn chart_data(
         })?,
         None => classes.first().ok_or(ChartError::Empty)?,
     };
-    let machine = chosen.0.clone();
-    if classes.len() > 1 {
+    let class_runs = (classes.len() > 1).then_some(chosen.1 as usize);
+    Ok((chosen.0.clone(), machines, class_runs))
+}
+
+/// Where a chart's summaries are read from, for the runs `spec` selects: the run
+/// predicate, how many runs, the predicate on `runs r`, and the summaries' source.
+fn selection(db: &Db, spec: &str) -> Result<(String, usize, String, String), ChartError> {
+    // A label selects whole Hive partitions: no run list to join against. This is
+    // `select_runs`' first rule (label before commit and run id), counted instead of
+    // listed: a chart over 10,000 runs does not need their ids.
+    let label_runs: i64 =
+        db.conn
+            .query_row("SELECT count(*) FROM runs WHERE label = ?", [spec], |r| {
+                r.get(0)
+            })?;
+    // Where the summaries are read from: a label's are the view's label partitions; a
+    // few runs' (a commit's) only the files that hold them.
+    Ok(if label_runs > 0 {
+        (
+            format!("label = {}", sql_str(spec)),
+            label_runs as usize,
+            format!("r.label = {}", sql_str(spec)),
+            "summaries".to_string(),
+        )
+    } else {
+        let side = select_runs(db, spec)?;
+        db.selection_table("chart_sel", &side.runs)?;
+        (
+            "run_id IN (SELECT run_id FROM chart_sel)".to_string(),
+            side.runs.len(),
+            "r.run_id IN (SELECT run_id FROM chart_sel)".to_string(),
+            db.summaries_of_runs(&side.runs)?,
+        )
+    })
+}
+
+/// Values of `metric` in `table` per shape and variant, over the runs `runs` selects
+/// (a label, commit prefix or run id prefix; default: the label of the newest run) on
+/// one machine class (`machine`; default: the one with the most runs).
+pub fn chart_data(
+    db: &Db,
+    table: &str,
+    metric: &str,
+    runs: Option<&str>,
+    machine: Option<&str>,
+) -> Result<ChartData, ChartError> {
+    check_table_metric(db, table, metric)?;
+    let spec = match runs {
+        Some(r) if !r.is_empty() => r.to_string(),
+        _ => db.conn.query_row(
+            "SELECT label FROM runs r WHERE EXISTS (SELECT 1 FROM summaries s WHERE s.run_id = r.run_id AND s.table_name = ?) ORDER BY ingested_at DESC, trial DESC LIMIT 1",
+            [table],
+            |r| r.get::<_, String>(0),
+        )?,
+    };
+    let (mut runs_pred, mut n_runs, on_runs, sums) = selection(db, &spec)?;
+    let (machine, machines, class_runs) =
+        machine_class(db, &on_runs, &sums, &runs_pred, (table, metric), machine)?;
+    if let Some(n) = class_runs {
         runs_pred = format!(
             "{runs_pred} AND run_id IN (SELECT r.run_id FROM runs r WHERE {on_runs} AND {MACHINE_CLASS_SQL} = {})",
             sql_str(&machine)
         );
-        n_runs = chosen.1 as usize;
+        n_runs = n;
     }
     // Per-run summaries: each trial counts once, whatever it measured repeatedly.
     let sql = format!(
@@ -169,35 +231,7 @@ pub fn chart_data(
     let mut variants: Vec<String> = rows.iter().map(|r| r.1.clone()).collect();
     variants.sort();
     variants.dedup();
-    let varying: Vec<bool> = (0..keys[0].len())
-        .map(|i| keys.iter().any(|k| k.get(i) != keys[0].get(i)))
-        .collect();
-    let short = |k: &[(String, String)]| -> String {
-        let parts: Vec<&str> = k
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| varying.get(*i).copied().unwrap_or(true))
-            .map(|(_, (_, v))| v.as_str())
-            .collect();
-        if parts.is_empty() {
-            "(all)".into()
-        } else {
-            parts.join("×")
-        }
-    };
-    let constant = keys[0]
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| !varying.get(*i).copied().unwrap_or(true))
-        .map(|(_, (k, v))| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let names: Vec<&str> = keys[0]
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| varying.get(*i).copied().unwrap_or(true))
-        .map(|(_, (k, _))| k.as_str())
-        .collect();
+    let (shape_labels, constant) = shape_labels(&keys);
     let points = rows
         .iter()
         .map(|(k, v, _, med, lo, hi, n, order)| {
@@ -226,13 +260,9 @@ pub fn chart_data(
         n_runs,
         machine,
         machines,
-        shape_labels: keys.iter().map(|k| short(k)).collect(),
+        shape_labels,
         shapes: keys.iter().map(|k| key_display(k)).collect(),
-        constant: if names.is_empty() {
-            constant
-        } else {
-            format!("shape = {}; {constant}", names.join("×"))
-        },
+        constant,
         variants,
         points,
     })
