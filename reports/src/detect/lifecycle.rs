@@ -141,37 +141,18 @@ fn now_us() -> i64 {
         .unwrap_or(0)
 }
 
-/// Hold the label's stored alerts to detection `d` (the module docs), in one commit of
-/// records and then one of status changes.
-pub fn raise(db: &Db, wh: &Warehouse, d: &Detection) -> Result<Raised, DetectError> {
-    // Stale-data alerts have a lifecycle of their own ([`super::stale`]).
-    let stored: Vec<AlertView> = alerts::list(db, None)?
-        .into_iter()
-        .filter(|a| a.label == d.label && a.kind == alerts::AlertKind::Regression)
-        .collect();
-    let pos = |c: &str| d.commit_position(c);
+/// Stored alerts matched to steps: same series, ranges overlapping or within [`NEAR`];
+/// nearest first, an alert that is not withdrawn before one that is. Returns each
+/// step's alert and each alert's step, by index.
+fn match_alerts(
+    d: &Detection,
+    in_scope: &[&AlertView],
+    steps: &[(usize, &Event)],
+) -> (HashMap<usize, usize>, HashMap<usize, usize>) {
     let range_of = |lg: &str, fb: &str| -> Option<(usize, usize)> {
-        let (a, b) = (pos(lg), pos(fb));
+        let (a, b) = (d.commit_position(lg), d.commit_position(fb));
         (a != usize::MAX && b != usize::MAX).then_some((a.min(b), a.max(b)))
     };
-    // Only alerts in the scope of this run: with --since, those of its window's steps
-    // (`super::window`).
-    let in_scope: Vec<&AlertView> = stored
-        .iter()
-        // (An alert whose commits are gone has position usize::MAX: in scope.)
-        .filter(|a| pos(&a.first_bad_commit) >= d.scope_from)
-        .collect();
-    // The steps that may be alerts: regressions, confirmed or still at the tip.
-    let steps: Vec<(usize, &Event)> = d
-        .events
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| e.kind == super::EventKind::Regression && (e.confirmed || e.at_tip))
-        .collect();
-    let step_events: Vec<&Event> = steps.iter().map(|(_, e)| *e).collect();
-
-    // Match stored alerts to steps: same series, ranges overlapping or NEAR; nearest
-    // first, an alert that is not withdrawn before one that is.
     let mut pairs: Vec<(bool, usize, usize, usize, usize)> = Vec::new();
     for (ai, a) in in_scope.iter().enumerate() {
         let Some(ar) = range_of(&a.last_good_commit, &a.first_bad_commit) else {
@@ -202,6 +183,80 @@ pub fn raise(db: &Db, wh: &Warehouse, d: &Detection) -> Result<Raised, DetectErr
         alert_of_step.insert(si, ai);
         step_of_alert.insert(ai, si);
     }
+    (alert_of_step, step_of_alert)
+}
+
+/// Why an alert's status changed, for its history.
+fn status_note(next: AlertStatus, e: &Event) -> String {
+    match next {
+        AlertStatus::Pending => format!(
+            "a step at {}: the new level has held {} commit(s) so far",
+            e.first_bad_commit, e.held
+        ),
+        AlertStatus::Active => format!(
+            "raised at {} (last good {}): the new level held {} commit(s)",
+            e.first_bad_commit, e.last_good_commit, e.held
+        ),
+        AlertStatus::Resolved => format!(
+            "back to its level at {}",
+            e.returned.as_ref().map_or("", |r| r.commit.as_str())
+        ),
+        AlertStatus::Silenced => "superseded by a newer step on the series".into(),
+        _ => String::new(),
+    }
+}
+
+/// Why a stored alert no step holds any more is withdrawn: a blip, or a change point
+/// the stored history no longer shows.
+fn withdrawal_note(d: &Detection, a: &AlertView) -> String {
+    let blip = d.events.iter().find(|e| {
+        e.kind == super::EventKind::Regression
+            && !e.confirmed
+            && !e.at_tip
+            && a.table == e.table
+            && a.variant == e.variant
+            && a.key_json == e.key_json
+            && a.machine == e.machine
+            && e.first_bad_commit == a.first_bad_commit
+    });
+    match blip {
+        Some(e) => format!(
+            "a blip: the level held {} commit(s), then the series moved again",
+            e.held
+        ),
+        None => format!(
+            "the change point no longer holds over the {} commit(s) now stored",
+            d.commits
+        ),
+    }
+}
+
+/// Hold the label's stored alerts to detection `d` (the module docs), in one commit of
+/// records and then one of status changes.
+pub fn raise(db: &Db, wh: &Warehouse, d: &Detection) -> Result<Raised, DetectError> {
+    // Stale-data alerts have a lifecycle of their own ([`super::stale`]).
+    let stored: Vec<AlertView> = alerts::list(db, None)?
+        .into_iter()
+        .filter(|a| a.label == d.label && a.kind == alerts::AlertKind::Regression)
+        .collect();
+    let pos = |c: &str| d.commit_position(c);
+    // Only alerts in the scope of this run: with --since, those of its window's steps
+    // (`super::window`).
+    let in_scope: Vec<&AlertView> = stored
+        .iter()
+        // (An alert whose commits are gone has position usize::MAX: in scope.)
+        .filter(|a| pos(&a.first_bad_commit) >= d.scope_from)
+        .collect();
+    // The steps that may be alerts: regressions, confirmed or still at the tip.
+    let steps: Vec<(usize, &Event)> = d
+        .events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.kind == super::EventKind::Regression && (e.confirmed || e.at_tip))
+        .collect();
+    let step_events: Vec<&Event> = steps.iter().map(|(_, e)| *e).collect();
+
+    let (alert_of_step, step_of_alert) = match_alerts(d, &in_scope, &steps);
 
     let now = now_us();
     let mut raised = Raised::default();
@@ -262,23 +317,7 @@ pub fn raise(db: &Db, wh: &Warehouse, d: &Detection) -> Result<Raised, DetectErr
         };
         raised.events.insert(*ei, (id.clone(), next));
         if current != Some(next) {
-            let note = match next {
-                AlertStatus::Pending => format!(
-                    "a step at {}: the new level has held {} commit(s) so far",
-                    e.first_bad_commit, e.held
-                ),
-                AlertStatus::Active => format!(
-                    "raised at {} (last good {}): the new level held {} commit(s)",
-                    e.first_bad_commit, e.last_good_commit, e.held
-                ),
-                AlertStatus::Resolved => format!(
-                    "back to its level at {}",
-                    e.returned.as_ref().map_or("", |r| r.commit.as_str())
-                ),
-                AlertStatus::Silenced => "superseded by a newer step on the series".into(),
-                _ => String::new(),
-            };
-            changes.push(change(&id, next, note));
+            changes.push(change(&id, next, status_note(next, e)));
             match next {
                 AlertStatus::Pending => raised.pending.push(id.clone()),
                 AlertStatus::Resolved => raised.resolved.push(id.clone()),
@@ -303,27 +342,7 @@ pub fn raise(db: &Db, wh: &Warehouse, d: &Detection) -> Result<Raised, DetectErr
         {
             continue;
         }
-        let blip = d.events.iter().find(|e| {
-            e.kind == super::EventKind::Regression
-                && !e.confirmed
-                && !e.at_tip
-                && a.table == e.table
-                && a.variant == e.variant
-                && a.key_json == e.key_json
-                && a.machine == e.machine
-                && e.first_bad_commit == a.first_bad_commit
-        });
-        let note = match blip {
-            Some(e) => format!(
-                "a blip: the level held {} commit(s), then the series moved again",
-                e.held
-            ),
-            None => format!(
-                "the change point no longer holds over the {} commit(s) now stored",
-                d.commits
-            ),
-        };
-        changes.push(change(&a.id, AlertStatus::Withdrawn, note));
+        changes.push(change(&a.id, AlertStatus::Withdrawn, withdrawal_note(d, a)));
         raised.withdrawn.push(a.id.clone());
     }
     wh.commit_alerts(|_| (records, changes))
