@@ -35,6 +35,99 @@ pub fn detect(
     detect_in_passes(db, label, since, params, ROWS_PER_PASS, Coding::Hashed)
 }
 
+/// What examining one series needs of the pass: each run's machine class and commit
+/// as codes (machine codes in name order), and the detection settings.
+struct Codes<'a> {
+    runs: &'a [RunPoint],
+    run_codes: Vec<(u32, u32)>,
+    machines: Vec<&'a str>,
+    params: &'a crate::config::DetectConfig,
+}
+
+impl<'a> Codes<'a> {
+    fn new(runs: &'a [RunPoint], params: &'a crate::config::DetectConfig) -> Codes<'a> {
+        let mut machines: Vec<&str> = runs.iter().map(|r| r.machine.as_str()).collect();
+        machines.sort_unstable();
+        machines.dedup();
+        let mut commit_code: HashMap<&str, u32> = HashMap::new();
+        let run_codes: Vec<(u32, u32)> = runs
+            .iter()
+            .map(|r| {
+                let m = machines.binary_search(&r.machine.as_str()).expect("listed") as u32;
+                let next = commit_code.len() as u32;
+                (m, *commit_code.entry(r.commit.as_str()).or_insert(next))
+            })
+            .collect();
+        Codes {
+            runs,
+            run_codes,
+            machines,
+            params,
+        }
+    }
+
+    /// One series' events on each machine class (pure: series run on every core).
+    fn examine(&self, series: &read::Series, rows: &[read::Row]) -> Vec<Vec<(Event, MetricMove)>> {
+        let [table, variant, key, metric, unit] = &series.names;
+        // (machine, commit, run, trial) of the series.
+        let mut trials: Vec<(u32, u32, u32, f64)> = Vec::new();
+        let mut vals: Vec<f64> = Vec::new();
+        for run_rows in rows.chunk_by(|a, b| a.run == b.run) {
+            // A run's repeats of a row are one trial: their median.
+            vals.clear();
+            vals.extend(run_rows.iter().map(|r| r.value));
+            let ri = run_rows[0].run;
+            let (m, c) = self.run_codes[ri as usize];
+            trials.push((m, c, ri, stats::median_in_place(&mut vals)));
+        }
+        // By machine, then commit, then run: a commit's trials in run order (codes
+        // follow run ids), the same sums and p however the rows arrived.
+        trials.sort_unstable_by_key(|t| (t.0, t.1, t.2));
+        let mut found = Vec::new();
+        for of_machine in trials.chunk_by(|a, b| a.0 == b.0) {
+            let points: Vec<Point> = of_machine
+                .chunk_by(|a, b| a.1 == b.1)
+                .map(|of_commit| {
+                    let first = &self.runs[of_commit[0].2 as usize];
+                    Point {
+                        commit: first.commit.clone(),
+                        commit_time: of_commit
+                            .iter()
+                            .map(|t| self.runs[t.2 as usize].commit_time)
+                            .min()
+                            .expect("one trial"),
+                        ingested_at: of_commit
+                            .iter()
+                            .map(|t| self.runs[t.2 as usize].ingested_at)
+                            .min()
+                            .expect("one trial"),
+                        trials: of_commit.iter().map(|t| t.3).collect(),
+                        runs: of_commit.iter().map(|t| t.2 as usize).collect(),
+                    }
+                })
+                .collect();
+            let id = SeriesId {
+                table: table.clone(),
+                variant: variant.clone(),
+                key: key.clone(),
+                metric: metric.clone(),
+                unit: unit.clone(),
+                machine: self.machines[of_machine[0].0 as usize].to_string(),
+            };
+            found.push(series_events(
+                &id,
+                series.direction,
+                series.key_order.as_deref(),
+                points,
+                self.runs,
+                &self.params.for_series(table, variant),
+                self.params.confirm(),
+            ));
+        }
+        found
+    }
+}
+
 /// [`detect`], holding about `rows_per_pass` rows at once, the rows coded as `coding`
 /// asks (hashed falls back to joined when hashes collide).
 pub fn detect_in_passes(
@@ -88,79 +181,7 @@ pub fn detect_in_passes(
     };
     let mut n_series = 0;
     let mut events: Vec<Event> = Vec::new();
-    // Each run's machine class and commit as codes (machine codes in name order).
-    let mut machines: Vec<&str> = runs.iter().map(|r| r.machine.as_str()).collect();
-    machines.sort_unstable();
-    machines.dedup();
-    let mut commit_code: HashMap<&str, u32> = HashMap::new();
-    let run_codes: Vec<(u32, u32)> = runs
-        .iter()
-        .map(|r| {
-            let m = machines.binary_search(&r.machine.as_str()).expect("listed") as u32;
-            let next = commit_code.len() as u32;
-            (m, *commit_code.entry(r.commit.as_str()).or_insert(next))
-        })
-        .collect();
-    // One series' events on each machine class (pure: series run on every core).
-    let examine = |series: &read::Series, rows: &[read::Row]| -> Vec<Vec<(Event, MetricMove)>> {
-        let [table, variant, key, metric, unit] = &series.names;
-        // (machine, commit, run, trial) of the series.
-        let mut trials: Vec<(u32, u32, u32, f64)> = Vec::new();
-        let mut vals: Vec<f64> = Vec::new();
-        for run_rows in rows.chunk_by(|a, b| a.run == b.run) {
-            // A run's repeats of a row are one trial: their median.
-            vals.clear();
-            vals.extend(run_rows.iter().map(|r| r.value));
-            let ri = run_rows[0].run;
-            let (m, c) = run_codes[ri as usize];
-            trials.push((m, c, ri, stats::median_in_place(&mut vals)));
-        }
-        // By machine, then commit, then run: a commit's trials in run order (codes
-        // follow run ids), the same sums and p however the rows arrived.
-        trials.sort_unstable_by_key(|t| (t.0, t.1, t.2));
-        let mut found = Vec::new();
-        for of_machine in trials.chunk_by(|a, b| a.0 == b.0) {
-            let points: Vec<Point> = of_machine
-                .chunk_by(|a, b| a.1 == b.1)
-                .map(|of_commit| {
-                    let first = &runs[of_commit[0].2 as usize];
-                    Point {
-                        commit: first.commit.clone(),
-                        commit_time: of_commit
-                            .iter()
-                            .map(|t| runs[t.2 as usize].commit_time)
-                            .min()
-                            .expect("one trial"),
-                        ingested_at: of_commit
-                            .iter()
-                            .map(|t| runs[t.2 as usize].ingested_at)
-                            .min()
-                            .expect("one trial"),
-                        trials: of_commit.iter().map(|t| t.3).collect(),
-                        runs: of_commit.iter().map(|t| t.2 as usize).collect(),
-                    }
-                })
-                .collect();
-            let id = SeriesId {
-                table: table.clone(),
-                variant: variant.clone(),
-                key: key.clone(),
-                metric: metric.clone(),
-                unit: unit.clone(),
-                machine: machines[of_machine[0].0 as usize].to_string(),
-            };
-            found.push(series_events(
-                &id,
-                series.direction,
-                series.key_order.as_deref(),
-                points,
-                &runs,
-                &params.for_series(table, variant),
-                params.confirm(),
-            ));
-        }
-        found
-    };
+    let codes = Codes::new(&runs, params);
     // Events of one series and machine class, merged in series order: a series' metrics
     // moving at one commit are one event.
     type Shape = (String, String, String, String, String);
@@ -192,7 +213,7 @@ pub fn detect_in_passes(
         }
     };
     read::for_each_group(db, &scope, &runs, rows_per_pass, coding, |group| {
-        for found in crate::par::parallel_map(group, |(series, rows)| examine(series, rows)) {
+        for found in crate::par::parallel_map(group, |(series, rows)| codes.examine(series, rows)) {
             for per_machine in found {
                 flush(per_machine);
             }
