@@ -128,7 +128,7 @@ pub trait Trials {
 
 /// The run's record that is the experiment's own (the caller's facts are added in
 /// [`Sequential`]).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Course {
     /// Trials a side in the blocks run whole.
     pub trials_per_arm: usize,
@@ -155,39 +155,20 @@ pub enum Outcome {
     FailedFirst(Arm, String),
 }
 
-/// The run's own section of the report (`sequential` in JSON): the course, and what the
-/// caller measured of the trials and the machine.
+/// The run's own section of the report (`sequential` in JSON): the course, the plan's
+/// seed and warm-up, and what the caller measured of the trials and the machine.
 #[derive(Debug, Serialize)]
 pub struct Sequential {
-    pub trials_per_arm: usize,
-    /// Trials a side at each look taken.
-    pub looks: Vec<usize>,
-    pub planned_looks: Vec<usize>,
-    pub stopped: Stopped,
+    #[serde(flatten)]
+    pub course: Course,
     pub seed: u64,
-    /// Block orientations in order (`ABBA`, `BAAB`; A = base).
-    pub blocks: Vec<String>,
     pub warmup: usize,
-    pub labels: [String; 2],
-    pub logs: String,
-    pub seconds: f64,
-    /// Mean seconds of perfdb's own work per trial (ingest and looks), not the command's.
-    pub perfdb_seconds_per_trial: f64,
-    /// `nvidia-smi`, `amd-smi`, or null when neither was on PATH.
-    pub gpu_tool: Option<String>,
-    /// Mean GPU clock over each arm's readings (MHz), when the tool reported one.
-    pub mean_clock_mhz: [Option<f64>; 2],
-    pub throttled_trials: usize,
-    /// A failed trial that ended the run: arm and log file.
-    pub failed: Option<(Arm, String)>,
-    /// A trial stopped before it ended (deadline, budget, signal): what happened to it.
-    pub cut_trial: Option<String>,
-    /// Measured trials stored, both arms together.
-    pub trials_stored: usize,
+    #[serde(flatten)]
+    pub facts: Facts,
 }
 
 /// What the caller measured of the run, for its record.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Facts {
     pub labels: [String; 2],
     pub logs: String,
@@ -202,23 +183,10 @@ pub struct Facts {
 impl Sequential {
     pub fn new(course: Course, plan: &Plan, facts: Facts) -> Sequential {
         Sequential {
-            trials_per_arm: course.trials_per_arm,
-            looks: course.looks,
-            planned_looks: course.planned_looks,
-            stopped: course.stopped,
+            course,
             seed: plan.seed,
-            blocks: course.blocks,
             warmup: plan.warmup,
-            labels: facts.labels,
-            logs: facts.logs,
-            seconds: facts.seconds,
-            perfdb_seconds_per_trial: facts.perfdb_seconds_per_trial,
-            gpu_tool: facts.gpu_tool,
-            mean_clock_mhz: facts.mean_clock_mhz,
-            throttled_trials: facts.throttled_trials,
-            failed: course.failed,
-            cut_trial: course.cut_trial,
-            trials_stored: facts.trials_stored,
+            facts,
         }
     }
 }

@@ -38,19 +38,20 @@ pub fn progress(n: usize, max: usize, last: Option<&Report>, mean_trial: f64) ->
 }
 
 fn stopped_text(s: &Sequential) -> String {
-    match s.stopped {
+    match s.course.stopped {
         Stopped::Decided => "every row decided".to_string(),
-        Stopped::MaxTrials => format!("--max-trials {} reached", s.trials_per_arm),
-        Stopped::MaxTime => match &s.cut_trial {
+        Stopped::MaxTrials => format!("--max-trials {} reached", s.course.trials_per_arm),
+        Stopped::MaxTime => match &s.course.cut_trial {
             Some(cut) => format!("the --max-time budget; {cut}"),
             None => "the --max-time budget".to_string(),
         },
         Stopped::Unreliable => "the control moved (more trials do not cure drift)".to_string(),
-        Stopped::FailedRun => match &s.failed {
+        Stopped::FailedRun => match &s.course.failed {
             Some((arm, log)) => format!("a {} trial failed ({log})", arm.name()),
             None => "a trial failed".to_string(),
         },
         Stopped::TrialTimeout | Stopped::Interrupted => s
+            .course
             .cut_trial
             .clone()
             .unwrap_or_else(|| "a trial was stopped".to_string()),
@@ -81,11 +82,16 @@ fn state_rows(report: &Report) -> Vec<[String; 5]> {
 }
 
 fn summary_line(s: &Sequential) -> String {
-    let looks: Vec<String> = s.looks.iter().map(|n| n.to_string()).collect();
-    let planned: Vec<String> = s.planned_looks.iter().map(|n| n.to_string()).collect();
+    let looks: Vec<String> = s.course.looks.iter().map(|n| n.to_string()).collect();
+    let planned: Vec<String> = s
+        .course
+        .planned_looks
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
     format!(
         "stopped at {} trial(s) a side: {}; looks at {} of {}; seed {}; {} block(s) {}; {}",
-        s.trials_per_arm,
+        s.course.trials_per_arm,
         stopped_text(s),
         if looks.is_empty() {
             "none".to_string()
@@ -94,9 +100,9 @@ fn summary_line(s: &Sequential) -> String {
         },
         planned.join(", "),
         s.seed,
-        s.blocks.len(),
-        s.blocks.join(" "),
-        human(s.seconds)
+        s.course.blocks.len(),
+        s.course.blocks.join(" "),
+        human(s.facts.seconds)
     )
 }
 
@@ -105,7 +111,7 @@ pub fn text(s: &Sequential, report: &Report) -> String {
     let mut out = format!("\nab: {}\n", summary_line(s));
     out.push_str(&format!(
         "ab: labels {} and {}; trial outputs in {}\n",
-        s.labels[0], s.labels[1], s.logs
+        s.facts.labels[0], s.facts.labels[1], s.facts.logs
     ));
     let rows: Vec<Vec<String>> = state_rows(report)
         .into_iter()
@@ -124,9 +130,9 @@ pub fn markdown(s: &Sequential, report: &Report) -> String {
     let mut out = format!(
         "\n### Sequential A/B\n\n{}.\nLabels `{}` and `{}`; trial outputs in `{}`.\n\n",
         summary_line(s),
-        s.labels[0],
-        s.labels[1],
-        s.logs
+        s.facts.labels[0],
+        s.facts.labels[1],
+        s.facts.logs
     );
     let rows = state_rows(report);
     if !rows.is_empty() {
