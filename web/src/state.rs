@@ -25,7 +25,7 @@ pub struct AppState {
     open: Arc<std::sync::Mutex<Option<(Signature, perfdb_reports::db::Db)>>>,
     /// Responses of this warehouse version (see `cache`).
     pub cache: Arc<Cache>,
-    pub limits: Limits,
+    /// The limits on concurrent work, and the permits they give.
     workers: Workers,
 }
 
@@ -37,7 +37,6 @@ impl AsRef<Workers> for AppState {
 
 impl AppState {
     pub fn new(root: &Path) -> Self {
-        let limits = Limits::default();
         AppState {
             root: Arc::new(root.to_path_buf()),
             config: Default::default(),
@@ -45,15 +44,13 @@ impl AppState {
             allowed_hosts: None,
             open: Default::default(),
             cache: Default::default(),
-            workers: Workers::new(limits),
-            limits,
+            workers: Workers::new(Limits::default()),
         }
     }
 
     /// The same state with other limits on concurrent work.
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.workers = Workers::new(limits);
-        self.limits = limits;
         self
     }
 
