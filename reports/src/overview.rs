@@ -468,11 +468,6 @@ pub fn spark_svg(row: &Row, commits: &[String]) -> String {
     svg
 }
 
-/// `+12.3%` of a ratio.
-pub fn percent(ratio: f64) -> String {
-    crate::fmt::ratio_pct(ratio)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -483,7 +478,7 @@ mod tests {
         assert_eq!(spark_text(&[Some(3.0), Some(3.0)]), "▅▅");
         // 2% of noise on a flat series stays in the middle bars.
         assert_eq!(spark_text(&[Some(100.0), Some(102.0), Some(101.0)]), "▄▅▅");
-        assert_eq!(percent(1.123), "+12.3%");
-        assert_eq!(percent(0.9), "-10.0%");
+        assert_eq!(crate::fmt::ratio_pct(1.123), "+12.3%");
+        assert_eq!(crate::fmt::ratio_pct(0.9), "-10.0%");
     }
 }

@@ -1,6 +1,7 @@
 //! The overview in the terminal (`perfdb status`): one line a series, worst first.
 
-use crate::overview::{percent, spark_text, Overview};
+use crate::fmt::ratio_pct as percent;
+use crate::overview::{spark_text, Overview};
 
 /// The rows as a text table with a header line saying what they span (`perfdb status`),
 /// or as CSV; `total` is the number of series before the list was cut.

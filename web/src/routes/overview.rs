@@ -9,7 +9,8 @@ use crate::{blocking, AppError, AppState};
 use axum::extract::State;
 use axum::response::Html;
 use axum::Json;
-use perfdb_reports::overview::{overview, percent, spark_svg, Ask, Overview, OverviewError};
+use perfdb_reports::fmt::ratio_pct as percent;
+use perfdb_reports::overview::{overview, spark_svg, Ask, Overview, OverviewError};
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize, Default, Clone)]
