@@ -46,7 +46,9 @@ pub const EXIT_MEANINGS: &[(Exit, &str)] = &[
     (
         Exit::Inconclusive,
         "compare: inconclusive or unreliable — rows measured on base missing on head \
-         (`--allow-missing`), nothing matched, too few trials, a row invalid or withheld, \
+         (`--allow-missing`), nothing matched, too few trials, a row significant past the \
+         threshold by its estimate but not by its interval (size unknown), a row invalid or \
+         withheld, \
          a failed base run, different hardware (`--allow-mixed-hardware`), numerics \
          checked on base but not on head (`--allow-unchecked`), the control on one side \
          only or moved",

@@ -2,7 +2,7 @@
 //! the state of every row and why: where a run's trials go.
 //!
 //!   cargo run -p perfdb-reports --release --example ab_replay -- BASE_DIR HEAD_DIR \
-//!       [--seed N] [--max-trials N] [--control NAME] [--split K]
+//!       [--seed N] [--max-trials N] [--control NAME] [--split K] [--rule calibrated|union-bound]
 //!
 //! BASE_DIR and HEAD_DIR hold `trial1.log`, `trial2.log`... (one trial each, in the order
 //! they were recorded). `--split K`: an A/A, BASE_DIR's trials dealt round-robin to the
@@ -10,7 +10,7 @@
 
 use perfdb_reports::ab::replay::{read_trial, Replay, TrialRows};
 use perfdb_reports::ab::{run, Outcome, Plan};
-use perfdb_reports::compare::sequential::{planned_looks, Look};
+use perfdb_reports::compare::sequential::{Look, Rule};
 use perfdb_reports::compare::Options;
 use std::path::Path;
 
@@ -42,6 +42,11 @@ fn main() {
         .collect();
     let seed: u64 = flag("--seed").map_or(7, |s| s.parse().expect("--seed N"));
     let max: usize = flag("--max-trials").map_or(20, |s| s.parse().expect("--max-trials N"));
+    let rule = match flag("--rule").as_deref() {
+        None | Some("calibrated") => Rule::Calibrated,
+        Some("union-bound") => Rule::UnionBound,
+        Some(other) => panic!("--rule calibrated|union-bound, not {other}"),
+    };
     let control = flag("--control").unwrap_or_else(|| "torch".to_string());
     let base = recorded(Path::new(positional[0]));
     let (b, h) = match flag("--split") {
@@ -62,12 +67,36 @@ fn main() {
         }
         None => (base, recorded(Path::new(positional[1]))),
     };
+    if let Some(pat) = flag("--dump") {
+        // Each arm's values of the rows whose key contains PAT, in recorded order.
+        for (arm, trials) in [("base", &b), ("head", &h)] {
+            let mut rows: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
+            for t in trials {
+                for r in t.iter().filter(|r| {
+                    r.metric == "latency"
+                        && format!("{} {:?}", r.variant, r.key).contains(pat.as_str())
+                }) {
+                    rows.entry(format!("{} {:?}", r.variant, r.key))
+                        .or_default()
+                        .push(r.values[0]);
+                }
+            }
+            for (k, v) in rows {
+                let s: Vec<String> = v.iter().map(|x| format!("{x:.4}")).collect();
+                println!("{arm} {k}: {}", s.join(" "));
+            }
+        }
+        return;
+    }
     let opt = Options {
         control: vec![control],
-        sequential: Some(Look {
-            looks: planned_looks(max).len(),
-            max_trials: max,
-        }),
+        sequential: Some(Look::new(max, rule)),
+        test: match flag("--test").as_deref() {
+            None => rule.test(),
+            Some("welch") => perfdb_reports::compare::Test::Welch,
+            Some("trimmed") => perfdb_reports::compare::Test::Trimmed,
+            Some(other) => panic!("--test welch|trimmed, not {other}"),
+        },
         ..Options::default()
     };
     let mut src = Replay::new(b, h, opt);
@@ -76,6 +105,7 @@ fn main() {
         max_trials: max,
         max_time: None,
         seed,
+        rule,
     };
     let outcome = run(&plan, &mut src).expect("replay");
     for (n, report) in &src.looks {

@@ -148,11 +148,13 @@ pub enum Command {
     /// Each trial is one process whose stdout is ingested as one run. After --warmup
     /// discarded runs per arm, trials come in blocks of four, ABBA or BAAB at random
     /// (--seed); at 4, 6, 8, 12, 16, 20, 30 trials a side (cut at --max-trials) the arms
-    /// are compared with each p multiplied by the number of planned looks, and the run
-    /// stops once every row is a regression, an improvement, cleared (a slowdown beyond
-    /// the threshold is ruled out) or undecidable (the noise cannot tell at
-    /// --max-trials). The report is `compare`'s, with each row's state and the trials a
-    /// side an undecided row would need. Method: docs/STATS.md, "Sequential A/B".
+    /// are compared by Yuen's test of trimmed means (--test: trimmed whatever is given,
+    /// mann-whitney refused), each p adjusted by the simulated cost of the planned looks,
+    /// and the run stops once every row is a regression shown beyond the threshold, an
+    /// improvement, cleared (a slowdown beyond the threshold is ruled out) or undecidable
+    /// (the noise cannot tell at --max-trials). The report is `compare`'s, with each
+    /// row's state and the trials a side an undecided row would need. Method:
+    /// docs/STATS.md, "Sequential A/B".
     ///
     /// Three ways to give the arms:
     ///   perfdb ab --base 'cd ../main && python bench.py' --head 'python bench.py'

@@ -331,29 +331,34 @@ fn env_and_dir_forms_run_one_command_two_ways() {
 /// replayed: the states the GPU run reported come back.
 #[test]
 fn recorded_gpu_runs_replay_to_the_same_states() {
-    for (set, n, regressed, undecidable) in [
+    // pad160's M=4096 reads +5.1% for +3.9% more work: significantly slower, but not
+    // shown past 5% (the reference rule's point estimate called it a regression at 8 a
+    // side); M=2048 (+4.7%) neither. Both undecidable at 6: the report is inconclusive.
+    for (set, rc_expected, n, regressed, undecidable) in [
         (
             "pad384",
+            1,
             4,
             vec!["(2048, 4096, 4096)", "(4096, 4096, 4096)"],
             vec![],
         ),
         (
             "pad160",
-            8,
-            vec!["(4096, 4096, 4096)"],
-            vec!["(2048, 4096, 4096)"],
+            3,
+            6,
+            vec![],
+            vec!["(2048, 4096, 4096)", "(4096, 4096, 4096)"],
         ),
     ] {
         let wh = Wh::new();
         let base = replay(&format!("h200-torch-ab/{set}/base"), &wh, "b", None);
         let head = replay(&format!("h200-torch-ab/{set}/head"), &wh, "h", None);
         let (rc, v, err) = ab_json(&wh, &base, &head, &["--seed", "5"]);
-        assert_eq!(rc, 1, "{set}: {err}");
+        assert_eq!(rc, rc_expected, "{set}: {err}");
         assert_eq!(v["sequential"]["stopped"], "decided", "{set}");
         assert_eq!(v["sequential"]["trials_per_arm"], n, "{set}");
         let dims = |state: &str| -> Vec<String> {
-            rows_in(&v, state)
+            let mut d: Vec<String> = rows_in(&v, state)
                 .into_iter()
                 .map(|(k, _)| {
                     k.split("dim=")
@@ -364,7 +369,9 @@ fn recorded_gpu_runs_replay_to_the_same_states() {
                         .unwrap()
                         .to_string()
                 })
-                .collect()
+                .collect();
+            d.sort();
+            d
         };
         assert_eq!(dims("regression"), regressed, "{set}");
         assert_eq!(dims("undecidable"), undecidable, "{set}");

@@ -58,6 +58,47 @@ fn stopped_text(s: &Sequential) -> String {
     }
 }
 
+/// Seconds of one more trial a side at this run's pace (both arms' trials, warm-ups
+/// and looks included); None before any trial.
+fn pace(s: &Sequential) -> Option<f64> {
+    (s.course.trials_per_arm > 0 && s.facts.seconds > 0.0)
+        .then(|| s.facts.seconds / s.course.trials_per_arm as f64)
+}
+
+/// What the rows the noise left open would need: the most trials a side any asks
+/// for, the time that takes at this run's pace, and the flag that allows it.
+fn open_advice(s: &Sequential, report: &Report) -> Option<String> {
+    let open: Vec<&crate::compare::Row> = report
+        .rows
+        .iter()
+        .filter(|r| !r.control && matches!(r.state, Some(State::Undecided | State::Undecidable)))
+        .collect();
+    if open.is_empty() || s.course.stopped == Stopped::Unreliable {
+        return None;
+    }
+    let most = open.iter().filter_map(|r| r.trials_needed).max();
+    let n = s.course.trials_per_arm;
+    let when = match (most, pace(s)) {
+        (Some(k), Some(secs)) if k > n => format!(
+            "the widest needs ~{k} trials a side, about {} more at this run's pace (--max-trials {k}{})",
+            human(secs * (k - n) as f64),
+            match s.course.stopped {
+                Stopped::MaxTime => ", and a larger --max-time",
+                _ => "",
+            }
+        ),
+        (Some(k), _) => format!("the widest needs ~{k} trials a side"),
+        (None, _) => "no number of trials separates their estimates from the threshold".to_string(),
+    };
+    Some(format!(
+        "{} row(s) not decided: their trials spread too widely for the threshold ({when}); \
+         a row whose estimate sits on the threshold, or a kernel at the timer's noise floor, \
+         stays open however long it runs: compare it with a larger threshold, or time it longer \
+         per trial",
+        open.len()
+    ))
+}
+
 fn state_rows(report: &Report) -> Vec<[String; 5]> {
     report
         .rows
@@ -122,6 +163,9 @@ pub fn text(s: &Sequential, report: &Report) -> String {
         })
         .collect();
     out.push_str(&crate::query::table::aligned(&[], &rows));
+    if let Some(advice) = open_advice(s, report) {
+        out.push_str(&format!("ab: {advice}\n"));
+    }
     out
 }
 
@@ -143,6 +187,9 @@ pub fn markdown(s: &Sequential, report: &Report) -> String {
                 r[0], r[1], r[2], r[3], r[4]
             ));
         }
+    }
+    if let Some(advice) = open_advice(s, report) {
+        out.push_str(&format!("\n{advice}.\n"));
     }
     out
 }

@@ -154,3 +154,20 @@ impl Trials for Replay {
         None
     }
 }
+
+/// Run `plan` over recorded trials: the last look's report (None when nothing was
+/// compared) and the run's record; Err when the rule asked for a trial the recording
+/// does not have.
+pub fn replay(
+    base: Vec<TrialRows>,
+    head: Vec<TrialRows>,
+    plan: &super::Plan,
+    opt: Options,
+) -> Result<(Option<Report>, super::Course), String> {
+    let mut src = Replay::new(base, head, opt);
+    match super::run(plan, &mut src)? {
+        super::Outcome::Compared(report, course) => Ok((Some(*report), course)),
+        super::Outcome::NothingCompared(course) => Ok((None, course)),
+        super::Outcome::FailedFirst(arm, log) => Err(format!("{} failed: {log}", arm.name())),
+    }
+}

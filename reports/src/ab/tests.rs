@@ -3,7 +3,7 @@
 //! no warehouse; each test runs in milliseconds.
 
 use super::*;
-use crate::compare::sequential::{planned_looks, Look};
+use crate::compare::sequential::{Look, Rule};
 use crate::compare::{compare_values, MemoryRow, Options};
 use crate::stats::SplitMix64;
 
@@ -41,10 +41,8 @@ impl Mock {
     fn new(rows: Vec<TrueRow>, noise: f64, max_trials: usize) -> Mock {
         let opt = Options {
             control: vec!["torch".to_string()],
-            sequential: Some(Look {
-                looks: planned_looks(max_trials).len(),
-                max_trials,
-            }),
+            sequential: Some(Look::new(max_trials, Rule::default())),
+            test: Rule::default().test(),
             ..Options::default()
         };
         Mock {
@@ -168,6 +166,7 @@ fn plan(max_trials: usize) -> Plan {
         max_trials,
         max_time: None,
         seed: 42,
+        rule: Rule::default(),
     }
 }
 
@@ -228,14 +227,15 @@ fn blocks_follow_the_seed_and_each_holds_two_trials_an_arm() {
 
 #[test]
 fn undecided_rows_run_to_the_cap_and_the_last_trials_are_looked_at() {
-    // +5% at 10% noise with tau 5%: neither cleared nor a regression, and below the 8
+    // +5% at 10% noise with tau 5%: neither cleared nor a regression, and below the 6
     // trials a side from which a row may be called undecidable.
-    let mut src = Mock::new(kernels(1.05, 1.0), 0.10, 6);
-    let (report, course) = compared(run(&plan(6), &mut src).unwrap());
-    assert_eq!(course.planned_looks, vec![4, 6]);
+    assert_eq!(Rule::default().undecidable_from(), 6);
+    let mut src = Mock::new(kernels(1.05, 1.0), 0.10, 4);
+    let (report, course) = compared(run(&plan(4), &mut src).unwrap());
+    assert_eq!(course.planned_looks, vec![4]);
     assert_eq!(course.stopped, Stopped::MaxTrials);
-    assert_eq!(course.trials_per_arm, 6);
-    assert_eq!(course.looks, vec![4, 6]);
+    assert_eq!(course.trials_per_arm, 4);
+    assert_eq!(course.looks, vec![4]);
     assert!(!undecided(&report).is_empty());
 }
 
@@ -388,10 +388,8 @@ fn recorded(dir: &str) -> Vec<super::replay::TrialRows> {
 fn replay_options(max_trials: usize) -> Options {
     Options {
         control: vec!["torch".to_string()],
-        sequential: Some(Look {
-            looks: planned_looks(max_trials).len(),
-            max_trials,
-        }),
+        sequential: Some(Look::new(max_trials, Rule::default())),
+        test: Rule::default().test(),
         ..Options::default()
     }
 }
@@ -409,10 +407,11 @@ fn the_recorded_h200_sweep_replays_as_the_binary_runs_it() {
         max_trials: 20,
         max_time: None,
         seed: 7,
+        rule: Rule::default(),
     };
     let (report, course) = compared(run(&p, &mut src).unwrap());
     assert_eq!(course.stopped, Stopped::Decided);
-    assert_eq!(course.trials_per_arm, 16);
+    assert_eq!(course.trials_per_arm, 8);
     let mut regressed: Vec<String> = report
         .rows
         .iter()
@@ -429,4 +428,45 @@ fn the_recorded_h200_sweep_replays_as_the_binary_runs_it() {
             "M=512 N=4096 K=4096 dtype=torch.bfloat16",
         ]
     );
+}
+
+/// A/A splits of real trials: each recorded arm of the H200 sweep (30 trials) shuffled
+/// and dealt 15 and 15, 100 times an arm, run through the rule: no row may be flagged.
+#[test]
+fn two_hundred_a_a_splits_of_real_trials_flag_nothing() {
+    let mut rng = SplitMix64::new(0xa0a0);
+    let mut runs = 0;
+    for arm in ["base", "head"] {
+        let all = recorded(&format!("h200-gemm/ab30/aiter/{arm}"));
+        assert_eq!(all.len(), 30);
+        for _ in 0..100 {
+            let mut s = all.clone();
+            for i in (1..s.len()).rev() {
+                s.swap(i, rng.below(i + 1));
+            }
+            let (b, h) = (s[..15].to_vec(), s[15..].to_vec());
+            let mut src = super::replay::Replay::new(b, h, replay_options(14));
+            let p = Plan {
+                max_trials: 14,
+                ..plan(14)
+            };
+            let (report, _) = compared(run(&p, &mut src).unwrap());
+            let flagged: Vec<String> = report
+                .rows
+                .iter()
+                .filter(|r| {
+                    matches!(
+                        r.state,
+                        Some(
+                            crate::compare::State::Regression | crate::compare::State::Improvement
+                        )
+                    )
+                })
+                .map(|r| r.key_display())
+                .collect();
+            assert!(flagged.is_empty(), "{arm} split {runs}: {flagged:?}");
+            runs += 1;
+        }
+    }
+    assert_eq!(runs, 200);
 }

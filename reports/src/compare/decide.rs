@@ -3,6 +3,7 @@
 //! [`super::verdict`]'s).
 
 use super::load::Value;
+use super::margin;
 use super::options::variant_matches;
 use super::{
     ControlMetric, ControlStatus, Options, Reduce, Row, SideStats, Test, Verdict,
@@ -12,6 +13,10 @@ use crate::fmt::signed_pct as fmt_pct;
 use crate::stats;
 use perfdb_ingest::model::{self, Direction};
 use std::collections::{BTreeMap, HashMap};
+
+fn log(x: &[f64]) -> Vec<f64> {
+    x.iter().map(|v| v.ln()).collect()
+}
 
 /// Is `variant` one of the `control` variants ([`variant_matches`])?
 pub(super) fn is_control(variant: &str, control: &[String]) -> bool {
@@ -99,15 +104,21 @@ pub(super) fn assess(row: &mut Row, bvals: &[Value], hvals: &[Value], opt: &Opti
         row.p_mann_whitney = Some(stats::mann_whitney(&hv, &bv).p);
     }
     match opt.test {
-        Test::Welch => {
-            if nb < MIN_TRIALS_WELCH || nh < MIN_TRIALS_WELCH {
+        Test::Welch | Test::Trimmed => {
+            let min = MIN_TRIALS_WELCH;
+            if nb < min || nh < min {
                 row.verdict = Verdict::Insufficient;
                 row.reason = format!(
-                    "{nb} base and {nh} head trial(s); Welch's test needs at least {MIN_TRIALS_WELCH} a side"
+                    "{nb} base and {nh} head trial(s); {}'s test needs at least {min} a side",
+                    if opt.test == Test::Trimmed {
+                        "Yuen"
+                    } else {
+                        "Welch"
+                    }
                 );
                 return;
             }
-            row.p = Some(stats::welch_log(&hv, &bv).p);
+            row.p = Some(margin::location_test(opt.test, &log(&hv), &log(&bv)).p);
         }
         Test::MannWhitney => {
             // What the test can reach given these sizes and these ties, not the sizes alone.
@@ -139,6 +150,9 @@ pub(super) fn assess(row: &mut Row, bvals: &[Value], hvals: &[Value], opt: &Opti
             row.p_mann_whitney = Some(mw.p);
         }
     }
+    row.p_beyond = row
+        .change
+        .and_then(|c| margin::p_beyond(&bv, &hv, row.direction, c, row.threshold, opt.test));
     // Tested; the final verdict comes after gating and BH.
     row.verdict = Verdict::NoSignificantChange;
 }
@@ -221,7 +235,10 @@ pub(super) fn gate_on_control(rows: &mut [Row], opt: &Options) -> Option<Control
 }
 
 /// Final verdict of a tested row from q (p for control rows), change and threshold.
-pub(super) fn decide(r: &mut Row, alpha: f64) {
+/// A tested row's verdict on its q: no significant change, within the threshold, or
+/// beyond it, which (`by_margin`) the test against the margin must show, else its size is
+/// unknown; without `by_margin` (the sequential reference rule) the point estimate says.
+pub(super) fn decide(r: &mut Row, alpha: f64, by_margin: bool, test: Test) {
     if r.verdict != Verdict::NoSignificantChange {
         return;
     }
@@ -229,26 +246,62 @@ pub(super) fn decide(r: &mut Row, alpha: f64) {
         return;
     };
     let what = if r.control { "p" } else { "q" };
+    let tau = format!("{:.0}%", r.threshold * 100.0);
     if p > alpha {
         r.verdict = Verdict::NoSignificantChange;
         r.reason = format!("{what} = {p:.3} > {alpha}");
-    } else if change > r.threshold {
-        r.verdict = Verdict::Regression;
-        r.reason = format!(
-            "{:.2}x slower, beyond the {:.0}% threshold, {what} = {p:.2e}",
-            1.0 + change,
-            r.threshold * 100.0
-        );
-    } else if change < -r.threshold {
-        r.verdict = Verdict::Improvement;
-        r.reason = format!("{:.2}x faster, {what} = {p:.2e}", 1.0 / (1.0 + change));
-    } else {
+        return;
+    }
+    if change.abs() <= r.threshold {
         r.verdict = Verdict::WithinThreshold;
         r.reason = format!(
-            "significant ({what} = {p:.2e}) but {} is within ±{:.0}%",
-            fmt_pct(change),
-            r.threshold * 100.0
+            "significant ({what} = {p:.2e}) but {} is within ±{tau}",
+            fmt_pct(change)
         );
+        return;
+    }
+    // Beyond the threshold on evidence: the test against the margin (a control row is
+    // judged on its own p: it gates, it is not reported as a change).
+    let beyond = if r.control || !by_margin {
+        None
+    } else {
+        Some(r.q_beyond.unwrap_or(1.0))
+    };
+    match beyond {
+        Some(qb) if qb > alpha => {
+            r.verdict = Verdict::SizeUnknown;
+            let needs = margin::shift(r, test)
+                .and_then(|s| {
+                    let edge = (1.0 + r.threshold).ln() * change.signum();
+                    margin::trials_to_separate(&s, edge, 1.0 - alpha)
+                })
+                .filter(|&k| k > r.base.n.min(r.head.n));
+            r.trials_needed = needs;
+            r.reason = format!(
+                "significant ({what} = {p:.2e}), {} now, but not shown beyond ±{tau} (q = {qb:.3} > {alpha} for a change past it; {})",
+                fmt_pct(change),
+                needs.map_or_else(
+                    || "more trials will not narrow it at this estimate".to_string(),
+                    |k| format!("needs ~{k} a side")
+                )
+            );
+        }
+        _ => {
+            let beyond = beyond.map_or_else(String::new, |qb| format!(", beyond it q = {qb:.2e}"));
+            if change > 0.0 {
+                r.verdict = Verdict::Regression;
+                r.reason = format!(
+                    "{:.2}x slower, beyond the {tau} threshold, {what} = {p:.2e}{beyond}",
+                    1.0 + change
+                );
+            } else {
+                r.verdict = Verdict::Improvement;
+                r.reason = format!(
+                    "{:.2}x faster, {what} = {p:.2e}{beyond}",
+                    1.0 / (1.0 + change)
+                );
+            }
+        }
     }
 }
 

@@ -9,6 +9,7 @@
 
 pub(crate) mod decide;
 mod load;
+mod margin;
 mod matching;
 mod memory;
 mod options;
@@ -264,14 +265,27 @@ fn judge(rows: &mut [Row], opt: &Options) -> Option<ControlStatus> {
         .map(|i| rows[*i].p.expect("filtered"))
         .collect();
     if let Some(look) = &opt.sequential {
-        sequential::adjust(&mut ps, look);
+        sequential::adjust(&mut ps, look, opt.test);
     }
     let qs = stats::benjamini_hochberg(&ps);
     for (i, q) in family.iter().zip(qs) {
         rows[*i].q = Some(q);
     }
+    // The same over the tests against the margin: a change beyond the threshold is
+    // shown at the same false discovery rate.
+    let mut pbs: Vec<f64> = family
+        .iter()
+        .map(|i| rows[*i].p_beyond.unwrap_or(1.0))
+        .collect();
+    if let Some(look) = &opt.sequential {
+        sequential::adjust_one_sided(&mut pbs, look, opt.test);
+    }
+    for (i, q) in family.iter().zip(stats::benjamini_hochberg(&pbs)) {
+        rows[*i].q_beyond = Some(q);
+    }
+    let by_margin = opt.sequential.is_none_or(|l| l.sized_by_margin());
     for r in rows.iter_mut() {
-        decide(r, opt.alpha);
+        decide(r, opt.alpha, by_margin, opt.test);
     }
     relative_to_control(rows, opt.alpha);
     if opt.test == Test::MannWhitney {
@@ -279,7 +293,7 @@ fn judge(rows: &mut [Row], opt: &Options) -> Option<ControlStatus> {
     }
     for r in rows.iter_mut() {
         match &opt.sequential {
-            Some(look) => sequential::judge(r, look, opt.alpha),
+            Some(look) => sequential::judge(r, look, opt.alpha, opt.test),
             None => sequential::note_power(r, opt.alpha),
         }
         note_modes(r);

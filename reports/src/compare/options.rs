@@ -29,6 +29,8 @@ pub enum Reduce {
 pub enum Test {
     Welch,
     MannWhitney,
+    // Yuen's test of 20%-trimmed means on log values: `ab`'s test.
+    Trimmed,
 }
 
 /// Does `pattern` name `variant`? The one rule for every option that names variants
@@ -95,8 +97,9 @@ pub struct JudgeArgs {
     #[arg(long, value_enum)]
     #[serde(with = "form::choice", skip_serializing_if = "Option::is_none")]
     pub reduce: Option<Reduce>,
-    /// Welch's t on log values (decides with 3 trials a side) or the exact U test
-    /// [default: welch]
+    /// Welch's t on log values (decides with 3 trials a side), the exact U test, or
+    /// Yuen's t on 20%-trimmed log values (one slow trial in five falls out) [default:
+    /// welch]
     #[arg(long, value_enum)]
     #[serde(with = "form::choice", skip_serializing_if = "Option::is_none")]
     pub test: Option<Test>,

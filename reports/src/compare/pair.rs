@@ -205,6 +205,8 @@ fn row(
         p: None,
         p_mann_whitney: None,
         q: None,
+        p_beyond: None,
+        q_beyond: None,
         threshold,
         verdict: Verdict::Invalid,
         reason: String::new(),

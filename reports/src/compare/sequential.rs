@@ -1,34 +1,80 @@
 //! A comparison judged as one look of a sequential A/B run (`perfdb ab`; docs/STATS.md,
 //! "Sequential A/B"), and the power of a row judged once (`compare`'s "underpowered").
 //!
-//! At a look with K planned looks each row's Welch p becomes p' = min(1, K p) before
-//! Benjamini-Hochberg (the union bound over the looks: a null row is flagged at any look
-//! with probability <= alpha), regression and improvement follow `compare`'s rule on
-//! the adjusted q, and a row that is neither is
-//! - `cleared` when the one-sided (1 - alpha/K) Welch bound of its slowdown is below
-//!   ln(1 + tau): a regression beyond the threshold is ruled out;
-//! - `undecidable` (from [`UNDECIDABLE_FROM`] trials a side) when, at the noise measured,
-//!   even `max_trials` a side would leave ln(1 + tau) inside that interval;
+//! At a look each row's p (and its p against the margin) is adjusted for the run's
+//! planned looks before Benjamini-Hochberg: by the law of a null row's smallest p over
+//! those looks ([`Rule::Calibrated`], [`LookLevels`]), or by their count, p' = min(1, K p)
+//! ([`Rule::UnionBound`], the reference rule). Either way a null row is flagged at any
+//! look with probability <= alpha. Regression and improvement follow `compare`'s rule on
+//! the adjusted q's, and a row that is neither is
+//! - `cleared` when the one-sided bound of its slowdown, at the per-look level the rule
+//!   allows, is below ln(1 + tau): a regression beyond the threshold is ruled out;
+//! - `undecidable` (from the rule's first trials a side for it) when, at the noise
+//!   measured, even `max_trials` a side would leave ln(1 + tau) inside that interval;
 //! - `undecided` otherwise: more trials can tell.
 
+use super::margin::{shift, trials_to_separate};
 use super::types::{Row, State, Verdict};
+use super::Test;
 use crate::fmt::signed_pct;
+use crate::stats::looks::LookLevels;
+use crate::stats::power;
 use crate::stats::power::t_quantile;
-use crate::stats::{self, mean, power, variance};
-use perfdb_ingest::model::Direction;
 use serde::{Deserialize, Serialize};
 
-/// Trials a side at which the looks fall, cut at the run's maximum.
+/// The reference rule's looks (trials a side), cut at the run's maximum.
 pub const LOOKS: [usize; 7] = [4, 6, 8, 12, 16, 20, 30];
-/// Trials a side from which a row may be called undecidable.
-pub const UNDECIDABLE_FROM: usize = 8;
+/// The calibrated rule's looks: the reference's (a look after the first block, at 2 a
+/// side, decided nothing more on any replay or simulation: docs/STATS.md).
+pub const CALIBRATED_LOOKS: [usize; 7] = LOOKS;
 
-/// The looks a run with at most `max_trials` a side plans: [`LOOKS`] below it, and it
-/// (the last look).
+/// How the looks are paid for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rule {
+    /// Each look's p adjusted by the simulated law of the smallest p over the looks; a
+    /// regression shown beyond the threshold by the test against the margin.
+    #[default]
+    Calibrated,
+    /// docs/STATS.md's reference rule: p' = K p, a regression's size from its point
+    /// estimate, undecidable from 8 a side. Kept to replay against.
+    UnionBound,
+}
+
+impl Rule {
+    /// The looks a run with at most `max_trials` a side plans: the rule's looks below
+    /// it, and it (the last look).
+    pub fn looks(self, max_trials: usize) -> Vec<usize> {
+        let all: &[usize] = match self {
+            Rule::Calibrated => &CALIBRATED_LOOKS,
+            Rule::UnionBound => &LOOKS,
+        };
+        let mut v: Vec<usize> = all.iter().copied().filter(|&n| n < max_trials).collect();
+        v.push(max_trials);
+        v
+    }
+
+    /// The test each look makes: Yuen's on trimmed means (one slow trial does not hold
+    /// a row open), or the reference's Welch.
+    pub fn test(self) -> Test {
+        match self {
+            Rule::Calibrated => Test::Trimmed,
+            Rule::UnionBound => Test::Welch,
+        }
+    }
+
+    /// Trials a side from which a row may be called undecidable.
+    pub fn undecidable_from(self) -> usize {
+        match self {
+            Rule::Calibrated => 6,
+            Rule::UnionBound => 8,
+        }
+    }
+}
+
+/// The reference rule's looks for `max_trials` (what `Rule::UnionBound.looks` gives).
 pub fn planned_looks(max_trials: usize) -> Vec<usize> {
-    let mut v: Vec<usize> = LOOKS.iter().copied().filter(|&n| n < max_trials).collect();
-    v.push(max_trials);
-    v
+    Rule::UnionBound.looks(max_trials)
 }
 
 /// Where a comparison stands as one look of a sequential run.
@@ -37,70 +83,72 @@ pub struct Look {
     /// Planned looks (K).
     pub looks: usize,
     pub max_trials: usize,
+    #[serde(default)]
+    pub rule: Rule,
 }
 
-/// ln values, direction-normalised: a larger mean is slower whatever the metric.
-fn slowness(values: &[f64], dir: Direction) -> Vec<f64> {
-    values
-        .iter()
-        .map(|v| match dir {
-            Direction::Higher => -v.ln(),
-            _ => v.ln(),
-        })
-        .collect()
-}
-
-/// The slowdown on the log scale (head over base), its standard error, Welch's df,
-/// and the sum of the two sides' variances (se at n a side is sqrt(that / n)).
-struct Shift {
-    d: f64,
-    se: f64,
-    df: f64,
-    var_sum: f64,
-}
-
-fn shift(r: &Row) -> Option<Shift> {
-    let (b, h) = (
-        slowness(&r.base.finite(), r.direction),
-        slowness(&r.head.finite(), r.direction),
-    );
-    if b.len() < 2 || h.len() < 2 {
-        return None;
-    }
-    let (vb, vh) = (variance(&b), variance(&h));
-    let se = (vb / b.len() as f64 + vh / h.len() as f64).sqrt();
-    Some(Shift {
-        d: mean(&h) - mean(&b),
-        se,
-        df: stats::welch(&h, &b).df,
-        var_sum: vb + vh,
-    })
-}
-
-/// Trials a side at which an interval of half-width t sqrt(var_sum / n) around `d`
-/// leaves out `edge` (None: never, the estimate sits on it).
-fn trials_to_separate(s: &Shift, edge: f64, p: f64) -> Option<usize> {
-    let gap = (s.d - edge).abs();
-    if gap < 1e-12 || s.var_sum <= 0.0 {
-        return (s.var_sum <= 0.0).then_some(2);
-    }
-    let mut n: f64 = 4.0;
-    for _ in 0..100 {
-        let t = t_quantile(p, (2.0 * n - 2.0).max(1.0));
-        let next = (t * t * s.var_sum / (gap * gap)).max(2.0);
-        if (next - n).abs() < 1e-6 || next > 1e7 {
-            n = next;
-            break;
+impl Look {
+    pub fn new(max_trials: usize, rule: Rule) -> Look {
+        Look {
+            looks: rule.looks(max_trials).len(),
+            max_trials,
+            rule,
         }
-        n = (n + next) / 2.0;
     }
-    (n <= 1e7).then(|| n.ceil() as usize)
+
+    /// The simulated levels of this look's schedule and test (None: the union bound,
+    /// the reference rule's, and the only one for a rank test).
+    fn levels(&self, test: Test) -> Option<std::sync::Arc<LookLevels>> {
+        let looks = self.rule.looks(self.max_trials);
+        let trimmed = match test {
+            Test::Welch => false,
+            Test::Trimmed => true,
+            Test::MannWhitney => return None,
+        };
+        (self.rule == Rule::Calibrated && looks[0] >= 2).then(|| LookLevels::of(&looks, trimmed))
+    }
+
+    /// The one-sided level each look's bound is taken at.
+    pub fn one_sided_level(&self, alpha: f64, test: Test) -> f64 {
+        match self.levels(test) {
+            Some(l) => l.per_look(alpha, true),
+            None => alpha / self.looks as f64,
+        }
+    }
+
+    fn two_sided_level(&self, alpha: f64, test: Test) -> f64 {
+        match self.levels(test) {
+            Some(l) => l.per_look(alpha, false),
+            None => alpha / self.looks as f64,
+        }
+    }
+
+    /// Is a regression's size shown by the test against the margin (the calibrated rule,
+    /// and `compare`), or read from its point estimate (the reference rule)?
+    pub fn sized_by_margin(&self) -> bool {
+        self.rule == Rule::Calibrated
+    }
 }
 
-/// The p values a look tests: min(1, K p).
-pub(super) fn adjust(ps: &mut [f64], look: &Look) {
+/// The two-sided p values a look tests, adjusted for the run's looks.
+pub(super) fn adjust(ps: &mut [f64], look: &Look, test: Test) {
+    let levels = look.levels(test);
     for p in ps {
-        *p = (*p * look.looks as f64).min(1.0);
+        *p = match &levels {
+            Some(l) => l.two_sided(*p),
+            None => (*p * look.looks as f64).min(1.0),
+        };
+    }
+}
+
+/// The one-sided p values (against the margin) a look tests, adjusted for its looks.
+pub(super) fn adjust_one_sided(ps: &mut [f64], look: &Look, test: Test) {
+    let levels = look.levels(test);
+    for p in ps {
+        *p = match &levels {
+            Some(l) => l.one_sided(*p),
+            None => (*p * look.looks as f64).min(1.0),
+        };
     }
 }
 
@@ -108,17 +156,17 @@ pub(super) fn adjust(ps: &mut [f64], look: &Look) {
 /// adjusted q; a row neither regressed nor improved is cleared, undecidable or
 /// undecided, and the last two are not compared (`Insufficient`, with the trials a
 /// side they need).
-pub(super) fn judge(r: &mut Row, look: &Look, alpha: f64) {
+pub(super) fn judge(r: &mut Row, look: &Look, alpha: f64, test: Test) {
     if r.control || r.p.is_none() {
         return;
     }
     match r.verdict {
         Verdict::Regression => r.state = Some(State::Regression),
         Verdict::Improvement => r.state = Some(State::Improvement),
-        Verdict::NoSignificantChange | Verdict::WithinThreshold => {
-            let Some(s) = shift(r) else { return };
+        Verdict::NoSignificantChange | Verdict::WithinThreshold | Verdict::SizeUnknown => {
+            let Some(s) = shift(r, test) else { return };
             let edge = (1.0 + r.threshold).ln();
-            let one_sided = 1.0 - alpha / look.looks as f64;
+            let one_sided = 1.0 - look.one_sided_level(alpha, test);
             let bound = s.d + t_quantile(one_sided, s.df) * s.se;
             let tau = format!("{:.0}%", r.threshold * 100.0);
             if bound < edge {
@@ -132,25 +180,28 @@ pub(super) fn judge(r: &mut Row, look: &Look, alpha: f64) {
                 return;
             }
             let n = r.base.finite().len().min(r.head.finite().len());
-            let needed = trials_to_separate(&s, edge, 1.0 - alpha / (2.0 * look.looks as f64));
+            let needed =
+                trials_to_separate(&s, edge, 1.0 - look.two_sided_level(alpha, test) / 2.0);
             r.trials_needed = needed;
             let needs = match needed {
                 Some(k) => format!("needs ~{k} a side"),
                 None => "no number of trials can tell at this estimate".to_string(),
             };
-            let undecidable = n >= UNDECIDABLE_FROM && needed.is_none_or(|k| k > look.max_trials);
+            let undecidable =
+                n >= look.rule.undecidable_from() && needed.is_none_or(|k| k > look.max_trials);
             r.state = Some(if undecidable {
                 State::Undecidable
             } else {
                 State::Undecided
             });
             r.reason = format!(
-                "{} at n = {n}: a slowdown beyond {tau} is neither ruled out nor shown ({} now, at most {} at {:.1}% confidence; {needs}; --max-trials {})",
+                "{} at n = {n}: a slowdown beyond {tau} is neither ruled out nor shown ({} now, at most {} at {:.1}% confidence; {needs}; --max-trials {}); {}",
                 if undecidable { "undecidable" } else { "undecided" },
                 signed_pct(r.change.unwrap_or(s.d.exp() - 1.0)),
                 signed_pct(bound.exp() - 1.0),
                 one_sided * 100.0,
-                look.max_trials
+                look.max_trials,
+                r.reason
             );
             r.verdict = Verdict::Insufficient;
         }
@@ -205,6 +256,7 @@ pub(super) fn note_power(r: &mut Row, alpha: f64) {
 mod tests {
     use super::*;
     use crate::compare::types::SideStats;
+    use crate::stats;
 
     fn side(v: &[f64]) -> SideStats {
         SideStats {
@@ -230,6 +282,8 @@ mod tests {
         assert_eq!(planned_looks(20), vec![4, 6, 8, 12, 16, 20]);
         assert_eq!(planned_looks(30), vec![4, 6, 8, 12, 16, 20, 30]);
         assert_eq!(planned_looks(10), vec![4, 6, 8, 10]);
+        assert_eq!(Rule::Calibrated.looks(20), vec![4, 6, 8, 12, 16, 20]);
+        assert_eq!(Look::new(20, Rule::Calibrated).looks, 6);
     }
 
     #[test]
@@ -238,37 +292,31 @@ mod tests {
         // p' 0.0976810, bound 0.0394458 < ln(1.05) with t = 3.28791.
         let (b, h) = ([10.0, 10.1, 9.9, 10.05], [10.2, 10.3, 10.1, 10.25]);
         let mut r = row(&b, &h);
-        let s = shift(&r).unwrap();
+        let s = shift(&r, Test::Welch).unwrap();
         assert!((s.d - 0.0197792).abs() < 1e-6);
         assert!((s.se - 0.00598149).abs() < 1e-7);
         assert!((s.df - 5.99765).abs() < 1e-4);
         let p = r.p.unwrap();
         assert!((p - 0.0162802).abs() < 1e-6, "{p}");
-        let look = Look {
-            looks: 6,
-            max_trials: 20,
-        };
+        let look = Look::new(20, Rule::UnionBound);
         let mut ps = [p];
-        adjust(&mut ps, &look);
+        adjust(&mut ps, &look, Test::Welch);
         assert!((ps[0] - 0.0976810).abs() < 1e-6);
         assert!((t_quantile(1.0 - 0.05 / 6.0, s.df) - 3.28791).abs() < 1e-4);
         r.q = Some(ps[0]);
-        judge(&mut r, &look, 0.05);
+        judge(&mut r, &look, 0.05, Test::Welch);
         assert_eq!(r.state, Some(State::Cleared), "{}", r.reason);
         assert!(r.reason.starts_with("cleared"), "{}", r.reason);
     }
 
     #[test]
     fn undecided_and_undecidable_rows_say_what_they_need() {
-        let look = Look {
-            looks: 6,
-            max_trials: 20,
-        };
+        let look = Look::new(20, Rule::UnionBound);
         // +4% with 3% noise at n = 4: more trials can tell.
         let b = [10.0, 10.3, 9.7, 10.1];
         let h = [10.4, 10.7, 10.1, 10.5];
         let mut r = row(&b, &h);
-        judge(&mut r, &look, 0.05);
+        judge(&mut r, &look, 0.05, Test::Welch);
         assert_eq!(r.state, Some(State::Undecided), "{}", r.reason);
         assert_eq!(r.verdict, Verdict::Insufficient);
         assert!(r.trials_needed.is_some());
@@ -276,7 +324,7 @@ mod tests {
         let b8 = [10.0, 10.3, 9.7, 10.1, 10.0, 10.3, 9.7, 10.1];
         let h8: Vec<f64> = b8.iter().map(|v| v * 1.05).collect();
         let mut r = row(&b8, &h8);
-        judge(&mut r, &look, 0.05);
+        judge(&mut r, &look, 0.05, Test::Welch);
         assert_eq!(r.state, Some(State::Undecidable), "{}", r.reason);
     }
 
@@ -298,13 +346,9 @@ mod tests {
 
     /// One simulated A/A run of the whole rule: trials two a side per block, a look at
     /// each planned point, stop when decided. Whether it flagged the row.
-    fn aa_run(seed: u64, sigma: f64, threshold: f64, max_trials: usize) -> bool {
+    fn aa_run(seed: u64, sigma: f64, threshold: f64, max_trials: usize, rule: Rule) -> bool {
         let mut rng = stats::SplitMix64::new(seed);
-        let looks = planned_looks(max_trials);
-        let look = Look {
-            looks: looks.len(),
-            max_trials,
-        };
+        let look = Look::new(max_trials, rule);
         let trial = |rng: &mut stats::SplitMix64| {
             // Lognormal noise, and one trial in 50 slowed 10-40% (a one-sided outlier:
             // a clock dip, a neighbour's job).
@@ -316,18 +360,32 @@ mod tests {
             20.0 * (sigma * rng.normal()).exp() * slow
         };
         let (mut b, mut h) = (Vec::new(), Vec::new());
-        for &n in &looks {
+        for n in rule.looks(max_trials) {
             while b.len() < n {
                 b.push(trial(&mut rng));
                 h.push(trial(&mut rng));
             }
             let mut r = row(&b, &h);
             r.threshold = threshold;
-            let mut ps = [r.p.unwrap()];
-            adjust(&mut ps, &look);
+            let change = r.change.unwrap();
+            let mut ps = [
+                r.p.unwrap(),
+                crate::compare::margin::p_beyond(
+                    &b,
+                    &h,
+                    r.direction,
+                    change,
+                    threshold,
+                    crate::compare::Test::Welch,
+                )
+                .unwrap(),
+            ];
+            adjust(&mut ps[..1], &look, Test::Welch);
+            adjust_one_sided(&mut ps[1..], &look, Test::Welch);
             r.q = Some(ps[0]);
-            super::super::decide::decide(&mut r, 0.05);
-            judge(&mut r, &look, 0.05);
+            r.q_beyond = Some(ps[1]);
+            super::super::decide::decide(&mut r, 0.05, look.sized_by_margin(), Test::Welch);
+            judge(&mut r, &look, 0.05, Test::Welch);
             match r.state {
                 Some(State::Regression | State::Improvement) => return true,
                 Some(State::Undecided) => continue,
@@ -339,21 +397,23 @@ mod tests {
 
     #[test]
     fn a_a_runs_flag_at_most_alpha_of_the_time() {
-        // Threshold 0: any significant difference flags, the hardest case for the rule.
-        for (sigma, runs) in [(0.01, 2000), (0.05, 1000)] {
-            let flagged = (0..runs)
-                .filter(|&s| aa_run(s as u64 + 1, sigma, 0.0, 20))
+        for rule in [Rule::UnionBound, Rule::Calibrated] {
+            // Threshold 0: any significant difference flags, the hardest case for the rule.
+            for (sigma, runs) in [(0.01, 2000), (0.05, 1000)] {
+                let flagged = (0..runs)
+                    .filter(|&s| aa_run(s as u64 + 1, sigma, 0.0, 20, rule))
+                    .count();
+                let rate = flagged as f64 / runs as f64;
+                assert!(
+                    rate <= 0.05,
+                    "{rule:?}, sigma {sigma}: {flagged} of {runs} A/A runs flagged ({rate})"
+                );
+            }
+            // At the usual 5% threshold, real noise flags (next to) nothing.
+            let flagged = (0..1000)
+                .filter(|&s| aa_run(s as u64 + 7, 0.02, 0.05, 20, rule))
                 .count();
-            let rate = flagged as f64 / runs as f64;
-            assert!(
-                rate <= 0.05,
-                "sigma {sigma}: {flagged} of {runs} A/A runs flagged ({rate})"
-            );
+            assert!(flagged <= 5, "{rule:?}: {flagged} of 1000");
         }
-        // At the usual 5% threshold, real noise flags (next to) nothing.
-        let flagged = (0..1000)
-            .filter(|&s| aa_run(s as u64 + 7, 0.02, 0.05, 20))
-            .count();
-        assert!(flagged <= 5, "{flagged} of 1000");
     }
 }

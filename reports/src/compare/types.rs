@@ -176,6 +176,9 @@ pub enum Verdict {
     Regression,
     Improvement,
     WithinThreshold,
+    /// Significant, and the point estimate passes the threshold, but the evidence does
+    /// not (yet) show the change beyond it: not a regression, not cleared.
+    SizeUnknown,
     NoSignificantChange,
     Insufficient,
     Invalid,
@@ -189,6 +192,7 @@ impl Verdict {
             Verdict::Regression => "regression",
             Verdict::Improvement => "improvement",
             Verdict::WithinThreshold => "within threshold",
+            Verdict::SizeUnknown => "size unknown",
             Verdict::NoSignificantChange => "no significant change",
             Verdict::Insufficient => "insufficient",
             Verdict::Invalid => "invalid",
@@ -232,6 +236,13 @@ pub struct Row {
     /// `--mann-whitney-p` when both sides have >= 4 trials; else null.
     pub p_mann_whitney: Option<f64>,
     pub q: Option<f64>,
+    /// One-sided p that the change passes the threshold in its own direction (the row's
+    /// test against the margin ln(1 + threshold)), and its Benjamini-Hochberg q: a
+    /// regression or improvement rests on it, not on the point estimate alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p_beyond: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub q_beyond: Option<f64>,
     pub threshold: f64,
     pub verdict: Verdict,
     pub reason: String,
@@ -250,7 +261,8 @@ pub struct Row {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<State>,
     /// Trials a side the row needs: to be decided (an undecided or undecidable row of
-    /// `ab`), or to see its threshold with power 0.8 (an underpowered row of `compare`).
+    /// `ab`), to show its size against the threshold (a `size unknown` row), or to see
+    /// its threshold with power 0.8 (an underpowered row of `compare`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trials_needed: Option<usize>,
 }
@@ -316,6 +328,8 @@ pub(crate) fn test_row(base: SideStats, head: SideStats) -> Row {
         p: None,
         p_mann_whitney: None,
         q: None,
+        p_beyond: None,
+        q_beyond: None,
         threshold: 0.05,
         verdict: Verdict::Invalid,
         reason: String::new(),
@@ -468,6 +482,9 @@ pub enum ReasonCode {
     UnpairedTables,
     /// No row matched across the sides.
     NothingMatched,
+    /// Rows significantly changed past the threshold by their estimate, not shown past
+    /// it by their interval: inconclusive, with the trials that would tell.
+    SizeUnknown,
     /// Rows could not be compared (too few trials, invalid, withheld, undecided).
     NotCompared,
     /// Every row was compared and none regressed.

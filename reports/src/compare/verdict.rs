@@ -6,6 +6,7 @@
 use super::decide::{kernel_shapes, regressed_rows};
 use super::{
     ControlStatus, FailedRun, NumericsStatus, Options, Overall, Reason, ReasonCode, Row, SideInfo,
+    Verdict,
 };
 use crate::fmt::ratio_pct;
 
@@ -141,8 +142,27 @@ const GAPS: &[(ReasonCode, Rule)] = &[
             Vec::new()
         }
     }),
+    (ReasonCode::SizeUnknown, |f| {
+        let rows: Vec<&&Row> = f
+            .judged
+            .iter()
+            .filter(|r| r.verdict == Verdict::SizeUnknown)
+            .collect();
+        let most = rows.iter().filter_map(|r| r.trials_needed).max();
+        counted(ReasonCode::SizeUnknown, rows.len(), || {
+            format!(
+                "{} row(s) moved significantly and past the threshold by their estimate, but their interval does not show it past the threshold{}",
+                rows.len(),
+                most.map_or_else(String::new, |k| format!(" (~{k} trials a side would tell)"))
+            )
+        })
+    }),
     (ReasonCode::NotCompared, |f| {
-        let n = f.judged.iter().filter(|r| !r.verdict.is_decided()).count();
+        let n = f
+            .judged
+            .iter()
+            .filter(|r| !r.verdict.is_decided() && r.verdict != Verdict::SizeUnknown)
+            .count();
         counted(ReasonCode::NotCompared, n, || {
             format!(
                 "{n} of {} row(s) could not be compared (insufficient, invalid or withheld)",

@@ -27,6 +27,7 @@ impl Exporter for Markdown {
             match report.options.test {
                 crate::compare::Test::Welch => "Welch's t on log values",
                 crate::compare::Test::MannWhitney => "Mann-Whitney U",
+                crate::compare::Test::Trimmed => "Yuen's t on 20%-trimmed log values",
             },
             report.options.threshold * 100.0,
             report.options.alpha

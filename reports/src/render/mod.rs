@@ -201,6 +201,7 @@ fn counts(report: &Report) -> String {
         Verdict::Regression,
         Verdict::Improvement,
         Verdict::WithinThreshold,
+        Verdict::SizeUnknown,
         Verdict::NoSignificantChange,
         Verdict::Insufficient,
         Verdict::Invalid,

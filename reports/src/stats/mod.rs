@@ -15,11 +15,13 @@ mod bootstrap;
 pub mod changepoint;
 mod fdr;
 mod intervals;
+pub mod looks;
 mod mann_whitney;
 pub mod modes;
 pub mod power;
 mod rng;
 mod welch;
+mod yuen;
 
 pub use bootstrap::*;
 pub use fdr::*;
@@ -27,6 +29,7 @@ pub use intervals::*;
 pub use mann_whitney::*;
 pub use rng::*;
 pub use welch::*;
+pub use yuen::*;
 
 /// Confidence level of every interval perfdb reports.
 pub const CONFIDENCE: f64 = 0.95;
