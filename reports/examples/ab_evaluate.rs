@@ -195,11 +195,11 @@ fn main() {
                 }
                 let stops: Vec<String> = s.stops.iter().map(|(k, n)| format!("{k} {n}")).collect();
                 println!(
-                    "| {} | {head} | {:.0}% | {} | {} | {} | {} | {} | {} |",
+                    "| {} | {head} | {:.0}% | {} | {:.4} | {} | {} | {} | {} |",
                     noise.name,
                     tau * 100.0,
                     rule.2,
-                    format!("{:.4}", s.null_flag_runs as f64 / seeds as f64),
+                    s.null_flag_runs as f64 / seeds as f64,
                     if head == "A/A" {
                         "-".to_string()
                     } else {

@@ -75,7 +75,7 @@ mod tests {
         let y = yuen(&a, &b, TRIM);
         let w = super::super::welch(&a, &b);
         assert!((y.t - w.t).abs() < 1e-12 && (y.df - w.df).abs() < 1e-12);
-        assert!((y.p - 0.0085128631313781695).abs() < 1e-12);
+        assert!((y.p - 0.008_512_863_131_378_17).abs() < 1e-12);
     }
 
     #[test]
