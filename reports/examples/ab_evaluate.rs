@@ -60,7 +60,6 @@ fn run(
         max_trials: max,
         max_time: None,
         seed,
-        rule,
     };
     match replay(b, h, &plan, options(rule, test, max, tau)) {
         Ok((report, course)) => summarise(report.as_ref(), &course),

@@ -2,7 +2,7 @@
 //! the state of every row and why: where a run's trials go.
 //!
 //!   cargo run -p perfdb-reports --release --example ab_replay -- BASE_DIR HEAD_DIR \
-//!       [--seed N] [--max-trials N] [--control NAME] [--split K] [--rule calibrated|union-bound]
+//!       [--seed N] [--max-trials N] [--control NAME] [--split K] [--rule calibrated|union-bound] [--test welch|trimmed] [--dump KEY]
 //!
 //! BASE_DIR and HEAD_DIR hold `trial1.log`, `trial2.log`... (one trial each, in the order
 //! they were recorded). `--split K`: an A/A, BASE_DIR's trials dealt round-robin to the
@@ -10,7 +10,7 @@
 
 use perfdb_reports::ab::replay::{read_trial, Replay, TrialRows};
 use perfdb_reports::ab::{run, Outcome, Plan};
-use perfdb_reports::compare::sequential::{Look, Rule};
+use perfdb_reports::compare::sequential::{look_options, Rule};
 use perfdb_reports::compare::Options;
 use std::path::Path;
 
@@ -88,24 +88,26 @@ fn main() {
         }
         return;
     }
-    let opt = Options {
-        control: vec![control],
-        sequential: Some(Look::new(max, rule)),
-        test: match flag("--test").as_deref() {
-            None => rule.test(),
-            Some("welch") => perfdb_reports::compare::Test::Welch,
-            Some("trimmed") => perfdb_reports::compare::Test::Trimmed,
-            Some(other) => panic!("--test welch|trimmed, not {other}"),
+    let mut opt = look_options(
+        Options {
+            control: vec![control],
+            ..Options::default()
         },
-        ..Options::default()
-    };
+        max,
+        rule,
+    );
+    match flag("--test").as_deref() {
+        None => {}
+        Some("welch") => opt.test = perfdb_reports::compare::Test::Welch,
+        Some("trimmed") => opt.test = perfdb_reports::compare::Test::Trimmed,
+        Some(other) => panic!("--test welch|trimmed, not {other}"),
+    }
     let mut src = Replay::new(b, h, opt);
     let plan = Plan {
         warmup: 1,
         max_trials: max,
         max_time: None,
         seed,
-        rule,
     };
     let outcome = run(&plan, &mut src).expect("replay");
     for (n, report) in &src.looks {

@@ -4,6 +4,7 @@
 
 use super::schedule::{letters, Schedule};
 use super::{Arm, Course, LookError, Outcome, Plan, Stopped, Trial, TrialEnd, Trials};
+use crate::compare::sequential::planned_looks;
 use crate::compare::{Overall, Report, Row, State};
 use crate::fmt::human_seconds as human;
 use perfdb_ingest::model::metric;
@@ -37,7 +38,7 @@ pub fn run<S: Trials>(plan: &Plan, src: &mut S) -> Result<Outcome, S::Error> {
     let mut course = Course {
         trials_per_arm: 0,
         looks: Vec::new(),
-        planned_looks: plan.rule.looks(plan.max_trials),
+        planned_looks: planned_looks(plan.max_trials),
         stopped: Stopped::MaxTrials,
         blocks: Vec::new(),
         failed: None,

@@ -97,8 +97,6 @@ pub struct Plan {
     /// The whole run's budget: no block starts that would not end within it.
     pub max_time: Option<Duration>,
     pub seed: u64,
-    /// How the looks are paid for (the calibrated rule; the reference to replay against).
-    pub rule: crate::compare::sequential::Rule,
 }
 
 /// A look that could not compare.

@@ -3,7 +3,7 @@
 //! no warehouse; each test runs in milliseconds.
 
 use super::*;
-use crate::compare::sequential::{Look, Rule};
+use crate::compare::sequential::{look_options, Rule};
 use crate::compare::{compare_values, MemoryRow, Options};
 use crate::stats::SplitMix64;
 
@@ -39,12 +39,14 @@ struct Mock {
 
 impl Mock {
     fn new(rows: Vec<TrueRow>, noise: f64, max_trials: usize) -> Mock {
-        let opt = Options {
-            control: vec!["torch".to_string()],
-            sequential: Some(Look::new(max_trials, Rule::default())),
-            test: Rule::default().test(),
-            ..Options::default()
-        };
+        let opt = look_options(
+            Options {
+                control: vec!["torch".to_string()],
+                ..Options::default()
+            },
+            max_trials,
+            Rule::default(),
+        );
         Mock {
             rows,
             noise,
@@ -166,7 +168,6 @@ fn plan(max_trials: usize) -> Plan {
         max_trials,
         max_time: None,
         seed: 42,
-        rule: Rule::default(),
     }
 }
 
@@ -386,12 +387,14 @@ fn recorded(dir: &str) -> Vec<super::replay::TrialRows> {
 }
 
 fn replay_options(max_trials: usize) -> Options {
-    Options {
-        control: vec!["torch".to_string()],
-        sequential: Some(Look::new(max_trials, Rule::default())),
-        test: Rule::default().test(),
-        ..Options::default()
-    }
+    look_options(
+        Options {
+            control: vec!["torch".to_string()],
+            ..Options::default()
+        },
+        max_trials,
+        Rule::default(),
+    )
 }
 
 /// The H200 GEMM sweep's recorded trials, replayed in memory, stop where `perfdb ab`
@@ -407,7 +410,6 @@ fn the_recorded_h200_sweep_replays_as_the_binary_runs_it() {
         max_trials: 20,
         max_time: None,
         seed: 7,
-        rule: Rule::default(),
     };
     let (report, course) = compared(run(&p, &mut src).unwrap());
     assert_eq!(course.stopped, Stopped::Decided);
@@ -446,11 +448,7 @@ fn two_hundred_a_a_splits_of_real_trials_flag_nothing() {
             }
             let (b, h) = (s[..15].to_vec(), s[15..].to_vec());
             let mut src = super::replay::Replay::new(b, h, replay_options(14));
-            let p = Plan {
-                max_trials: 14,
-                ..plan(14)
-            };
-            let (report, _) = compared(run(&p, &mut src).unwrap());
+            let (report, _) = compared(run(&plan(14), &mut src).unwrap());
             let flagged: Vec<String> = report
                 .rows
                 .iter()

@@ -14,10 +14,6 @@ use crate::stats;
 use perfdb_ingest::model::{self, Direction};
 use std::collections::{BTreeMap, HashMap};
 
-fn log(x: &[f64]) -> Vec<f64> {
-    x.iter().map(|v| v.ln()).collect()
-}
-
 /// Is `variant` one of the `control` variants ([`variant_matches`])?
 pub(super) fn is_control(variant: &str, control: &[String]) -> bool {
     control.iter().any(|c| variant_matches(c, variant))
@@ -105,11 +101,10 @@ pub(super) fn assess(row: &mut Row, bvals: &[Value], hvals: &[Value], opt: &Opti
     }
     match opt.test {
         Test::Welch | Test::Trimmed => {
-            let min = MIN_TRIALS_WELCH;
-            if nb < min || nh < min {
+            if nb < MIN_TRIALS_WELCH || nh < MIN_TRIALS_WELCH {
                 row.verdict = Verdict::Insufficient;
                 row.reason = format!(
-                    "{nb} base and {nh} head trial(s); {}'s test needs at least {min} a side",
+                    "{nb} base and {nh} head trial(s); {}'s test needs at least {MIN_TRIALS_WELCH} a side",
                     if opt.test == Test::Trimmed {
                         "Yuen"
                     } else {
@@ -118,7 +113,11 @@ pub(super) fn assess(row: &mut Row, bvals: &[Value], hvals: &[Value], opt: &Opti
                 );
                 return;
             }
-            row.p = Some(margin::location_test(opt.test, &log(&hv), &log(&bv)).p);
+            let (sh, sb) = (
+                margin::slowness(&hv, row.direction),
+                margin::slowness(&bv, row.direction),
+            );
+            row.p = Some(margin::location_test(opt.test, &sh, &sb).p);
         }
         Test::MannWhitney => {
             // What the test can reach given these sizes and these ties, not the sizes alone.

@@ -45,12 +45,10 @@ pub(super) fn p_beyond(
     Some(match test {
         Test::Welch | Test::Trimmed => {
             let w = location_test(test, &h, &b);
-            // Welch's p is two-sided; the side asked for is half of it when t points there.
-            let toward = if slower { w.t > 0.0 } else { w.t < 0.0 };
-            if toward {
-                w.p / 2.0
+            if slower {
+                w.p_greater()
             } else {
-                1.0 - w.p / 2.0
+                1.0 - w.p_greater()
             }
         }
         Test::MannWhitney => {

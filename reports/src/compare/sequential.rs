@@ -15,18 +15,17 @@
 
 use super::margin::{shift, trials_to_separate};
 use super::types::{Row, State, Verdict};
-use super::Test;
+use super::{Options, Test};
 use crate::fmt::signed_pct;
 use crate::stats::looks::LookLevels;
 use crate::stats::power;
 use crate::stats::power::t_quantile;
 use serde::{Deserialize, Serialize};
 
-/// The reference rule's looks (trials a side), cut at the run's maximum.
+/// Trials a side at which the looks fall, cut at the run's maximum (both rules: a look
+/// after the first block, at 2 a side, decided nothing earlier on any replay or
+/// simulation: docs/STATS.md).
 pub const LOOKS: [usize; 7] = [4, 6, 8, 12, 16, 20, 30];
-/// The calibrated rule's looks: the reference's (a look after the first block, at 2 a
-/// side, decided nothing more on any replay or simulation: docs/STATS.md).
-pub const CALIBRATED_LOOKS: [usize; 7] = LOOKS;
 
 /// How the looks are paid for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -42,18 +41,6 @@ pub enum Rule {
 }
 
 impl Rule {
-    /// The looks a run with at most `max_trials` a side plans: the rule's looks below
-    /// it, and it (the last look).
-    pub fn looks(self, max_trials: usize) -> Vec<usize> {
-        let all: &[usize] = match self {
-            Rule::Calibrated => &CALIBRATED_LOOKS,
-            Rule::UnionBound => &LOOKS,
-        };
-        let mut v: Vec<usize> = all.iter().copied().filter(|&n| n < max_trials).collect();
-        v.push(max_trials);
-        v
-    }
-
     /// The test each look makes: Yuen's on trimmed means (one slow trial does not hold
     /// a row open), or the reference's Welch.
     pub fn test(self) -> Test {
@@ -72,9 +59,22 @@ impl Rule {
     }
 }
 
-/// The reference rule's looks for `max_trials` (what `Rule::UnionBound.looks` gives).
+/// The looks a run with at most `max_trials` a side plans: [`LOOKS`] below it, and it
+/// (the last look).
 pub fn planned_looks(max_trials: usize) -> Vec<usize> {
-    Rule::UnionBound.looks(max_trials)
+    let mut v: Vec<usize> = LOOKS.iter().copied().filter(|&n| n < max_trials).collect();
+    v.push(max_trials);
+    v
+}
+
+/// `opt` as the comparison each look of a run makes: the rule, its looks, and the test
+/// its levels are simulated for (`perfdb ab`, its replays and its tests).
+pub fn look_options(opt: Options, max_trials: usize, rule: Rule) -> Options {
+    Options {
+        sequential: Some(Look::new(max_trials, rule)),
+        test: rule.test(),
+        ..opt
+    }
 }
 
 /// Where a comparison stands as one look of a sequential run.
@@ -90,7 +90,7 @@ pub struct Look {
 impl Look {
     pub fn new(max_trials: usize, rule: Rule) -> Look {
         Look {
-            looks: rule.looks(max_trials).len(),
+            looks: planned_looks(max_trials).len(),
             max_trials,
             rule,
         }
@@ -99,7 +99,7 @@ impl Look {
     /// The simulated levels of this look's schedule and test (None: the union bound,
     /// the reference rule's, and the only one for a rank test).
     fn levels(&self, test: Test) -> Option<std::sync::Arc<LookLevels>> {
-        let looks = self.rule.looks(self.max_trials);
+        let looks = planned_looks(self.max_trials);
         let trimmed = match test {
             Test::Welch => false,
             Test::Trimmed => true,
@@ -282,7 +282,6 @@ mod tests {
         assert_eq!(planned_looks(20), vec![4, 6, 8, 12, 16, 20]);
         assert_eq!(planned_looks(30), vec![4, 6, 8, 12, 16, 20, 30]);
         assert_eq!(planned_looks(10), vec![4, 6, 8, 10]);
-        assert_eq!(Rule::Calibrated.looks(20), vec![4, 6, 8, 12, 16, 20]);
         assert_eq!(Look::new(20, Rule::Calibrated).looks, 6);
     }
 
@@ -360,7 +359,7 @@ mod tests {
             20.0 * (sigma * rng.normal()).exp() * slow
         };
         let (mut b, mut h) = (Vec::new(), Vec::new());
-        for n in rule.looks(max_trials) {
+        for n in planned_looks(max_trials) {
             while b.len() < n {
                 b.push(trial(&mut rng));
                 h.push(trial(&mut rng));

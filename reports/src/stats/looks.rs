@@ -12,7 +12,6 @@
 //! Monte Carlo error of the table never makes it anti-conservative.
 
 use super::rng::SplitMix64;
-use statrs::distribution::{ContinuousCDF, StudentsT};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -57,30 +56,23 @@ impl LookLevels {
             "looks must increase from at least 2 trials a side: {looks:?}"
         );
         let mut rng = SplitMix64::new(seed);
+        let n_max = *looks.last().expect("at least one look");
         let (mut two, mut one) = (Vec::with_capacity(paths), Vec::with_capacity(paths));
         for _ in 0..paths {
-            let (mut a, mut b) = (Moments::default(), Moments::default());
-            let (mut va, mut vb) = (Vec::new(), Vec::new());
+            let (mut a, mut b) = (Vec::with_capacity(n_max), Vec::with_capacity(n_max));
             let (mut min2, mut min1) = (1.0f64, 1.0f64);
             for &n in looks {
-                while a.n < n {
-                    let (x, y) = (rng.normal(), rng.normal());
-                    a.push(x);
-                    b.push(y);
-                    if trimmed {
-                        va.push(x);
-                        vb.push(y);
-                    }
+                while a.len() < n {
+                    a.push(rng.normal());
+                    b.push(rng.normal());
                 }
-                let (t, df) = if trimmed {
-                    let y = super::yuen(&va, &vb, super::TRIM);
-                    (y.t, y.df)
+                let w = if trimmed {
+                    super::yuen(&a, &b, super::TRIM)
                 } else {
-                    welch_t(&a, &b)
+                    super::welch(&a, &b)
                 };
-                let sf = StudentsT::new(0.0, 1.0, df).expect("df > 0").sf(t);
-                min1 = min1.min(sf);
-                min2 = min2.min(2.0 * sf.min(1.0 - sf));
+                min1 = min1.min(w.p_greater());
+                min2 = min2.min(w.p);
             }
             two.push(min2);
             one.push(min1);
@@ -140,34 +132,6 @@ impl LookLevels {
         }
         lo
     }
-}
-
-/// Running count, mean and sum of squared deviations (Welford).
-#[derive(Default)]
-struct Moments {
-    n: usize,
-    mean: f64,
-    m2: f64,
-}
-
-impl Moments {
-    fn push(&mut self, x: f64) {
-        self.n += 1;
-        let d = x - self.mean;
-        self.mean += d / self.n as f64;
-        self.m2 += d * (x - self.mean);
-    }
-    fn var_of_mean(&self) -> f64 {
-        self.m2 / (self.n as f64 - 1.0) / self.n as f64
-    }
-}
-
-/// Welch's t of `a` over `b` and its df.
-fn welch_t(a: &Moments, b: &Moments) -> (f64, f64) {
-    let (va, vb) = (a.var_of_mean(), b.var_of_mean());
-    let se2 = va + vb;
-    let df = se2 * se2 / (va * va / (a.n as f64 - 1.0) + vb * vb / (b.n as f64 - 1.0));
-    ((a.mean - b.mean) / se2.sqrt(), df)
 }
 
 #[cfg(test)]

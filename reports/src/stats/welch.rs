@@ -11,6 +11,17 @@ pub struct Welch {
     pub p: f64,
 }
 
+impl Welch {
+    /// The one-sided p that `a` is larger: half the two-sided p when t points that way.
+    pub fn p_greater(&self) -> f64 {
+        if self.t > 0.0 {
+            self.p / 2.0
+        } else {
+            1.0 - self.p / 2.0
+        }
+    }
+}
+
 /// Welch's two-sided t-test of `a` against `b` (t > 0 when mean(a) > mean(b)).
 /// Needs at least 2 values a side. Zero variance on both sides: equal means give
 /// p = 1, different means a deterministic difference, p = 0.

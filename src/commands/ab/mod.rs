@@ -20,7 +20,7 @@ use gpu::GpuTool;
 use perfdb_ingest::model::RunMeta;
 use perfdb_ingest::warehouse::{Label, Warehouse};
 use perfdb_reports::ab::{self as experiment, Arm, Outcome, Plan, Sequential, Stopped};
-use perfdb_reports::compare::sequential::{Look, Rule};
+use perfdb_reports::compare::sequential::{self, Rule};
 use perfdb_reports::compare::{Options, Test};
 use perfdb_reports::render::report as render_report;
 use session::Session;
@@ -30,15 +30,11 @@ use std::time::{Duration, Instant};
 
 /// The comparison each look makes: `compare`'s options with the sequential rule.
 fn look_options(a: &AbArgs) -> anyhow::Result<Options> {
-    let mut opt = options(&a.judge, None)?;
+    let opt = options(&a.judge, None)?;
     if opt.test == Test::MannWhitney {
         anyhow::bail!("--test mann-whitney: ab's stopping rule is built on t-tests of log values");
     }
-    let rule = Rule::default();
-    opt.sequential = Some(Look::new(a.max_trials, rule));
-    // The rule's levels are simulated for its own test.
-    opt.test = rule.test();
-    Ok(opt)
+    Ok(sequential::look_options(opt, a.max_trials, Rule::default()))
 }
 
 /// The two labels: given, or `ab-base-SESSION` and `ab-head-SESSION`.
@@ -153,7 +149,6 @@ pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
         max_trials: a.max_trials,
         max_time: a.max_time,
         seed,
-        rule: Rule::default(),
     };
     let (report, course) = match experiment::run(&plan, &mut s)? {
         Outcome::Compared(report, course) => (report, course),
