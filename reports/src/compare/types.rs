@@ -174,11 +174,12 @@ impl SideStats {
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Regression,
+    /// Significant, and the point estimate passes the threshold, but the evidence does
+    /// not (yet) show the change beyond it: not a regression, not cleared
+    /// (sorted after regressions: it may be one).
+    SizeUnknown,
     Improvement,
     WithinThreshold,
-    /// Significant, and the point estimate passes the threshold, but the evidence does
-    /// not (yet) show the change beyond it: not a regression, not cleared.
-    SizeUnknown,
     NoSignificantChange,
     Insufficient,
     Invalid,
@@ -200,13 +201,15 @@ impl Verdict {
             Verdict::Unreliable => "unreliable",
         }
     }
-    /// Could this row be compared at all?
+    /// Could this row be compared at all? (A row whose size is unknown was: it moved,
+    /// by how much is what is not known.)
     pub fn is_decided(self) -> bool {
         matches!(
             self,
             Verdict::Regression
                 | Verdict::Improvement
                 | Verdict::WithinThreshold
+                | Verdict::SizeUnknown
                 | Verdict::NoSignificantChange
         )
     }

@@ -158,11 +158,7 @@ const GAPS: &[(ReasonCode, Rule)] = &[
         })
     }),
     (ReasonCode::NotCompared, |f| {
-        let n = f
-            .judged
-            .iter()
-            .filter(|r| !r.verdict.is_decided() && r.verdict != Verdict::SizeUnknown)
-            .count();
+        let n = f.judged.iter().filter(|r| !r.verdict.is_decided()).count();
         counted(ReasonCode::NotCompared, n, || {
             format!(
                 "{n} of {} row(s) could not be compared (insufficient, invalid or withheld)",

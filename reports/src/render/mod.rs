@@ -199,9 +199,9 @@ fn counts(report: &Report) -> String {
     let mut parts = Vec::new();
     for v in [
         Verdict::Regression,
+        Verdict::SizeUnknown,
         Verdict::Improvement,
         Verdict::WithinThreshold,
-        Verdict::SizeUnknown,
         Verdict::NoSignificantChange,
         Verdict::Insufficient,
         Verdict::Invalid,

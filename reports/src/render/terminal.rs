@@ -45,21 +45,26 @@ impl Exporter for Terminal {
                 paint("31", &text)
             } else if r.verdict == Verdict::Improvement && !r.control {
                 paint("32", &text)
-            } else if !r.verdict.is_decided() {
+            } else if !r.verdict.is_decided() || r.verdict == Verdict::SizeUnknown {
                 paint("33", &text)
             } else {
                 text
             };
             let _ = writeln!(s, "{colored}");
         }
-        let not_decided: Vec<&Row> = report
-            .rows
-            .iter()
-            .filter(|r| !r.verdict.is_decided())
-            .collect();
-        if !not_decided.is_empty() {
-            let _ = writeln!(s, "\nnot compared:");
-            for r in not_decided {
+        for (heading, listed) in [
+            (
+                "size not shown",
+                (|r: &Row| r.verdict == Verdict::SizeUnknown) as fn(&Row) -> bool,
+            ),
+            ("not compared", |r: &Row| !r.verdict.is_decided()),
+        ] {
+            let rows: Vec<&Row> = report.rows.iter().filter(|r| listed(r)).collect();
+            if rows.is_empty() {
+                continue;
+            }
+            let _ = writeln!(s, "\n{heading}:");
+            for r in rows {
                 let _ = writeln!(
                     s,
                     "  {} {} {} {}: {}",
