@@ -375,6 +375,14 @@ fn recorded_gpu_runs_replay_to_the_same_states() {
         };
         assert_eq!(dims("regression"), regressed, "{set}");
         assert_eq!(dims("undecidable"), undecidable, "{set}");
+        // An open row names one count of trials it needs: the look's, not also the
+        // one-shot test's.
+        for r in v["rows"].as_array().unwrap() {
+            if r["state"] == "undecidable" {
+                let reason = r["reason"].as_str().unwrap();
+                assert_eq!(reason.matches("needs ~").count(), 1, "{reason}");
+            }
+        }
         assert_eq!(
             dims("cleared").len(),
             5 - regressed.len() - undecidable.len(),

@@ -91,10 +91,9 @@ fn open_advice(s: &Sequential, report: &Report) -> Option<String> {
         (None, _) => "no number of trials separates their estimates from the threshold".to_string(),
     };
     Some(format!(
-        "{} row(s) not decided: their trials spread too widely for the threshold ({when}); \
-         a row whose estimate sits on the threshold, or a kernel at the timer's noise floor, \
-         stays open however long it runs: compare it with a larger threshold, or time it longer \
-         per trial",
+        "{} row(s) not decided at the noise measured ({when}); a row whose estimate sits on \
+         the threshold, or a kernel at the timer's noise floor, stays open however long it \
+         runs: compare it with a larger threshold, or time it longer per trial",
         open.len()
     ))
 }

@@ -164,6 +164,14 @@ pub(super) fn judge(r: &mut Row, look: &Look, alpha: f64, test: Test) {
         Verdict::Regression => r.state = Some(State::Regression),
         Verdict::Improvement => r.state = Some(State::Improvement),
         Verdict::NoSignificantChange | Verdict::WithinThreshold | Verdict::SizeUnknown => {
+            // What the test said, without the one-shot trials estimate this look replaces.
+            let said = match (r.verdict, r.q) {
+                (Verdict::SizeUnknown, Some(q)) => format!(
+                    "significant (q = {q:.2e}), its size not shown past {:.0}%",
+                    r.threshold * 100.0
+                ),
+                _ => r.reason.clone(),
+            };
             let Some(s) = shift(r, test) else { return };
             let edge = (1.0 + r.threshold).ln();
             let one_sided = 1.0 - look.one_sided_level(alpha, test);
@@ -175,7 +183,7 @@ pub(super) fn judge(r: &mut Row, look: &Look, alpha: f64, test: Test) {
                     "cleared: a slowdown beyond {tau} is ruled out (at most {} at {:.1}% confidence; {})",
                     signed_pct(bound.exp() - 1.0),
                     one_sided * 100.0,
-                    r.reason
+                    said
                 );
                 return;
             }
@@ -201,7 +209,7 @@ pub(super) fn judge(r: &mut Row, look: &Look, alpha: f64, test: Test) {
                 signed_pct(bound.exp() - 1.0),
                 one_sided * 100.0,
                 look.max_trials,
-                r.reason
+                said
             );
             r.verdict = Verdict::Insufficient;
         }
