@@ -16,10 +16,11 @@ use std::path::Path;
 
 /// The rules compared: the reference, the calibrated looks with Welch's test, and with
 /// Yuen's (what `perfdb ab` runs).
-const RULES: [(Rule, Test, &str); 3] = [
+const RULES: [(Rule, Test, &str); 4] = [
     (Rule::UnionBound, Test::Welch, "reference"),
     (Rule::Calibrated, Test::Welch, "calibrated, Welch"),
     (Rule::Calibrated, Test::Trimmed, "calibrated, trimmed"),
+    (Rule::Calibrated, Test::Adaptive, "calibrated, adaptive"),
 ];
 
 fn recorded(dir: &Path) -> Vec<TrialRows> {
@@ -118,7 +119,7 @@ fn main() {
     fixed_n(seeds);
 
     println!("## Recorded replays (tau 5%, alpha 5%, warm-up 1, seed 7)\n");
-    println!("| replay | max | trials a side, stop: reference / calibrated, Welch / calibrated, trimmed | flagged (each rule) |");
+    println!("| replay | max | trials a side, stop: reference / calibrated, Welch / calibrated, trimmed / calibrated, adaptive | flagged (each rule) |");
     println!("|---|---|---|---|");
     for (name, dir, max) in [
         ("H200 GEMM sweep, 30 a side", "h200-gemm/ab30/aiter", 20),

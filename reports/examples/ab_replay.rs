@@ -2,7 +2,7 @@
 //! the state of every row and why: where a run's trials go.
 //!
 //!   cargo run -p perfdb-reports --release --example ab_replay -- BASE_DIR HEAD_DIR \
-//!       [--seed N] [--max-trials N] [--control NAME] [--split K] [--rule calibrated|union-bound] [--test welch|trimmed] [--dump KEY]
+//!       [--seed N] [--max-trials N] [--control NAME] [--split K] [--rule calibrated|union-bound] [--test welch|trimmed|adaptive] [--dump KEY]
 //!
 //! BASE_DIR and HEAD_DIR hold `trial1.log`, `trial2.log`... (one trial each, in the order
 //! they were recorded). `--split K`: an A/A, BASE_DIR's trials dealt round-robin to the
@@ -100,7 +100,8 @@ fn main() {
         None => {}
         Some("welch") => opt.test = perfdb_reports::compare::Test::Welch,
         Some("trimmed") => opt.test = perfdb_reports::compare::Test::Trimmed,
-        Some(other) => panic!("--test welch|trimmed, not {other}"),
+        Some("adaptive") => opt.test = perfdb_reports::compare::Test::Adaptive,
+        Some(other) => panic!("--test welch|trimmed|adaptive, not {other}"),
     }
     let mut src = Replay::new(b, h, opt);
     let plan = Plan {

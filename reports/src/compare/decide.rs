@@ -100,15 +100,15 @@ pub(super) fn assess(row: &mut Row, bvals: &[Value], hvals: &[Value], opt: &Opti
         row.p_mann_whitney = Some(stats::mann_whitney(&hv, &bv).p);
     }
     match opt.test {
-        Test::Welch | Test::Trimmed => {
+        Test::Welch | Test::Trimmed | Test::Adaptive => {
             if nb < MIN_TRIALS_WELCH || nh < MIN_TRIALS_WELCH {
                 row.verdict = Verdict::Insufficient;
                 row.reason = format!(
-                    "{nb} base and {nh} head trial(s); {}'s test needs at least {MIN_TRIALS_WELCH} a side",
-                    if opt.test == Test::Trimmed {
-                        "Yuen"
-                    } else {
-                        "Welch"
+                    "{nb} base and {nh} head trial(s); {} needs at least {MIN_TRIALS_WELCH} a side",
+                    match opt.test {
+                        Test::Trimmed => "Yuen's test",
+                        Test::Adaptive => "the t-test",
+                        _ => "Welch's test",
                     }
                 );
                 return;

@@ -43,7 +43,7 @@ pub(super) fn p_beyond(
         .map(|v| if slower { v - edge } else { v + edge })
         .collect();
     Some(match test {
-        Test::Welch | Test::Trimmed => {
+        Test::Welch | Test::Trimmed | Test::Adaptive => {
             let w = location_test(test, &h, &b);
             if slower {
                 w.p_greater()
@@ -65,10 +65,7 @@ pub(super) fn p_beyond(
 /// The row's t-test of `a` against `b` (log values): Welch's, or Yuen's on trimmed
 /// means (Mann-Whitney rows are sized by Welch's: the interval of a shift).
 pub(super) fn location_test(test: Test, a: &[f64], b: &[f64]) -> stats::Welch {
-    match test {
-        Test::Trimmed => stats::yuen(a, b, stats::TRIM),
-        _ => stats::welch(a, b),
-    }
+    test.location().unwrap_or(stats::Location::Welch).test(a, b)
 }
 
 /// The slowdown on the log scale (head over base), its standard error, Welch's df,
@@ -88,7 +85,8 @@ pub(super) fn shift(r: &Row, test: Test) -> Option<Shift> {
     if b.len() < 2 || h.len() < 2 {
         return None;
     }
-    if test == Test::Trimmed {
+    let trims = test.location().is_some_and(|l| l.trims(&h, &b));
+    if trims {
         let (tb, th) = (
             stats::trimmed(&b, stats::TRIM),
             stats::trimmed(&h, stats::TRIM),

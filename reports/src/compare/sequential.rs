@@ -41,11 +41,12 @@ pub enum Rule {
 }
 
 impl Rule {
-    /// The test each look makes: Yuen's on trimmed means (one slow trial does not hold
-    /// a row open), or the reference's Welch.
+    /// The test each look makes: the adaptive one (Yuen's on trimmed means when a few
+    /// trials lie far out, so one slow trial does not hold a row open; Welch's on clean
+    /// or two-speed trials), or the reference's Welch.
     pub fn test(self) -> Test {
         match self {
-            Rule::Calibrated => Test::Trimmed,
+            Rule::Calibrated => Test::Adaptive,
             Rule::UnionBound => Test::Welch,
         }
     }
@@ -100,12 +101,8 @@ impl Look {
     /// the reference rule's, and the only one for a rank test).
     fn levels(&self, test: Test) -> Option<std::sync::Arc<LookLevels>> {
         let looks = planned_looks(self.max_trials);
-        let trimmed = match test {
-            Test::Welch => false,
-            Test::Trimmed => true,
-            Test::MannWhitney => return None,
-        };
-        (self.rule == Rule::Calibrated && looks[0] >= 2).then(|| LookLevels::of(&looks, trimmed))
+        let location = test.location()?;
+        (self.rule == Rule::Calibrated && looks[0] >= 2).then(|| LookLevels::of(&looks, location))
     }
 
     /// The one-sided level each look's bound is taken at.

@@ -28,6 +28,9 @@ impl Exporter for Markdown {
                 crate::compare::Test::Welch => "Welch's t on log values",
                 crate::compare::Test::MannWhitney => "Mann-Whitney U",
                 crate::compare::Test::Trimmed => "Yuen's t on 20%-trimmed log values",
+                crate::compare::Test::Adaptive => {
+                    "Yuen's t on 20%-trimmed log values where a few trials lie far out, else Welch's t"
+                }
             },
             report.options.threshold * 100.0,
             report.options.alpha

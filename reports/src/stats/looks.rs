@@ -12,6 +12,7 @@
 //! Monte Carlo error of the table never makes it anti-conservative.
 
 use super::rng::SplitMix64;
+use super::Location;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -35,22 +36,22 @@ pub struct LookLevels {
 impl LookLevels {
     /// The levels of `looks` (trials a side, increasing; each at least 2), simulated once
     /// per process.
-    pub fn of(looks: &[usize], trimmed: bool) -> Arc<LookLevels> {
-        type Cache = Mutex<HashMap<(Vec<usize>, bool), Arc<LookLevels>>>;
+    pub fn of(looks: &[usize], test: Location) -> Arc<LookLevels> {
+        type Cache = Mutex<HashMap<(Vec<usize>, Location), Arc<LookLevels>>>;
         static CACHE: OnceLock<Cache> = OnceLock::new();
         let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
-        let key = (looks.to_vec(), trimmed);
+        let key = (looks.to_vec(), test);
         if let Some(l) = cache.lock().expect("look levels").get(&key) {
             return l.clone();
         }
-        let l = Arc::new(LookLevels::simulate(looks, PATHS, SEED, trimmed));
+        let l = Arc::new(LookLevels::simulate(looks, PATHS, SEED, test));
         cache.lock().expect("look levels").insert(key, l.clone());
         l
     }
 
-    /// `paths` null paths of the schedule: both sides standard normal, a Welch test (or
-    /// Yuen's, `trimmed`) at each look on the trials so far.
-    pub fn simulate(looks: &[usize], paths: usize, seed: u64, trimmed: bool) -> LookLevels {
+    /// `paths` null paths of the schedule: both sides standard normal, `test` at each
+    /// look on the trials so far (the adaptive test choosing at each look, as a run does).
+    pub fn simulate(looks: &[usize], paths: usize, seed: u64, test: Location) -> LookLevels {
         assert!(
             looks.windows(2).all(|w| w[0] < w[1]) && looks.first().is_some_and(|&n| n >= 2),
             "looks must increase from at least 2 trials a side: {looks:?}"
@@ -66,11 +67,7 @@ impl LookLevels {
                     a.push(rng.normal());
                     b.push(rng.normal());
                 }
-                let w = if trimmed {
-                    super::yuen(&a, &b, super::TRIM)
-                } else {
-                    super::welch(&a, &b)
-                };
+                let w = test.test(&a, &b);
                 min1 = min1.min(w.p_greater());
                 min2 = min2.min(w.p);
             }
@@ -141,7 +138,7 @@ mod tests {
     #[test]
     fn one_look_is_the_test_itself() {
         // A single look: F(x) = x up to the simulation's bound.
-        let l = LookLevels::simulate(&[6], 20_000, 3, false);
+        let l = LookLevels::simulate(&[6], 20_000, 3, Location::Welch);
         for x in [0.01, 0.05, 0.2] {
             assert!((l.two_sided(x) - x).abs() < 0.01 + 0.1 * x, "{x}");
             assert!((l.one_sided(x) - x).abs() < 0.01 + 0.1 * x, "{x}");
@@ -150,7 +147,7 @@ mod tests {
 
     #[test]
     fn several_looks_cost_less_than_their_count_and_more_than_one() {
-        let l = LookLevels::of(&[4, 6, 8, 12, 16, 20], false);
+        let l = LookLevels::of(&[4, 6, 8, 12, 16, 20], Location::Welch);
         let x = 0.05 / 6.0;
         let adj = l.two_sided(x);
         // The union bound would say 0.05; correlated looks cost about 3.4 looks.

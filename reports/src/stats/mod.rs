@@ -11,6 +11,7 @@
 //! - Geometric mean of ratios with a t-interval, and a stratified bootstrap CI with an
 //!   in-tree SplitMix64 so results are reproducible.
 
+pub mod adaptive;
 mod bootstrap;
 pub mod changepoint;
 mod fdr;
@@ -23,6 +24,7 @@ mod rng;
 mod welch;
 mod yuen;
 
+pub use adaptive::Location;
 pub use bootstrap::*;
 pub use fdr::*;
 pub use intervals::*;

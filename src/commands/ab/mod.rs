@@ -34,7 +34,13 @@ fn look_options(a: &AbArgs) -> anyhow::Result<Options> {
     if opt.test == Test::MannWhitney {
         anyhow::bail!("--test mann-whitney: ab's stopping rule is built on t-tests of log values");
     }
-    Ok(sequential::look_options(opt, a.max_trials, Rule::default()))
+    let chosen = a.judge.test;
+    let mut opt = sequential::look_options(opt, a.max_trials, Rule::default());
+    // The rule's test unless one is asked for on the command line.
+    if let Some(test) = chosen {
+        opt.test = test;
+    }
+    Ok(opt)
 }
 
 /// The two labels: given, or `ab-base-SESSION` and `ab-head-SESSION`.
