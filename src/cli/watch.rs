@@ -65,6 +65,10 @@ pub enum AlertsAction {
         /// Only alerts in this status
         #[arg(long, value_parser = alert_status())]
         status: Option<AlertStatus>,
+        /// One row per change: alerts of one label and machine class whose commit
+        /// ranges overlap, under their earliest alert's id, worst first
+        #[arg(long)]
+        grouped: bool,
     },
     /// One alert with its metrics, runs and status history, and how to confirm it: the
     /// commit range, the `perfdb ab` command that runs the two commits' builds
@@ -81,18 +85,27 @@ pub enum AlertsAction {
         id: String,
         #[arg(long, default_value = "")]
         note: String,
+        /// Act on every alert of the group that holds ID (those the action applies to)
+        #[arg(long)]
+        group: bool,
     },
     /// Dismiss an alert, saying why (not a real regression, accepted trade-off)
     Dismiss {
         id: String,
         #[arg(long)]
         note: String,
+        /// Act on every alert of the group that holds ID (those the action applies to)
+        #[arg(long)]
+        group: bool,
     },
     /// Make an acknowledged, dismissed or resolved alert active again
     Reopen {
         id: String,
         #[arg(long, default_value = "")]
         note: String,
+        /// Act on every alert of the group that holds ID (those the action applies to)
+        #[arg(long)]
+        group: bool,
     },
 }
 

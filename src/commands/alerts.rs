@@ -1,6 +1,6 @@
 //! `perfdb alerts`: list, show and triage the alerts `perfdb detect` stored.
 
-use crate::cli::{AlertsAction, AlertsArgs};
+use crate::cli::{AlertsAction, AlertsArgs, AlertsFormat};
 use crate::Exit;
 use anyhow::Context;
 use perfdb_reports::alerts::{self, Action};
@@ -17,31 +17,72 @@ pub fn run(root: &Path, a: AlertsArgs) -> anyhow::Result<Exit> {
     let open = || {
         Db::open(root).with_context(|| format!("cannot open the warehouse at {}", root.display()))
     };
-    let (alerts, one) = match a.action.unwrap_or(AlertsAction::List { status: None }) {
-        AlertsAction::List { status } => (alerts::list(&open()?, status)?, false),
+    let list = AlertsAction::List {
+        status: None,
+        grouped: false,
+    };
+    let (alerts, one) = match a.action.unwrap_or(list) {
+        AlertsAction::List {
+            status,
+            grouped: true,
+        } => {
+            let db = open()?;
+            let groups = alerts::group(&db, alerts::list(&db, status)?)?;
+            let text = perfdb_reports::render::alerts::groups(&groups, a.format);
+            std::io::stdout().lock().write_all(text.as_bytes())?;
+            return Ok(Exit::Ok);
+        }
+        AlertsAction::List { status, .. } => (alerts::list(&open()?, status)?, false),
         AlertsAction::Show { id, git_dir } => {
             let db = open()?;
             let alert = alerts::find(&db, &id)?;
             let c = perfdb_reports::alerts::confirm::confirmation(&db, &alert, git_dir.as_deref())?;
-            let text = show(std::slice::from_ref(&alert), a.format, true, Some(&c));
+            let mut text = show(std::slice::from_ref(&alert), a.format, true, Some(&c));
+            // What `perfdb bisect` found, when it ran here.
+            if let Some(b) = alerts::bisected::load(root, &alert.id) {
+                text = match a.format {
+                    AlertsFormat::Json => {
+                        let mut v: serde_json::Value = serde_json::from_str(&text)?;
+                        v["bisect"] = b;
+                        serde_json::to_string_pretty(&v)? + "\n"
+                    }
+                    _ => format!("{text}{}\n", alerts::bisected::summary(&b)),
+                };
+            }
             std::io::stdout().lock().write_all(text.as_bytes())?;
             return Ok(Exit::Ok);
         }
-        AlertsAction::Ack { id, note } => (
-            vec![alerts::act(root, &id, Action::Acknowledge, &who, &note)?],
-            true,
-        ),
-        AlertsAction::Dismiss { id, note } => (
-            vec![alerts::act(root, &id, Action::Dismiss, &who, &note)?],
-            true,
-        ),
-        AlertsAction::Reopen { id, note } => (
-            vec![alerts::act(root, &id, Action::Reopen, &who, &note)?],
-            true,
-        ),
+        AlertsAction::Ack { id, note, group } => {
+            triage(root, &id, Action::Acknowledge, &who, &note, group)?
+        }
+        AlertsAction::Dismiss { id, note, group } => {
+            triage(root, &id, Action::Dismiss, &who, &note, group)?
+        }
+        AlertsAction::Reopen { id, note, group } => {
+            triage(root, &id, Action::Reopen, &who, &note, group)?
+        }
     };
     std::io::stdout()
         .lock()
         .write_all(show(&alerts, a.format, one, None).as_bytes())?;
     Ok(Exit::Ok)
+}
+
+/// One alert's status change, or (`group`) each of its group's alerts the action applies
+/// to, in one commit.
+fn triage(
+    root: &Path,
+    id: &str,
+    action: Action,
+    who: &str,
+    note: &str,
+    group: bool,
+) -> anyhow::Result<(Vec<alerts::AlertView>, bool)> {
+    if group {
+        let changed = alerts::act_on_group(root, id, action, who, note)?;
+        let one = changed.len() == 1;
+        Ok((changed, one))
+    } else {
+        Ok((vec![alerts::act(root, id, action, who, note)?], true))
+    }
 }

@@ -220,7 +220,8 @@ fn a_step_at_the_tip_is_pending_until_it_holds_and_a_blip_is_withdrawn() {
     let (exit, v) = detect(&wh, &["--notify", &url]);
     assert_eq!(exit, 1, "{}", v["raised"]);
     assert_eq!(the_six(&wh, "active"), six());
-    assert_eq!(got.lock().unwrap().len(), 6);
+    // One message per change and machine class: the aiter and probe rows' two classes.
+    assert_eq!(got.lock().unwrap().len(), 2);
 
     // Two commits at a new level, then the old level again: never an alert.
     let blip = Wh::new();
@@ -366,11 +367,12 @@ fn a_crash_between_the_two_alert_commits_heals_on_the_next_run() {
     let (exit, v) = detect(&wh, &["--notify", &url]);
     assert_eq!(exit, 1, "the re-run raises them: {}", v["raised"]);
     assert_eq!(the_six(&wh, "active"), six());
-    assert_eq!(got.lock().unwrap().len(), 6);
+    // One message per change and machine class: the aiter and probe rows' two classes.
+    assert_eq!(got.lock().unwrap().len(), 2);
 }
 
 #[test]
-fn two_detects_at_once_deliver_each_alert_once() {
+fn two_detects_at_once_deliver_each_group_once() {
     for round in 0..3 {
         let (url, got) = receiver(vec![]);
         let wh = Wh::new();
@@ -388,12 +390,16 @@ fn two_detects_at_once_deliver_each_alert_once() {
         for o in [&a, &b] {
             assert_ne!(code(o), 2, "round {round}: {}", stderr(o));
         }
+        // c13's six alerts are two groups (two machine classes): each sent once.
         let got = got.lock().unwrap();
-        let mut ids: Vec<&str> = got.iter().map(|v| v["id"].as_str().unwrap()).collect();
+        let mut ids: Vec<&str> = got
+            .iter()
+            .map(|v| v["group"]["id"].as_str().unwrap())
+            .collect();
         ids.sort();
         let n = ids.len();
         ids.dedup();
-        assert_eq!((n, ids.len()), (6, 6), "round {round}: each alert once");
+        assert_eq!((n, ids.len()), (2, 2), "round {round}: each group once");
     }
 }
 
@@ -635,10 +641,12 @@ fn a_shape_that_stops_reporting_raises_a_stale_alert_until_it_returns() {
     // Both variants of the shape (torch and triton), on the aiter logs' machine class.
     assert_eq!(stale.len(), 2, "{alerts:?}");
     assert!(stale.iter().all(|a| a["status"] == "active"));
-    // Delivered once each, with a text that says what stopped.
+    // Delivered once, as one group (one label, machine class and range), with a text
+    // that says what stopped.
     let sent: Vec<Value> = got.lock().unwrap()[delivered_before..].to_vec();
     let stale_sent: Vec<&Value> = sent.iter().filter(|p| p["kind"] == "stale").collect();
-    assert_eq!(stale_sent.len(), 2, "{sent:?}");
+    assert_eq!(stale_sent.len(), 1, "{sent:?}");
+    assert_eq!(stale_sent[0]["group"]["alerts"], 2, "{sent:?}");
     assert!(
         stale_sent[0]["text"]
             .as_str()

@@ -308,20 +308,27 @@ fn new_alerts_are_delivered_once_with_retries() {
     let out = wh.run(&["detect", "--label", "main", "--notify", &url]);
     assert_eq!(code(&out), 1, "{}", stderr(&out));
     {
+        // Six alerts at c13 in two machine classes (the aiter tables carry no GPU, the
+        // probe lines do): one message a class, each listing its three shapes.
         let got = got.lock().unwrap();
-        assert_eq!(got.len(), 6, "each alert once");
+        assert_eq!(got.len(), 2, "each group once: {got:?}");
         let mut ids: Vec<&str> = got.iter().map(|v| v["id"].as_str().unwrap()).collect();
         ids.sort();
         ids.dedup();
-        assert_eq!(ids.len(), 6);
-        assert!(
-            got[0]["text"].as_str().unwrap().starts_with("perfdb: "),
-            "{}",
-            got[0]
-        );
+        assert_eq!(ids.len(), 2);
+        for g in got.iter() {
+            assert_eq!(g["group"]["alerts"], 3, "{g}");
+            assert_eq!(g["group"]["series"].as_array().unwrap().len(), 3);
+            assert_eq!(g["group"]["first_bad_commit"], "c13");
+            let text = g["text"].as_str().unwrap();
+            assert!(
+                text.starts_with("perfdb: ") && text.contains("and 2 more series"),
+                "{text}"
+            );
+        }
         assert_eq!(got[0]["status"], "active");
     }
-    assert_eq!(wh.count("SELECT count(*) FROM alert_delivery"), 6);
+    assert_eq!(wh.count("SELECT count(*) FROM alert_delivery"), 2);
     assert_eq!(
         wh.count("SELECT count(*) FROM alert_delivery WHERE attempts = 3"),
         1,
@@ -330,7 +337,7 @@ fn new_alerts_are_delivered_once_with_retries() {
     // Re-running sends nothing already delivered.
     let out = wh.run(&["detect", "--label", "main", "--notify", &url]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert_eq!(got.lock().unwrap().len(), 6);
+    assert_eq!(got.lock().unwrap().len(), 2);
     // A receiver that never accepts: an error (exit 2), nothing recorded, retried later.
     let (down, none) = receiver(vec![503; 64]);
     let wh2 = Wh::new();
@@ -346,7 +353,7 @@ fn new_alerts_are_delivered_once_with_retries() {
     assert_eq!(wh2.count("SELECT count(*) FROM alert_delivery"), 0);
     let (up, later) = receiver(vec![]);
     wh2.run(&["detect", "--label", "main", "--notify", &up]);
-    assert_eq!(later.lock().unwrap().len(), 6, "nothing lost");
+    assert_eq!(later.lock().unwrap().len(), 2, "nothing lost");
     // http:// and https:// only (https: tests/it/notify_https.rs).
     let out = wh2.run(&[
         "detect",
@@ -419,9 +426,15 @@ fn a_detect_killed_mid_delivery_resends_nothing_acknowledged() {
     history(&wh, &(1..=20).collect::<Vec<_>>());
     wh.run(&["detect", "--label", "main"]);
     // Acknowledges the first three at once, holds the fourth request unanswered (the
-    // process is killed while it waits), then acknowledges everything.
+    // process is killed while it waits), then acknowledges everything. c13's alerts are
+    // two groups (two machine classes); three targets make six (group, target) pairs.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let addr = listener.local_addr().unwrap();
+    let targets: Vec<String> = (1..=3).map(|k| format!("http://{addr}/hook{k}")).collect();
+    let notify: Vec<&str> = targets
+        .iter()
+        .flat_map(|t| ["--notify", t.as_str()])
+        .collect();
     let seen = Arc::new(AtomicUsize::new(0));
     let acked: Arc<Mutex<Vec<String>>> = Arc::default();
     let (s2, a2) = (seen.clone(), acked.clone());
@@ -430,31 +443,28 @@ fn a_detect_killed_mid_delivery_resends_nothing_acknowledged() {
             let (seen, acked) = (s2.clone(), a2.clone());
             std::thread::spawn(move || {
                 let mut stream = stream.unwrap();
-                let v = read_json_request(&stream);
+                let (head, v) = read_request(&stream);
                 if seen.fetch_add(1, Ordering::SeqCst) == 3 {
                     // Never answered: the client is gone by then.
                     std::thread::sleep(std::time::Duration::from_secs(30));
                     return;
                 }
                 let _ = write!(stream, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
-                acked
-                    .lock()
-                    .unwrap()
-                    .push(v["id"].as_str().unwrap().to_string());
+                acked.lock().unwrap().push(format!(
+                    "{} {}",
+                    v["group"]["id"].as_str().unwrap(),
+                    head[0]
+                ));
             });
         }
     });
+    let args: Vec<&str> = ["detect", "--label", "main", "--notify-timeout", "1"]
+        .into_iter()
+        .chain(notify.iter().copied())
+        .collect();
     let mut child = wh
         .cmd()
-        .args([
-            "detect",
-            "--label",
-            "main",
-            "--notify",
-            &url,
-            "--notify-timeout",
-            "1",
-        ])
+        .args(&args)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -469,15 +479,7 @@ fn a_detect_killed_mid_delivery_resends_nothing_acknowledged() {
     assert_eq!(wh.count("SELECT count(*) FROM alert_delivery"), 3);
     // The killed run's claim on the fourth holds for its lease (5 deadlines of 1 s and
     // the waits between attempts); a run within it leaves the fourth alone and says so.
-    let out = wh.run(&[
-        "detect",
-        "--label",
-        "main",
-        "--notify",
-        &url,
-        "--notify-timeout",
-        "1",
-    ]);
+    let out = wh.run(&args);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(
         stderr(&out).contains("another detect is delivering it"),
@@ -486,21 +488,17 @@ fn a_detect_killed_mid_delivery_resends_nothing_acknowledged() {
     );
     std::thread::sleep(std::time::Duration::from_millis(6500));
     // After it, the next run sends the other three; none of the acknowledged ones again.
-    let out = wh.run(&[
-        "detect",
-        "--label",
-        "main",
-        "--notify",
-        &url,
-        "--notify-timeout",
-        "1",
-    ]);
+    let out = wh.run(&args);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let mut ids = acked.lock().unwrap().clone();
     assert_eq!(ids.len(), 6, "{ids:?}");
     ids.sort();
     ids.dedup();
-    assert_eq!(ids.len(), 6, "an acknowledged alert was sent twice");
+    assert_eq!(
+        ids.len(),
+        6,
+        "an acknowledged group was sent twice to a target"
+    );
 }
 
 #[test]

@@ -40,6 +40,7 @@ pub fn app(state: AppState) -> Router {
         .route("/api/history", get(routes::history::api))
         .route("/compare", get(routes::compare::page))
         .route("/api/alerts/detected", get(routes::alerts::detected_api))
+        .route("/api/alerts/groups", get(routes::alerts::groups_api))
         .route("/alerts/{id}", get(routes::alerts::one))
         .route(
             "/alerts/{id}/triage",

@@ -1,12 +1,15 @@
 //! Alerts from their storing on: reading them ([`store`]: every reader of alerts uses
-//! its `list`, `find` and `AlertView`), the status changes people make ([`triage`]),
-//! their delivery ([`notify`]), and how to confirm one ([`confirm`]: the range, `perfdb
-//! ab`, a bisect plan).
+//! its `list`, `find` and `AlertView`), the groups one change raises ([`group`]), the
+//! status changes people make ([`triage`]), their delivery ([`notify`]), and how to
+//! confirm one ([`confirm`]: the range, `perfdb ab`, a bisect plan).
 
+pub mod bisected;
 pub mod confirm;
+pub mod group;
 pub mod notify;
 pub mod store;
 pub mod triage;
 
+pub use group::{find_group, group, AlertGroup};
 pub use store::{find, list, AlertKind, AlertView, Moved, TriageError};
-pub use triage::{act, Action};
+pub use triage::{act, act_on_group, Action};

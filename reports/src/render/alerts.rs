@@ -3,7 +3,7 @@
 
 use super::columns::{markdown_table, terminal_lines, Column};
 use crate::alerts::confirm::{render_text, Confirmation};
-use crate::alerts::{AlertView, Moved};
+use crate::alerts::{AlertGroup, AlertView, Moved};
 
 /// How alerts are printed (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -44,6 +44,58 @@ pub fn markdown(alerts: &[AlertView]) -> String {
         alerts.len(),
         markdown_table(ALERT_COLUMNS, alerts)
     )
+}
+
+/// The columns of a grouped list: one row a group, led by its worst alert.
+pub const GROUP_COLUMNS: &[Column<AlertGroup>] = &[
+    Column::left("group", |g: &AlertGroup| g.id.clone()),
+    Column::left("status", |g: &AlertGroup| g.status.to_string()),
+    Column::right("alerts", |g: &AlertGroup| g.alerts.len().to_string()),
+    Column::left("machine", |g: &AlertGroup| g.machine.clone()),
+    Column::left("first bad", |g: &AlertGroup| {
+        format!("{} (last good {})", g.first_bad_commit, g.last_good_commit)
+    }),
+    Column::left("worst", |g: &AlertGroup| {
+        let w = g.worst();
+        format!("{} {} {}", w.table, w.variant, w.key_text)
+    }),
+    Column::right("change", |g: &AlertGroup| g.worst().change_text()),
+];
+
+/// The groups: a table a group and, under each, its alerts (worst first); markdown the
+/// same; JSON the groups with their alerts.
+pub fn groups(groups: &[AlertGroup], format: AlertsFormat) -> String {
+    match format {
+        AlertsFormat::Json => {
+            serde_json::to_string_pretty(groups).expect("alert groups serialise") + "\n"
+        }
+        _ if groups.is_empty() => "no alerts\n".to_string(),
+        AlertsFormat::Table => {
+            let mut s = terminal_lines(GROUP_COLUMNS, groups).join("\n") + "\n";
+            for g in groups.iter().filter(|g| g.alerts.len() > 1) {
+                s.push_str(&format!("\ngroup {} ({} alerts):\n", g.id, g.alerts.len()));
+                s.push_str(&table(&g.alerts));
+            }
+            s
+        }
+        AlertsFormat::Markdown => {
+            let n: usize = groups.iter().map(|g| g.alerts.len()).sum();
+            let mut s = format!(
+                "### perfdb: {} change(s), {n} alert(s)\n\n{}",
+                groups.len(),
+                markdown_table(GROUP_COLUMNS, groups)
+            );
+            for g in groups.iter().filter(|g| g.alerts.len() > 1) {
+                s.push_str(&format!(
+                    "\n<details><summary>group {}: {} alerts</summary>\n\n{}\n</details>\n",
+                    g.id,
+                    g.alerts.len(),
+                    markdown_table(ALERT_COLUMNS, &g.alerts)
+                ));
+            }
+            s
+        }
+    }
 }
 
 /// One alert in full for the terminal: its row, each metric that moved, its status

@@ -1,6 +1,7 @@
-//! `/alerts`: the alerts `perfdb detect` stored (with their status, a filter by status
-//! and a link to each one's history chart), and the comparisons saved with
-//! `perfdb compare --save`.
+//! `/alerts`: the changes the stored alerts group into (one label, machine class and
+//! overlapping commit range: what a team triages), the alerts `perfdb detect` stored
+//! (with their status, a filter by status and a link to each one's history chart), and
+//! the comparisons saved with `perfdb compare --save`.
 
 use crate::page::{esc, layout};
 use crate::paging::{Page, PageQuery, Paged};
@@ -11,7 +12,7 @@ use axum::extract::State;
 use axum::response::Html;
 use axum::Json;
 use perfdb_ingest::model::AlertStatus;
-use perfdb_reports::alerts::{self, AlertView};
+use perfdb_reports::alerts::{self, AlertGroup, AlertView};
 use perfdb_reports::saved::SavedComparison;
 
 /// A saved comparison as the API and the page show it: with its replay link.
@@ -87,6 +88,11 @@ pub async fn detected_api(
 /// The triage form of one alert (with `serve --allow-triage`): the actions its status
 /// allows, a note, and the server's token.
 fn triage_form(a: &AlertView, token: &str) -> String {
+    form(&a.id, a.status, token, false)
+}
+
+/// A triage form for the alert `id` in `status`, or (`group`) for its whole group.
+fn form(id: &str, status: AlertStatus, token: &str, group: bool) -> String {
     let all = [
         (alerts::Action::Acknowledge, "ack", "acknowledge"),
         (alerts::Action::Dismiss, "dismiss", "dismiss"),
@@ -94,24 +100,78 @@ fn triage_form(a: &AlertView, token: &str) -> String {
     ];
     let actions: Vec<(&str, &str)> = all
         .iter()
-        .filter(|(act, _, _)| act.allowed_from(a.status))
+        .filter(|(act, _, _)| act.allowed_from(status))
         .map(|(_, v, label)| (*v, *label))
         .collect();
     let buttons: String = actions
         .iter()
         .map(|(v, label)| {
             format!(
-                "<button name=\"action\" value=\"{v}\" id=\"{v}-{}\">{label}</button>",
-                esc(&a.id)
+                "<button name=\"action\" value=\"{v}\" id=\"{v}-{}{}\">{label}{}</button>",
+                if group { "group-" } else { "" },
+                esc(id),
+                if group { " all" } else { "" }
             )
         })
         .collect();
     format!(
-        "<form method=\"post\" action=\"/alerts/{}/triage\"><input type=\"hidden\" name=\"token\" value=\"{}\">\
+        "<form method=\"post\" action=\"/alerts/{}/triage\"><input type=\"hidden\" name=\"token\" value=\"{}\">{}\
          <input name=\"note\" placeholder=\"note\" size=\"16\">{buttons}</form>",
-        esc(&a.id),
-        esc(token)
+        esc(id),
+        esc(token),
+        if group { "<input type=\"hidden\" name=\"group\" value=\"1\">" } else { "" }
     )
+}
+
+/// The changes: one row a group of alerts (its earliest alert's id, the narrowest common
+/// range, the worst series), with a triage form for the whole group.
+fn changes_section(groups: &[AlertGroup], token: Option<&str>) -> String {
+    if groups.is_empty() {
+        return String::new();
+    }
+    let mut body = format!(
+        "<h2>Changes</h2><p class=\"muted\">Alerts of one label and machine class whose commit ranges overlap: one change to triage (<code>perfdb alerts list --grouped</code>).</p>\
+         <table id=\"changes\"><tr><th>group</th><th>status</th><th>alerts</th><th>machine</th><th>first bad</th><th>worst</th><th>change</th>{}</tr>",
+        if token.is_some() { "<th>triage</th>" } else { "" }
+    );
+    for g in groups {
+        let w = g.worst();
+        body.push_str(&format!(
+            "<tr class=\"{}\"><td><a href=\"/alerts/{id}\"><code>{id}</code></a></td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{} (last good {})</td><td>{} {} {}</td><td class=\"num\">{}</td>",
+            if g.status == AlertStatus::Active { "regression" } else { "" },
+            esc(g.status.as_str()),
+            g.alerts.len(),
+            esc(&g.machine),
+            esc(&g.first_bad_commit),
+            esc(&g.last_good_commit),
+            esc(&w.table),
+            esc(&w.variant),
+            esc(&w.key_text),
+            esc(&w.change_text()),
+            id = esc(&g.id)
+        ));
+        if let Some(t) = token {
+            body.push_str(&format!("<td>{}</td>", form(&g.id, g.status, t, true)));
+        }
+        body.push_str("</tr>");
+    }
+    body.push_str("</table>");
+    body
+}
+
+/// `/api/alerts/groups`: the stored alerts grouped, as `perfdb alerts list --grouped
+/// --format json`.
+pub async fn groups_api(State(s): State<AppState>) -> Result<Json<Vec<AlertGroup>>, AppError> {
+    blocking(s.clone(), move || grouped(&s))
+        .await
+        .map(Json)
+        .map_err(AppError::json)
+}
+
+fn grouped(s: &AppState) -> Result<Vec<AlertGroup>, AppError> {
+    let db = s.db()?;
+    let all = alerts::list(&db, None).map_err(|e| AppError::internal(e.to_string()))?;
+    alerts::group(&db, all).map_err(|e| AppError::internal(e.to_string()))
 }
 
 /// The detected alerts as a table, each linked to its series' history chart.
@@ -194,6 +254,9 @@ pub struct TriageForm {
     pub note: String,
     #[serde(default)]
     pub token: String,
+    /// "1": act on every alert of the group that holds the alert.
+    #[serde(default)]
+    pub group: String,
 }
 
 /// `POST /alerts/{id}/triage` (only with `serve --allow-triage`): the form's token must be
@@ -237,8 +300,12 @@ pub async fn triage(
     };
     let root = s.root.clone();
     blocking(s.clone(), move || {
-        alerts::act(&root, &id, action, "web", &f.note)
-            .map_err(|e| AppError::bad_request(e.to_string()))
+        let done = if f.group == "1" {
+            alerts::act_on_group(&root, &id, action, "web", &f.note).map(|_| ())
+        } else {
+            alerts::act(&root, &id, action, "web", &f.note).map(|_| ())
+        };
+        done.map_err(|e| AppError::bad_request(e.to_string()))
     })
     .await?;
     Ok(axum::response::Redirect::to("/alerts"))
@@ -262,10 +329,13 @@ pub async fn page(
         .map(crate::guard::host_name)
         .unwrap_or_default();
     let token = s.triage_token_for(&host);
+    let s3 = s.clone();
+    let groups = blocking(s3.clone(), move || grouped(&s3)).await?;
     let alerts = blocking(s.clone(), move || Ok(list(&s.root)))
         .await
         .map(|all| paging.of(all, "/alerts", &filter))?;
-    let mut page = detected_section(&stored.items, status, token.as_deref());
+    let mut page = changes_section(&groups, token.as_deref());
+    page.push_str(&detected_section(&stored.items, status, token.as_deref()));
     page.push_str(&stored.nav("/alerts", &filter));
     page.push_str("<h2>Saved comparisons</h2>");
     let (saved_nav, alerts) = (alerts.nav("/alerts", &filter), alerts.items);
@@ -319,7 +389,7 @@ pub async fn one(
     State(s): State<AppState>,
     axum::extract::Path(id): axum::extract::Path<String>,
 ) -> Result<Html<String>, AppError> {
-    let (a, c) = blocking(s.clone(), move || {
+    let (a, c, bisect) = blocking(s.clone(), move || {
         let db = s.db()?;
         let a = alerts::find(&db, &id).map_err(|e| match e {
             alerts::TriageError::NotFound(_) | alerts::TriageError::Ambiguous { .. } => {
@@ -329,7 +399,8 @@ pub async fn one(
         })?;
         let c = perfdb_reports::alerts::confirm::confirmation(&db, &a, None)
             .map_err(|e| AppError::internal(e.to_string()))?;
-        Ok((a, c))
+        let bisect = perfdb_reports::alerts::bisected::load(&s.root, &a.id);
+        Ok((a, c, bisect))
     })
     .await?;
     let mut body =
@@ -367,8 +438,9 @@ pub async fn one(
     body.push_str(&range.join(" → "));
     body.push_str(
         "</p><p class=\"muted\">Between two measured commits there may be others nobody \
-         measured: <code>perfdb alerts show ID --git-dir CHECKOUT</code> lists them, with \
-         <code>git bisect</code> hints.</p><pre id=\"confirm\">",
+         measured: <code>perfdb alerts show ID --git-dir CHECKOUT</code> lists them, and \
+         <code>perfdb bisect ID --repo CHECKOUT</code> finds the commit on this machine's \
+         GPU.</p><pre id=\"confirm\">",
     );
     for w in &c.worktrees {
         body.push_str(&esc(w));
@@ -376,5 +448,11 @@ pub async fn one(
     }
     body.push_str(&esc(&c.ab_command));
     body.push_str("</pre>");
+    if let Some(b) = &bisect {
+        body.push_str(&format!(
+            "<h2>Bisected</h2><p id=\"bisect\">{}</p>",
+            esc(&perfdb_reports::alerts::bisected::summary(b))
+        ));
+    }
     Ok(Html(layout(&format!("Alert {}", a.id), &body)))
 }

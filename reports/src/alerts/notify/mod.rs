@@ -1,5 +1,9 @@
-//! Delivering alerts (`perfdb detect --notify URL`): each active alert is POSTed once to
-//! each target as JSON, with retries and backoff.
+//! Delivering alerts (`perfdb detect --notify URL`): the active alerts are grouped as a
+//! team triages them ([`crate::alerts::group`]: one change, one label and machine class,
+//! overlapping commit ranges) and each group is POSTed once to each target as JSON, with
+//! retries and backoff. A group is delivered under its id (its earliest active alert's),
+//! so an alert that joins a delivered group is not sent again: the group's first message
+//! told the team about the change.
 //!
 //! Once across machines: before sending, a run claims each (alert, target) with a
 //! conditional commit to `alert_delivery` (a row with `http_status` 0); a pair that is
@@ -69,7 +73,7 @@ impl From<perfdb_ingest::warehouse::WarehouseError> for NotifyError {
 /// What a delivery round did.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Delivered {
-    /// (alert id, target) delivered now.
+    /// (group id, target) delivered now (a group's id is its earliest alert's).
     pub sent: Vec<(String, String)>,
     /// (alert id, target, last error) that failed every attempt: tried again next run.
     pub failed: Vec<(String, String, String)>,
@@ -93,15 +97,16 @@ pub fn deliver(
     timeout: Duration,
 ) -> Result<Delivered, NotifyError> {
     let db = Db::open(root)?;
-    let alerts: Vec<AlertView> = alerts::list(&db, Some(AlertStatus::Active))?
+    let active: Vec<AlertView> = alerts::list(&db, Some(AlertStatus::Active))?
         .into_iter()
         .filter(|a| a.label == label)
         .collect();
+    let groups = alerts::group(&db, active)?;
     let wh = Warehouse::new(root);
     let mut wanted = Vec::new();
     for t in targets {
-        for a in &alerts {
-            wanted.push((a.id.clone(), t.shown.clone()));
+        for g in &groups {
+            wanted.push((g.id.clone(), t.shown.clone()));
         }
     }
     let lease_us = lease(timeout).as_micros() as i64;
@@ -116,18 +121,18 @@ pub fn deliver(
                     .iter()
                     .find(|t| t.shown == pair.1)
                     .expect("a wanted target");
-                let a = alerts
+                let g = groups
                     .iter()
-                    .find(|a| a.id == pair.0)
-                    .expect("a wanted alert");
-                let key = format!("{}-{}", a.id, &sha256_hex(t.shown.as_bytes())[..8]);
+                    .find(|g| g.id == pair.0)
+                    .expect("a wanted group");
+                let key = format!("{}-{}", g.id, &sha256_hex(t.shown.as_bytes())[..8]);
                 let (status, attempts, err) =
-                    match post_with_retries(t, &body_for(t.preset, a), &key, timeout) {
+                    match post_with_retries(t, &body_for(t.preset, g), &key, timeout) {
                         Ok((status, attempts)) => (status as i32, attempts, None),
                         Err((status, e)) => (status, ATTEMPTS, Some(e)),
                     };
                 wh.commit_delivery(&Delivery {
-                    alert_id: a.id.clone(),
+                    alert_id: g.id.clone(),
                     target: t.shown.clone(),
                     delivered_at_us: now_us(),
                     http_status: status,

@@ -1,13 +1,18 @@
-//! What an alert is sent as: the JSON of `perfdb alerts show` plus a one-line `text`,
-//! or a preset's own body (Slack blocks, a GitHub issue comment).
+//! What a group of alerts is sent as: the JSON of its worst alert as `perfdb alerts show`
+//! prints it, with `group` (its id, range and every series) and a one-line `text`; or a
+//! preset's own body (Slack blocks, a GitHub issue comment) listing the series.
 
 use crate::alerts::notify::target::Preset;
-use crate::alerts::AlertView;
+use crate::alerts::{AlertGroup, AlertView};
 
-/// The body of one alert for a target's preset.
-pub fn body_for(preset: Preset, a: &AlertView) -> serde_json::Value {
-    let plain = payload(a);
+/// Series listed in a Slack or GitHub message before "and N more".
+const LISTED: usize = 20;
+
+/// The body of one group for a target's preset.
+pub fn body_for(preset: Preset, g: &AlertGroup) -> serde_json::Value {
+    let plain = payload(g);
     let text = plain["text"].as_str().unwrap_or_default().to_string();
+    let a = g.worst();
     match preset {
         Preset::Json => plain,
         Preset::Slack => serde_json::json!({
@@ -15,51 +20,85 @@ pub fn body_for(preset: Preset, a: &AlertView) -> serde_json::Value {
             "blocks": [
                 {"type": "section", "text": {"type": "mrkdwn", "text": format!(
                     "*perfdb alert `{}`* ({}): {} {} `{}` on {}\n{}",
-                    a.id, a.status, a.table, a.variant, a.key_text, a.machine, text
+                    g.id, g.status, a.table, a.variant, a.key_text, g.machine, text
                 )}},
+                {"type": "section", "text": {"type": "mrkdwn", "text": listed(g, "• ")}},
                 {"type": "context", "elements": [{"type": "mrkdwn", "text": format!(
                     "label {} · first bad {} · last good {} · `perfdb alerts show {}`",
-                    a.label, a.first_bad_commit, a.last_good_commit, a.id
+                    g.label, g.first_bad_commit, g.last_good_commit, a.id
                 )}]}
             ]
         }),
         Preset::GitHub => serde_json::json!({
             "body": format!(
-                "### perfdb alert `{}` ({})\n\n{}\n\n| | |\n|---|---|\n| kernel | {} {} |\n| shape | {} |\n| machine | {} |\n| first bad | {} (last good {}) |\n| change | {} |\n\n`perfdb alerts show {}` says how to confirm it.",
-                a.id, a.status, text, a.table, a.variant, a.key_text, a.machine,
-                a.first_bad_commit, a.last_good_commit, a.change_text(), a.id
+                "### perfdb alert `{}` ({})\n\n{}\n\n| | |\n|---|---|\n| kernel | {} {} |\n| shape | {} |\n| machine | {} |\n| first bad | {} (last good {}) |\n| change | {} |\n\n{}\n\n`perfdb alerts show {}` says how to confirm it.",
+                g.id, g.status, text, a.table, a.variant, a.key_text, g.machine,
+                g.first_bad_commit, g.last_good_commit, a.change_text(),
+                listed(g, "- "), a.id
             )
         }),
     }
 }
 
-/// The JSON body of one alert.
-pub fn payload(a: &AlertView) -> serde_json::Value {
+/// The group's series, one a line, at most [`LISTED`].
+fn listed(g: &AlertGroup, bullet: &str) -> String {
+    let series = g.series();
+    let mut lines: Vec<String> = series
+        .iter()
+        .take(LISTED)
+        .map(|s| format!("{bullet}{s}"))
+        .collect();
+    if series.len() > LISTED {
+        lines.push(format!("and {} more", series.len() - LISTED));
+    }
+    format!("{} series:\n{}", series.len(), lines.join("\n"))
+}
+
+/// The JSON body of one group.
+pub fn payload(g: &AlertGroup) -> serde_json::Value {
+    let a = g.worst();
     let mut v = serde_json::to_value(a).expect("alert serialises");
-    let text = match a.kind {
+    let more = match g.alerts.len() {
+        1 => String::new(),
+        n => format!(" and {} more series", n - 1),
+    };
+    v["text"] = serde_json::Value::String(one_line(a, &more, g));
+    v["group"] = serde_json::json!({
+        "id": g.id,
+        "alerts": g.alerts.len(),
+        "last_good_commit": g.last_good_commit,
+        "first_bad_commit": g.first_bad_commit,
+        "series": g.series(),
+        "alert_ids": g.alerts.iter().map(|a| a.id.as_str()).collect::<Vec<_>>(),
+    });
+    v
+}
+
+/// The worst alert's line, with the group's range and id.
+fn one_line(a: &AlertView, more: &str, g: &AlertGroup) -> String {
+    let id = &g.id;
+    match a.kind {
         crate::alerts::AlertKind::Regression => format!(
-            "perfdb: {} {} {} on {} regressed at {} (last good {}): {} {} [{}]",
+            "perfdb: {} {} {}{more} on {} regressed at {} (last good {}): {} {} [{}]",
             a.table,
             a.variant,
             a.key_text,
             a.machine,
-            a.first_bad_commit,
-            a.last_good_commit,
+            g.first_bad_commit,
+            g.last_good_commit,
             a.metrics.join("/"),
             a.change_text(),
-            a.id
+            id
         ),
         crate::alerts::AlertKind::Stale => format!(
-            "perfdb: {} {} {} on {} stopped reporting after {} ({}) [{}]",
+            "perfdb: {} {} {}{more} on {} stopped reporting after {} ({}) [{}]",
             a.table,
             a.variant,
             a.key_text,
             a.machine,
-            a.last_good_commit,
+            g.last_good_commit,
             a.change_text(),
-            a.id
+            id
         ),
-    };
-    v["text"] = serde_json::Value::String(text);
-    v
+    }
 }
