@@ -163,3 +163,68 @@ fn at_least_one(s: &str) -> Result<usize, String> {
         _ => Err(format!("'{s}' is not a number of commits, 1 or more")),
     }
 }
+
+#[derive(Debug, Args)]
+pub struct BisectArgs {
+    /// An alert (any unique prefix of its id): its last good and first bad commits, the
+    /// series it watched, its machine and, from its runs, the benchmark command
+    pub alert: Option<String>,
+    /// The project's git repository: each step checks a commit out in a worktree of it
+    #[arg(long, value_name = "DIR")]
+    pub repo: PathBuf,
+    /// The good end (a commit, branch or tag) [default: the alert's last good commit]
+    #[arg(long, value_name = "COMMIT")]
+    pub good: Option<String>,
+    /// The bad end [default: the alert's first bad commit]
+    #[arg(long, value_name = "COMMIT")]
+    pub bad: Option<String>,
+    /// Rows to watch: one whose `table variant key` contains TEXT (repeatable) [default:
+    /// the alert's series; without an alert, every row but the control]
+    #[arg(long, value_name = "TEXT")]
+    pub series: Vec<String>,
+    /// Build a commit's worktree with this shell command before its trials; a commit
+    /// whose build fails is skipped (as `git bisect skip`)
+    #[arg(long, value_name = "CMD")]
+    pub build: Option<String>,
+    /// Trials a side at most per step (even); a step still undecided there ends the
+    /// search at the range it proved
+    #[arg(long, value_name = "N", default_value_t = 12, value_parser = even_trials)]
+    pub max_trials: usize,
+    /// Discarded runs per arm before each step's first block
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub warmup: usize,
+    /// Seed of the block orientations [default: from the clock]
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Machine class of the trials (the tag machine=NAME) [default: the alert's]
+    #[arg(long, value_name = "NAME")]
+    pub machine: Option<String>,
+    /// Do not show the benchmark's output as it runs
+    #[arg(long)]
+    pub quiet: bool,
+    /// Do not query nvidia-smi / amd-smi before and after each trial
+    #[arg(long)]
+    pub no_gpu_state: bool,
+    /// Format of the trials' output: auto, or one of the names `perfdb formats` lists
+    #[arg(long, value_name = "NAME", default_value = "auto", value_parser = input_format)]
+    pub input_format: InputFormat,
+    /// Keep the trials' output and the steps' reports here [default:
+    /// perfdb-bisect/LABEL]
+    #[arg(long, value_name = "DIR")]
+    pub logs: Option<PathBuf>,
+    #[command(flatten)]
+    pub judge: JudgeArgs,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: BisectFormat,
+    /// The benchmark command, run in each worktree [default: the alert's runs' command]
+    #[arg(last = true, value_name = "BENCH")]
+    pub command: Vec<String>,
+}
+
+/// How `perfdb bisect` prints its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BisectFormat {
+    Table,
+    Json,
+    Markdown,
+}

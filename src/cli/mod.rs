@@ -148,8 +148,9 @@ pub enum Command {
     /// Each trial is one process whose stdout is ingested as one run. After --warmup
     /// discarded runs per arm, trials come in blocks of four, ABBA or BAAB at random
     /// (--seed); at 4, 6, 8, 12, 16, 20, 30 trials a side (cut at --max-trials) the arms
-    /// are compared by Yuen's test of trimmed means (--test: trimmed whatever is given,
-    /// mann-whitney refused), each p adjusted by the simulated cost of the planned looks,
+    /// are compared by the adaptive t-test (Yuen's on trimmed means where a few trials
+    /// lie far out, else Welch's; --test welch|trimmed chooses; mann-whitney refused),
+    /// each p adjusted by the simulated cost of the planned looks,
     /// and the run stops once every row is a regression shown beyond the threshold, an
     /// improvement, cleared (a slowdown beyond the threshold is ruled out) or undecidable
     /// (the noise cannot tell at --max-trials). The report is `compare`'s, with each
@@ -162,6 +163,25 @@ pub enum Command {
     ///   perfdb ab --base-env USE_NEW_KERNEL=0 --head-env USE_NEW_KERNEL=1 -- python bench.py
     #[command(after_help = exit_codes_text(), verbatim_doc_comment)]
     Ab(Box<AbArgs>),
+    /// Find the commit that made a regression: `ab` at each step of a halving search
+    ///
+    /// From an alert (its last good and first bad commits, its series and machine) or
+    /// --good/--bad: each step checks a commit out in a git worktree, builds it (--build;
+    /// a failed build skips the commit), and runs `ab`'s interleaved trials of it against
+    /// the good end with the sequential rule on the watched rows and the control. Bad: a
+    /// watched row is a regression beyond the threshold; good: every watched row is
+    /// cleared; a step still undecided at --max-trials ends the search at the range it
+    /// proved. The good end's trials of each step are kept and count in every later
+    /// step. Every trial is ingested under the label bisect-ID with its commit. With an
+    /// alert, a culprit whose step is well under the alert's is bisected past (a step in
+    /// two parts says each part's share). Ends with the culprit (sha, subject, author,
+    /// date), its evidence, the commits skipped and the GPU time spent; with an alert the
+    /// result is stored with it (`perfdb alerts show`, /alerts/ID).
+    ///
+    ///   perfdb bisect 48b945bd --repo . --build 'make -j' -- python bench.py
+    ///   perfdb bisect --good v1.2 --bad main --series gemm --repo . -- python bench.py
+    #[command(after_help = exit_codes_text(), verbatim_doc_comment)]
+    Bisect(Box<BisectArgs>),
     /// How noisy each series of a label is, and the trials a side a change needs
     ///
     /// Per series (table, variant, key, metric): sigma, the pooled standard deviation of

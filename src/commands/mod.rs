@@ -2,6 +2,7 @@
 
 mod ab;
 mod alerts;
+mod bisect;
 mod compare;
 mod detect;
 mod export;
@@ -37,6 +38,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Export(a) => export::run(&wh, a),
         Command::Run(a) => ingest::command::run(&wh, a),
         Command::Ab(a) => ab::run(&wh, *a),
+        Command::Bisect(a) => bisect::run(&wh, *a),
         Command::Noise(a) => noise::run(&wh, a),
         Command::Formats => ingest::formats(),
         Command::Demo => compare::demo(&wh),

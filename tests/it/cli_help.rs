@@ -24,6 +24,7 @@ fn help_texts() {
     insta::assert_snapshot!("help_export", help(&["export", "--help"]));
     insta::assert_snapshot!("help_run", help(&["run", "--help"]));
     insta::assert_snapshot!("help_ab", help(&["ab", "--help"]));
+    insta::assert_snapshot!("help_bisect", help(&["bisect", "--help"]));
     insta::assert_snapshot!("help_noise", help(&["noise", "--help"]));
     insta::assert_snapshot!("formats", help(&["formats"]));
 }

@@ -6,6 +6,7 @@ mod common;
 mod ab_deadlines;
 mod alert_groups;
 mod alert_lifecycle;
+mod bisect;
 mod browser;
 mod cli_ab;
 mod cli_compare;

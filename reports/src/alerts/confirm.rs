@@ -32,8 +32,11 @@ pub struct Confirmation {
     pub ab_command: String,
     /// Shell lines that set up the worktrees the command runs in.
     pub worktrees: Vec<String>,
-    /// `git bisect` hints when commits between were not measured.
+    /// The `perfdb bisect` command (and `git bisect` by hand) when commits between were
+    /// not measured.
     pub bisect: Vec<String>,
+    /// The `machine` tag of the alert's runs, when they carry one.
+    pub machine: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -227,6 +230,10 @@ pub fn confirmation(
             "# at each step: build, then `perfdb run --label bisect --commit $(git rev-parse HEAD) -- {bench}` and `perfdb compare {} bisect`; `git bisect good` or `git bisect bad` by its verdict",
             short(good)
         ));
+        bisect.push(format!(
+            "# or all of it, on this machine: perfdb bisect {} --repo . --build '<the build command>' -- {bench}",
+            sh(&a.id)
+        ));
     }
     Ok(Confirmation {
         range,
@@ -243,6 +250,7 @@ pub fn confirmation(
         },
         worktrees,
         bisect,
+        machine: machine_tag,
     })
 }
 

@@ -43,8 +43,9 @@ fn look_options(a: &AbArgs) -> anyhow::Result<Options> {
     Ok(opt)
 }
 
-/// The two labels: given, or `ab-base-SESSION` and `ab-head-SESSION`.
-fn labels(a: &AbArgs, session: &str) -> anyhow::Result<[String; 2]> {
+/// The two labels: given, or `ab-base-SESSION` and `ab-head-SESSION`. One label for both
+/// arms only when they are told apart by commit (`by_commit`).
+fn labels(a: &AbArgs, session: &str, by_commit: bool) -> anyhow::Result<[String; 2]> {
     let label = |given: &Option<String>, arm: &str, flag: &str| -> anyhow::Result<String> {
         let l = given
             .clone()
@@ -56,7 +57,7 @@ fn labels(a: &AbArgs, session: &str) -> anyhow::Result<[String; 2]> {
         label(&a.label_base, "base", "--label-base")?,
         label(&a.label_head, "head", "--label-head")?,
     ];
-    if labels[0] == labels[1] {
+    if labels[0] == labels[1] && !(by_commit && a.commit_base != a.commit_head) {
         anyhow::bail!(
             "--label-base and --label-head are both '{}': the arms would pool",
             labels[0]
@@ -71,11 +72,18 @@ fn session(
     a: &AbArgs,
     stamp: &str,
     seed: u64,
+    by_commit: bool,
 ) -> anyhow::Result<(Session, [String; 2])> {
     let arms = Arms::from_args(a)?;
     let opt = look_options(a)?;
     let format = a.input_format.0;
-    let labels = labels(a, stamp)?;
+    let labels = labels(a, stamp, by_commit)?;
+    // What each look compares: the labels, or each arm's commit within them (so the
+    // trials earlier runs stored of that commit count too).
+    let selectors = [(0, &a.commit_base), (1, &a.commit_head)].map(|(i, c)| match c {
+        Some(c) if by_commit => format!("{}@{c}", labels[i]),
+        _ => labels[i].clone(),
+    });
     let logs = a
         .logs
         .clone()
@@ -102,6 +110,7 @@ fn session(
     }
     let s = Session {
         metas: [meta(0, &a.commit_base), meta(1, &a.commit_head)],
+        selectors,
         arms,
         wh: Warehouse::new(root),
         root: root.to_path_buf(),
@@ -130,7 +139,23 @@ fn report_text(report: &perfdb_reports::compare::Report, format: CompareFormat) 
     render_report(report, format, super::use_color())
 }
 
-pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
+/// How an experiment ended.
+pub enum Ran {
+    /// Compared: the last look's report, the run's record and the exit code it earns.
+    Compared {
+        report: Box<perfdb_reports::compare::Report>,
+        seq: Box<Sequential>,
+        exit: Exit,
+    },
+    /// Nothing compared (said on stderr): the exit code.
+    NotCompared(Exit),
+}
+
+/// One experiment as `a` describes it: the trials run, stored and compared (what `perfdb
+/// ab` runs, and each step of `perfdb bisect`). Progress and problems go to stderr. With
+/// `by_commit` each look compares `LABEL@COMMIT` of each arm, so trials of those commits
+/// already stored (by an earlier step) are compared too.
+pub fn experiment(root: &Path, a: &AbArgs, by_commit: bool) -> anyhow::Result<Ran> {
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
     let seed = a.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
@@ -138,7 +163,7 @@ pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(0)
     });
-    let (mut s, labels) = session(root, &a, &stamp, seed)?;
+    let (mut s, labels) = session(root, a, &stamp, seed, by_commit)?;
     // A cancelled job's SIGINT/SIGTERM stops the running trial with its process group;
     // what was stored stays, and the report says so.
     process::catch_interrupts();
@@ -164,11 +189,13 @@ pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
                 course.cut_trial.as_deref().unwrap_or("stopped"),
                 s.durations.len()
             );
-            return Ok(if course.stopped == Stopped::Interrupted {
-                Exit::Interrupted
-            } else {
-                Exit::Inconclusive
-            });
+            return Ok(Ran::NotCompared(
+                if course.stopped == Stopped::Interrupted {
+                    Exit::Interrupted
+                } else {
+                    Exit::Inconclusive
+                },
+            ));
         }
         Outcome::FailedFirst(arm, log) => {
             eprintln!(
@@ -176,18 +203,39 @@ pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
                 arm.name(),
                 s.metas[arm.index()].label
             );
-            return Ok(match arm {
+            return Ok(Ran::NotCompared(match arm {
                 Arm::Head => Exit::Regression,
                 Arm::Base => Exit::Inconclusive,
-            });
+            }));
         }
     };
     let (stopped, failed) = (course.stopped, course.failed.clone());
     let seq = Sequential::new(course, &plan, s.facts(labels));
+    let exit = if stopped == Stopped::Interrupted {
+        Exit::Interrupted
+    } else {
+        match &failed {
+            Some((Arm::Head, _)) => Exit::Regression,
+            Some((Arm::Base, _)) => Exit::Inconclusive,
+            None => Exit::of(&report),
+        }
+    };
+    Ok(Ran::Compared {
+        report,
+        seq: Box::new(seq),
+        exit,
+    })
+}
+
+pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
+    let (report, seq, exit) = match experiment(root, &a, false)? {
+        Ran::Compared { report, seq, exit } => (report, seq, exit),
+        Ran::NotCompared(exit) => return Ok(exit),
+    };
     let text = match a.format {
         CompareFormat::Json => {
             let mut v = serde_json::to_value(&*report).expect("report serialises");
-            v["sequential"] = serde_json::to_value(&seq).expect("serialises");
+            v["sequential"] = serde_json::to_value(&*seq).expect("serialises");
             serde_json::to_string_pretty(&v).expect("serialises") + "\n"
         }
         CompareFormat::Markdown => {
@@ -196,12 +244,5 @@ pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
         f => report_text(&report, f) + &experiment::render::text(&seq, &report),
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
-    if stopped == Stopped::Interrupted {
-        return Ok(Exit::Interrupted);
-    }
-    Ok(match &failed {
-        Some((Arm::Head, _)) => Exit::Regression,
-        Some((Arm::Base, _)) => Exit::Inconclusive,
-        None => Exit::of(&report),
-    })
+    Ok(exit)
 }

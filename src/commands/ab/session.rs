@@ -33,6 +33,8 @@ pub struct Session {
     pub root: PathBuf,
     pub format: Option<Format>,
     pub metas: [RunMeta; 2],
+    /// What a look compares: each arm's label, or `LABEL@COMMIT`.
+    pub selectors: [String; 2],
     pub logs: PathBuf,
     pub echo: Echo,
     pub gpu: Option<GpuTool>,
@@ -175,7 +177,7 @@ impl Trials for Session {
         let db = Db::open(&self.root)
             .with_context(|| format!("cannot open the warehouse at {}", self.root.display()))
             .map_err(LookError::Failed)?;
-        let report = compare(&db, &self.metas[0].label, &self.metas[1].label, &self.opt);
+        let report = compare(&db, &self.selectors[0], &self.selectors[1], &self.opt);
         self.perfdb_time += t0.elapsed();
         report.map_err(|e| match e {
             CompareError::NoRuns(_) => LookError::NothingStored(e.into()),

@@ -1,0 +1,150 @@
+//! What bisect asks of git: commits by name, the range between two, a commit's subject
+//! and author, and a worktree a commit is checked out (and built) in.
+
+use anyhow::{bail, Context};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn git(repo: &Path, args: &[&str]) -> anyhow::Result<String> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(args)
+        .output()
+        .with_context(|| format!("cannot run git in {}", repo.display()))?;
+    if !out.status.success() {
+        bail!(
+            "git {} in {}: {}",
+            args.first().unwrap_or(&""),
+            repo.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// The full sha `rev` names (a sha, a prefix, a branch or tag).
+pub fn resolve(repo: &Path, rev: &str) -> anyhow::Result<String> {
+    git(
+        repo,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            "--end-of-options",
+            &format!("{rev}^{{commit}}"),
+        ],
+    )
+    .map_err(|_| anyhow::anyhow!("no commit '{rev}' in {}", repo.display()))
+}
+
+/// The commits after `good` up to `bad` on the path between them, oldest first.
+pub fn range(repo: &Path, good: &str, bad: &str) -> anyhow::Result<Vec<String>> {
+    let ancestor = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["merge-base", "--is-ancestor", good, bad])
+        .status()
+        .context("cannot run git")?;
+    if !ancestor.success() {
+        bail!(
+            "the good commit {} is not an ancestor of the bad commit {}: nothing to bisect between them",
+            short(good),
+            short(bad)
+        );
+    }
+    let list = git(
+        repo,
+        &[
+            "rev-list",
+            "--reverse",
+            "--ancestry-path",
+            &format!("{good}..{bad}"),
+        ],
+    )?;
+    Ok(list.lines().map(str::to_string).collect())
+}
+
+/// A commit as a person reads it.
+#[derive(Debug, Clone, Serialize)]
+pub struct CommitInfo {
+    pub sha: String,
+    pub subject: String,
+    pub author: String,
+    /// Commit date, ISO 8601.
+    pub date: String,
+}
+
+pub fn info(repo: &Path, sha: &str) -> anyhow::Result<CommitInfo> {
+    let out = git(
+        repo,
+        &["log", "-1", "--format=%H%x1f%s%x1f%an <%ae>%x1f%cI", sha],
+    )?;
+    let f: Vec<&str> = out.split('\u{1f}').collect();
+    if f.len() != 4 {
+        bail!("git log printed an unexpected line for {sha}: {out}");
+    }
+    Ok(CommitInfo {
+        sha: f[0].to_string(),
+        subject: f[1].to_string(),
+        author: f[2].to_string(),
+        date: f[3].to_string(),
+    })
+}
+
+pub fn short(sha: &str) -> &str {
+    &sha[..sha.len().min(12)]
+}
+
+/// Worktrees of one bisect, removed (with `git worktree prune`) when dropped.
+pub struct Worktrees {
+    repo: PathBuf,
+    dir: PathBuf,
+    made: Vec<PathBuf>,
+}
+
+impl Worktrees {
+    pub fn new(repo: &Path, dir: PathBuf) -> anyhow::Result<Worktrees> {
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        Ok(Worktrees {
+            repo: repo.to_path_buf(),
+            dir,
+            made: Vec::new(),
+        })
+    }
+
+    /// A detached worktree of `sha` (made once).
+    pub fn checkout(&mut self, sha: &str) -> anyhow::Result<PathBuf> {
+        let path = self.dir.join(short(sha));
+        if !self.made.contains(&path) {
+            let p = path.to_string_lossy().to_string();
+            git(
+                &self.repo,
+                &["worktree", "add", "--detach", "--force", &p, sha],
+            )?;
+            self.made.push(path.clone());
+        }
+        Ok(path)
+    }
+}
+
+impl Drop for Worktrees {
+    fn drop(&mut self) {
+        for p in &self.made {
+            let _ = Command::new("git")
+                .arg("-C")
+                .arg(&self.repo)
+                .args(["worktree", "remove", "--force"])
+                .arg(p)
+                .output();
+        }
+        let _ = Command::new("git")
+            .arg("-C")
+            .arg(&self.repo)
+            .args(["worktree", "prune"])
+            .output();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

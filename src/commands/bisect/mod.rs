@@ -1,0 +1,495 @@
+//! `perfdb bisect`: from an alert (or two commits) to the commit that made the step. A
+//! halving search over the range ([`search`]); each step checks a commit out in a git
+//! worktree and builds it ([`git`]), then runs `ab`'s interleaved trials of it against
+//! the good end (`super::ab::experiment`) and reads the watched rows' states. The
+//! result, stored with the alert, is read back by `perfdb alerts show` and the alert
+//! page ([`perfdb_reports::alerts::bisected`]).
+
+mod git;
+mod render;
+mod search;
+
+use crate::cli::{AbArgs, BisectArgs};
+use crate::Exit;
+use anyhow::{bail, Context};
+use clap::Parser;
+use git::{short, CommitInfo, Worktrees};
+use perfdb_ingest::warehouse::Label;
+use perfdb_reports::alerts::{self, AlertView};
+use perfdb_reports::compare::{Report, Row, State};
+use perfdb_reports::db::Db;
+use search::{Found, Search};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// A culprit whose step is under this share of the alert's leaves the rest to a later
+/// commit: the search goes on past it.
+const PART: f64 = 0.75;
+/// Parts of one step searched at most.
+const MAX_PARTS: usize = 3;
+
+/// The rows a bisect watches.
+#[derive(Debug, Clone, Serialize)]
+pub struct Watch {
+    /// The alert's series: table, variant, key text, metrics.
+    pub alert: Option<(String, String, String, Vec<String>)>,
+    /// `--series` texts.
+    pub texts: Vec<String>,
+}
+
+impl Watch {
+    fn holds(&self, r: &Row) -> bool {
+        if r.control {
+            return false;
+        }
+        if let Some((t, v, k, m)) = &self.alert {
+            return &r.table == t && &r.variant == v && &r.key_text == k && m.contains(&r.metric);
+        }
+        let text = format!("{} {} {}", r.table, r.variant, r.key_text);
+        self.texts.is_empty() || self.texts.iter().any(|s| text.contains(s.as_str()))
+    }
+}
+
+/// One watched row at a step: its state, change and interval against the good end.
+#[derive(Debug, Clone, Serialize)]
+pub struct Evidence {
+    pub row: String,
+    pub state: Option<String>,
+    pub ratio: Option<f64>,
+    pub ratio_ci: Option<(f64, f64)>,
+    pub trials: (usize, usize),
+}
+
+/// One step of the search.
+#[derive(Debug, Clone, Serialize)]
+pub struct Step {
+    pub commit: String,
+    /// Against this commit (the good end, or the culprit of the part before).
+    pub against: String,
+    pub found: String,
+    /// Why the commit was skipped or left undecided.
+    pub why: Option<String>,
+    pub trials_a_side: usize,
+    pub seconds: f64,
+    pub evidence: Vec<Evidence>,
+}
+
+/// A commit the step lies at, with its share of the alert's step when known.
+#[derive(Debug, Clone, Serialize)]
+pub struct Part {
+    pub culprit: CommitInfo,
+    /// |ln(its ratio)| / |ln(the alert's ratio)|, the watched rows' median (latency and
+    /// throughput rows alike).
+    pub share: Option<f64>,
+    /// The step's evidence (absent when the culprit is the bad end, never tested: the
+    /// alert's own step is its evidence).
+    pub evidence: Vec<Evidence>,
+}
+
+/// What a bisect found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Bisected {
+    pub alert: Option<String>,
+    pub label: String,
+    pub good: String,
+    pub bad: String,
+    /// Commits after good up to bad.
+    pub commits: usize,
+    pub watch: Watch,
+    /// The culprit(s), oldest first; empty when only a range was proven.
+    pub parts: Vec<Part>,
+    /// When no culprit: the range it lies in, (after this, up to this].
+    pub range: Option<(String, String)>,
+    pub steps: Vec<Step>,
+    pub skipped: Vec<String>,
+    /// Wall seconds of the steps' trials (the GPU time spent).
+    pub gpu_seconds: f64,
+    pub max_trials: usize,
+}
+
+/// What the alert gives a bisect.
+struct FromAlert {
+    alert: AlertView,
+    command: Option<String>,
+    machine: Option<String>,
+}
+
+fn from_alert(root: &Path, prefix: &str, repo: &Path) -> anyhow::Result<FromAlert> {
+    let db = Db::open(root)
+        .with_context(|| format!("cannot open the warehouse at {}", root.display()))?;
+    let alert = alerts::find(&db, prefix)?;
+    if alert.kind != alerts::AlertKind::Regression {
+        bail!(
+            "alert {} is about data that stopped arriving, not a step: nothing to bisect",
+            alert.id
+        );
+    }
+    let c = alerts::confirm::confirmation(&db, &alert, Some(repo))?;
+    Ok(FromAlert {
+        command: c.bench_command.clone(),
+        machine: c.machine.clone(),
+        alert,
+    })
+}
+
+pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
+    let repo = a.repo.clone();
+    let from = match &a.alert {
+        Some(p) => Some(from_alert(root, p, &repo)?),
+        None => None,
+    };
+    let (good, bad) = match (&a.good, &a.bad, &from) {
+        (Some(g), Some(b), _) => (g.clone(), b.clone()),
+        (g, b, Some(f)) => (
+            g.clone()
+                .unwrap_or_else(|| f.alert.last_good_commit.clone()),
+            b.clone()
+                .unwrap_or_else(|| f.alert.first_bad_commit.clone()),
+        ),
+        _ => bail!("give an alert id, or both --good and --bad"),
+    };
+    let good = git::resolve(&repo, &good)?;
+    let bad = git::resolve(&repo, &bad)?;
+    let commits = git::range(&repo, &good, &bad)?;
+    if commits.is_empty() {
+        bail!("{} and {} are the same commit", short(&good), short(&bad));
+    }
+    let command: Vec<String> = if !a.command.is_empty() {
+        a.command.clone()
+    } else if let Some(c) = from.as_ref().and_then(|f| f.command.clone()) {
+        vec!["sh".into(), "-c".into(), c]
+    } else {
+        bail!("give the benchmark command after `--` (the alert's runs do not say how they were made)")
+    };
+    let watch = Watch {
+        alert: from.as_ref().filter(|_| a.series.is_empty()).map(|f| {
+            (
+                f.alert.table.clone(),
+                f.alert.variant.clone(),
+                f.alert.key_text.clone(),
+                f.alert.metrics.clone(),
+            )
+        }),
+        texts: a.series.clone(),
+    };
+    let id = match &from {
+        Some(f) => f.alert.id.clone(),
+        None => format!(
+            "{}-{}",
+            &good[..8.min(good.len())],
+            &bad[..8.min(bad.len())]
+        ),
+    };
+    let label = format!("bisect-{id}");
+    Label::new(&label).map_err(|e| anyhow::anyhow!("label {label}: {e}"))?;
+    let logs = a
+        .logs
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("perfdb-bisect").join(&label));
+    let work = std::env::temp_dir().join(format!("perfdb-bisect-{}-{}", id, std::process::id()));
+    let mut trees = Worktrees::new(&repo, work)?;
+    let machine = a
+        .machine
+        .clone()
+        .or_else(|| from.as_ref().and_then(|f| f.machine.clone()));
+    let ctx = Ctx {
+        root,
+        a: &a,
+        command,
+        label: label.clone(),
+        logs,
+        machine,
+        watch: watch.clone(),
+    };
+    let mut out = Bisected {
+        alert: from.as_ref().map(|f| f.alert.id.clone()),
+        label,
+        good: good.clone(),
+        bad: bad.clone(),
+        commits: commits.len(),
+        watch,
+        parts: Vec::new(),
+        range: None,
+        steps: Vec::new(),
+        skipped: Vec::new(),
+        gpu_seconds: 0.0,
+        max_trials: a.max_trials,
+    };
+    let alert_ln = from
+        .as_ref()
+        .map(|f| f.alert.ratio.ln())
+        .filter(|r| r.is_finite() && *r != 0.0);
+    let mut built = std::collections::HashMap::new();
+    let good_tree = ctx
+        .prepare(&mut trees, &mut built, &good)?
+        .map_err(|why| anyhow::anyhow!("the good end {} cannot be built: {why}", short(&good)))?;
+    let (mut against, mut against_tree) = (good.clone(), good_tree);
+    let mut rest: &[String] = &commits;
+    for _ in 0..MAX_PARTS {
+        let mut s = Search::new(rest.len());
+        let mut evidence_of = std::collections::HashMap::new();
+        while let Some(i) = s.next() {
+            let sha = &rest[i];
+            let (lo, hi) = s.range();
+            eprintln!(
+                "bisect: step {}: {} \"{}\" ({} commit(s) open after {})",
+                out.steps.len() + 1,
+                short(sha),
+                git::info(&repo, sha).map(|c| c.subject).unwrap_or_default(),
+                hi - lo.map_or(0, |g| g + 1),
+                short(lo.map_or(&against, |g| &rest[g]))
+            );
+            let step = ctx.step(&mut trees, &mut built, &against, &against_tree, sha)?;
+            eprintln!(
+                "bisect: {} {} ({} trials a side, {:.0} s){}",
+                short(sha),
+                step.found,
+                step.trials_a_side,
+                step.seconds,
+                step.why
+                    .as_deref()
+                    .map(|w| format!(": {w}"))
+                    .unwrap_or_default()
+            );
+            out.gpu_seconds += step.seconds;
+            let found = match step.found.as_str() {
+                "bad" => Found::Bad,
+                "good" => Found::Good,
+                "skipped" => Found::Skip,
+                _ => Found::Undecided,
+            };
+            if found == Found::Skip {
+                out.skipped.push(sha.clone());
+            }
+            evidence_of.insert(i, step.evidence.clone());
+            out.steps.push(step);
+            s.record(i, found);
+        }
+        let Some(c) = s.culprit() else {
+            let (g, b) = s.range();
+            out.range = Some((
+                g.map_or(against.clone(), |g| rest[g].clone()),
+                rest[b].clone(),
+            ));
+            break;
+        };
+        let evidence = evidence_of.remove(&c).unwrap_or_default();
+        let share = alert_ln.and_then(|total| {
+            let mut lns: Vec<f64> = evidence
+                .iter()
+                .filter_map(|e| e.ratio.map(|r| r.ln().abs()))
+                .collect();
+            lns.sort_by(f64::total_cmp);
+            (!lns.is_empty()).then(|| lns[lns.len() / 2] / total.abs())
+        });
+        out.parts.push(Part {
+            culprit: git::info(&repo, &rest[c])?,
+            share,
+            evidence,
+        });
+        let covered: f64 = out.parts.iter().filter_map(|p| p.share).sum();
+        // The rest of the step lies after this culprit: search on from it.
+        if c + 1 < rest.len() && share.is_some_and(|_| covered < PART) {
+            against = rest[c].clone();
+            against_tree = ctx
+                .prepare(&mut trees, &mut built, &against)?
+                .map_err(|why| anyhow::anyhow!("{why}"))?;
+            rest = &rest[c + 1..];
+            continue;
+        }
+        break;
+    }
+    drop(trees);
+    if let Some(f) = &from {
+        perfdb_reports::alerts::bisected::store(root, &f.alert.id, &serde_json::to_value(&out)?)
+            .context("cannot store the result with the alert")?;
+    }
+    let text = render::render(&out, a.format);
+    std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes())?;
+    Ok(if out.parts.is_empty() {
+        Exit::Inconclusive
+    } else {
+        Exit::Ok
+    })
+}
+
+/// What every step shares.
+struct Ctx<'a> {
+    root: &'a Path,
+    a: &'a BisectArgs,
+    command: Vec<String>,
+    label: String,
+    logs: PathBuf,
+    machine: Option<String>,
+    watch: Watch,
+}
+
+/// `ab`'s arguments, parsed as its command line is.
+#[derive(Parser)]
+struct AbLine {
+    #[command(flatten)]
+    ab: AbArgs,
+}
+
+impl Ctx<'_> {
+    /// The worktree of `sha`, built: Ok(Err(why)) when its build fails.
+    fn prepare(
+        &self,
+        trees: &mut Worktrees,
+        built: &mut std::collections::HashMap<String, Result<PathBuf, String>>,
+        sha: &str,
+    ) -> anyhow::Result<Result<PathBuf, String>> {
+        if let Some(r) = built.get(sha) {
+            return Ok(r.clone());
+        }
+        let tree = trees.checkout(sha)?;
+        let r = match &self.a.build {
+            None => Ok(tree),
+            Some(cmd) => {
+                let log = self.logs.join(format!("build-{}.log", short(sha)));
+                std::fs::create_dir_all(&self.logs)
+                    .with_context(|| format!("cannot create {}", self.logs.display()))?;
+                let out = std::process::Command::new("sh")
+                    .args(["-c", cmd])
+                    .current_dir(&tree)
+                    .stdin(std::process::Stdio::null())
+                    .output()
+                    .with_context(|| format!("cannot run the build command `{cmd}`"))?;
+                let mut text = out.stdout.clone();
+                text.extend_from_slice(&out.stderr);
+                std::fs::write(&log, &text)
+                    .with_context(|| format!("cannot write {}", log.display()))?;
+                if out.status.success() {
+                    Ok(tree)
+                } else {
+                    Err(format!(
+                        "the build exited with {} (log: {})",
+                        out.status,
+                        log.display()
+                    ))
+                }
+            }
+        };
+        built.insert(sha.to_string(), r.clone());
+        Ok(r)
+    }
+
+    fn step(
+        &self,
+        trees: &mut Worktrees,
+        built: &mut std::collections::HashMap<String, Result<PathBuf, String>>,
+        against: &str,
+        against_tree: &Path,
+        sha: &str,
+    ) -> anyhow::Result<Step> {
+        let mut step = Step {
+            commit: sha.to_string(),
+            against: against.to_string(),
+            found: "skipped".into(),
+            why: None,
+            trials_a_side: 0,
+            seconds: 0.0,
+            evidence: Vec::new(),
+        };
+        let tree = match self.prepare(trees, built, sha)? {
+            Ok(t) => t,
+            Err(why) => {
+                step.why = Some(why);
+                return Ok(step);
+            }
+        };
+        let mut line: Vec<String> = [
+            "ab",
+            "--base-dir",
+            &against_tree.to_string_lossy(),
+            "--head-dir",
+            &tree.to_string_lossy(),
+            "--commit-base",
+            against,
+            "--commit-head",
+            sha,
+            "--label-base",
+            &self.label,
+            "--label-head",
+            &self.label,
+            "--max-trials",
+            &self.a.max_trials.to_string(),
+            "--warmup",
+            &self.a.warmup.to_string(),
+            "--logs",
+            &self.logs.join(short(sha)).to_string_lossy(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        if let Some(seed) = self.a.seed {
+            line.extend(["--seed".into(), seed.to_string()]);
+        }
+        line.push("--".into());
+        line.extend(self.command.iter().cloned());
+        let mut ab = AbLine::try_parse_from(&line)
+            .map_err(|e| anyhow::anyhow!("the step's ab arguments: {e}"))?
+            .ab;
+        ab.judge = self.a.judge.clone();
+        ab.machine = self.machine.clone();
+        ab.quiet = self.a.quiet;
+        ab.no_gpu_state = self.a.no_gpu_state;
+        ab.input_format = self.a.input_format;
+        let t0 = Instant::now();
+        let ran = super::ab::experiment(self.root, &ab, true)?;
+        step.seconds = t0.elapsed().as_secs_f64();
+        let report = match ran {
+            super::ab::Ran::Compared { report, seq, .. } => {
+                step.trials_a_side = seq.course.trials_per_arm;
+                report
+            }
+            super::ab::Ran::NotCompared(_) => {
+                step.why = Some("a trial failed or nothing was compared (see above)".into());
+                return Ok(step);
+            }
+        };
+        let (found, why, evidence) = self.judge(&report);
+        step.found = found.into();
+        step.why = why;
+        step.evidence = evidence;
+        Ok(step)
+    }
+
+    /// The step's verdict from the watched rows.
+    fn judge(&self, report: &Report) -> (&'static str, Option<String>, Vec<Evidence>) {
+        let rows: Vec<&Row> = report.rows.iter().filter(|r| self.watch.holds(r)).collect();
+        let evidence: Vec<Evidence> = rows
+            .iter()
+            .map(|r| Evidence {
+                row: format!("{} {} {} {}", r.table, r.variant, r.key_text, r.metric),
+                state: r.state.map(|s| s.as_str().to_string()),
+                ratio: r.ratio,
+                ratio_ci: r.ratio_ci,
+                trials: (r.base.finite().len(), r.head.finite().len()),
+            })
+            .collect();
+        if rows.is_empty() {
+            return (
+                "skipped",
+                Some("the watched rows are not in its output".into()),
+                evidence,
+            );
+        }
+        if rows.iter().any(|r| r.state == Some(State::Regression)) {
+            ("bad", None, evidence)
+        } else if rows
+            .iter()
+            .all(|r| matches!(r.state, Some(State::Cleared | State::Improvement)))
+        {
+            ("good", None, evidence)
+        } else {
+            let open: Vec<String> = rows
+                .iter()
+                .filter(|r| !matches!(r.state, Some(State::Cleared | State::Improvement)))
+                .map(|r| format!("{} {}: {}", r.key_text, r.metric, r.reason))
+                .collect();
+            ("undecided", Some(open.join("; ")), evidence)
+        }
+    }
+}

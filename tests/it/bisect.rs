@@ -1,0 +1,322 @@
+//! `perfdb bisect` on git repositories built here: a benchmark script prints `[perf]`
+//! lines whose timing comes from the commit's `kernel.conf`, with noise seeded by the
+//! trial's count (each worktree counts its own), a flaky row nobody watches, and a
+//! build script that fails at one commit.
+
+use crate::common::*;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+/// The benchmark: the watched row (dim 64) at `kernel.conf` us with about 1% noise, the
+/// torch control at 5 us, and a flaky row (dim 128) slowed 50% in a third of the trials.
+const BENCH: &str = r#"#!/bin/sh
+n=$(cat .trial 2>/dev/null || echo 0); n=$((n + 1)); echo $n > .trial
+awk -v n="$n" -v base="$(cat kernel.conf)" 'BEGIN {
+  srand(n * 7919 + 17)
+  noise = 1 + 0.02 * (rand() + rand() + rand() - 1.5)
+  printf "[perf] dim: (64,) dtype: bf16, torch avg: %.3f us, ck avg: %.3f us\n", 5 * (1 + 0.004 * (rand() - 0.5)), base * noise
+  slow = (rand() < 0.33) ? 1.5 : 1.0
+  printf "[perf] dim: (128,) dtype: bf16, torch avg: 9.000 us, ck avg: %.3f us\n", 20 * slow
+}'
+"#;
+
+fn git(repo: &Path, args: &[&str], when: usize) {
+    let date = format!("2026-06-01T{:02}:{:02}:00Z", 1 + when / 60, when % 60);
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "Ada Kernel")
+        .env("GIT_AUTHOR_EMAIL", "ada@example.com")
+        .env("GIT_COMMITTER_NAME", "Ada Kernel")
+        .env("GIT_COMMITTER_EMAIL", "ada@example.com")
+        .env("GIT_AUTHOR_DATE", &date)
+        .env("GIT_COMMITTER_DATE", &date)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
+}
+
+/// A repository of `n + 1` commits (c00 .. cNN), each setting `kernel.conf` to
+/// `speed(i)` us; the build fails at the commits in `broken`. Returns each commit's sha.
+fn repo(dir: &Path, n: usize, speed: impl Fn(usize) -> f64, broken: &[usize]) -> Vec<String> {
+    std::fs::create_dir_all(dir).unwrap();
+    git(dir, &["init", "-q", "-b", "main"], 0);
+    std::fs::write(dir.join("bench.sh"), BENCH).unwrap();
+    std::fs::write(dir.join(".gitignore"), ".trial\n").unwrap();
+    let mut shas = Vec::new();
+    for i in 0..=n {
+        std::fs::write(dir.join("kernel.conf"), format!("{}\n", speed(i))).unwrap();
+        let build = if broken.contains(&i) {
+            "echo 'error: tile config does not compile' >&2; exit 1\n"
+        } else {
+            "exit 0\n"
+        };
+        std::fs::write(dir.join("build.sh"), build).unwrap();
+        std::fs::write(dir.join("notes.txt"), format!("change {i}\n")).unwrap();
+        git(dir, &["add", "-A"], i);
+        git(
+            dir,
+            &["commit", "-q", "-m", &format!("c{i:02}: change {i}")],
+            i,
+        );
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(["rev-parse", "HEAD"])
+            .output()
+            .unwrap();
+        shas.push(String::from_utf8(out.stdout).unwrap().trim().to_string());
+    }
+    shas
+}
+
+fn bisect(wh: &Wh, args: &[&str]) -> (i32, Value, String) {
+    let mut all = vec!["bisect", "--format", "json", "--quiet", "--seed", "7"];
+    all.extend_from_slice(args);
+    let out = wh.run(&all);
+    let v = serde_json::from_str(&stdout(&out))
+        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&out), stderr(&out)));
+    (code(&out), v, stderr(&out))
+}
+
+#[test]
+fn bisect_names_the_commit_in_log2_steps_and_skips_a_broken_build() {
+    let wh = Wh::new();
+    let dir = wh.dir.path().join("kernels");
+    // 32 commits after c00; c19 slows the kernel 30%; c16 does not build.
+    let shas = repo(&dir, 32, |i| if i >= 19 { 13.0 } else { 10.0 }, &[16]);
+    let logs = wh.dir.path().join("bisect-logs");
+    let (exit, v, err) = bisect(
+        &wh,
+        &[
+            "--repo",
+            dir.to_str().unwrap(),
+            "--good",
+            &shas[0],
+            "--bad",
+            &shas[32],
+            "--series",
+            "dim=(64,)",
+            "--build",
+            "sh build.sh",
+            "--control",
+            "torch",
+            "--logs",
+            logs.to_str().unwrap(),
+            "--",
+            "sh",
+            "bench.sh",
+        ],
+    );
+    assert_eq!(exit, 0, "{err}\n{v}");
+    let parts = v["parts"].as_array().unwrap();
+    assert_eq!(parts.len(), 1, "{v}");
+    let c = &parts[0]["culprit"];
+    assert_eq!(c["sha"], shas[19].as_str(), "{v}");
+    assert_eq!(c["subject"], "c19: change 19");
+    assert_eq!(c["author"], "Ada Kernel <ada@example.com>");
+    // Its evidence: the watched row about 1.3x the good end's.
+    let ev = parts[0]["evidence"].as_array().unwrap();
+    assert!(!ev.is_empty(), "{v}");
+    let ratio = ev[0]["ratio"].as_f64().unwrap();
+    assert!((1.2..1.4).contains(&ratio), "{ratio}");
+    assert_eq!(ev[0]["state"], "regression");
+    // Steps: at most ceil(log2 32) + the skips; the broken commit, if tried, skipped.
+    let steps = v["steps"].as_array().unwrap();
+    let skipped = v["skipped"].as_array().unwrap();
+    assert!(
+        steps.len() <= 5 + skipped.len(),
+        "{} steps, {} skipped: {v}",
+        steps.len(),
+        skipped.len()
+    );
+    for s in skipped {
+        assert_eq!(s, shas[16].as_str());
+    }
+    assert_eq!(
+        skipped.len(),
+        1,
+        "the first step's middle is c16, which does not build"
+    );
+    let broken = steps
+        .iter()
+        .find(|s| s["commit"] == shas[16].as_str())
+        .unwrap();
+    assert!(
+        broken["why"].as_str().unwrap().contains("the build exited"),
+        "{broken}"
+    );
+    assert!(v["gpu_seconds"].as_f64().unwrap() > 0.0);
+    // Every trial is stored under the bisect's label with its commit.
+    let label = v["label"].as_str().unwrap();
+    let stored = wh.count(&format!(
+        "SELECT count(*) FROM runs WHERE label = '{label}' AND \"commit\" = '{}'",
+        shas[19]
+    ));
+    assert!(stored >= 4, "{stored} runs of the culprit");
+    // The good end's trials are stored once a step and compared in every later step.
+    let good_runs = wh.count(&format!(
+        "SELECT count(*) FROM runs WHERE label = '{label}' AND \"commit\" = '{}'",
+        shas[0]
+    ));
+    let head_steps = steps.iter().filter(|s| s["found"] != "skipped").count() as i64;
+    assert!(good_runs >= 4 * head_steps, "{good_runs}");
+    // The worktrees are gone.
+    let trees = Command::new("git")
+        .arg("-C")
+        .arg(&dir)
+        .args(["worktree", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&trees).lines().count(), 1, "{}", stdout(&trees));
+
+    // The terminal form.
+    let out = wh.run(&[
+        "bisect",
+        "--quiet",
+        "--seed",
+        "7",
+        "--repo",
+        dir.to_str().unwrap(),
+        "--good",
+        &shas[17],
+        "--bad",
+        &shas[20],
+        "--series",
+        "dim=(64,)",
+        "--",
+        "sh",
+        "bench.sh",
+    ]);
+    let text = stdout(&out);
+    assert_eq!(code(&out), 0, "{text}{}", stderr(&out));
+    assert!(
+        text.contains(&format!("culprit {}: c19: change 19", &shas[19][..12])),
+        "{text}"
+    );
+    assert!(text.contains("Ada Kernel <ada@example.com>"), "{text}");
+}
+
+#[test]
+fn a_step_in_two_parts_from_an_alert_says_each_share() {
+    let wh = Wh::new();
+    let dir = wh.dir.path().join("kernels");
+    // +15% at c10 and +15% more at c25.
+    let speed = |i: usize| match i {
+        0..=9 => 10.0,
+        10..=24 => 11.5,
+        _ => 13.225,
+    };
+    let shas = repo(&dir, 30, speed, &[]);
+    // Nightly measured c00-c08 and c28-c30: the alert says "between c08 and c28".
+    for (k, i) in [0, 2, 4, 6, 8, 28, 29, 30].into_iter().enumerate() {
+        git(&dir, &["checkout", "-q", &shas[i]], 0);
+        let time = format!("2026-06-02T{:02}:00:00Z", k + 1);
+        for _ in 0..3 {
+            let out = wh
+                .cmd()
+                .current_dir(&dir)
+                .args([
+                    "run",
+                    "--label",
+                    "main",
+                    "--commit",
+                    &shas[i],
+                    "--commit-time",
+                    &time,
+                    "--",
+                    "sh",
+                    "bench.sh",
+                ])
+                .output()
+                .unwrap();
+            assert_eq!(code(&out), 0, "{}", stderr(&out));
+        }
+    }
+    git(&dir, &["checkout", "-q", "main"], 0);
+    let out = wh.run(&["detect", "--label", "main"]);
+    assert_eq!(code(&out), 1, "{}{}", stdout(&out), stderr(&out));
+    let alerts: Vec<Value> = serde_json::from_str(&wh.ok(&["alerts", "--format", "json"])).unwrap();
+    let alert = alerts
+        .iter()
+        .find(|a| a["key_text"].as_str().unwrap().contains("(64,)") && a["variant"] == "ck")
+        .unwrap_or_else(|| panic!("{alerts:?}"));
+    assert_eq!(alert["last_good_commit"], shas[8].as_str());
+    assert_eq!(alert["first_bad_commit"], shas[28].as_str());
+    let id = alert["id"].as_str().unwrap();
+
+    // No command after `--`: the alert's runs say how they were made.
+    let (exit, v, err) = bisect(&wh, &[&id[..8], "--repo", dir.to_str().unwrap()]);
+    assert_eq!(exit, 0, "{err}\n{v}");
+    let parts = v["parts"].as_array().unwrap();
+    assert_eq!(parts.len(), 2, "{v}");
+    assert_eq!(parts[0]["culprit"]["sha"], shas[10].as_str(), "{v}");
+    assert_eq!(parts[1]["culprit"]["sha"], shas[25].as_str(), "{v}");
+    for p in parts {
+        let share = p["share"].as_f64().unwrap();
+        assert!((0.35..0.65).contains(&share), "{share}: {v}");
+    }
+    // The second part was searched against the first culprit.
+    let later = v["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["against"] == shas[10].as_str())
+        .count();
+    assert!(later >= 1, "{v}");
+
+    // Stored with the alert: its JSON and its terminal form name the culprits.
+    let shown: Value =
+        serde_json::from_str(&wh.ok(&["alerts", "show", id, "--format", "json"])).unwrap();
+    assert_eq!(
+        shown["bisect"]["parts"][0]["culprit"]["sha"],
+        shas[10].as_str()
+    );
+    let text = wh.ok(&["alerts", "show", id]);
+    assert!(
+        text.contains(&format!("bisect: culprit {}", &shas[10][..12])),
+        "{text}"
+    );
+    assert!(text.contains("then"), "{text}");
+    // And its page.
+    let page = alert_page(&wh, id);
+    assert!(
+        page.contains("<h2>Bisected</h2>")
+            && page.contains(&format!("bisect: culprit {}", &shas[10][..12])),
+        "{page}"
+    );
+}
+
+/// `/alerts/ID` from `perfdb serve` on a free loopback port.
+fn alert_page(wh: &Wh, id: &str) -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let mut child = wh
+        .cmd()
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .split("http://")
+        .last()
+        .unwrap()
+        .trim()
+        .trim_end_matches('/');
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "GET /alerts/{id} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut page = String::new();
+    stream.read_to_string(&mut page).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    page
+}
