@@ -29,7 +29,10 @@ pub enum Exit {
 /// Every exit code with what it means: `--help` prints these, and a test holds the
 /// README's table to them.
 pub const EXIT_MEANINGS: &[(Exit, &str)] = &[
-    (Exit::Ok, "ok (compare: no regression)"),
+    (
+        Exit::Ok,
+        "ok (compare: no regression; bisect: the culprit named)",
+    ),
     (
         Exit::Regression,
         "compare and ab: a regression, a numerics failure on head that base did not have \
@@ -51,13 +54,14 @@ pub const EXIT_MEANINGS: &[(Exit, &str)] = &[
          withheld, \
          a failed base run, different hardware (`--allow-mixed-hardware`), numerics \
          checked on base but not on head (`--allow-unchecked`), the control on one side \
-         only or moved",
+         only or moved; bisect: only a range proven (a step undecided at its cap, or a \
+         skipped commit next to the culprit)",
     ),
     (
         Exit::Interrupted,
-        "run and ab: SIGINT or SIGTERM (a cancelled CI job) — the running command was \
-         stopped with every process it started and not stored; ab reports on the trials \
-         stored before it",
+        "run, ab and bisect: SIGINT or SIGTERM (a cancelled CI job) — the running command \
+         was stopped with every process it started and not stored; ab reports on the \
+         trials stored before it, bisect on the steps before it",
     ),
 ];
 

@@ -320,3 +320,68 @@ fn alert_page(wh: &Wh, id: &str) -> String {
     let _ = child.wait();
     page
 }
+
+/// The bisect `perfdb bisect` made on an H200 (sample-data/h200-bisect/PROVENANCE.md):
+/// its record names c11 in ceil(log2 15) = 4 steps, each step's verdict is the one its
+/// commit's config gives, and each step's recorded trials compare to that verdict again.
+#[test]
+fn the_recorded_h200_bisect_holds() {
+    let dir = sample("h200-bisect");
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("bisect.json")).unwrap()).unwrap();
+    let subjects: std::collections::HashMap<String, String> =
+        std::fs::read_to_string(dir.join("commits.txt"))
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let (sha, subject) = l.split_once(' ').unwrap();
+                (sha.to_string(), subject.to_string())
+            })
+            .collect();
+    let number = |sha: &str| -> usize {
+        subjects[sha]
+            .strip_prefix('c')
+            .unwrap()
+            .split(':')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(v["commits"], 15);
+    assert_eq!(v["parts"][0]["culprit"]["subject"], "c11: change 11");
+    let steps = v["steps"].as_array().unwrap();
+    assert!(steps.len() <= 4, "{}", steps.len());
+    for s in steps {
+        let sha = s["commit"].as_str().unwrap();
+        let want = if number(sha) >= 11 { "bad" } else { "good" };
+        assert_eq!(s["found"], want, "{}", subjects[sha]);
+        // The step's trials (warm-up first) compared again, one-shot.
+        let wh = Wh::new();
+        let step = dir.join("steps").join(&sha[..12]);
+        for (arm, label) in [("base", "good"), ("head", "step")] {
+            let n = std::fs::read_dir(step.join(arm)).unwrap().count();
+            for t in 2..=n {
+                let f = step.join(arm).join(format!("trial{t}.log"));
+                wh.ok(&["ingest", f.to_str().unwrap(), "--label", label]);
+            }
+        }
+        let (rc, c) = compare_json(&wh, &["good", "step", "--control", "torch"]);
+        let triton = c["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["variant"] == "triton")
+            .unwrap();
+        if want == "bad" {
+            assert_eq!(rc, 1, "{}", subjects[sha]);
+            let ratio = triton["ratio"].as_f64().unwrap();
+            assert!(
+                (5.0..6.0).contains(&ratio),
+                "{ratio}: block 64 against 1024"
+            );
+        } else {
+            assert_ne!(triton["verdict"], "regression", "{}", subjects[sha]);
+        }
+    }
+}

@@ -253,6 +253,13 @@ pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
                     .unwrap_or_default()
             );
             out.gpu_seconds += step.seconds;
+            if crate::process::interrupted().is_some() {
+                // A cancelled job: the steps so far, and exit 130.
+                out.steps.push(step);
+                let text = render::render(&out, a.format);
+                std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes())?;
+                return Ok(Exit::Interrupted);
+            }
             let found = match step.found.as_str() {
                 "bad" => Found::Bad,
                 "good" => Found::Good,
