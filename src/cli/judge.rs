@@ -166,20 +166,22 @@ fn at_least_one(s: &str) -> Result<usize, String> {
 
 #[derive(Debug, Args)]
 pub struct BisectArgs {
-    /// An alert (any unique prefix of its id): its last good and first bad commits, the
-    /// series it watched, its machine and, from its runs, the benchmark command
+    /// An alert (any unique prefix of its id): the range and series of its group (every
+    /// alert of one change: `perfdb alerts list --grouped`), its machine and, from its
+    /// runs, the benchmark command
     pub alert: Option<String>,
     /// The project's git repository: each step checks a commit out in a worktree of it
     #[arg(long, value_name = "DIR")]
     pub repo: PathBuf,
-    /// The good end (a commit, branch or tag) [default: the alert's last good commit]
+    /// The good end (a commit, branch or tag) [default: the alert group's last good
+    /// commit]
     #[arg(long, value_name = "COMMIT")]
     pub good: Option<String>,
-    /// The bad end [default: the alert's first bad commit]
+    /// The bad end [default: the alert group's first bad commit]
     #[arg(long, value_name = "COMMIT")]
     pub bad: Option<String>,
     /// Rows to watch: one whose `table variant key` contains TEXT (repeatable) [default:
-    /// the alert's series; without an alert, every row but the control]
+    /// the alert group's series; without an alert, every row but the control]
     #[arg(long, value_name = "TEXT")]
     pub series: Vec<String>,
     /// Build a commit's worktree with this shell command before its trials; a commit

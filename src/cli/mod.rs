@@ -165,7 +165,7 @@ pub enum Command {
     Ab(Box<AbArgs>),
     /// Find the commit that made a regression: `ab` at each step of a halving search
     ///
-    /// From an alert (its last good and first bad commits, its series and machine) or
+    /// From an alert (its group's range and series, its machine: a group has one bisect) or
     /// --good/--bad: each step checks a commit out in a git worktree, builds it (--build;
     /// a failed build skips the commit), and runs `ab`'s interleaved trials of it against
     /// the good end with the sequential rule on the watched rows and the control. Bad: a
@@ -176,7 +176,7 @@ pub enum Command {
     /// alert, a culprit whose step is well under the alert's is bisected past (a step in
     /// two parts says each part's share). Ends with the culprit (sha, subject, author,
     /// date), its evidence, the commits skipped and the GPU time spent; with an alert the
-    /// result is stored with it (`perfdb alerts show`, /alerts/ID).
+    /// result is stored with every alert of its group (`perfdb alerts show`, /alerts/ID).
     ///
     ///   perfdb bisect 48b945bd --repo . --build 'make -j' -- python bench.py
     ///   perfdb bisect --good v1.2 --bad main --series gemm --repo . -- python bench.py

@@ -267,7 +267,35 @@ fn a_step_in_two_parts_from_an_alert_says_each_share() {
         .count();
     assert!(later >= 1, "{v}");
 
-    // Stored with the alert: its JSON and its terminal form name the culprits.
+    // Stored with every alert of the alert's group (a group has one bisect).
+    let groups: Vec<Value> =
+        serde_json::from_str(&wh.ok(&["alerts", "list", "--grouped", "--format", "json"])).unwrap();
+    let group = groups
+        .iter()
+        .find(|g| {
+            g["alerts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|a| a["id"] == id)
+        })
+        .unwrap();
+    for m in group["alerts"].as_array().unwrap() {
+        let shown: Value = serde_json::from_str(&wh.ok(&[
+            "alerts",
+            "show",
+            m["id"].as_str().unwrap(),
+            "--format",
+            "json",
+        ]))
+        .unwrap();
+        assert_eq!(shown["bisect"]["label"], v["label"], "{m}");
+    }
+    assert_eq!(
+        v["label"],
+        format!("bisect-{}", group["id"].as_str().unwrap()).as_str()
+    );
+    // Its JSON and its terminal form name the culprits.
     let shown: Value =
         serde_json::from_str(&wh.ok(&["alerts", "show", id, "--format", "json"])).unwrap();
     assert_eq!(
@@ -384,4 +412,70 @@ fn the_recorded_h200_bisect_holds() {
             assert_ne!(triton["verdict"], "regression", "{}", subjects[sha]);
         }
     }
+}
+
+#[test]
+fn bisect_errors_name_what_is_wrong() {
+    let wh = Wh::new();
+    let dir = wh.dir.path().join("kernels");
+    let shas = repo(&dir, 3, |_| 10.0, &[0]);
+    let repo_arg = dir.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let out = wh.run(args);
+        assert_eq!(code(&out), 2, "{args:?}: {}", stderr(&out));
+        stderr(&out)
+    };
+    // Reversed ends.
+    let err = run(&[
+        "bisect", "--repo", repo_arg, "--good", &shas[3], "--bad", &shas[0], "--", "sh", "bench.sh",
+    ]);
+    assert!(
+        err.contains("is not an ancestor of the bad commit"),
+        "{err}"
+    );
+    // An unknown commit.
+    let err = run(&[
+        "bisect", "--repo", repo_arg, "--good", "nope", "--bad", &shas[3], "--", "sh", "bench.sh",
+    ]);
+    assert!(err.contains("no commit 'nope'"), "{err}");
+    // A good end that does not build.
+    let err = run(&[
+        "bisect",
+        "--repo",
+        repo_arg,
+        "--good",
+        &shas[0],
+        "--bad",
+        &shas[3],
+        "--build",
+        "sh build.sh",
+        "--",
+        "sh",
+        "bench.sh",
+    ]);
+    assert!(
+        err.contains("the good end") && err.contains("cannot be built"),
+        "{err}"
+    );
+    // Neither an alert nor both ends; no command and no alert to take one from.
+    let err = run(&["bisect", "--repo", repo_arg, "--good", &shas[0]]);
+    assert!(
+        err.contains("give an alert id, or both --good and --bad"),
+        "{err}"
+    );
+    let err = run(&[
+        "bisect", "--repo", repo_arg, "--good", &shas[0], "--bad", &shas[3],
+    ]);
+    assert!(
+        err.contains("give the benchmark command after `--`"),
+        "{err}"
+    );
+    // An alert id nothing has.
+    let err = run(&["bisect", "ffff", "--repo", repo_arg]);
+    assert!(err.contains("no alert id starts with 'ffff'"), "{err}");
+    // The same commit at both ends.
+    let err = run(&[
+        "bisect", "--repo", repo_arg, "--good", &shas[2], "--bad", &shas[2], "--", "sh", "bench.sh",
+    ]);
+    assert!(err.contains("are the same commit"), "{err}");
 }

@@ -15,7 +15,7 @@ use anyhow::{bail, Context};
 use clap::Parser;
 use git::{short, CommitInfo, Worktrees};
 use perfdb_ingest::warehouse::Label;
-use perfdb_reports::alerts::{self, AlertView};
+use perfdb_reports::alerts::{self, AlertGroup, AlertView};
 use perfdb_reports::compare::{Report, Row, State};
 use perfdb_reports::db::Db;
 use search::{Found, Search};
@@ -29,25 +29,48 @@ const PART: f64 = 0.75;
 /// Parts of one step searched at most.
 const MAX_PARTS: usize = 3;
 
+/// One series an alert watched, with the size of its step.
+#[derive(Debug, Clone, Serialize)]
+pub struct Series {
+    pub alert: String,
+    pub table: String,
+    pub variant: String,
+    pub key_text: String,
+    pub metrics: Vec<String>,
+    /// The alert's head-over-base ratio.
+    pub ratio: f64,
+}
+
 /// The rows a bisect watches.
 #[derive(Debug, Clone, Serialize)]
 pub struct Watch {
-    /// The alert's series: table, variant, key text, metrics.
-    pub alert: Option<(String, String, String, Vec<String>)>,
+    /// The series of the alert's group (one change: every alert of its label, machine
+    /// class and overlapping range).
+    pub series: Vec<Series>,
     /// `--series` texts.
     pub texts: Vec<String>,
 }
 
 impl Watch {
+    /// The alert series `r` is, if any.
+    fn series_of(&self, r: &Row) -> Option<&Series> {
+        self.series.iter().find(|s| {
+            s.table == r.table
+                && s.variant == r.variant
+                && s.key_text == r.key_text
+                && s.metrics.contains(&r.metric)
+        })
+    }
+
     fn holds(&self, r: &Row) -> bool {
         if r.control {
             return false;
         }
-        if let Some((t, v, k, m)) = &self.alert {
-            return &r.table == t && &r.variant == v && &r.key_text == k && m.contains(&r.metric);
+        if !self.texts.is_empty() {
+            let text = format!("{} {} {}", r.table, r.variant, r.key_text);
+            return self.texts.iter().any(|s| text.contains(s.as_str()));
         }
-        let text = format!("{} {} {}", r.table, r.variant, r.key_text);
-        self.texts.is_empty() || self.texts.iter().any(|s| text.contains(s.as_str()))
+        self.series.is_empty() || self.series_of(r).is_some()
     }
 }
 
@@ -55,6 +78,8 @@ impl Watch {
 #[derive(Debug, Clone, Serialize)]
 pub struct Evidence {
     pub row: String,
+    /// |ln ratio| over |ln the alert's ratio| when the row is an alert's series.
+    pub share: Option<f64>,
     pub state: Option<String>,
     pub ratio: Option<f64>,
     pub ratio_ci: Option<(f64, f64)>,
@@ -108,9 +133,11 @@ pub struct Bisected {
     pub max_trials: usize,
 }
 
-/// What the alert gives a bisect.
+/// What the alert gives a bisect: its group (whose range and series the bisect takes:
+/// a group has one bisect), how its runs were made.
 struct FromAlert {
     alert: AlertView,
+    group: AlertGroup,
     command: Option<String>,
     machine: Option<String>,
 }
@@ -119,6 +146,7 @@ fn from_alert(root: &Path, prefix: &str, repo: &Path) -> anyhow::Result<FromAler
     let db = Db::open(root)
         .with_context(|| format!("cannot open the warehouse at {}", root.display()))?;
     let alert = alerts::find(&db, prefix)?;
+    let group = alerts::find_group(&db, prefix)?;
     if alert.kind != alerts::AlertKind::Regression {
         bail!(
             "alert {} is about data that stopped arriving, not a step: nothing to bisect",
@@ -130,6 +158,7 @@ fn from_alert(root: &Path, prefix: &str, repo: &Path) -> anyhow::Result<FromAler
         command: c.bench_command.clone(),
         machine: c.machine.clone(),
         alert,
+        group,
     })
 }
 
@@ -163,18 +192,22 @@ pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
         bail!("give the benchmark command after `--` (the alert's runs do not say how they were made)")
     };
     let watch = Watch {
-        alert: from.as_ref().filter(|_| a.series.is_empty()).map(|f| {
-            (
-                f.alert.table.clone(),
-                f.alert.variant.clone(),
-                f.alert.key_text.clone(),
-                f.alert.metrics.clone(),
-            )
-        }),
+        series: from
+            .iter()
+            .flat_map(|f| &f.group.alerts)
+            .map(|m| Series {
+                alert: m.id.clone(),
+                table: m.table.clone(),
+                variant: m.variant.clone(),
+                key_text: m.key_text.clone(),
+                metrics: m.metrics.clone(),
+                ratio: m.ratio,
+            })
+            .collect(),
         texts: a.series.clone(),
     };
     let id = match &from {
-        Some(f) => f.alert.id.clone(),
+        Some(f) => f.group.id.clone(),
         None => format!(
             "{}-{}",
             &good[..8.min(good.len())],
@@ -216,10 +249,6 @@ pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
         gpu_seconds: 0.0,
         max_trials: a.max_trials,
     };
-    let alert_ln = from
-        .as_ref()
-        .map(|f| f.alert.ratio.ln())
-        .filter(|r| r.is_finite() && *r != 0.0);
     let mut built = std::collections::HashMap::new();
     let good_tree = ctx
         .prepare(&mut trees, &mut built, &good)?
@@ -282,14 +311,10 @@ pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
             break;
         };
         let evidence = evidence_of.remove(&c).unwrap_or_default();
-        let share = alert_ln.and_then(|total| {
-            let mut lns: Vec<f64> = evidence
-                .iter()
-                .filter_map(|e| e.ratio.map(|r| r.ln().abs()))
-                .collect();
-            lns.sort_by(f64::total_cmp);
-            (!lns.is_empty()).then(|| lns[lns.len() / 2] / total.abs())
-        });
+        // The culprit's share of the alerts' step: the watched rows' median.
+        let mut shares: Vec<f64> = evidence.iter().filter_map(|e| e.share).collect();
+        shares.sort_by(f64::total_cmp);
+        let share = (!shares.is_empty()).then(|| shares[shares.len() / 2]);
         out.parts.push(Part {
             culprit: git::info(&repo, &rest[c])?,
             share,
@@ -308,8 +333,9 @@ pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
         break;
     }
     drop(trees);
-    if let Some(f) = &from {
-        perfdb_reports::alerts::bisected::store(root, &f.alert.id, &serde_json::to_value(&out)?)
+    // Stored with every alert of the group: any of them shows it.
+    for m in from.iter().flat_map(|f| &f.group.alerts) {
+        perfdb_reports::alerts::bisected::store(root, &m.id, &serde_json::to_value(&out)?)
             .context("cannot store the result with the alert")?;
     }
     let text = render::render(&out, a.format);
@@ -470,6 +496,12 @@ impl Ctx<'_> {
             .iter()
             .map(|r| Evidence {
                 row: format!("{} {} {} {}", r.table, r.variant, r.key_text, r.metric),
+                share: self.watch.series_of(r).and_then(|s| {
+                    let total = s.ratio.ln().abs();
+                    r.ratio
+                        .filter(|_| total > 0.0 && total.is_finite())
+                        .map(|x| x.ln().abs() / total)
+                }),
                 state: r.state.map(|s| s.as_str().to_string()),
                 ratio: r.ratio,
                 ratio_ci: r.ratio_ci,

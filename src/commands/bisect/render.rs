@@ -70,7 +70,7 @@ fn headline(b: &Bisected) -> String {
 
 fn text(b: &Bisected) -> String {
     let mut s = format!(
-        "bisect {}: {} commit(s) after {} up to {}, {} step(s), {} of trials\n",
+        "{}: {} commit(s) after {} up to {}, {} step(s), {} of trials\n",
         b.label,
         b.commits,
         short(&b.good),
@@ -136,4 +136,112 @@ fn markdown(b: &Bisected) -> String {
         ));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::bisect::{git::CommitInfo, Part, Series, Step, Watch};
+
+    fn evidence(ratio: f64, state: &str) -> Evidence {
+        Evidence {
+            row: "perf triton dim=(16777216,) dtype=torch.bfloat16 latency".into(),
+            share: Some(0.52),
+            state: Some(state.into()),
+            ratio: Some(ratio),
+            ratio_ci: Some((ratio * 0.99, ratio * 1.01)),
+            trials: (12, 4),
+        }
+    }
+
+    fn step(commit: &str, found: &str, why: Option<&str>) -> Step {
+        Step {
+            commit: commit.repeat(40 / commit.len()),
+            against: "00".repeat(20),
+            found: found.into(),
+            why: why.map(String::from),
+            trials_a_side: if found == "skipped" { 0 } else { 4 },
+            seconds: 61.2,
+            evidence: if found == "skipped" {
+                vec![]
+            } else {
+                vec![evidence(if found == "bad" { 1.15 } else { 1.0 }, found)]
+            },
+        }
+    }
+
+    fn part(sha: &str, subject: &str) -> Part {
+        Part {
+            culprit: CommitInfo {
+                sha: sha.repeat(40 / sha.len()),
+                subject: subject.into(),
+                author: "Ada Kernel <ada@example.com>".into(),
+                date: "2026-12-01T00:11:00+00:00".into(),
+            },
+            share: Some(0.52),
+            evidence: vec![evidence(1.15, "regression")],
+        }
+    }
+
+    fn bisected() -> Bisected {
+        Bisected {
+            alert: Some("48b945bd5f5c8ba2".into()),
+            label: "bisect-48b945bd5f5c8ba2".into(),
+            good: "00".repeat(20),
+            bad: "ff".repeat(20),
+            commits: 30,
+            watch: Watch {
+                series: vec![Series {
+                    alert: "48b945bd5f5c8ba2".into(),
+                    table: "perf".into(),
+                    variant: "triton".into(),
+                    key_text: "dim=(16777216,) dtype=torch.bfloat16".into(),
+                    metrics: vec!["latency".into()],
+                    ratio: 1.3225,
+                }],
+                texts: vec![],
+            },
+            parts: vec![
+                part("1a", "c10: tile 128 -> 64"),
+                part("2b", "c25: drop the prefetch"),
+            ],
+            range: None,
+            steps: vec![
+                step("0f", "good", None),
+                step(
+                    "3c",
+                    "skipped",
+                    Some("the build exited with exit status: 1 (log: build-3c.log)"),
+                ),
+                step("1a", "bad", None),
+                step("2b", "bad", None),
+            ],
+            skipped: vec!["3c".repeat(20)],
+            gpu_seconds: 244.8,
+            max_trials: 12,
+        }
+    }
+
+    #[test]
+    fn a_two_part_result_reads() {
+        insta::assert_snapshot!("bisect_text", render(&bisected(), BisectFormat::Table));
+        insta::assert_snapshot!(
+            "bisect_markdown",
+            render(&bisected(), BisectFormat::Markdown)
+        );
+    }
+
+    #[test]
+    fn a_range_reads_as_a_range() {
+        let mut b = bisected();
+        b.parts.clear();
+        b.range = Some(("0f".repeat(20), "1a".repeat(20)));
+        let text = render(&b, BisectFormat::Table);
+        assert!(
+            text.contains(
+                "not narrowed to one commit: the step lies after 0f0f0f0f0f0f up to 1a1a1a1a1a1a"
+            ),
+            "{text}"
+        );
+    }
 }
