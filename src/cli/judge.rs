@@ -214,6 +214,10 @@ pub struct BisectArgs {
     /// perfdb-bisect/LABEL]
     #[arg(long, value_name = "DIR")]
     pub logs: Option<PathBuf>,
+    /// With an alert: POST what was found to these targets (repeatable; the forms of
+    /// `perfdb detect --notify`: http(s)://, slack+https://, github+https://...)
+    #[arg(long, value_name = "URL")]
+    pub notify: Vec<String>,
     #[command(flatten)]
     pub judge: JudgeArgs,
     #[arg(long, value_enum, default_value = "table")]

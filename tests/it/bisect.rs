@@ -248,7 +248,11 @@ fn a_step_in_two_parts_from_an_alert_says_each_share() {
     let id = alert["id"].as_str().unwrap();
 
     // No command after `--`: the alert's runs say how they were made.
-    let (exit, v, err) = bisect(&wh, &[&id[..8], "--repo", dir.to_str().unwrap()]);
+    let (url, told) = receiver(vec![]);
+    let (exit, v, err) = bisect(
+        &wh,
+        &[&id[..8], "--repo", dir.to_str().unwrap(), "--notify", &url],
+    );
     assert_eq!(exit, 0, "{err}\n{v}");
     let parts = v["parts"].as_array().unwrap();
     assert_eq!(parts.len(), 2, "{v}");
@@ -267,6 +271,18 @@ fn a_step_in_two_parts_from_an_alert_says_each_share() {
         .count();
     assert!(later >= 1, "{v}");
 
+    // The alert's watchers are told, once, with the result.
+    let told = told.lock().unwrap().clone();
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert_eq!(
+        told[0]["bisect"]["parts"][1]["culprit"]["sha"],
+        shas[25].as_str()
+    );
+    let text = told[0]["text"].as_str().unwrap();
+    assert!(
+        text.contains(&format!("bisect: culprit {}", &shas[10][..12])) && text.contains("then"),
+        "{text}"
+    );
     // Stored with every alert of the alert's group (a group has one bisect).
     let groups: Vec<Value> =
         serde_json::from_str(&wh.ok(&["alerts", "list", "--grouped", "--format", "json"])).unwrap();

@@ -164,6 +164,11 @@ fn from_alert(root: &Path, prefix: &str, repo: &Path) -> anyhow::Result<FromAler
 
 pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
     let repo = a.repo.clone();
+    // Targets are checked before any trial runs.
+    let targets = perfdb_reports::alerts::notify::parse_targets(&a.notify)?;
+    if !targets.is_empty() && a.alert.is_none() {
+        bail!("--notify tells an alert's watchers: give the alert's id");
+    }
     let from = match &a.alert {
         Some(p) => Some(from_alert(root, p, &repo)?),
         None => None,
@@ -340,6 +345,20 @@ pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
     }
     let text = render::render(&out, a.format);
     std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes())?;
+    if let Some(f) = &from {
+        let failed = perfdb_reports::alerts::notify::deliver_bisect(
+            &targets,
+            &f.group,
+            &serde_json::to_value(&out)?,
+            perfdb_reports::alerts::notify::TIMEOUT,
+        );
+        for (t, e) in &failed {
+            eprintln!("bisect: could not tell {t}: {e}");
+        }
+        if !failed.is_empty() {
+            return Ok(Exit::Error);
+        }
+    }
     Ok(if out.parts.is_empty() {
         Exit::Inconclusive
     } else {

@@ -148,6 +148,30 @@ pub fn deliver(
     Ok(out)
 }
 
+/// Tell each target what `perfdb bisect` found for group `g` (its `result`): the group's
+/// body with `bisect` and a text naming the culprit, one POST with retries a target (the
+/// same `Idempotency-Key` on each retry). Returns the targets that failed, with why.
+pub fn deliver_bisect(
+    targets: &[Target],
+    g: &alerts::AlertGroup,
+    result: &serde_json::Value,
+    timeout: Duration,
+) -> Vec<(String, String)> {
+    let mut failed = Vec::new();
+    for t in targets {
+        let key = format!(
+            "bisect-{}-{}",
+            g.id,
+            &sha256_hex(format!("{}{result}", t.shown).as_bytes())[..8]
+        );
+        if let Err((_, e)) = post_with_retries(t, &bisect_body(t.preset, g, result), &key, timeout)
+        {
+            failed.push((t.shown.clone(), e));
+        }
+    }
+    failed
+}
+
 fn now_us() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

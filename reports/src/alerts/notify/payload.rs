@@ -102,3 +102,49 @@ fn one_line(a: &AlertView, more: &str, g: &AlertGroup) -> String {
         ),
     }
 }
+
+/// The body telling a target what `perfdb bisect` found for group `g`.
+pub fn bisect_body(
+    preset: Preset,
+    g: &AlertGroup,
+    result: &serde_json::Value,
+) -> serde_json::Value {
+    let summary = crate::alerts::bisected::summary(result);
+    let w = g.worst();
+    let text = format!(
+        "perfdb: {} {} ({} series on {}, after {} up to {}) {summary} [{}]",
+        w.table,
+        w.variant,
+        g.alerts.len(),
+        g.machine,
+        g.last_good_commit,
+        g.first_bad_commit,
+        g.id
+    );
+    match preset {
+        Preset::Json => {
+            let mut v = payload(g);
+            v["text"] = serde_json::Value::String(text);
+            v["bisect"] = result.clone();
+            v
+        }
+        Preset::Slack => serde_json::json!({
+            "text": text,
+            "blocks": [
+                {"type": "section", "text": {"type": "mrkdwn", "text": format!(
+                    "*perfdb bisect of alert `{}`*: {summary}", g.id
+                )}},
+                {"type": "context", "elements": [{"type": "mrkdwn", "text": format!(
+                    "label {} · {} series · `perfdb alerts show {}`",
+                    g.label, g.alerts.len(), g.id
+                )}]}
+            ]
+        }),
+        Preset::GitHub => serde_json::json!({
+            "body": format!(
+                "### perfdb bisect of alert `{}`\n\n{summary}\n\n{}\n\n`perfdb alerts show {}` has the steps.",
+                g.id, listed(g, "- "), g.id
+            )
+        }),
+    }
+}
