@@ -203,39 +203,44 @@ fn an_alert_is_acknowledged_from_the_page_in_chromium() {
         );
     };
     go("/alerts");
-    let found = webdriver(
-        port,
-        "POST",
-        &format!("/session/{sid}/element"),
-        &serde_json::json!({"using": "css selector", "value": format!("button#ack-{id}")}),
-    );
-    let element = found["value"]
-        .as_object()
-        .and_then(|o| o.values().next())
-        .and_then(|v| v.as_str())
-        .unwrap_or_else(|| panic!("no ack button: {found}"))
-        .to_string();
-    webdriver(
-        port,
-        "POST",
-        &format!("/session/{sid}/element/{element}/click"),
-        &serde_json::json!({}),
-    );
-    // The form posts and the server redirects back to /alerts, now acknowledged.
-    let mut source = String::new();
-    for _ in 0..50 {
-        let v = webdriver(
+    // Click the button `selector` names, then read the page until it holds `until`.
+    let click_until = |selector: &str, until: &str| -> String {
+        let found = webdriver(
             port,
-            "GET",
-            &format!("/session/{sid}/source"),
+            "POST",
+            &format!("/session/{sid}/element"),
+            &serde_json::json!({"using": "css selector", "value": selector}),
+        );
+        let element = found["value"]
+            .as_object()
+            .and_then(|o| o.values().next())
+            .and_then(|v| v.as_str())
+            .unwrap_or_else(|| panic!("no {selector}: {found}"))
+            .to_string();
+        webdriver(
+            port,
+            "POST",
+            &format!("/session/{sid}/element/{element}/click"),
             &serde_json::json!({}),
         );
-        source = v["value"].as_str().unwrap_or("").to_string();
-        if source.contains(&format!("reopen-{id}")) {
-            break;
+        let mut source = String::new();
+        for _ in 0..50 {
+            let v = webdriver(
+                port,
+                "GET",
+                &format!("/session/{sid}/source"),
+                &serde_json::json!({}),
+            );
+            source = v["value"].as_str().unwrap_or("").to_string();
+            if source.contains(until) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
         }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+        source
+    };
+    // The form posts and the server redirects back to /alerts, now acknowledged.
+    let source = click_until(&format!("button#ack-{id}"), &format!("reopen-{id}"));
     assert!(
         source.contains(&format!("reopen-{id}")),
         "not acknowledged: {source}"
@@ -263,37 +268,10 @@ fn an_alert_is_acknowledged_from_the_page_in_chromium() {
         })
         .unwrap();
     let gid = other["id"].as_str().unwrap().to_string();
-    let found = webdriver(
-        port,
-        "POST",
-        &format!("/session/{sid}/element"),
-        &serde_json::json!({"using": "css selector", "value": format!("button#ack-group-{gid}")}),
+    let source = click_until(
+        &format!("button#ack-group-{gid}"),
+        &format!("reopen-group-{gid}"),
     );
-    let element = found["value"]
-        .as_object()
-        .and_then(|o| o.values().next())
-        .and_then(|v| v.as_str())
-        .unwrap_or_else(|| panic!("no group ack button: {found}"))
-        .to_string();
-    webdriver(
-        port,
-        "POST",
-        &format!("/session/{sid}/element/{element}/click"),
-        &serde_json::json!({}),
-    );
-    for _ in 0..50 {
-        let v = webdriver(
-            port,
-            "GET",
-            &format!("/session/{sid}/source"),
-            &serde_json::json!({}),
-        );
-        source = v["value"].as_str().unwrap_or("").to_string();
-        if source.contains(&format!("reopen-group-{gid}")) {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
     webdriver(
         port,
         "DELETE",

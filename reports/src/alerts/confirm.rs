@@ -69,6 +69,36 @@ fn sh(word: &str) -> String {
     }
 }
 
+/// What to run when commits of the range were not measured: `git bisect` by hand, and
+/// `perfdb bisect`, which does it all.
+fn bisect_hints(
+    a: &AlertView,
+    good: &str,
+    bad: &str,
+    unmeasured: usize,
+    bench: &str,
+) -> Vec<String> {
+    let short = |c: &str| c.chars().take(12).collect::<String>();
+    let mut bisect = Vec::new();
+    if unmeasured > 0 {
+        bisect.push(format!(
+            "{unmeasured} commit(s) between {} and {} were not measured: bisect them",
+            short(good),
+            short(bad)
+        ));
+        bisect.push(format!("git bisect start {} {}", sh(bad), sh(good)));
+        bisect.push(format!(
+            "# at each step: build, then `perfdb run --label bisect --commit $(git rev-parse HEAD) -- {bench}` and `perfdb compare {} bisect`; `git bisect good` or `git bisect bad` by its verdict",
+            short(good)
+        ));
+        bisect.push(format!(
+            "# or all of it, on this machine: perfdb bisect {} --repo . --build '<the build command>' -- {bench}",
+            sh(&a.id)
+        ));
+    }
+    bisect
+}
+
 /// The commits `git rev-list` gives from `good` (excluded) to `bad`, oldest first.
 fn git_range(dir: &Path, good: &str, bad: &str) -> Result<Vec<String>, ConfirmError> {
     let fail = |why: String| ConfirmError::Git {
@@ -218,23 +248,7 @@ pub fn confirmation(
     }
     ab.push_str(" --max-trials 20 -- ");
     ab.push_str(&bench);
-    let mut bisect = Vec::new();
-    if unmeasured > 0 {
-        bisect.push(format!(
-            "{unmeasured} commit(s) between {} and {} were not measured: bisect them",
-            short(good),
-            short(bad)
-        ));
-        bisect.push(format!("git bisect start {} {}", sh(bad), sh(good)));
-        bisect.push(format!(
-            "# at each step: build, then `perfdb run --label bisect --commit $(git rev-parse HEAD) -- {bench}` and `perfdb compare {} bisect`; `git bisect good` or `git bisect bad` by its verdict",
-            short(good)
-        ));
-        bisect.push(format!(
-            "# or all of it, on this machine: perfdb bisect {} --repo . --build '<the build command>' -- {bench}",
-            sh(&a.id)
-        ));
-    }
+    let bisect = bisect_hints(a, good, bad, unmeasured, &bench);
     Ok(Confirmation {
         range,
         from_git,

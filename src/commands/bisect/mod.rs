@@ -1,25 +1,28 @@
 //! `perfdb bisect`: from an alert (or two commits) to the commit that made the step. A
 //! halving search over the range ([`search`]); each step checks a commit out in a git
 //! worktree and builds it ([`git`]), then runs `ab`'s interleaved trials of it against
-//! the good end (`super::ab::experiment`) and reads the watched rows' states. The
-//! result, stored with the alert, is read back by `perfdb alerts show` and the alert
-//! page ([`perfdb_reports::alerts::bisected`]).
+//! the good end (`super::ab::experiment`) and reads the watched rows' states into the
+//! records of [`types`], printed by [`render`]. The result, stored with every alert of
+//! the group, is read back by `perfdb alerts show` and the alert page
+//! ([`perfdb_reports::alerts::bisected`]).
 
 mod git;
 mod render;
 mod search;
+mod types;
+
+pub use types::*;
 
 use crate::cli::{AbArgs, BisectArgs};
 use crate::Exit;
 use anyhow::{bail, Context};
 use clap::Parser;
-use git::{short, CommitInfo, Worktrees};
+use git::{short, Worktrees};
 use perfdb_ingest::warehouse::Label;
 use perfdb_reports::alerts::{self, AlertGroup, AlertView};
 use perfdb_reports::compare::{Report, Row, State};
 use perfdb_reports::db::Db;
 use search::{Found, Search};
-use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -28,110 +31,6 @@ use std::time::Instant;
 const PART: f64 = 0.75;
 /// Parts of one step searched at most.
 const MAX_PARTS: usize = 3;
-
-/// One series an alert watched, with the size of its step.
-#[derive(Debug, Clone, Serialize)]
-pub struct Series {
-    pub alert: String,
-    pub table: String,
-    pub variant: String,
-    pub key_text: String,
-    pub metrics: Vec<String>,
-    /// The alert's head-over-base ratio.
-    pub ratio: f64,
-}
-
-/// The rows a bisect watches.
-#[derive(Debug, Clone, Serialize)]
-pub struct Watch {
-    /// The series of the alert's group (one change: every alert of its label, machine
-    /// class and overlapping range).
-    pub series: Vec<Series>,
-    /// `--series` texts.
-    pub texts: Vec<String>,
-}
-
-impl Watch {
-    /// The alert series `r` is, if any.
-    fn series_of(&self, r: &Row) -> Option<&Series> {
-        self.series.iter().find(|s| {
-            s.table == r.table
-                && s.variant == r.variant
-                && s.key_text == r.key_text
-                && s.metrics.contains(&r.metric)
-        })
-    }
-
-    fn holds(&self, r: &Row) -> bool {
-        if r.control {
-            return false;
-        }
-        if !self.texts.is_empty() {
-            let text = format!("{} {} {}", r.table, r.variant, r.key_text);
-            return self.texts.iter().any(|s| text.contains(s.as_str()));
-        }
-        self.series.is_empty() || self.series_of(r).is_some()
-    }
-}
-
-/// One watched row at a step: its state, change and interval against the good end.
-#[derive(Debug, Clone, Serialize)]
-pub struct Evidence {
-    pub row: String,
-    /// |ln ratio| over |ln the alert's ratio| when the row is an alert's series.
-    pub share: Option<f64>,
-    pub state: Option<String>,
-    pub ratio: Option<f64>,
-    pub ratio_ci: Option<(f64, f64)>,
-    pub trials: (usize, usize),
-}
-
-/// One step of the search.
-#[derive(Debug, Clone, Serialize)]
-pub struct Step {
-    pub commit: String,
-    /// Against this commit (the good end, or the culprit of the part before).
-    pub against: String,
-    pub found: String,
-    /// Why the commit was skipped or left undecided.
-    pub why: Option<String>,
-    pub trials_a_side: usize,
-    pub seconds: f64,
-    pub evidence: Vec<Evidence>,
-}
-
-/// A commit the step lies at, with its share of the alert's step when known.
-#[derive(Debug, Clone, Serialize)]
-pub struct Part {
-    pub culprit: CommitInfo,
-    /// |ln(its ratio)| / |ln(the alert's ratio)|, the watched rows' median (latency and
-    /// throughput rows alike).
-    pub share: Option<f64>,
-    /// The step's evidence (absent when the culprit is the bad end, never tested: the
-    /// alert's own step is its evidence).
-    pub evidence: Vec<Evidence>,
-}
-
-/// What a bisect found.
-#[derive(Debug, Clone, Serialize)]
-pub struct Bisected {
-    pub alert: Option<String>,
-    pub label: String,
-    pub good: String,
-    pub bad: String,
-    /// Commits after good up to bad.
-    pub commits: usize,
-    pub watch: Watch,
-    /// The culprit(s), oldest first; empty when only a range was proven.
-    pub parts: Vec<Part>,
-    /// When no culprit: the range it lies in, (after this, up to this].
-    pub range: Option<(String, String)>,
-    pub steps: Vec<Step>,
-    pub skipped: Vec<String>,
-    /// Wall seconds of the steps' trials (the GPU time spent).
-    pub gpu_seconds: f64,
-    pub max_trials: usize,
-}
 
 /// What the alert gives a bisect: its group (whose range and series the bisect takes:
 /// a group has one bisect), how its runs were made.
@@ -162,30 +61,43 @@ fn from_alert(root: &Path, prefix: &str, repo: &Path) -> anyhow::Result<FromAler
     })
 }
 
-pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
-    let repo = a.repo.clone();
+/// What a bisect sets out with, resolved from the flags, the alert and git.
+struct Plan {
+    from: Option<FromAlert>,
+    targets: Vec<perfdb_reports::alerts::notify::Target>,
+    good: String,
+    bad: String,
+    /// After good, up to bad, oldest first.
+    commits: Vec<String>,
+    command: Vec<String>,
+    watch: Watch,
+    /// The group's id, or the two ends'.
+    id: String,
+}
+
+fn plan(root: &Path, a: &BisectArgs) -> anyhow::Result<Plan> {
     // Targets are checked before any trial runs.
     let targets = perfdb_reports::alerts::notify::parse_targets(&a.notify)?;
     if !targets.is_empty() && a.alert.is_none() {
         bail!("--notify tells an alert's watchers: give the alert's id");
     }
     let from = match &a.alert {
-        Some(p) => Some(from_alert(root, p, &repo)?),
+        Some(p) => Some(from_alert(root, p, &a.repo)?),
         None => None,
     };
     let (good, bad) = match (&a.good, &a.bad, &from) {
         (Some(g), Some(b), _) => (g.clone(), b.clone()),
         (g, b, Some(f)) => (
             g.clone()
-                .unwrap_or_else(|| f.alert.last_good_commit.clone()),
+                .unwrap_or_else(|| f.group.last_good_commit.clone()),
             b.clone()
-                .unwrap_or_else(|| f.alert.first_bad_commit.clone()),
+                .unwrap_or_else(|| f.group.first_bad_commit.clone()),
         ),
         _ => bail!("give an alert id, or both --good and --bad"),
     };
-    let good = git::resolve(&repo, &good)?;
-    let bad = git::resolve(&repo, &bad)?;
-    let commits = git::range(&repo, &good, &bad)?;
+    let good = git::resolve(&a.repo, &good)?;
+    let bad = git::resolve(&a.repo, &bad)?;
+    let commits = git::range(&a.repo, &good, &bad)?;
     if commits.is_empty() {
         bail!("{} and {} are the same commit", short(&good), short(&bad));
     }
@@ -213,40 +125,48 @@ pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
     };
     let id = match &from {
         Some(f) => f.group.id.clone(),
-        None => format!(
-            "{}-{}",
-            &good[..8.min(good.len())],
-            &bad[..8.min(bad.len())]
-        ),
+        None => format!("{}-{}", &good[..8], &bad[..8]),
     };
-    let label = format!("bisect-{id}");
+    Ok(Plan {
+        from,
+        targets,
+        good,
+        bad,
+        commits,
+        command,
+        watch,
+        id,
+    })
+}
+
+pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
+    let p = plan(root, &a)?;
+    let label = format!("bisect-{}", p.id);
     Label::new(&label).map_err(|e| anyhow::anyhow!("label {label}: {e}"))?;
-    let logs = a
-        .logs
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("perfdb-bisect").join(&label));
-    let work = std::env::temp_dir().join(format!("perfdb-bisect-{}-{}", id, std::process::id()));
-    let mut trees = Worktrees::new(&repo, work)?;
-    let machine = a
-        .machine
-        .clone()
-        .or_else(|| from.as_ref().and_then(|f| f.machine.clone()));
+    let work = std::env::temp_dir().join(format!("perfdb-bisect-{}-{}", p.id, std::process::id()));
+    let mut trees = Worktrees::new(&a.repo, work)?;
     let ctx = Ctx {
         root,
         a: &a,
-        command,
+        command: p.command.clone(),
         label: label.clone(),
-        logs,
-        machine,
-        watch: watch.clone(),
+        logs: a
+            .logs
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("perfdb-bisect").join(&label)),
+        machine: a
+            .machine
+            .clone()
+            .or_else(|| p.from.as_ref().and_then(|f| f.machine.clone())),
+        watch: p.watch.clone(),
     };
     let mut out = Bisected {
-        alert: from.as_ref().map(|f| f.alert.id.clone()),
+        alert: p.from.as_ref().map(|f| f.alert.id.clone()),
         label,
-        good: good.clone(),
-        bad: bad.clone(),
-        commits: commits.len(),
-        watch,
+        good: p.good.clone(),
+        bad: p.bad.clone(),
+        commits: p.commits.len(),
+        watch: p.watch.clone(),
         parts: Vec::new(),
         range: None,
         steps: Vec::new(),
@@ -254,102 +174,36 @@ pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
         gpu_seconds: 0.0,
         max_trials: a.max_trials,
     };
-    let mut built = std::collections::HashMap::new();
-    let good_tree = ctx
-        .prepare(&mut trees, &mut built, &good)?
-        .map_err(|why| anyhow::anyhow!("the good end {} cannot be built: {why}", short(&good)))?;
-    let (mut against, mut against_tree) = (good.clone(), good_tree);
-    let mut rest: &[String] = &commits;
-    for _ in 0..MAX_PARTS {
-        let mut s = Search::new(rest.len());
-        let mut evidence_of = std::collections::HashMap::new();
-        while let Some(i) = s.next() {
-            let sha = &rest[i];
-            let (lo, hi) = s.range();
-            eprintln!(
-                "bisect: step {}: {} \"{}\" ({} commit(s) open after {})",
-                out.steps.len() + 1,
-                short(sha),
-                git::info(&repo, sha).map(|c| c.subject).unwrap_or_default(),
-                hi - lo.map_or(0, |g| g + 1),
-                short(lo.map_or(&against, |g| &rest[g]))
-            );
-            let step = ctx.step(&mut trees, &mut built, &against, &against_tree, sha)?;
-            eprintln!(
-                "bisect: {} {} ({} trials a side, {:.0} s){}",
-                short(sha),
-                step.found,
-                step.trials_a_side,
-                step.seconds,
-                step.why
-                    .as_deref()
-                    .map(|w| format!(": {w}"))
-                    .unwrap_or_default()
-            );
-            out.gpu_seconds += step.seconds;
-            if crate::process::interrupted().is_some() {
-                // A cancelled job: the steps so far, and exit 130.
-                out.steps.push(step);
-                let text = render::render(&out, a.format);
-                std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes())?;
-                return Ok(Exit::Interrupted);
-            }
-            let found = match step.found.as_str() {
-                "bad" => Found::Bad,
-                "good" => Found::Good,
-                "skipped" => Found::Skip,
-                _ => Found::Undecided,
-            };
-            if found == Found::Skip {
-                out.skipped.push(sha.clone());
-            }
-            evidence_of.insert(i, step.evidence.clone());
-            out.steps.push(step);
-            s.record(i, found);
-        }
-        let Some(c) = s.culprit() else {
-            let (g, b) = s.range();
-            out.range = Some((
-                g.map_or(against.clone(), |g| rest[g].clone()),
-                rest[b].clone(),
-            ));
-            break;
-        };
-        let evidence = evidence_of.remove(&c).unwrap_or_default();
-        // The culprit's share of the alerts' step: the watched rows' median.
-        let mut shares: Vec<f64> = evidence.iter().filter_map(|e| e.share).collect();
-        shares.sort_by(f64::total_cmp);
-        let share = (!shares.is_empty()).then(|| shares[shares.len() / 2]);
-        out.parts.push(Part {
-            culprit: git::info(&repo, &rest[c])?,
-            share,
-            evidence,
-        });
-        let covered: f64 = out.parts.iter().filter_map(|p| p.share).sum();
-        // The rest of the step lies after this culprit: search on from it.
-        if c + 1 < rest.len() && share.is_some_and(|_| covered < PART) {
-            against = rest[c].clone();
-            against_tree = ctx
-                .prepare(&mut trees, &mut built, &against)?
-                .map_err(|why| anyhow::anyhow!("{why}"))?;
-            rest = &rest[c + 1..];
-            continue;
-        }
-        break;
-    }
+    let interrupted = ctx.search(&mut trees, &p, &mut out)?;
     drop(trees);
-    // Stored with every alert of the group: any of them shows it.
-    for m in from.iter().flat_map(|f| &f.group.alerts) {
-        perfdb_reports::alerts::bisected::store(root, &m.id, &serde_json::to_value(&out)?)
+    if interrupted {
+        // A cancelled job: the steps so far, nothing stored, and exit 130.
+        print(&out, a.format)?;
+        return Ok(Exit::Interrupted);
+    }
+    finish(root, &a, &p, &out)
+}
+
+fn print(out: &Bisected, format: crate::cli::BisectFormat) -> anyhow::Result<()> {
+    let text = render::render(out, format);
+    std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes())?;
+    Ok(())
+}
+
+/// Store the result with every alert of the group (any of them shows it), print it, and
+/// tell the targets.
+fn finish(root: &Path, a: &BisectArgs, p: &Plan, out: &Bisected) -> anyhow::Result<Exit> {
+    let value = serde_json::to_value(out)?;
+    for m in p.from.iter().flat_map(|f| &f.group.alerts) {
+        perfdb_reports::alerts::bisected::store(root, &m.id, &value)
             .context("cannot store the result with the alert")?;
     }
-    let text = render::render(&out, a.format);
-    std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes())?;
-    if let Some(f) = &from {
+    print(out, a.format)?;
+    if let Some(f) = &p.from {
         let failed = perfdb_reports::alerts::notify::deliver_bisect(
-            &targets,
+            &p.targets,
             &f.group,
-            &serde_json::to_value(&out)?,
+            &value,
             perfdb_reports::alerts::notify::TIMEOUT,
         );
         for (t, e) in &failed {
@@ -365,6 +219,9 @@ pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
         Exit::Ok
     })
 }
+
+/// Worktrees and builds made so far, by sha: the tree, or why it did not build.
+type Built = std::collections::HashMap<String, Result<PathBuf, String>>;
 
 /// What every step shares.
 struct Ctx<'a> {
@@ -385,11 +242,96 @@ struct AbLine {
 }
 
 impl Ctx<'_> {
+    /// The search, part by part, into `out`; true when a signal cut it short.
+    fn search(&self, trees: &mut Worktrees, p: &Plan, out: &mut Bisected) -> anyhow::Result<bool> {
+        let mut built = Built::new();
+        let good_tree = self.prepare(trees, &mut built, &p.good)?.map_err(|why| {
+            anyhow::anyhow!("the good end {} cannot be built: {why}", short(&p.good))
+        })?;
+        let (mut against, mut against_tree) = (p.good.clone(), good_tree);
+        let mut rest: &[String] = &p.commits;
+        for _ in 0..MAX_PARTS {
+            let mut s = Search::new(rest.len());
+            let mut evidence_of = std::collections::HashMap::new();
+            while let Some(i) = s.next() {
+                let sha = &rest[i];
+                let (lo, hi) = s.range();
+                eprintln!(
+                    "bisect: step {}: {} \"{}\" ({} commit(s) open after {})",
+                    out.steps.len() + 1,
+                    short(sha),
+                    git::info(&self.a.repo, sha)
+                        .map(|c| c.subject)
+                        .unwrap_or_default(),
+                    hi - lo.map_or(0, |g| g + 1),
+                    short(lo.map_or(&against, |g| &rest[g]))
+                );
+                let step = self.step(trees, &mut built, &against, &against_tree, sha)?;
+                eprintln!(
+                    "bisect: {} {} ({} trials a side, {:.0} s){}",
+                    short(sha),
+                    step.found,
+                    step.trials_a_side,
+                    step.seconds,
+                    step.why
+                        .as_deref()
+                        .map(|w| format!(": {w}"))
+                        .unwrap_or_default()
+                );
+                out.gpu_seconds += step.seconds;
+                let found = match step.found.as_str() {
+                    "bad" => Found::Bad,
+                    "good" => Found::Good,
+                    "skipped" => Found::Skip,
+                    _ => Found::Undecided,
+                };
+                if found == Found::Skip {
+                    out.skipped.push(sha.clone());
+                }
+                evidence_of.insert(i, step.evidence.clone());
+                out.steps.push(step);
+                if crate::process::interrupted().is_some() {
+                    return Ok(true);
+                }
+                s.record(i, found);
+            }
+            let Some(c) = s.culprit() else {
+                let (g, b) = s.range();
+                out.range = Some((
+                    g.map_or(against.clone(), |g| rest[g].clone()),
+                    rest[b].clone(),
+                ));
+                return Ok(false);
+            };
+            let evidence = evidence_of.remove(&c).unwrap_or_default();
+            // The culprit's share of the alerts' step: the watched rows' median.
+            let mut shares: Vec<f64> = evidence.iter().filter_map(|e| e.share).collect();
+            shares.sort_by(f64::total_cmp);
+            let share = (!shares.is_empty()).then(|| shares[shares.len() / 2]);
+            out.parts.push(Part {
+                culprit: git::info(&self.a.repo, &rest[c])?,
+                share,
+                evidence,
+            });
+            let covered: f64 = out.parts.iter().filter_map(|p| p.share).sum();
+            // Less than the step, with commits after it: search on from this culprit.
+            if c + 1 >= rest.len() || share.is_none() || covered >= PART {
+                return Ok(false);
+            }
+            against = rest[c].clone();
+            against_tree = self
+                .prepare(trees, &mut built, &against)?
+                .map_err(|why| anyhow::anyhow!("{why}"))?;
+            rest = &rest[c + 1..];
+        }
+        Ok(false)
+    }
+
     /// The worktree of `sha`, built: Ok(Err(why)) when its build fails.
     fn prepare(
         &self,
         trees: &mut Worktrees,
-        built: &mut std::collections::HashMap<String, Result<PathBuf, String>>,
+        built: &mut Built,
         sha: &str,
     ) -> anyhow::Result<Result<PathBuf, String>> {
         if let Some(r) = built.get(sha) {
@@ -430,7 +372,7 @@ impl Ctx<'_> {
     fn step(
         &self,
         trees: &mut Worktrees,
-        built: &mut std::collections::HashMap<String, Result<PathBuf, String>>,
+        built: &mut Built,
         against: &str,
         against_tree: &Path,
         sha: &str,
