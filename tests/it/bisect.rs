@@ -1,7 +1,7 @@
-//! `perfdb bisect` on git repositories built here: a benchmark script prints `[perf]`
-//! lines whose timing comes from the commit's `kernel.conf`, with noise seeded by the
-//! trial's count (each worktree counts its own), a flaky row nobody watches, and a
-//! build script that fails at one commit.
+//! `perfdb bisect` on git repositories built here: a benchmark script prints an aiter
+//! `summary (markdown):` table (or `[perf]` lines) whose timing comes from the commit's
+//! `kernel.conf`, with noise seeded by the trial's count (each worktree counts its own),
+//! a flaky row nobody watches, and a build script that fails at one commit.
 
 use crate::common::*;
 use serde_json::Value;
@@ -18,6 +18,23 @@ awk -v n="$n" -v base="$(cat kernel.conf)" 'BEGIN {
   printf "[perf] dim: (64,) dtype: bf16, torch avg: %.3f us, ck avg: %.3f us\n", 5 * (1 + 0.004 * (rand() - 0.5)), base * noise
   slow = (rand() < 0.33) ? 1.5 : 1.0
   printf "[perf] dim: (128,) dtype: bf16, torch avg: 9.000 us, ck avg: %.3f us\n", 20 * slow
+}'
+"#;
+
+/// The same benchmark printing aiter's table: the watched row n=1024 at `kernel.conf` us
+/// with about 1% noise, torch (the control) at 5 us, and n=2048 slowed 50% in a third
+/// of the trials.
+const AITER_BENCH: &str = r#"#!/bin/sh
+n=$(cat .trial 2>/dev/null || echo 0); n=$((n + 1)); echo $n > .trial
+echo "[aiter] add summary (markdown):"
+echo "|    n | dtype          |   torch us |   triton us |"
+echo "|-----:|:---------------|-----------:|------------:|"
+awk -v n="$n" -v base="$(cat kernel.conf)" 'BEGIN {
+  srand(n * 7919 + 17)
+  noise = 1 + 0.02 * (rand() + rand() + rand() - 1.5)
+  printf "| 1024 | torch.bfloat16 | %10.3f | %11.3f |\n", 5 * (1 + 0.004 * (rand() - 0.5)), base * noise
+  slow = (rand() < 0.33) ? 1.5 : 1.0
+  printf "| 2048 | torch.bfloat16 | %10.3f | %11.3f |\n", 9, 20 * slow
 }'
 "#;
 
@@ -41,9 +58,19 @@ fn git(repo: &Path, args: &[&str], when: usize) {
 /// A repository of `n + 1` commits (c00 .. cNN), each setting `kernel.conf` to
 /// `speed(i)` us; the build fails at the commits in `broken`. Returns each commit's sha.
 fn repo(dir: &Path, n: usize, speed: impl Fn(usize) -> f64, broken: &[usize]) -> Vec<String> {
+    repo_with(dir, BENCH, n, speed, broken)
+}
+
+fn repo_with(
+    dir: &Path,
+    bench: &str,
+    n: usize,
+    speed: impl Fn(usize) -> f64,
+    broken: &[usize],
+) -> Vec<String> {
     std::fs::create_dir_all(dir).unwrap();
     git(dir, &["init", "-q", "-b", "main"], 0);
-    std::fs::write(dir.join("bench.sh"), BENCH).unwrap();
+    std::fs::write(dir.join("bench.sh"), bench).unwrap();
     std::fs::write(dir.join(".gitignore"), ".trial\n").unwrap();
     let mut shas = Vec::new();
     for i in 0..=n {
@@ -86,7 +113,13 @@ fn bisect_names_the_commit_in_log2_steps_and_skips_a_broken_build() {
     let wh = Wh::new();
     let dir = wh.dir.path().join("kernels");
     // 32 commits after c00; c19 slows the kernel 30%; c16 does not build.
-    let shas = repo(&dir, 32, |i| if i >= 19 { 13.0 } else { 10.0 }, &[16]);
+    let shas = repo_with(
+        &dir,
+        AITER_BENCH,
+        32,
+        |i| if i >= 19 { 13.0 } else { 10.0 },
+        &[16],
+    );
     let logs = wh.dir.path().join("bisect-logs");
     let (exit, v, err) = bisect(
         &wh,
@@ -98,7 +131,7 @@ fn bisect_names_the_commit_in_log2_steps_and_skips_a_broken_build() {
             "--bad",
             &shas[32],
             "--series",
-            "dim=(64,)",
+            "triton n=1024",
             "--build",
             "sh build.sh",
             "--control",
@@ -185,7 +218,7 @@ fn bisect_names_the_commit_in_log2_steps_and_skips_a_broken_build() {
         "--bad",
         &shas[20],
         "--series",
-        "dim=(64,)",
+        "triton n=1024",
         "--",
         "sh",
         "bench.sh",
