@@ -11,6 +11,7 @@ mod noise;
 mod query;
 mod serve;
 mod status;
+mod trials;
 mod upkeep;
 
 use crate::cli::{Cli, Command};

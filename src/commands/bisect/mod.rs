@@ -1,7 +1,7 @@
 //! `perfdb bisect`: from an alert (or two commits) to the commit that made the step. A
 //! halving search over the range ([`search`]); each step checks a commit out in a git
 //! worktree and builds it ([`git`]), then runs `ab`'s interleaved trials of it against
-//! the good end (`super::ab::experiment`) and reads the watched rows' states into the
+//! the good end (`super::trials::experiment`) and reads the watched rows' states into the
 //! records of [`types`], printed by [`render`]. The result, stored with every alert of
 //! the group, is read back by `perfdb alerts show` and the alert page
 //! ([`perfdb_reports::alerts::bisected`]).
@@ -431,14 +431,14 @@ impl Ctx<'_> {
         ab.no_gpu_state = self.a.no_gpu_state;
         ab.input_format = self.a.input_format;
         let t0 = Instant::now();
-        let ran = super::ab::experiment(self.root, &ab, true)?;
+        let ran = super::trials::experiment(self.root, &ab, true)?;
         step.seconds = t0.elapsed().as_secs_f64();
         let report = match ran {
-            super::ab::Ran::Compared { report, seq, .. } => {
+            super::trials::Ran::Compared { report, seq, .. } => {
                 step.trials_a_side = seq.course.trials_per_arm;
                 report
             }
-            super::ab::Ran::NotCompared(_) => {
+            super::trials::Ran::NotCompared(_) => {
                 step.why = Some("a trial failed or nothing was compared (see above)".into());
                 return Ok(step);
             }

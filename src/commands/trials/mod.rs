@@ -1,17 +1,18 @@
-//! `perfdb ab`: run base and head interleaved, one process a trial, compare at the
-//! planned looks and stop once every row is decided (docs/STATS.md, "Sequential A/B").
+//! The interleaved trials of `perfdb ab` and of each `perfdb bisect` step: base and head,
+//! one process a trial, compared at the planned looks until every row is decided
+//! (docs/STATS.md, "Sequential A/B"). Shared by those two commands, not one of them.
 //!
 //! The experiment (schedule, looks, stop reasons, the report's section) is
-//! `perfdb_reports::ab`; this command holds the processes: the arms from the command
-//! line ([`arms`]), the GPU's state ([`gpu`]), the trials that run, keep their output
-//! and are ingested ([`session`]), and the wiring from flags to exit code (here).
+//! `perfdb_reports::ab`; this module holds the processes: the arms from the command line
+//! ([`arms`]), the GPU's state ([`gpu`]), the trials that run, keep their output and are
+//! ingested ([`session`]), and [`experiment`], from flags to a report and exit code.
 
 mod arms;
 mod gpu;
 mod session;
 
 use super::judge_options as options;
-use crate::cli::{AbArgs, CompareFormat};
+use crate::cli::AbArgs;
 use crate::process::{self, Echo};
 use crate::Exit;
 use anyhow::Context;
@@ -22,9 +23,8 @@ use perfdb_ingest::warehouse::{Label, Warehouse};
 use perfdb_reports::ab::{self as experiment, Arm, Outcome, Plan, Sequential, Stopped};
 use perfdb_reports::compare::sequential::{self, Rule};
 use perfdb_reports::compare::{Options, Test};
-use perfdb_reports::render::report as render_report;
 use session::Session;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -135,10 +135,6 @@ fn session(
     Ok((s, labels))
 }
 
-fn report_text(report: &perfdb_reports::compare::Report, format: CompareFormat) -> String {
-    render_report(report, format, super::use_color())
-}
-
 /// How an experiment ended.
 pub enum Ran {
     /// Compared: the last look's report, the run's record and the exit code it earns.
@@ -225,24 +221,4 @@ pub fn experiment(root: &Path, a: &AbArgs, by_commit: bool) -> anyhow::Result<Ra
         seq: Box::new(seq),
         exit,
     })
-}
-
-pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
-    let (report, seq, exit) = match experiment(root, &a, false)? {
-        Ran::Compared { report, seq, exit } => (report, seq, exit),
-        Ran::NotCompared(exit) => return Ok(exit),
-    };
-    let text = match a.format {
-        CompareFormat::Json => {
-            let mut v = serde_json::to_value(&*report).expect("report serialises");
-            v["sequential"] = serde_json::to_value(&*seq).expect("serialises");
-            serde_json::to_string_pretty(&v).expect("serialises") + "\n"
-        }
-        CompareFormat::Markdown => {
-            report_text(&report, a.format) + &experiment::render::markdown(&seq, &report)
-        }
-        f => report_text(&report, f) + &experiment::render::text(&seq, &report),
-    };
-    std::io::stdout().lock().write_all(text.as_bytes())?;
-    Ok(exit)
 }

@@ -1,0 +1,35 @@
+//! `perfdb ab`: run base and head interleaved, one process a trial, compare at the
+//! planned looks and stop once every row is decided (docs/STATS.md, "Sequential A/B");
+//! the trials are [`super::trials`]'s, this command prints their report.
+
+use super::trials::{experiment, Ran};
+use crate::cli::{AbArgs, CompareFormat};
+use crate::Exit;
+use perfdb_reports::ab as experiment_report;
+use perfdb_reports::render::report as render_report;
+use std::io::Write;
+use std::path::Path;
+
+fn report_text(report: &perfdb_reports::compare::Report, format: CompareFormat) -> String {
+    render_report(report, format, super::use_color())
+}
+
+pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
+    let (report, seq, exit) = match experiment(root, &a, false)? {
+        Ran::Compared { report, seq, exit } => (report, seq, exit),
+        Ran::NotCompared(exit) => return Ok(exit),
+    };
+    let text = match a.format {
+        CompareFormat::Json => {
+            let mut v = serde_json::to_value(&*report).expect("report serialises");
+            v["sequential"] = serde_json::to_value(&*seq).expect("serialises");
+            serde_json::to_string_pretty(&v).expect("serialises") + "\n"
+        }
+        CompareFormat::Markdown => {
+            report_text(&report, a.format) + &experiment_report::render::markdown(&seq, &report)
+        }
+        f => report_text(&report, f) + &experiment_report::render::text(&seq, &report),
+    };
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(exit)
+}
