@@ -519,6 +519,25 @@ fn bisect_errors_name_what_is_wrong() {
         err.contains("give the benchmark command after `--`"),
         "{err}"
     );
+    // An alert whose commits this repository does not have: which end, and the flag.
+    let alerts = Wh::new();
+    ingest_history(&alerts, &(1..=20).collect::<Vec<_>>());
+    alerts.run(&["detect", "--label", "main"]);
+    let listed: Vec<Value> =
+        serde_json::from_str(&alerts.ok(&["alerts", "--format", "json"])).unwrap();
+    let out = alerts.run(&[
+        "bisect",
+        listed[0]["id"].as_str().unwrap(),
+        "--repo",
+        repo_arg,
+    ]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("no commit 'c12' in")
+            && stderr(&out).contains("(the alert's last good commit; --good names another)"),
+        "{}",
+        stderr(&out)
+    );
     // An alert id nothing has.
     let err = run(&["bisect", "ffff", "--repo", repo_arg]);
     assert!(err.contains("no alert id starts with 'ffff'"), "{err}");

@@ -41,7 +41,7 @@ struct FromAlert {
     machine: Option<String>,
 }
 
-fn from_alert(root: &Path, prefix: &str, repo: &Path) -> anyhow::Result<FromAlert> {
+fn from_alert(root: &Path, prefix: &str) -> anyhow::Result<FromAlert> {
     let db = Db::open(root)
         .with_context(|| format!("cannot open the warehouse at {}", root.display()))?;
     let alert = alerts::find(&db, prefix)?;
@@ -52,7 +52,8 @@ fn from_alert(root: &Path, prefix: &str, repo: &Path) -> anyhow::Result<FromAler
             alert.id
         );
     }
-    let c = alerts::confirm::confirmation(&db, &alert, Some(repo))?;
+    // How its runs were made (the repository's own range is read by `git::range`).
+    let c = alerts::confirm::confirmation(&db, &alert, None)?;
     Ok(FromAlert {
         command: c.bench_command.clone(),
         machine: c.machine.clone(),
@@ -82,7 +83,7 @@ fn plan(root: &Path, a: &BisectArgs) -> anyhow::Result<Plan> {
         bail!("--notify tells an alert's watchers: give the alert's id");
     }
     let from = match &a.alert {
-        Some(p) => Some(from_alert(root, p, &a.repo)?),
+        Some(p) => Some(from_alert(root, p)?),
         None => None,
     };
     let (good, bad) = match (&a.good, &a.bad, &from) {
@@ -95,8 +96,15 @@ fn plan(root: &Path, a: &BisectArgs) -> anyhow::Result<Plan> {
         ),
         _ => bail!("give an alert id, or both --good and --bad"),
     };
-    let good = git::resolve(&a.repo, &good)?;
-    let bad = git::resolve(&a.repo, &bad)?;
+    // Whence each end came, for an error about it.
+    let whence = |given: &Option<String>, which: &str, flag: &str| match given {
+        Some(_) => String::new(),
+        None => format!(" (the alert's {which} commit; {flag} names another)"),
+    };
+    let good = git::resolve(&a.repo, &good)
+        .map_err(|e| anyhow::anyhow!("{e}{}", whence(&a.good, "last good", "--good")))?;
+    let bad = git::resolve(&a.repo, &bad)
+        .map_err(|e| anyhow::anyhow!("{e}{}", whence(&a.bad, "first bad", "--bad")))?;
     let commits = git::range(&a.repo, &good, &bad)?;
     if commits.is_empty() {
         bail!("{} and {} are the same commit", short(&good), short(&bad));
