@@ -5,7 +5,8 @@ use super::*;
 #[derive(Debug, Args)]
 pub struct CompareArgs {
     /// Base side: LABEL (refused when its runs span commits), LABEL@COMMIT, LABEL@latest,
-    /// a commit prefix or run:ID
+    /// LABEL@merge-base (the label's runs at the commit this checkout forked from its
+    /// branch of that name), a commit prefix or run:ID
     pub base: String,
     /// Head side, as BASE
     pub head: String,
@@ -20,6 +21,13 @@ pub struct CompareArgs {
     /// distribution: history as the baseline, e.g. `--baseline-window 5 main head@X`
     #[arg(long, value_name = "N", value_parser = at_least_one)]
     pub baseline_window: Option<usize>,
+    /// The checkout LABEL@merge-base is read in [default: the working directory]
+    #[arg(long, value_name = "DIR")]
+    pub git_dir: Option<PathBuf>,
+    /// LABEL@merge-base with no run at the merge base: compare with the label's nearest
+    /// measured first-parent ancestor instead (said on stderr)
+    #[arg(long)]
+    pub nearest_measured: bool,
 }
 
 #[derive(Debug, Args)]

@@ -18,7 +18,11 @@ pub fn run(root: &Path, a: CompareArgs) -> anyhow::Result<Exit> {
     let db = Db::open(root)
         .with_context(|| format!("cannot open the warehouse at {}", root.display()))?;
     perfdb_ingest::trace("open the warehouse", &mut t);
-    let report = compare(&db, &a.base, &a.head, &opt)?;
+    let side = |spec: &str| {
+        super::merge_base::resolve(&db, spec, a.git_dir.as_deref(), a.nearest_measured)
+    };
+    let (base, head) = (side(&a.base)?, side(&a.head)?);
+    let report = compare(&db, &base, &head, &opt)?;
     t = std::time::Instant::now();
     std::io::stdout().lock().write_all(
         perfdb_reports::render::report(&report, a.format, super::use_color()).as_bytes(),

@@ -7,6 +7,7 @@ mod compare;
 mod detect;
 mod export;
 mod ingest;
+mod merge_base;
 mod noise;
 mod query;
 mod serve;

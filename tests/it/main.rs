@@ -25,6 +25,7 @@ mod drills;
 mod export_roundtrip;
 mod gpu_harness;
 mod malformed;
+mod merge_base;
 mod notify_https;
 mod object_store_warehouse;
 mod realworld;

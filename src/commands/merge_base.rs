@@ -1,0 +1,117 @@
+//! `LABEL@merge-base`: the runs of LABEL at the commit this checkout's branch forked
+//! from (`git merge-base HEAD LABEL`, or `origin/LABEL` when no local branch has the
+//! label's name) — what a pull request compares against, not main's newest commit. Not
+//! a command: `compare`'s sides are resolved here before the comparison.
+
+use anyhow::{bail, Context};
+use perfdb_reports::db::{sql_str, Db};
+use std::path::Path;
+use std::process::Command;
+
+/// Ancestors of the merge base searched for a measured one.
+const NEAREST_WITHIN: usize = 1000;
+
+fn git(dir: &Path, args: &[&str]) -> Option<String> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// `spec` as `compare` takes it: `LABEL@merge-base` resolved to `LABEL@COMMIT`; any other
+/// selector as given. `nearest` accepts the nearest measured ancestor of the merge base.
+pub fn resolve(
+    db: &Db,
+    spec: &str,
+    git_dir: Option<&Path>,
+    nearest: bool,
+) -> anyhow::Result<String> {
+    let Some(label) = spec.strip_suffix("@merge-base") else {
+        return Ok(spec.to_string());
+    };
+    let dir = git_dir.unwrap_or(Path::new("."));
+    if git(dir, &["rev-parse", "--git-dir"]).is_none() {
+        bail!(
+            "{spec}: {} is not a git checkout; run in the branch's checkout or give --git-dir",
+            dir.display()
+        );
+    }
+    let branch = [label.to_string(), format!("origin/{label}")]
+        .into_iter()
+        .find(|b| {
+            git(dir, &["rev-parse", "--verify", "--quiet", "--end-of-options", &format!("{b}^{{commit}}")])
+                .is_some()
+        })
+        .with_context(|| {
+            format!(
+                "{spec}: no branch {label} or origin/{label} in {} to take the merge base with (fetch it: git fetch origin {label})",
+                dir.display()
+            )
+        })?;
+    let base = git(dir, &["merge-base", "HEAD", &branch])
+        .with_context(|| format!("{spec}: HEAD and {branch} share no commit"))?;
+    let measured = measured_commits(db, label)?;
+    if measured.is_empty() {
+        bail!("{spec}: label '{label}' has no runs");
+    }
+    let stored = |sha: &str| -> Option<String> {
+        measured
+            .iter()
+            .find(|c| sha.starts_with(c.as_str()) || c.starts_with(sha))
+            .cloned()
+    };
+    if let Some(c) = stored(&base) {
+        return Ok(format!("{label}@{c}"));
+    }
+    let subject = |sha: &str| git(dir, &["log", "-1", "--format=%h %s", sha]).unwrap_or_default();
+    let ancestors = git(
+        dir,
+        &[
+            "rev-list",
+            "--first-parent",
+            &format!("--max-count={NEAREST_WITHIN}"),
+            &base,
+        ],
+    )
+    .unwrap_or_default();
+    let found = ancestors
+        .lines()
+        .enumerate()
+        .find_map(|(i, sha)| stored(sha).map(|c| (i, sha.to_string(), c)));
+    match found {
+        Some((i, sha, c)) if nearest => {
+            eprintln!(
+                "compare: {spec}: {label} has no run at the merge base {}; comparing with its nearest measured ancestor {} ({i} commit(s) earlier)",
+                subject(&base),
+                subject(&sha)
+            );
+            Ok(format!("{label}@{c}"))
+        }
+        Some((i, sha, _)) => bail!(
+            "{spec}: {label} has no run at the merge base {}; its nearest measured ancestor is {}, {i} commit(s) earlier: --nearest-measured compares with it",
+            subject(&base),
+            subject(&sha)
+        ),
+        None => bail!(
+            "{spec}: {label} has no run at the merge base {} nor at its {NEAREST_WITHIN} first-parent ancestors",
+            subject(&base)
+        ),
+    }
+}
+
+fn measured_commits(db: &Db, label: &str) -> anyhow::Result<Vec<String>> {
+    let sql = format!(
+        "SELECT DISTINCT \"commit\" FROM runs WHERE label = {} AND \"commit\" IS NOT NULL",
+        sql_str(label)
+    );
+    let mut stmt = db.conn.prepare(&sql)?;
+    let rows = stmt
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
