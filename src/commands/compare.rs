@@ -35,14 +35,54 @@ pub fn run(root: &Path, a: CompareArgs) -> anyhow::Result<Exit> {
     Ok(Exit::of(&report))
 }
 
-/// The bundled sample data: real H200 logs (see sample-data/README.md).
-fn sample_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data/h200-gemm/ab/aiter")
+/// The sample the binary carries: the real H200 logs of `sample-data/h200-gemm/ab/aiter`
+/// (sample-data/README.md), five trials an arm, so `perfdb demo` runs wherever the binary
+/// is (a wheel, `cargo install`), not only in a source checkout.
+const SAMPLE: [(&str, [&str; 5]); 2] = [
+    (
+        "base",
+        [
+            include_str!("../../sample-data/h200-gemm/ab/aiter/base/trial1.log"),
+            include_str!("../../sample-data/h200-gemm/ab/aiter/base/trial2.log"),
+            include_str!("../../sample-data/h200-gemm/ab/aiter/base/trial3.log"),
+            include_str!("../../sample-data/h200-gemm/ab/aiter/base/trial4.log"),
+            include_str!("../../sample-data/h200-gemm/ab/aiter/base/trial5.log"),
+        ],
+    ),
+    (
+        "head",
+        [
+            include_str!("../../sample-data/h200-gemm/ab/aiter/head/trial1.log"),
+            include_str!("../../sample-data/h200-gemm/ab/aiter/head/trial2.log"),
+            include_str!("../../sample-data/h200-gemm/ab/aiter/head/trial3.log"),
+            include_str!("../../sample-data/h200-gemm/ab/aiter/head/trial4.log"),
+            include_str!("../../sample-data/h200-gemm/ab/aiter/head/trial5.log"),
+        ],
+    ),
+];
+
+/// The sample's logs written out (each run keeps the file it was read from): under the
+/// system's temporary folder, one folder a user, the same files each time.
+fn sample_dir() -> anyhow::Result<PathBuf> {
+    let user = std::env::var("USER").unwrap_or_else(|_| "user".into());
+    let user: String = user.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+    let dir = std::env::temp_dir().join(format!("perfdb-demo-sample-{user}"));
+    for (label, trials) in SAMPLE {
+        let arm = dir.join(label);
+        std::fs::create_dir_all(&arm).with_context(|| format!("cannot create {}", arm.display()))?;
+        for (i, text) in trials.iter().enumerate() {
+            let f = arm.join(format!("trial{}.log", i + 1));
+            if std::fs::read_to_string(&f).ok().as_deref() != Some(*text) {
+                std::fs::write(&f, text).with_context(|| format!("cannot write {}", f.display()))?;
+            }
+        }
+    }
+    Ok(dir)
 }
 
 pub fn demo(root: &Path) -> anyhow::Result<Exit> {
     let wh = Warehouse::new(root);
-    let dir = sample_dir();
+    let dir = sample_dir()?;
     for label in ["base", "head"] {
         let files = perfdb_ingest::expand_inputs(&[dir.join(label)])?;
         let meta = RunMeta {
@@ -58,7 +98,7 @@ pub fn demo(root: &Path) -> anyhow::Result<Exit> {
             anyhow::bail!("sample data failed to ingest: {bad}");
         }
         eprintln!(
-            "demo: {label}: {} file(s) from {}, {added} new run(s) in {}",
+            "demo: {label}: {} H200 trial log(s) (sample-data/h200-gemm/ab, written to {}), {added} new run(s) in {}",
             files.len(),
             dir.join(label).display(),
             root.display()
