@@ -69,11 +69,13 @@ fn sample_dir() -> anyhow::Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("perfdb-demo-sample-{user}"));
     for (label, trials) in SAMPLE {
         let arm = dir.join(label);
-        std::fs::create_dir_all(&arm).with_context(|| format!("cannot create {}", arm.display()))?;
+        std::fs::create_dir_all(&arm)
+            .with_context(|| format!("cannot create {}", arm.display()))?;
         for (i, text) in trials.iter().enumerate() {
             let f = arm.join(format!("trial{}.log", i + 1));
             if std::fs::read_to_string(&f).ok().as_deref() != Some(*text) {
-                std::fs::write(&f, text).with_context(|| format!("cannot write {}", f.display()))?;
+                std::fs::write(&f, text)
+                    .with_context(|| format!("cannot write {}", f.display()))?;
             }
         }
     }

@@ -8,6 +8,7 @@ mod alert_groups;
 mod alert_lifecycle;
 mod bisect;
 mod browser;
+mod ci_recipes;
 mod cli_ab;
 mod cli_compare;
 mod cli_compare_evidence;

@@ -1,0 +1,138 @@
+//! The CI recipes of examples/ci/ run here: their shell steps (examples/ci/steps.sh, the
+//! lines both workflow files call) against a local warehouse and a git repository built
+//! in the test, no GitHub or GitLab needed.
+
+use crate::common::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A `[perf]` benchmark at `kernel.conf` us, ~1% noise seeded by the trial's count.
+const BENCH: &str = r#"n=$(cat .trial 2>/dev/null || echo 0); n=$((n + 1)); echo $n > .trial
+awk -v n="$n" -v base="$(cat kernel.conf)" 'BEGIN { srand(n * 31 + 7)
+  printf "[perf] dim: (64,) dtype: bf16, torch avg: %.3f us, ck avg: %.3f us\n", 5 * (1 + 0.004 * (rand() - 0.5)), base * (1 + 0.02 * (rand() - 0.5)) }'
+"#;
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "Ada")
+        .env("GIT_AUTHOR_EMAIL", "ada@example.com")
+        .env("GIT_COMMITTER_NAME", "Ada")
+        .env("GIT_COMMITTER_EMAIL", "ada@example.com")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
+}
+
+fn commit(dir: &Path, us: f64, msg: &str) {
+    std::fs::write(dir.join("kernel.conf"), format!("{us}\n")).unwrap();
+    std::fs::write(dir.join("notes.txt"), msg).unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", msg]);
+}
+
+fn steps() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/ci/steps.sh")
+}
+
+/// `steps.sh VERB` in `repo`, as a CI job runs it: exit code, the summary file's text.
+fn step(wh: &Wh, repo: &Path, verb: &str) -> (i32, String, String) {
+    let summary = wh.dir.path().join(format!("summary-{verb}.md"));
+    let out = Command::new("sh")
+        .arg(steps())
+        .arg(verb)
+        .current_dir(repo)
+        .env("PERFDB", env!("CARGO_BIN_EXE_perfdb"))
+        .env("PERFDB_WAREHOUSE", wh.path())
+        .env("BENCH", "sh bench.sh")
+        .env("MACHINE", "ci-gpu")
+        .env("TRIALS", "4")
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .output()
+        .unwrap();
+    let text = std::fs::read_to_string(&summary).unwrap_or_default();
+    (
+        code(&out),
+        text,
+        format!("{}{}", stdout(&out), stderr(&out)),
+    )
+}
+
+#[test]
+fn the_ci_steps_ingest_main_and_judge_a_pull_request_against_the_merge_base() {
+    let wh = Wh::new();
+    let repo = wh.dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("bench.sh"), BENCH).unwrap();
+    std::fs::write(repo.join(".gitignore"), ".trial\nperfdb-report.md\n").unwrap();
+    commit(&repo, 10.0, "c0");
+    commit(&repo, 10.0, "c1");
+    // A push to main: its runs ingested at HEAD.
+    let (rc, _, log) = step(&wh, &repo, "main");
+    assert_eq!(rc, 0, "{log}");
+    // After the branch point main lands the same slow config: against main's newest
+    // commit the pull request would read "no change"; against c1, where it forked, it is
+    // the +30% regression it brings.
+    git(&repo, &["checkout", "-q", "-b", "slower"]);
+    commit(&repo, 13.0, "the tile config that slows ck");
+    git(&repo, &["checkout", "-q", "main"]);
+    commit(&repo, 13.0, "c2: main takes the same config");
+    let (rc, _, log) = step(&wh, &repo, "main");
+    assert_eq!(rc, 0, "{log}");
+    git(&repo, &["checkout", "-q", "slower"]);
+    let (rc, summary, log) = step(&wh, &repo, "pr");
+    assert_eq!(rc, 1, "a regression fails the job: {log}");
+    let report = std::fs::read_to_string(repo.join("perfdb-report.md")).unwrap();
+    assert!(report.contains("regress"), "{report}");
+    assert_eq!(summary, report, "the job summary holds the report");
+    // A branch that changes nothing passes.
+    git(&repo, &["checkout", "-q", "-b", "docs", "main~1"]);
+    std::fs::write(repo.join("README"), "docs\n").unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "docs"]);
+    let (rc, _, log) = step(&wh, &repo, "pr");
+    assert_eq!(rc, 0, "{log}");
+    // The interleaved A/B form on one runner: the merge base against head.
+    git(&repo, &["checkout", "-q", "slower"]);
+    let (rc, summary, log) = step(&wh, &repo, "ab");
+    assert_eq!(rc, 1, "{log}");
+    assert!(summary.contains("regress"), "{summary}");
+    // The worktree it made is gone.
+    let trees = Command::new("git")
+        .arg("-C")
+        .arg(&repo)
+        .args(["worktree", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&trees).lines().count(), 1, "{}", stdout(&trees));
+}
+
+/// Both workflow files run the steps this test runs, and nothing else of perfdb.
+#[test]
+fn the_workflow_files_call_the_tested_steps() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/ci");
+    for (file, verbs) in [
+        ("github-workflow.yml", &["main", "pr"][..]),
+        ("gitlab-ci.yml", &["main", "pr", "ab"][..]),
+    ] {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        for v in verbs {
+            assert!(
+                text.contains(&format!("sh examples/ci/steps.sh {v}")),
+                "{file} does not run steps.sh {v}"
+            );
+        }
+        let commands = ["run", "compare", "ab", "ingest", "detect", "bisect"];
+        for line in text.lines().filter(|l| !l.trim_start().starts_with('#')) {
+            assert!(
+                !commands
+                    .iter()
+                    .any(|c| line.contains(&format!("perfdb {c} "))),
+                "{file} runs perfdb outside the tested steps: {line}"
+            );
+        }
+    }
+}
