@@ -12,20 +12,6 @@ awk -v n="$n" -v base="$(cat kernel.conf)" 'BEGIN { srand(n * 31 + 7)
   printf "[perf] dim: (64,) dtype: bf16, torch avg: %.3f us, ck avg: %.3f us\n", 5 * (1 + 0.004 * (rand() - 0.5)), base * (1 + 0.02 * (rand() - 0.5)) }'
 "#;
 
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "Ada")
-        .env("GIT_AUTHOR_EMAIL", "ada@example.com")
-        .env("GIT_COMMITTER_NAME", "Ada")
-        .env("GIT_COMMITTER_EMAIL", "ada@example.com")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
-}
-
 fn commit(dir: &Path, us: f64, msg: &str) {
     std::fs::write(dir.join("kernel.conf"), format!("{us}\n")).unwrap();
     std::fs::write(dir.join("notes.txt"), msg).unwrap();

@@ -2,23 +2,6 @@
 //! forked from, in a repository built here (main c0..c3, a feature branch from c2).
 
 use crate::common::*;
-use std::path::Path;
-use std::process::Command;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "Ada")
-        .env("GIT_AUTHOR_EMAIL", "ada@example.com")
-        .env("GIT_COMMITTER_NAME", "Ada")
-        .env("GIT_COMMITTER_EMAIL", "ada@example.com")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
 
 /// One `[perf]` trial log of the kernel at `us`, three trials, under `label` at `commit`.
 fn runs(wh: &Wh, label: &str, commit: &str, us: f64) {

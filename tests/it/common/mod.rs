@@ -247,3 +247,19 @@ pub fn tags_of(run: &serde_json::Value) -> std::collections::HashMap<String, Str
     let text = run["tags"].as_str().expect("tags as JSON text");
     serde_json::from_str(text).unwrap_or_else(|e| panic!("tags {text}: {e}"))
 }
+
+/// `git -C dir ARGS` as a fixed author, asserting it succeeds: its stdout, trimmed.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "Ada")
+        .env("GIT_AUTHOR_EMAIL", "ada@example.com")
+        .env("GIT_COMMITTER_NAME", "Ada")
+        .env("GIT_COMMITTER_EMAIL", "ada@example.com")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
