@@ -36,8 +36,17 @@ pub fn run(root: &Path, a: AlertsArgs) -> anyhow::Result<Exit> {
         AlertsAction::Show { id, git_dir } => {
             let db = open()?;
             let alert = alerts::find(&db, &id)?;
-            let c = perfdb_reports::alerts::confirm::confirmation(&db, &alert, git_dir.as_deref())?;
-            let mut text = show(std::slice::from_ref(&alert), a.format, true, Some(&c));
+            // An alert stored before commit names were checked: shown, without commands.
+            use perfdb_reports::alerts::confirm::{confirmation, ConfirmError};
+            let c = match confirmation(&db, &alert, git_dir.as_deref()) {
+                Ok(c) => Some(c),
+                Err(e @ ConfirmError::Commit { .. }) => {
+                    eprintln!("alerts show: {e}");
+                    None
+                }
+                Err(e) => return Err(e.into()),
+            };
+            let mut text = show(std::slice::from_ref(&alert), a.format, true, c.as_ref());
             // What `perfdb bisect` found, when it ran here.
             if let Some(b) = alerts::bisected::load(root, &alert.id) {
                 text = match a.format {

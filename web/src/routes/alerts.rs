@@ -397,8 +397,14 @@ pub async fn one(
             }
             e => AppError::internal(e.to_string()),
         })?;
-        let c = perfdb_reports::alerts::confirm::confirmation(&db, &a, None)
-            .map_err(|e| AppError::internal(e.to_string()))?;
+        // An alert stored before commit names were checked: its page, without commands.
+        let c = match perfdb_reports::alerts::confirm::confirmation(&db, &a, None) {
+            Ok(c) => Ok(c),
+            Err(e @ perfdb_reports::alerts::confirm::ConfirmError::Commit { .. }) => {
+                Err(e.to_string())
+            }
+            Err(e) => return Err(AppError::internal(e.to_string())),
+        };
         let bisect = perfdb_reports::alerts::bisected::load(&s.root, &a.id);
         Ok((a, c, bisect))
     })
@@ -429,7 +435,23 @@ pub async fn one(
             esc(&h.note)
         ));
     }
-    body.push_str("</table><h2>Confirm it</h2><p>The commits of its range with runs: ");
+    body.push_str("</table><h2>Confirm it</h2>");
+    match &c {
+        Ok(c) => confirm_section(&mut body, c),
+        Err(why) => body.push_str(&format!("<p id=\"confirm\">{}</p>", esc(why))),
+    }
+    if let Some(b) = &bisect {
+        body.push_str(&format!(
+            "<h2>Bisected</h2><p id=\"bisect\">{}</p>",
+            esc(&perfdb_reports::alerts::bisected::summary(b))
+        ));
+    }
+    Ok(Html(layout(&format!("Alert {}", a.id), &body)))
+}
+
+/// The commits of an alert's range and the commands that confirm it.
+fn confirm_section(body: &mut String, c: &perfdb_reports::alerts::confirm::Confirmation) {
+    body.push_str("<p>The commits of its range with runs: ");
     let range: Vec<String> = c
         .range
         .iter()
@@ -448,11 +470,4 @@ pub async fn one(
     }
     body.push_str(&esc(&c.ab_command));
     body.push_str("</pre>");
-    if let Some(b) = &bisect {
-        body.push_str(&format!(
-            "<h2>Bisected</h2><p id=\"bisect\">{}</p>",
-            esc(&perfdb_reports::alerts::bisected::summary(b))
-        ));
-    }
-    Ok(Html(layout(&format!("Alert {}", a.id), &body)))
 }

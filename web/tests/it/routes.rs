@@ -744,6 +744,45 @@ async fn an_alert_page_says_how_to_confirm_it() {
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
 
+/// An alert stored before commit names were checked at ingest (a name no shell hint may
+/// carry): its page is served, saying why no command is printed, not a server error.
+#[tokio::test]
+async fn an_alert_with_a_legacy_commit_name_still_has_its_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("wh");
+    ingest(&root, "h200-gemm/history/c01", "main", Some("c01"));
+    let record = perfdb_ingest::model::AlertRecord {
+        alert_id: "0123456789abcdef".into(),
+        fingerprint: "f0".into(),
+        label: "main".into(),
+        table: "gemm_a16w16".into(),
+        variant: "triton".into(),
+        key: "{}".into(),
+        key_text: "M=512".into(),
+        machine: "default".into(),
+        last_good_commit: "c01".into(),
+        first_bad_commit: "--upload-pack=touch /tmp/x".into(),
+        metrics: r#"[{"metric":"latency","unit":"us","before_median":10,"after_median":13,"ratio":1.3,"p":0.001}]"#.into(),
+        ratio: 1.3,
+        p: 0.001,
+        runs: "[]".into(),
+        created_at_us: 1,
+    };
+    Warehouse::new(&root)
+        .commit_alerts(|_| (vec![record], Vec::new()))
+        .unwrap();
+    let (status, page) = get(&root, "/alerts/0123456789").await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert!(
+        page.contains(
+            "<p id=\"confirm\">commit `--upload-pack=touch /tmp/x` of the alert: a commit name that starts with `-`"
+        ),
+        "{page}"
+    );
+    assert!(page.contains("no command is printed for it"), "{page}");
+    assert!(!page.contains("perfdb ab --base-dir"), "{page}");
+}
+
 /// A page is cached per host name: the triage token in `localhost`'s page is never
 /// served to `perf.internal`, whose own page carries its own token.
 #[tokio::test]
