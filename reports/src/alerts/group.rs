@@ -229,14 +229,15 @@ fn make_group(
     }
 }
 
-/// The group that holds the alert `prefix` names.
-pub fn find_group(db: &Db, prefix: &str) -> Result<AlertGroup, TriageError> {
-    let alert = super::find(db, prefix)?;
+/// The alert `prefix` names and the group that holds it (the alerts read once).
+pub fn find_group(db: &Db, prefix: &str) -> Result<(AlertView, AlertGroup), TriageError> {
     let all = super::list(db, None)?;
-    group(db, all)?
+    let alert = super::store::pick(all.clone(), prefix)?;
+    let group = group(db, all)?
         .into_iter()
         .find(|g| g.alerts.iter().any(|a| a.id == alert.id))
-        .ok_or_else(|| TriageError::NotFound(prefix.to_string()))
+        .ok_or_else(|| TriageError::NotFound(prefix.to_string()))?;
+    Ok((alert, group))
 }
 
 #[cfg(test)]

@@ -248,7 +248,11 @@ pub fn list(db: &Db, status: Option<AlertStatus>) -> Result<Vec<AlertView>, Tria
 
 /// The one alert whose id starts with `prefix`.
 pub fn find(db: &Db, prefix: &str) -> Result<AlertView, TriageError> {
-    let all = list(db, None)?;
+    pick(list(db, None)?, prefix)
+}
+
+/// The one alert of `all` whose id starts with `prefix`.
+pub fn pick(all: Vec<AlertView>, prefix: &str) -> Result<AlertView, TriageError> {
     let mut hits: Vec<AlertView> = all
         .into_iter()
         .filter(|a| !prefix.is_empty() && a.id.starts_with(prefix))

@@ -59,7 +59,7 @@ pub fn act_on_group(
         return Err(TriageError::NoteNeeded);
     }
     let db = Db::open(root)?;
-    let group = find_group(&db, prefix)?;
+    let (_, group) = find_group(&db, prefix)?;
     let at_us = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|t| t.as_micros() as i64)

@@ -44,8 +44,7 @@ struct FromAlert {
 fn from_alert(root: &Path, prefix: &str) -> anyhow::Result<FromAlert> {
     let db = Db::open(root)
         .with_context(|| format!("cannot open the warehouse at {}", root.display()))?;
-    let alert = alerts::find(&db, prefix)?;
-    let group = alerts::find_group(&db, prefix)?;
+    let (alert, group) = alerts::find_group(&db, prefix)?;
     if alert.kind != alerts::AlertKind::Regression {
         bail!(
             "alert {} is about data that stopped arriving, not a step: nothing to bisect",
@@ -287,12 +286,7 @@ impl Ctx<'_> {
                         .unwrap_or_default()
                 );
                 out.gpu_seconds += step.seconds;
-                let found = match step.found.as_str() {
-                    "bad" => Found::Bad,
-                    "good" => Found::Good,
-                    "skipped" => Found::Skip,
-                    _ => Found::Undecided,
-                };
+                let found = step.found;
                 if found == Found::Skip {
                     out.skipped.push(sha.clone());
                 }
@@ -313,9 +307,8 @@ impl Ctx<'_> {
             };
             let evidence = evidence_of.remove(&c).unwrap_or_default();
             // The culprit's share of the alerts' step: the watched rows' median.
-            let mut shares: Vec<f64> = evidence.iter().filter_map(|e| e.share).collect();
-            shares.sort_by(f64::total_cmp);
-            let share = (!shares.is_empty()).then(|| shares[shares.len() / 2]);
+            let shares: Vec<f64> = evidence.iter().filter_map(|e| e.share).collect();
+            let share = (!shares.is_empty()).then(|| perfdb_reports::stats::median(&shares));
             out.parts.push(Part {
                 culprit: git::info(&self.a.repo, &rest[c])?,
                 share,
@@ -388,7 +381,7 @@ impl Ctx<'_> {
         let mut step = Step {
             commit: sha.to_string(),
             against: against.to_string(),
-            found: "skipped".into(),
+            found: Found::Skip,
             why: None,
             trials_a_side: 0,
             seconds: 0.0,
@@ -452,14 +445,14 @@ impl Ctx<'_> {
             }
         };
         let (found, why, evidence) = self.judge(&report);
-        step.found = found.into();
+        step.found = found;
         step.why = why;
         step.evidence = evidence;
         Ok(step)
     }
 
     /// The step's verdict from the watched rows.
-    fn judge(&self, report: &Report) -> (&'static str, Option<String>, Vec<Evidence>) {
+    fn judge(&self, report: &Report) -> (Found, Option<String>, Vec<Evidence>) {
         let rows: Vec<&Row> = report.rows.iter().filter(|r| self.watch.holds(r)).collect();
         let evidence: Vec<Evidence> = rows
             .iter()
@@ -479,25 +472,25 @@ impl Ctx<'_> {
             .collect();
         if rows.is_empty() {
             return (
-                "skipped",
+                Found::Skip,
                 Some("the watched rows are not in its output".into()),
                 evidence,
             );
         }
         if rows.iter().any(|r| r.state == Some(State::Regression)) {
-            ("bad", None, evidence)
+            (Found::Bad, None, evidence)
         } else if rows
             .iter()
             .all(|r| matches!(r.state, Some(State::Cleared | State::Improvement)))
         {
-            ("good", None, evidence)
+            (Found::Good, None, evidence)
         } else {
             let open: Vec<String> = rows
                 .iter()
                 .filter(|r| !matches!(r.state, Some(State::Cleared | State::Improvement)))
                 .map(|r| format!("{} {}: {}", r.key_text, r.metric, r.reason))
                 .collect();
-            ("undecided", Some(open.join("; ")), evidence)
+            (Found::Undecided, Some(open.join("; ")), evidence)
         }
     }
 }

@@ -141,7 +141,7 @@ fn markdown(b: &Bisected) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commands::bisect::{git::CommitInfo, Part, Series, Step, Watch};
+    use crate::commands::bisect::{git::CommitInfo, search::Found, Part, Series, Step, Watch};
 
     fn evidence(ratio: f64, state: &str) -> Evidence {
         Evidence {
@@ -154,18 +154,21 @@ mod tests {
         }
     }
 
-    fn step(commit: &str, found: &str, why: Option<&str>) -> Step {
+    fn step(commit: &str, found: Found, why: Option<&str>) -> Step {
         Step {
             commit: commit.repeat(40 / commit.len()),
             against: "00".repeat(20),
-            found: found.into(),
+            found,
             why: why.map(String::from),
-            trials_a_side: if found == "skipped" { 0 } else { 4 },
+            trials_a_side: if found == Found::Skip { 0 } else { 4 },
             seconds: 61.2,
-            evidence: if found == "skipped" {
+            evidence: if found == Found::Skip {
                 vec![]
             } else {
-                vec![evidence(if found == "bad" { 1.15 } else { 1.0 }, found)]
+                vec![evidence(
+                    if found == Found::Bad { 1.15 } else { 1.0 },
+                    &found.to_string(),
+                )]
             },
         }
     }
@@ -207,14 +210,14 @@ mod tests {
             ],
             range: None,
             steps: vec![
-                step("0f", "good", None),
+                step("0f", Found::Good, None),
                 step(
                     "3c",
-                    "skipped",
+                    Found::Skip,
                     Some("the build exited with exit status: 1 (log: build-3c.log)"),
                 ),
-                step("1a", "bad", None),
-                step("2b", "bad", None),
+                step("1a", Found::Bad, None),
+                step("2b", Found::Bad, None),
             ],
             skipped: vec!["3c".repeat(20)],
             gpu_seconds: 244.8,

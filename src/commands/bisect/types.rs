@@ -68,7 +68,7 @@ pub struct Step {
     pub commit: String,
     /// Against this commit (the good end, or the culprit of the part before).
     pub against: String,
-    pub found: String,
+    pub found: super::search::Found,
     /// Why the commit was skipped or left undecided.
     pub why: Option<String>,
     pub trials_a_side: usize,

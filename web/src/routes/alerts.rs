@@ -320,17 +320,26 @@ pub async fn page(
     let paging = Page::parse(q.limit.as_deref(), q.offset.as_deref())?;
     let s2 = s.clone();
     let filter = status.map(|s| format!("status={s}")).unwrap_or_default();
-    let stored = blocking(s2.clone(), move || detected(&s2, status))
-        .await
-        .map(|all| paging.of(all, "/alerts", &filter))?;
+    // The alerts read once: their groups, and those of the status asked for.
+    let (groups, stored) = blocking(s2.clone(), move || {
+        let db = s2.db()?;
+        let all = alerts::list(&db, None).map_err(|e| AppError::internal(e.to_string()))?;
+        let shown: Vec<AlertView> = all
+            .iter()
+            .filter(|a| status.is_none_or(|st| a.status == st))
+            .cloned()
+            .collect();
+        let groups = alerts::group(&db, all).map_err(|e| AppError::internal(e.to_string()))?;
+        Ok((groups, shown))
+    })
+    .await?;
+    let stored = paging.of(stored, "/alerts", &filter);
     let host = headers
         .get(axum::http::header::HOST)
         .and_then(|v| v.to_str().ok())
         .map(crate::guard::host_name)
         .unwrap_or_default();
     let token = s.triage_token_for(&host);
-    let s3 = s.clone();
-    let groups = blocking(s3.clone(), move || grouped(&s3)).await?;
     let alerts = blocking(s.clone(), move || Ok(list(&s.root)))
         .await
         .map(|all| paging.of(all, "/alerts", &filter))?;
