@@ -7,10 +7,12 @@
 //!   compaction, summaries) over the Delta log protocol ([`delta`], a leaf).
 //! - [`pipeline`]: the ingest step that joins them: files -> parse -> prepare -> commit.
 //!
-//! [`hash`] holds the hashes both halves use. With the `testing` feature, [`testing`]
+//! [`devices`] holds the device table (peaks) that runs are held against at ingest and
+//! in every report. [`hash`] holds the hashes both halves use. With the `testing` feature, [`testing`]
 //! holds the helpers the tests of every crate share (object stores, round trips).
 
 pub mod delta;
+pub mod devices;
 pub mod formats;
 pub mod gpu_state;
 pub mod hash;

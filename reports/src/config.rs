@@ -26,6 +26,10 @@ pub struct Config {
     pub compare: CompareConfig,
     #[serde(default)]
     pub detect: DetectConfig,
+    /// `[[device]]`: devices added to the built-in table, or replacing one by id
+    /// (docs/data-model.md, "Devices and their peaks").
+    #[serde(default)]
+    pub device: Vec<perfdb_ingest::devices::Device>,
 }
 
 /// `[detect]`: the change-point detector's thresholds, with per table/variant minimum
@@ -291,6 +295,9 @@ impl Config {
 
     pub fn parse(text: &str) -> Result<Config, String> {
         let cfg: Config = toml::from_str(text).map_err(|e| e.to_string())?;
+        let devices = perfdb_ingest::devices::Table::with(cfg.device.clone())?;
+        // The process reads one config: its devices are the table every report uses.
+        let _ = perfdb_ingest::devices::configure(devices);
         check_overrides(&cfg.compare.overrides).map_err(|e| e.to_string())?;
         if cfg.detect.confirm == Some(0) {
             return Err("[detect] confirm must be at least 1 commit".into());

@@ -44,6 +44,11 @@ pub struct IngestOptions {
     /// output names (pytest-benchmark's CPU), else `default`]
     #[arg(long, value_name = "NAME")]
     pub machine: Option<String>,
+    /// The GPU the runs ran on, as `perfdb devices` lists it (h200, mi300x, or a product
+    /// name such as "NVIDIA H200"): every TFLOPS and TB/s value is then held against its
+    /// peak [default: what the machine tag or arch names, when that is one device]
+    #[arg(long, value_name = "DEVICE")]
+    pub device: Option<String>,
     /// Input format: auto, or one of the names `perfdb formats` lists
     #[arg(long, default_value = "auto", value_parser = input_format)]
     pub format: InputFormat,

@@ -2,6 +2,7 @@
 //! NUL), the format (given or detected), the run id, the run's tags and verdict.
 
 use super::{FileError, NO_FORMAT};
+use crate::devices;
 use crate::formats::{self, Format, ParseError};
 use crate::hash::{hex, sha256_hex};
 use crate::model::{self, Keys, Parsed, Run, RunMeta};
@@ -161,6 +162,34 @@ pub fn prepare(
     meta: &RunMeta,
 ) -> Prepared {
     let sha = sha256_hex(bytes);
+    // The device the run names (`--device`, its machine, its arch), and what it could
+    // not have produced.
+    let device = {
+        let prov = parsed
+            .trial_provenance
+            .first()
+            .unwrap_or(&parsed.provenance);
+        let tag = |k: &str| {
+            meta.tags
+                .iter()
+                .find(|(t, _)| t == k)
+                .map(|(_, v)| v.as_str())
+        };
+        devices::table().resolve(
+            tag("device"),
+            tag("machine").or(prov.machine.as_deref()),
+            meta.arch.as_deref().or(prov.arch.as_deref()),
+        )
+    };
+    let impossible = device.map(|d| devices::check::impossible(&parsed, d));
+    let unknown_device_rows = match device {
+        Some(_) => 0,
+        None => parsed
+            .measurements
+            .iter()
+            .filter(|m| devices::holds_a_peak(&m.metric, &m.unit))
+            .count(),
+    };
     // Values per table, tables in order of appearance (a log may print thousands of
     // tables: find each by its interned name, not by scanning the list).
     let mut tables: Vec<(String, usize)> = Vec::new();
@@ -207,6 +236,9 @@ pub fn prepare(
     if let Some(m) = p.machine {
         from_output.push(("machine".to_string(), m));
     }
+    if let Some(d) = device {
+        from_output.push(("device".to_string(), d.id.clone()));
+    }
     for (k, v) in from_output {
         if !tags.iter().any(|(t, _)| *t == k) {
             tags.push((k, v));
@@ -251,7 +283,13 @@ pub fn prepare(
         measurements: parsed.measurements,
         keys,
         tables,
-        warnings: parsed.warnings,
+        warnings: {
+            let mut w = parsed.warnings;
+            w.extend(impossible.into_iter().flatten().map(Into::into));
+            w
+        },
         repetitions,
+        device: device.map(|d| d.id.clone()),
+        unknown_device_rows,
     }
 }

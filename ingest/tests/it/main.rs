@@ -1,6 +1,7 @@
 //! perfdb-ingest against the file system and object stores: one test binary, a module a subject.
 
 mod delta_object_store;
+mod devices;
 mod fixtures;
 mod garbled;
 mod roundtrip;

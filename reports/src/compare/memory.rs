@@ -90,6 +90,7 @@ fn side(name: &str) -> SideInfo {
         image_digests: Vec::new(),
         machines: Vec::new(),
         methods: Vec::new(),
+        devices: Vec::new(),
     }
 }
 

@@ -14,6 +14,7 @@ mod matching;
 mod memory;
 mod options;
 mod pair;
+mod peaks;
 mod select;
 pub mod sequential;
 mod summarise;
@@ -161,6 +162,7 @@ fn build_report(
         mut warnings,
         unpaired_tables,
     } = paired;
+    peaks::hold(&mut rows, &base_side, &head_side);
     let control = judge(&mut rows, opt);
     trace("judge every row", &mut t);
     let summary = summarize(&rows, opt);

@@ -217,6 +217,7 @@ fn row(
         modes: None,
         state: None,
         trials_needed: None,
+        peak: None,
     };
     assess(&mut row, bvals, hvals, opt);
     // Each side on its own: pooled, a real change is two modes too.

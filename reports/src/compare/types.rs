@@ -144,6 +144,10 @@ pub struct SideInfo {
     /// How the runs' values were measured (their `method` tags), sorted and distinct.
     #[serde(default)]
     pub methods: Vec<String>,
+    /// The devices the runs ran on (`perfdb devices`), by id, sorted and distinct: from
+    /// each run's `device` tag, else what its machine tag or arch names.
+    #[serde(default)]
+    pub devices: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
@@ -268,6 +272,11 @@ pub struct Row {
     /// its threshold with power 0.8 (an underpowered row of `compare`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trials_needed: Option<usize>,
+    /// The row's ceiling on the device its runs name (head's, else base's): a
+    /// throughput whose data type its key says, or a bandwidth. Absent when the device
+    /// or the data type is not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak: Option<perfdb_ingest::devices::Peak>,
 }
 
 /// Head's numerics judged against base (docs/STATS.md, "Numerics").
@@ -343,6 +352,7 @@ pub(crate) fn test_row(base: SideStats, head: SideStats) -> Row {
         modes: None,
         state: None,
         trials_needed: None,
+        peak: None,
     }
 }
 

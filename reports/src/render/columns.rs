@@ -23,6 +23,13 @@ pub struct Column<T> {
     pub cell: fn(&T) -> String,
 }
 
+impl<T> Clone for Column<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Column<T> {}
+
 impl<T> Column<T> {
     pub(crate) const fn left(header: &'static str, cell: fn(&T) -> String) -> Self {
         Column {
@@ -59,6 +66,23 @@ pub const ROW_COLUMNS: &[Column<RowView>] = &[
     Column::right("q", |v: &RowView| v.q.clone()),
     Column::left("reason", |v: &RowView| v.reason.replace('|', "\\|")).only(Shown::MarkdownOnly),
 ];
+
+/// Head's value as a percent of its device's peak: shown when a row has a peak.
+const PEAK_COLUMN: Column<RowView> = Column::right("% peak", |v: &RowView| v.peak.clone());
+
+/// The columns of a report's rows: [`ROW_COLUMNS`], with `% peak` after head when
+/// some row's device and data type are known.
+pub fn row_columns(views: &[RowView]) -> Vec<Column<RowView>> {
+    let mut cols = ROW_COLUMNS.to_vec();
+    if views.iter().any(|v| !v.peak.is_empty()) {
+        let at = cols
+            .iter()
+            .position(|c| c.header == "head")
+            .map_or(cols.len(), |i| i + 1);
+        cols.insert(at, PEAK_COLUMN);
+    }
+    cols
+}
 
 /// The rows as aligned terminal lines, the header first: two spaces between columns,
 /// no trailing blanks.

@@ -1,6 +1,6 @@
 //! The comparison as a pull-request comment (markdown).
 
-use super::columns::{self, ROW_COLUMNS};
+use super::columns;
 use super::*;
 
 pub struct Markdown;
@@ -59,7 +59,10 @@ impl Exporter for Markdown {
             .collect();
         if !shown.is_empty() {
             let views: Vec<RowView> = shown.iter().map(|r| RowView::of(r, report)).collect();
-            s.push_str(&columns::markdown_table(ROW_COLUMNS, &views));
+            s.push_str(&columns::markdown_table(
+                &columns::row_columns(&views),
+                &views,
+            ));
             let _ = writeln!(s);
         }
         let quiet = report

@@ -14,7 +14,7 @@ pub mod overview;
 mod terminal;
 pub mod vkpr;
 
-pub use columns::{markdown_table, terminal_lines, Column, Shown, ROW_COLUMNS};
+pub use columns::{markdown_table, row_columns, terminal_lines, Column, Shown, ROW_COLUMNS};
 pub use json::Json;
 pub use markdown::Markdown;
 pub use terminal::Terminal;
@@ -150,6 +150,8 @@ pub struct RowView {
     /// BH-adjusted p (for a control row, its own p).
     pub q: String,
     pub reason: String,
+    /// Head's value as a percent of the row's peak (`78.9%`), empty without one.
+    pub peak: String,
     /// A regression or a new numerics failure on a non-control row.
     pub bad: bool,
 }
@@ -173,6 +175,10 @@ impl RowView {
             p: pval(r.p),
             q: pval(if r.control { r.p } else { r.q }),
             reason: r.reason.clone(),
+            peak: match (&r.peak, h) {
+                (Some(p), Some(v)) => format!("{:.1}%", p.percent(v)),
+                _ => String::new(),
+            },
             bad: r.numerics_failed() || (r.verdict == Verdict::Regression && !r.control),
         }
     }

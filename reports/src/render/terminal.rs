@@ -1,6 +1,6 @@
 //! The comparison in a terminal: an aligned table, coloured on a terminal.
 
-use super::columns::{self, ROW_COLUMNS};
+use super::columns;
 use super::*;
 
 pub struct Terminal {
@@ -38,7 +38,7 @@ impl Exporter for Terminal {
         }
         let _ = writeln!(s);
         let views: Vec<RowView> = report.rows.iter().map(|r| RowView::of(r, report)).collect();
-        let mut lines = columns::terminal_lines(ROW_COLUMNS, &views).into_iter();
+        let mut lines = columns::terminal_lines(&columns::row_columns(&views), &views).into_iter();
         let _ = writeln!(s, "{}", lines.next().expect("a header"));
         for (text, r) in lines.zip(&report.rows) {
             let colored = if r.numerics_failed() || r.verdict == Verdict::Regression && !r.control {

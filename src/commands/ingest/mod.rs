@@ -25,6 +25,22 @@ pub(super) fn options(a: IngestOptions) -> anyhow::Result<(Label, Option<Format>
         (None, Some(dir)) => Some(git_commit_time(dir, a.commit.as_deref())?),
         (None, None) => None,
     };
+    // perfdb.toml's [[device]] entries join the device table before any run is read.
+    perfdb_reports::config::Config::load_or_default(None)?;
+    let device = match a.device.as_deref() {
+        None => None,
+        Some(d) => Some(
+            perfdb_ingest::devices::table()
+                .named(d)
+                .map(|d| d.id.clone())
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "--device {d}: not a device perfdb knows; `perfdb devices` lists them, \
+                         and a [[device]] entry in perfdb.toml adds one"
+                    )
+                })?,
+        ),
+    };
     let meta = RunMeta {
         label: label.as_str().to_string(),
         commit: a.commit,
@@ -46,6 +62,7 @@ pub(super) fn options(a: IngestOptions) -> anyhow::Result<(Label, Option<Format>
             let mut tags = super::parse_pairs(&a.tags, "--tag")?;
             for (flag, tag, given) in [
                 ("--machine", "machine", a.machine.as_deref()),
+                ("--device", "device", device.as_deref()),
                 (
                     "--method",
                     perfdb_ingest::model::METHOD_TAG,

@@ -1,0 +1,125 @@
+//! Numbers a device cannot produce, found as a run is read: a throughput or bandwidth
+//! above the device's peak (plus [`super::MARGIN`]), and a GEMM latency too short for
+//! its work (2·M·N·K FLOPs, a lower bound for batched and MoE GEMMs) at the peak.
+
+use super::{Device, Peak, Quantity};
+use crate::model::{metric, Parsed, Warning};
+use std::collections::HashMap;
+
+/// One value the device could not have produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Impossible {
+    pub line: usize,
+    pub reason: String,
+}
+
+impl From<Impossible> for Warning {
+    fn from(i: Impossible) -> Warning {
+        Warning {
+            line: i.line,
+            reason: i.reason,
+        }
+    }
+}
+
+/// `v` printed with the precision a peak is given in.
+fn num(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+fn above(p: &Peak, what: &str) -> String {
+    format!(
+        "{what} is above the {}'s {} peak of {} {} (with {:.0}% for boost clocks): \
+         not a number this device can produce",
+        p.device_name,
+        if p.quantity == "bandwidth" {
+            "memory bandwidth".to_string()
+        } else {
+            format!("dense {}", p.quantity)
+        },
+        num(p.value),
+        p.unit,
+        100.0 * super::MARGIN
+    )
+}
+
+/// The work of a GEMM row, 2·M·N·K FLOPs, when its key has integer M, N and K.
+pub fn gemm_flops(key: &[(String, String)]) -> Option<f64> {
+    let dim = |n: &str| {
+        key.iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(n))
+            .and_then(|(_, v)| v.trim().parse::<u64>().ok())
+    };
+    Some(2.0 * dim("M")? as f64 * dim("N")? as f64 * dim("K")? as f64)
+}
+
+/// Every value of `parsed` that `device` cannot produce, with its line.
+pub fn impossible(parsed: &Parsed, device: &Device) -> Vec<Impossible> {
+    let mut out = Vec::new();
+    // Keys repeat across a run's values: decode each once.
+    let mut pairs: HashMap<&str, Vec<(String, String)>> = HashMap::new();
+    for m in &parsed.measurements {
+        let Some(v) = m.value else { continue };
+        let key = pairs
+            .entry(parsed.key(m))
+            .or_insert_with(|| parsed.key_pairs(m));
+        if let Some(p) = Quantity::of(&m.metric, &m.unit, key).and_then(|q| device.peak(q)) {
+            if p.impossible(v) {
+                out.push(Impossible {
+                    line: m.line as usize,
+                    reason: above(&p, &format!("{} {} {}", m.column.as_str(), num(v), p.unit)),
+                });
+            }
+        }
+        if m.metric.as_str() == metric::LATENCY && m.unit.as_str() == "us" && v > 0.0 {
+            let peak = super::dtype::of_key(key).and_then(|d| device.peak(Quantity::Compute(d)));
+            if let (Some(flops), Some(p)) = (gemm_flops(key), peak) {
+                let implied = flops / (v * 1e-6) / 1e12;
+                if p.impossible(implied) {
+                    out.push(Impossible {
+                        line: m.line as usize,
+                        reason: above(
+                            &p,
+                            &format!(
+                                "{} {} us for 2·M·N·K = {flops:.3e} FLOPs implies {} TFLOPS, which",
+                                m.column.as_str(),
+                                num(v),
+                                num(implied)
+                            ),
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    out.sort_by_key(|i| i.line);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gemm_work_needs_all_three_dimensions() {
+        let k = |p: &[(&str, &str)]| -> Vec<(String, String)> {
+            p.iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        assert_eq!(
+            gemm_flops(&k(&[("M", "8192"), ("N", "8192"), ("K", "8192")])),
+            Some(2.0 * 8192f64.powi(3))
+        );
+        assert_eq!(
+            gemm_flops(&k(&[("m", "2"), ("n", "3"), ("k", "4")])),
+            Some(48.0)
+        );
+        assert_eq!(gemm_flops(&k(&[("M", "8192"), ("N", "8192")])), None);
+        assert_eq!(gemm_flops(&k(&[("M", "x"), ("N", "1"), ("K", "1")])), None);
+    }
+}

@@ -1,0 +1,54 @@
+//! Step 3b: each row held against its device's peak (`ingest::devices`). A row gets
+//! the ceiling its percent of peak is read against; a row with a trial the device
+//! cannot produce (above the peak by more than boost clocks allow) is `invalid`: never
+//! an improvement, never a regression.
+
+use super::{Row, SideInfo, Verdict};
+use perfdb_ingest::devices::{self, Device, Peak, Quantity};
+
+/// The one device a side's runs name, if they name one.
+fn device(side: &SideInfo) -> Option<&'static Device> {
+    match side.devices.as_slice() {
+        [one] => devices::table().get(one),
+        _ => None,
+    }
+}
+
+fn peak_of(row: &Row, d: Option<&Device>) -> Option<Peak> {
+    let q = Quantity::of(&row.metric, &row.unit, &row.key)?;
+    d?.peak(q)
+}
+
+/// Give each row its peak, and make invalid each row a side's device cannot produce.
+pub(super) fn hold(rows: &mut [Row], base: &SideInfo, head: &SideInfo) {
+    let (bd, hd) = (device(base), device(head));
+    if bd.is_none() && hd.is_none() {
+        return;
+    }
+    for row in rows.iter_mut() {
+        let (bp, hp) = (peak_of(row, bd), peak_of(row, hd));
+        let over = |p: &Option<Peak>, vals: &[Option<f64>], side: &str| {
+            let p = p.as_ref()?;
+            let v = vals.iter().flatten().copied().find(|v| p.impossible(*v))?;
+            Some(format!(
+                "a {side} trial ({v:.1} {unit}) is above the {}'s {} peak ({:.1} {unit}; at most {:.1} with boost clocks): impossible on this device",
+                p.device_name,
+                p.quantity,
+                p.value,
+                p.limit,
+                unit = p.unit,
+            ))
+        };
+        let why =
+            over(&bp, &row.base.values, "base").or_else(|| over(&hp, &row.head.values, "head"));
+        row.peak = hp.or(bp);
+        if let Some(reason) = why {
+            if row.verdict != Verdict::Invalid {
+                row.verdict = Verdict::Invalid;
+                row.p = None;
+                row.p_beyond = None;
+                row.reason = reason;
+            }
+        }
+    }
+}
