@@ -191,6 +191,13 @@ pub enum Command {
     Noise(NoiseArgs),
     /// List the input formats `ingest` reads (auto-detected; `--format NAME` forces one)
     Formats,
+    /// List the devices whose peaks runs are held against: dense TFLOPS per data type,
+    /// memory bandwidth, the names runs match them by, and the document of each figure
+    ///
+    /// A run on one of these gets percent of peak on its TFLOPS and TB/s values, and a
+    /// value above the peak (by more than boost clocks allow) is reported as impossible.
+    /// `[[device]]` entries in perfdb.toml add devices or replace one by id.
+    Devices(DevicesArgs),
     /// Ingest the bundled H200 sample data and compare base with head
     #[command(after_help = exit_codes_text())]
     Demo,
@@ -210,4 +217,19 @@ fn commit_name(s: &str) -> Result<String, String> {
         Some(why) => Err(why.to_string()),
         None => Ok(s.to_string()),
     }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DevicesFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct DevicesArgs {
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: DevicesFormat,
+    /// Config file with `[[device]]` entries [default: perfdb.toml if present]
+    #[arg(long)]
+    pub config: Option<PathBuf>,
 }

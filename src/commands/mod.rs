@@ -5,6 +5,7 @@ mod alerts;
 mod bisect;
 mod compare;
 mod detect;
+mod devices;
 mod export;
 mod ingest;
 mod merge_base;
@@ -43,6 +44,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Bisect(a) => bisect::run(&wh, *a),
         Command::Noise(a) => noise::run(&wh, a),
         Command::Formats => ingest::formats(),
+        Command::Devices(a) => devices::run(a),
         Command::Demo => compare::demo(&wh),
     }
 }

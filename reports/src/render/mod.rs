@@ -8,6 +8,7 @@
 pub mod alerts;
 mod columns;
 pub mod detect;
+pub mod devices;
 mod json;
 mod markdown;
 pub mod overview;

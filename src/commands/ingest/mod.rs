@@ -209,6 +209,18 @@ pub(super) fn report(root: &Path, label: &Label, reports: &[FileReport]) -> anyh
             }
         }
     }
+    let (unknown_runs, unknown_values) = reports
+        .iter()
+        .filter_map(|r| r.result.as_ref().ok())
+        .filter(|i| i.unknown_device_rows > 0)
+        .fold((0, 0), |(r, v), i| (r + 1, v + i.unknown_device_rows));
+    if unknown_runs > 0 {
+        eprintln!(
+            "note: device unknown: percent of peak not computed for {unknown_values} TFLOPS/TB/s \
+             value(s) of {unknown_runs} run(s) (name the GPU with --device; `perfdb devices` \
+             lists the known ones)"
+        );
+    }
     writeln!(out, "{added} run(s) added with label '{label}', {present} already present, {failed} failed; warehouse {}", root.display())?;
     if failed > 0 {
         let names: Vec<&str> = reports
