@@ -56,6 +56,10 @@ pub fn sql(root: &Path, a: SqlArgs) -> anyhow::Result<Exit> {
         return print_result(&Db::open_unrestricted(root)?, &a.query, a.format);
     }
     let db = SqlDb::open(root)?;
+    // The device table is always there; percent of peak when the query asks for it.
+    perfdb_reports::config::Config::load_or_default(None)?;
+    db.db()
+        .peak_views(a.query.to_ascii_lowercase().contains("percent_of_peak"))?;
     db.check_read_only(&a.query)?;
     print_result(db.db(), &a.query, a.format)
 }

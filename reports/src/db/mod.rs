@@ -4,6 +4,7 @@
 
 mod error;
 mod facts;
+mod peaks;
 mod series;
 mod sql;
 

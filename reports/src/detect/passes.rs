@@ -213,7 +213,10 @@ pub fn detect_in_passes(
         }
     };
     read::for_each_group(db, &scope, &runs, rows_per_pass, coding, |group| {
-        for found in crate::par::parallel_map(group, |(series, rows)| codes.examine(series, rows)) {
+        let examine = |(series, rows): &(&read::Series, &[read::Row])| {
+            codes.examine(series, &read::possible(series, rows, &runs))
+        };
+        for found in crate::par::parallel_map(group, examine) {
             for per_machine in found {
                 flush(per_machine);
             }

@@ -11,7 +11,7 @@
 //! seen) the scan joins dense indices instead, which is exact and a few times slower.
 
 use super::DetectError;
-use crate::db::{sql_str, Db, MACHINE_CLASS_SQL};
+use crate::db::{sql_str, Db, DEVICE_TAG_SQL, MACHINE_CLASS_SQL, MACHINE_TAG_SQL};
 use duckdb::arrow::array::{Array, Float64Array, UInt64Array};
 use perfdb_ingest::hash::Fx;
 use perfdb_ingest::model::Direction;
@@ -25,6 +25,8 @@ pub(super) struct RunPoint {
     pub commit_time: i64,
     pub ingested_at: i64,
     pub machine: String,
+    /// The device the run names: its values above the device's peak are never read.
+    pub device: Option<&'static perfdb_ingest::devices::Device>,
     hash: u64,
 }
 
@@ -32,7 +34,8 @@ pub(super) struct RunPoint {
 pub(super) fn runs_of(db: &Db, label: &str) -> Result<Vec<RunPoint>, DetectError> {
     let sql = format!(
         "SELECT run_id, coalesce(\"commit\", run_id), epoch_us(coalesce(commit_time, ingested_at)), \
-                epoch_us(ingested_at), {MACHINE_CLASS_SQL}, hash(run_id) \
+                epoch_us(ingested_at), {MACHINE_CLASS_SQL}, hash(run_id), \
+                {DEVICE_TAG_SQL}, {MACHINE_TAG_SQL}, coalesce(arch, '') \
          FROM runs r WHERE label = {} ORDER BY run_id",
         sql_str(label)
     );
@@ -46,6 +49,11 @@ pub(super) fn runs_of(db: &Db, label: &str) -> Result<Vec<RunPoint>, DetectError
                 ingested_at: r.get(3)?,
                 machine: r.get(4)?,
                 hash: r.get(5)?,
+                device: {
+                    let (tag, machine, arch): (String, String, String) =
+                        (r.get(6)?, r.get(7)?, r.get(8)?);
+                    perfdb_ingest::devices::table().resolve(Some(&tag), Some(&machine), Some(&arch))
+                },
             })
         })?
         .collect::<Result<_, _>>()?;
@@ -67,6 +75,39 @@ pub(super) struct Series {
 pub(super) struct Row {
     pub run: u32,
     pub value: f64,
+}
+
+/// The rows of `series` its runs' devices could have produced: a value above its
+/// device's peak (`perfdb devices`) never raises or resolves an alert.
+pub(super) fn possible<'a>(
+    series: &Series,
+    rows: &'a [Row],
+    runs: &[RunPoint],
+) -> std::borrow::Cow<'a, [Row]> {
+    use perfdb_ingest::devices::Quantity;
+    let [_, _, key, metric, unit] = &series.names;
+    if !perfdb_ingest::devices::holds_a_peak(metric, unit)
+        || runs.iter().all(|r| r.device.is_none())
+    {
+        return rows.into();
+    }
+    let Some(q) = Quantity::of(metric, unit, &perfdb_ingest::model::key_from_json(key)) else {
+        return rows.into();
+    };
+    let ok = |r: &Row| {
+        runs.get(r.run as usize)
+            .and_then(|p| p.device)
+            .and_then(|d| d.peak(q))
+            .is_none_or(|p| !p.impossible(r.value))
+    };
+    if rows.iter().all(ok) {
+        return rows.into();
+    }
+    rows.iter()
+        .copied()
+        .filter(|r| ok(r))
+        .collect::<Vec<_>>()
+        .into()
 }
 
 /// How the scan codes series and runs.

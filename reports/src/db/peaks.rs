@@ -1,0 +1,85 @@
+//! The device table and percent of peak as SQL (`perfdb sql`): a `devices` table (one
+//! row per device and quantity, with its source) and a `percent_of_peak` view (every
+//! TFLOPS and TB/s value of a run on a known device whose data type its key says).
+//! Runs are matched to devices, and keys to data types, by the same code ingest and
+//! compare use: the matches are computed here and handed to DuckDB as tables.
+
+use super::{Db, DbError, DEVICE_TAG_SQL, MACHINE_TAG_SQL};
+use perfdb_ingest::devices::{self, Dtype, Quantity};
+
+impl Db {
+    /// Create the `devices` table; with `percent`, also `percent_of_peak` (it reads every
+    /// run and each distinct TFLOPS key once).
+    pub fn peak_views(&self, percent: bool) -> Result<(), DbError> {
+        let t = devices::table();
+        self.conn.execute_batch(
+            "CREATE OR REPLACE TABLE devices(device VARCHAR, name VARCHAR, vendor VARCHAR, \
+             arch VARCHAR, quantity VARCHAR, peak DOUBLE, unit VARCHAR, impossible_above DOUBLE, \
+             source VARCHAR)",
+        )?;
+        {
+            let mut app = self.conn.appender("devices")?;
+            for d in &t.devices {
+                for (q, _) in d.figures() {
+                    let p = d.peak(q).expect("a figure has a peak");
+                    app.append_row(duckdb::params![
+                        d.id, d.name, d.vendor, d.arch, p.quantity, p.value, p.unit, p.limit,
+                        d.source
+                    ])?;
+                }
+            }
+        }
+        if !percent {
+            return Ok(());
+        }
+        self.conn.execute_batch(
+            "CREATE OR REPLACE TABLE run_devices(run_id VARCHAR, device VARCHAR); \
+             CREATE OR REPLACE TABLE key_dtypes(\"key\" VARCHAR, dtype VARCHAR);",
+        )?;
+        let runs: Vec<(String, String, String, String)> = {
+            let sql = format!(
+                "SELECT run_id, {DEVICE_TAG_SQL}, {MACHINE_TAG_SQL}, coalesce(arch, '') FROM runs r"
+            );
+            let mut stmt = self.conn.prepare(&sql)?;
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+            rows.collect::<Result<_, _>>()?
+        };
+        {
+            let mut app = self.conn.appender("run_devices")?;
+            for (run, tag, machine, arch) in &runs {
+                if let Some(d) = t.resolve(Some(tag), Some(machine), Some(arch)) {
+                    app.append_row([run.as_str(), d.id.as_str()])?;
+                }
+            }
+        }
+        let keys: Vec<String> = {
+            let mut stmt = self.conn.prepare(
+                "SELECT DISTINCT \"key\" FROM measurements WHERE metric = 'throughput' AND unit = 'TFLOPS'",
+            )?;
+            let rows = stmt.query_map([], |r| r.get(0))?;
+            rows.collect::<Result<_, _>>()?
+        };
+        {
+            let mut app = self.conn.appender("key_dtypes")?;
+            for k in &keys {
+                let pairs = perfdb_ingest::model::key_from_json(k);
+                if let Some(Quantity::Compute(d)) = Quantity::of("throughput", "TFLOPS", &pairs) {
+                    app.append_row([k.as_str(), Dtype::name(d)])?;
+                }
+            }
+        }
+        self.conn.execute_batch(
+            "CREATE OR REPLACE VIEW percent_of_peak AS \
+             SELECT m.run_id, m.label, m.table_name, m.variant, m.\"key\", m.metric, m.value, m.unit, \
+                    d.device, d.quantity, d.peak, 100 * m.value / d.peak AS percent_of_peak, \
+                    m.value > d.impossible_above AS impossible, m.line \
+             FROM measurements m JOIN run_devices rd USING (run_id) \
+             LEFT JOIN key_dtypes k ON k.\"key\" = m.\"key\" \
+             JOIN devices d ON d.device = rd.device AND d.quantity = CASE \
+                  WHEN m.metric = 'bandwidth' AND m.unit = 'TB/s' THEN 'bandwidth' \
+                  WHEN m.metric = 'throughput' AND m.unit = 'TFLOPS' THEN k.dtype END \
+             WHERE m.value IS NOT NULL",
+        )?;
+        Ok(())
+    }
+}
