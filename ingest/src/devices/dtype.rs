@@ -47,8 +47,9 @@ pub fn parse(cell: &str) -> Option<Dtype> {
     let s = ["torch.", "np.", "numpy.", "jnp.", "tl.", "dtypes."]
         .iter()
         .find_map(|p| s.strip_prefix(p))
-        .unwrap_or(&s)
-        .to_string();
+        .unwrap_or(&s);
+    // rocBLAS and hipBLASLt name real types `f16_r`, `bf16_r`, `f8_r`.
+    let s = s.strip_suffix("_r").unwrap_or(s).to_string();
     let d = match s.as_str() {
         "float64" | "fp64" | "f64" | "double" => Dtype::Fp64,
         "float32" | "fp32" | "f32" | "float" => Dtype::Fp32,
@@ -67,20 +68,28 @@ pub fn parse(cell: &str) -> Option<Dtype> {
     Some(d)
 }
 
-/// Is `name` a field that holds the data type the row computes in?
+/// Is `name` a field that holds the data type the row's inputs are in? Not an output
+/// (`out_dtype`; BLAS's C and D matrices, `c_type`, `d_type`), an accumulator
+/// (`compute_type`, `acc_dtype`: cuBLAS and hipBLASLt accumulate bf16 in fp32), a bias
+/// or a scale.
 fn names_a_type(name: &str) -> bool {
     let n: String = name
+        .to_ascii_lowercase()
         .chars()
         .filter(|c| c.is_ascii_alphanumeric())
-        .collect::<String>()
-        .to_ascii_lowercase();
-    let output = n.starts_with("out") || n.starts_with("output") || n.starts_with("acc");
-    !output
-        && (n.contains("dtype")
-            || n.contains("datatype")
-            || n == "type"
-            || n == "precision"
-            || n == "computetype")
+        .collect();
+    !not_input(name)
+        && (n.ends_with("dtype")
+            || n.ends_with("datatype")
+            || n.ends_with("type")
+            || n == "precision")
+}
+
+fn not_input(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    ["out", "acc", "compute", "bias", "scale", "c_", "d_"]
+        .iter()
+        .any(|p| lower.starts_with(p))
 }
 
 /// The row's data type: every typed field (or, without one, every cell that is plainly
@@ -95,7 +104,7 @@ pub fn of_key(key: &[(String, String)]) -> Option<Dtype> {
     }
     let plain = key
         .iter()
-        .filter(|(k, _)| !k.to_ascii_lowercase().starts_with("out"))
+        .filter(|(k, _)| !not_input(k))
         .filter_map(|(_, v)| parse(v));
     agree(plain).flatten()
 }
@@ -159,5 +168,15 @@ mod tests {
         );
         assert_eq!(of_key(&key(&[("M", "512"), ("N", "4096")])), None);
         assert_eq!(of_key(&key(&[("dtype", "int8")])), None);
+        // hipBLASLt: inputs f16, accumulated in f32, written as f16.
+        let hipblaslt = key(&[
+            ("a_type", "f16_r"),
+            ("b_type", "f16_r"),
+            ("c_type", "f16_r"),
+            ("d_type", "bf16_r"),
+            ("compute_type", "f32_r"),
+            ("bias_type", "f32_r"),
+        ]);
+        assert_eq!(of_key(&hipblaslt), Some(Dtype::Fp16));
     }
 }

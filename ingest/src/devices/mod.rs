@@ -20,6 +20,10 @@ pub use dtype::Dtype;
 /// part above the clock its datasheet's figures assume.
 pub const MARGIN: f64 = 0.05;
 
+/// The `device` tag of a run whose output named a GPU the table does not have: its
+/// arch is not read as a device.
+pub const UNKNOWN: &str = "unknown";
+
 /// The built-in table, as the repository ships it.
 const BUILTIN: &str = include_str!("../../devices.toml");
 

@@ -105,6 +105,10 @@ impl Parser for RocmBenchCsv {
             }
             i = j;
         }
+        if let Some((name, arch)) = device_line(text) {
+            parsed.provenance.machine = Some(name);
+            parsed.provenance.arch = arch;
+        }
         if parsed.measurements.is_empty() {
             return Err(ParseError::at(
                 0,
@@ -113,6 +117,36 @@ impl Parser for RocmBenchCsv {
         }
         Ok(parsed)
     }
+}
+
+/// The GPU a bench ran on, from its device lines: `(Target device ID is 0)` and
+/// `Device ID 0 : AMD Instinct MI300X gfx942:sramecc+:xnack-` give the product name and
+/// the arch (`gfx942`, its feature flags dropped). The first device when no target is
+/// printed.
+fn device_line(text: &str) -> Option<(String, Option<String>)> {
+    let target = text.lines().find_map(|l| {
+        let (_, rest) = l.split_once("Target device ID is ")?;
+        rest.trim_end_matches(|c: char| !c.is_ascii_digit())
+            .parse::<u32>()
+            .ok()
+    });
+    text.lines().find_map(|l| {
+        let rest = l.trim().strip_prefix("Device ID ")?;
+        let (id, desc) = rest.split_once(" : ")?;
+        let id: u32 = id.trim().parse().ok()?;
+        if target.is_some_and(|t| t != id) {
+            return None;
+        }
+        let desc = desc.trim();
+        let (name, arch) = match desc.rsplit_once(' ') {
+            Some((n, a)) if a.starts_with("gfx") => (
+                n.trim().to_string(),
+                Some(a.split(':').next().unwrap_or(a).to_string()),
+            ),
+            _ => (desc.to_string(), None),
+        };
+        (!name.is_empty()).then_some((name, arch))
+    })
 }
 
 /// A ROCm bench header, laid out: its columns, and the tool (`hipblaslt` of
@@ -212,5 +246,21 @@ mod tests {
             "bandwidth"
         );
         assert!(rocm_column("d_type").is_none());
+    }
+
+    #[test]
+    fn the_device_is_the_target_device_line() {
+        // As hipBLASLt 1.2 prints it on an MI350X (a log in a public issue).
+        let log = "Query device success: there are 1 devices. (Target device ID is 0)\n\
+                   Device ID 0 : AMD Instinct MI350X gfx950:sramecc+:xnack-\n\
+                   with 270.6 GB memory, max. SCLK 2200 MHz, max. MCLK 1900 MHz\n";
+        assert_eq!(
+            device_line(log),
+            Some(("AMD Instinct MI350X".into(), Some("gfx950".into())))
+        );
+        let two = "(Target device ID is 1)\nDevice ID 0 : AMD Instinct MI300X gfx942\n\
+                   Device ID 1 : AMD Instinct MI325X gfx942:sramecc+:xnack-\n";
+        assert_eq!(device_line(two).unwrap().0, "AMD Instinct MI325X");
+        assert_eq!(device_line("no device here"), None);
     }
 }

@@ -175,12 +175,29 @@ pub fn prepare(
                 .find(|(t, _)| t == k)
                 .map(|(_, v)| v.as_str())
         };
-        devices::table().resolve(
-            tag("device"),
-            tag("machine").or(prov.machine.as_deref()),
-            meta.arch.as_deref().or(prov.arch.as_deref()),
-        )
+        let t = devices::table();
+        match (tag("device"), tag("machine"), prov.machine.as_deref()) {
+            // The output names its GPU (nvbench, hipBLASLt): that product or none; its
+            // arch may be another part's too (an MI350X is a gfx950 like the MI355X).
+            (None, None, Some(product)) => t.named(product),
+            (device, machine, _) => t.resolve(
+                device,
+                machine,
+                meta.arch.as_deref().or(prov.arch.as_deref()),
+            ),
+        }
     };
+    let unnamed_product = device.is_none()
+        && !meta
+            .tags
+            .iter()
+            .any(|(t, _)| t == "device" || t == "machine")
+        && parsed
+            .trial_provenance
+            .first()
+            .unwrap_or(&parsed.provenance)
+            .machine
+            .is_some();
     let impossible = device.map(|d| devices::check::impossible(&parsed, d));
     let unknown_device_rows = match device {
         Some(_) => 0,
@@ -238,6 +255,9 @@ pub fn prepare(
     }
     if let Some(d) = device {
         from_output.push(("device".to_string(), d.id.clone()));
+    } else if unnamed_product {
+        // Read later, the arch alone would name another part: the device is unknown.
+        from_output.push(("device".to_string(), devices::UNKNOWN.to_string()));
     }
     for (k, v) in from_output {
         if !tags.iter().any(|(t, _)| *t == k) {
