@@ -49,6 +49,8 @@ pub fn app(state: AppState) -> Router {
         .route("/api/compare", get(routes::compare::api))
         .route("/alerts", get(routes::alerts::page))
         .route("/api/alerts", get(routes::alerts::api))
+        .route("/devices", get(routes::devices::page))
+        .route("/api/devices", get(routes::devices::api))
         .route("/app.js", get(guard::app_js))
         .fallback(|| async { AppError::not_found() })
         .layer(cached)

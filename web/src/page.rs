@@ -22,7 +22,7 @@ pub fn layout(title: &str, body: &str) -> String {
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t} · perfdb</title>\
          <style>{STYLE}</style>{SCRIPT}</head><body><nav><a href=\"/\">Overview</a><a href=\"/runs\">Runs</a><a href=\"/chart\">Chart</a>\
-         <a href=\"/history\">History</a><a href=\"/compare\">Compare</a><a href=\"/alerts\">Alerts</a></nav>\
+         <a href=\"/history\">History</a><a href=\"/compare\">Compare</a><a href=\"/alerts\">Alerts</a><a href=\"/devices\">Devices</a></nav>\
          <main><h1>{t}</h1>{body}</main></body></html>",
         t = esc(title)
     )

@@ -4,7 +4,7 @@ use super::{
     add_titles, check_table_metric, draw_dots, natural_cmp, register_font, thin, ChartError, Trial,
     PALETTE,
 };
-use crate::db::{sql_str, Db, MACHINE_CLASS_SQL};
+use crate::db::{sql_str, Db, DEVICE_TAG_SQL, MACHINE_CLASS_SQL, MACHINE_TAG_SQL};
 use crate::stats;
 use perfdb_ingest::model::{key_display, key_from_json};
 use plotters::prelude::*;
@@ -41,6 +41,10 @@ pub struct HistoryData {
     pub machine: String,
     /// Every machine class the series was measured on.
     pub machines: Vec<String>,
+    /// The series' ceiling on the device the shown class's runs name (`perfdb
+    /// devices`), when that and the data type are known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak: Option<perfdb_ingest::devices::Peak>,
 }
 
 /// Variants and keys of a table, for pickers.
@@ -100,6 +104,8 @@ pub struct Series<'a> {
 /// One run of the series: its class, point, times, trial and unit.
 struct RunPoint {
     class: String,
+    /// The device the run names, by id (`""` when none).
+    device: String,
     point: String,
     ingested: i64,
     committed: Option<i64>,
@@ -160,7 +166,7 @@ pub fn history_data(
     let sql = format!(
         "SELECT {MACHINE_CLASS_SQL} AS class, coalesce(r.\"commit\", r.label) AS point, \
                 epoch_us(r.ingested_at), epoch_us(r.commit_time), r.trial, r.label, r.\"commit\", \
-                r.run_id, s.median, s.unit \
+                r.run_id, s.median, s.unit, {DEVICE_TAG_SQL}, {MACHINE_TAG_SQL}, coalesce(r.arch, '') \
          FROM summaries s JOIN runs r ON s.run_id = r.run_id \
          WHERE s.table_name = {} AND s.variant = {} AND s.key = {} AND s.metric = {}{label_pred}",
         sql_str(table),
@@ -184,13 +190,23 @@ pub fn history_data(
                     value: r.get(8)?,
                 },
                 unit: r.get(9)?,
+                device: {
+                    let (tag, m, arch): (String, String, String) =
+                        (r.get(10)?, r.get(11)?, r.get(12)?);
+                    perfdb_ingest::devices::table()
+                        .resolve(Some(&tag), Some(&m), Some(&arch))
+                        .map(|d| d.id.clone())
+                        .unwrap_or_default()
+                },
             })
         })?
         .collect::<Result<_, _>>()?;
     let (machine, machines) = machine_class(&runs, machine)?;
     // Points by commit (or label), ordered by commit time, then first ingest, then name.
+    let shown: Vec<RunPoint> = runs.into_iter().filter(|r| r.class == machine).collect();
+    let peak = series_peak(&shown, metric, key);
     let mut by_point: std::collections::HashMap<String, Vec<RunPoint>> = Default::default();
-    for r in runs.into_iter().filter(|r| r.class == machine) {
+    for r in shown {
         by_point.entry(r.point.clone()).or_default().push(r);
     }
     if by_point.is_empty() {
@@ -243,7 +259,19 @@ pub fn history_data(
         machine,
         machines,
         points,
+        peak,
     })
+}
+
+/// The peak of a series whose runs all name one device.
+fn series_peak(runs: &[RunPoint], metric: &str, key: &str) -> Option<perfdb_ingest::devices::Peak> {
+    use perfdb_ingest::devices::{table, Quantity};
+    let first = runs.first()?;
+    if first.device.is_empty() || runs.iter().any(|r| r.device != first.device) {
+        return None;
+    }
+    let q = Quantity::of(metric, &first.unit, &key_from_json(key))?;
+    table().get(&first.device)?.peak(q)
 }
 
 /// At most this many points in a history chart; longer series are thinned.
@@ -281,6 +309,10 @@ pub fn history_svg(h: &HistoryData) -> String {
     let n = h.points.len();
     let lo = h.points.iter().map(|p| p.min).fold(f64::MAX, f64::min);
     let hi = h.points.iter().map(|p| p.max).fold(f64::MIN, f64::max);
+    // The ceiling is drawn when the series reaches a quarter of it; below that it would
+    // flatten the series, and the caption says it instead.
+    let ceiling = h.peak.as_ref().filter(|p| hi >= 0.25 * p.value);
+    let hi = ceiling.map_or(hi, |p| hi.max(p.value));
     let pad = ((hi - lo) * 0.15).max(hi.abs() * 0.02);
     let mut svg = String::new();
     let mut titles = Vec::new();
@@ -290,8 +322,20 @@ pub fn history_svg(h: &HistoryData) -> String {
         let mut chart = ChartBuilder::on(&root)
             .caption(
                 format!(
-                    "{} {} {} — {} ({}) over commits",
-                    h.table, h.variant, h.key, h.metric, h.unit
+                    "{} {} {} — {} ({}) over commits{}",
+                    h.table,
+                    h.variant,
+                    h.key,
+                    h.metric,
+                    h.unit,
+                    match (&h.peak, ceiling) {
+                        (Some(p), None) => format!(
+                            "; peak {} {} far above",
+                            crate::render::num(p.value),
+                            p.unit
+                        ),
+                        _ => String::new(),
+                    }
                 ),
                 ("sans-serif", 18),
             )
@@ -308,6 +352,21 @@ pub fn history_svg(h: &HistoryData) -> String {
             .x_desc("commit (by commit time)")
             .axis_desc_style(("sans-serif", 14))
             .draw();
+        if let Some(p) = ceiling {
+            let _ = chart.draw_series(DashedLineSeries::new(
+                [(-0.5, p.value), (n as f64 - 0.5, p.value)],
+                8,
+                5,
+                BLACK.mix(0.7).stroke_width(1),
+            ));
+            titles.push(format!(
+                "peak: {} {} ({} dense {})",
+                crate::render::num(p.value),
+                p.unit,
+                p.device_name,
+                p.quantity
+            ));
+        }
         for &cp in &h.change_points {
             let x = cp as f64 - 0.5;
             let _ = chart.draw_series(std::iter::once(PathElement::new(
@@ -343,8 +402,20 @@ pub fn history_svg(h: &HistoryData) -> String {
             color.stroke_width(1),
         ));
         for p in &h.points {
+            let of_peak = h
+                .peak
+                .as_ref()
+                .map(|k| {
+                    format!(
+                        ", {:.1}% of the {}'s {} peak",
+                        k.percent(p.median),
+                        k.device_name,
+                        k.quantity
+                    )
+                })
+                .unwrap_or_default();
             titles.push(format!(
-                "{}: median {} {} over {} trial(s)",
+                "{}: median {} {} over {} trial(s){of_peak}",
                 p.point,
                 crate::render::num(p.median),
                 h.unit,

@@ -479,6 +479,7 @@ mod tests {
             image_digests: vec![],
             machines: vec![],
             methods: vec![],
+            devices: vec![],
         }
     }
 

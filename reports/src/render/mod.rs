@@ -361,6 +361,7 @@ pub(crate) fn sample_report() -> Report {
         image_digests: vec![],
         machines: vec![],
         methods: vec![],
+        devices: vec![],
     };
     let regressed = row(
         "triton",

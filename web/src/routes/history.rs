@@ -169,8 +169,19 @@ pub async fn page(
     } else {
         String::new()
     };
+    let peak = match (&d.peak, d.points.last()) {
+        (Some(p), Some(last)) => format!(
+            "<p id=\"peak\">Peak: <b>{} {}</b>, the {}'s dense {} (<a href=\"/devices\">device table</a>); the last commit's median is <b>{:.1}%</b> of it. The dashed line is the peak.</p>",
+            perfdb_reports::render::num(p.value),
+            esc(&p.unit),
+            esc(&p.device_name),
+            esc(&p.quantity),
+            p.percent(last.median)
+        ),
+        _ => String::new(),
+    };
     let body = format!(
-        "{form}<figure id=\"chart\">{}</figure><p class=\"muted\">Each commit: the median of its trials (filled), min to max (bar), the trials themselves (hollow dots; hover one for its run); red lines mark change points.{thinned}</p>{steps}",
+        "{form}{peak}<figure id=\"chart\">{}</figure><p class=\"muted\">Each commit: the median of its trials (filled), min to max (bar), the trials themselves (hollow dots; hover one for its run); red lines mark change points.{thinned}</p>{steps}",
         history_svg(d)
     );
     Ok(Html(layout(

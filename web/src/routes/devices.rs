@@ -1,0 +1,65 @@
+//! `/devices` and `/api/devices`: the device table every percent of peak is read
+//! against (`perfdb devices`), with the document each figure comes from.
+
+use crate::page::{esc, layout};
+use axum::response::Html;
+use axum::Json;
+use perfdb_ingest::devices::{self, Device, Dtype, Quantity};
+
+pub async fn api() -> Json<Vec<Device>> {
+    Json(devices::table().devices.clone())
+}
+
+pub async fn page() -> Html<String> {
+    let t = devices::table();
+    let qs: Vec<Quantity> = Dtype::ALL
+        .iter()
+        .map(|d| Quantity::Compute(*d))
+        .chain([Quantity::Bandwidth])
+        .collect();
+    let head: String = qs
+        .iter()
+        .map(|q| format!("<th class=\"num\">{}</th>", esc(q.name())))
+        .collect();
+    let rows: String = t
+        .devices
+        .iter()
+        .map(|d| {
+            let cells: String = qs
+                .iter()
+                .map(|q| {
+                    let v = d.figure(*q).map_or("–".to_string(), |v| format!("{v}"));
+                    let cited = d.cited.get(q.name()).map(|c| esc(c)).unwrap_or_default();
+                    format!("<td class=\"num\" title=\"{cited}\">{v}</td>")
+                })
+                .collect();
+            let from = if t.user.contains(&d.id) {
+                " (perfdb.toml)"
+            } else {
+                ""
+            };
+            format!(
+                "<tr id=\"device-{id}\"><td><b>{id}</b></td><td>{name}</td><td>{arch}</td>{cells}\
+                 <td class=\"muted\">{source}{from}</td><td class=\"muted\">{ids}</td></tr>",
+                id = esc(&d.id),
+                name = esc(&d.name),
+                arch = esc(&d.arch),
+                source = esc(&d.source),
+                ids = esc(&d.identities.join(", ")),
+            )
+        })
+        .collect();
+    let body = format!(
+        "<h1>Devices</h1><p>Dense peak TFLOPS per data type and memory bandwidth in TB/s \
+         (hover a figure for the document's own words). Every TFLOPS and TB/s value of a run \
+         on one of these devices is shown as a percent of its peak; a value more than {:.0}% \
+         above it is impossible on the device: a warning at ingest, <i>invalid</i> in compare, \
+         never an alert. A run's device is <code>ingest --device</code>, else its machine tag or \
+         arch when it is one of the names in the last column. <code>[[device]]</code> entries \
+         in perfdb.toml add devices or replace one.</p>\
+         <table id=\"devices\"><thead><tr><th>id</th><th>name</th><th>arch</th>{head}\
+         <th>source</th><th>matched by</th></tr></thead><tbody>{rows}</tbody></table>",
+        100.0 * devices::MARGIN
+    );
+    Html(layout("Devices", &body))
+}
