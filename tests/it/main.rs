@@ -29,6 +29,7 @@ mod malformed;
 mod merge_base;
 mod notify_https;
 mod object_store_warehouse;
+mod peaks;
 mod realworld;
 mod stale_data;
 mod summaries;

@@ -1,0 +1,209 @@
+//! Every number against the hardware: the H200 samples as a percent of the H200's
+//! peaks, a file doctored past the peak warned at ingest, invalid in compare and never
+//! an alert, an MI300X log held against the MI300X, and `perfdb devices`.
+
+use crate::common::*;
+
+/// c01 as base and c02 as head, on the H200 they were measured on.
+fn h200_pair(wh: &Wh) {
+    for (c, label) in [("c01", "base"), ("c02", "head")] {
+        let dir = sample(&format!("h200-gemm/history/{c}"));
+        wh.ok(&["ingest", dir.to_str().unwrap(), "--label", label, "--device", "h200"]);
+    }
+}
+
+/// A copy of `rel` with `from` replaced by `to` on every line, at `dest`.
+fn doctored(rel: &str, from: &str, to: &str, dest: &std::path::Path) {
+    let text = std::fs::read_to_string(sample(rel)).unwrap();
+    assert!(text.contains(from), "{rel} has no {from}");
+    std::fs::write(dest, text.replace(from, to)).unwrap();
+}
+
+fn rows<'a>(report: &'a serde_json::Value, variant: &str, key_has: &str, metric: &str) -> Vec<&'a serde_json::Value> {
+    report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| {
+            r["variant"] == variant
+                && r["metric"] == metric
+                && r["key_text"].as_str().unwrap().contains(key_has)
+        })
+        .collect()
+}
+
+fn percent(row: &serde_json::Value) -> f64 {
+    let head = row["head"]["median"].as_f64().unwrap();
+    100.0 * head / row["peak"]["value"].as_f64().unwrap()
+}
+
+#[test]
+fn the_h200_samples_show_percent_of_peak_on_every_tflops_and_tbs_row() {
+    let wh = Wh::new();
+    h200_pair(&wh);
+    let (_, report) = compare_json(&wh, &["base", "head"]);
+    let all = report["rows"].as_array().unwrap();
+    let held: Vec<_> = all
+        .iter()
+        .filter(|r| {
+            (r["metric"] == "throughput" && r["unit"] == "TFLOPS")
+                || (r["metric"] == "bandwidth" && r["unit"] == "TB/s")
+        })
+        .collect();
+    assert!(held.len() > 40, "{} rows", held.len());
+    for r in &held {
+        assert_eq!(r["peak"]["device"], "h200", "{r}");
+    }
+    // bf16 GEMM 8192^3: torch and the Triton kernel, about 67-80% of 989.5.
+    for variant in ["torch_mm", "triton_mm_a16w16", "torch", "triton"] {
+        let r = rows(&report, variant, "M=8192 N=8192", "throughput");
+        let r = r.iter().find(|r| r["key_text"].as_str().unwrap().contains("K=8192")).unwrap();
+        assert_eq!(r["peak"]["value"], 989.5);
+        let p = percent(r);
+        assert!((65.0..=80.0).contains(&p), "{variant}: {p:.1}%");
+    }
+    // The 2^27-element add: about 89% of 4.8 TB/s.
+    for variant in ["torch_add", "triton_add"] {
+        let r = rows(&report, variant, "N=134217728", "bandwidth");
+        let p = percent(r[0]);
+        assert!((87.0..=91.0).contains(&p), "{variant}: {p:.1}%");
+    }
+    // The text report carries the column.
+    let text = stdout(&wh.run(&["compare", "base", "head"]));
+    assert!(text.lines().next().unwrap_or_default().contains("% peak") || text.contains("  % peak  "));
+}
+
+#[test]
+fn a_file_doctored_past_the_peak_warns_at_ingest_and_compares_invalid() {
+    let wh = Wh::new();
+    h200_pair(&wh);
+    // torch_mm 8192^3 of c02's first trial, printed at 1,200 TFLOPS (line 22).
+    let f = wh.dir.path().join("doctored.log");
+    doctored("h200-gemm/history/c02/trial1.probe.log", "tflops=7", "tflops=12", &f);
+    let out = wh.run(&["ingest", f.to_str().unwrap(), "--label", "doctored", "--device", "h200"]);
+    assert_eq!(code(&out), 0, "a warning, not a refusal: {}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("doctored.log:22: tflops 12") && err.contains("989.5 TFLOPS"),
+        "{err}"
+    );
+    assert!(err.contains("not a number this device can produce"), "{err}");
+    let (exit, report) = compare_json(&wh, &["base", "doctored"]);
+    let r = rows(&report, "torch_mm", "K=8192 M=8192 N=8192", "throughput");
+    assert_eq!(r[0]["verdict"], "invalid", "{}", r[0]);
+    assert!(r[0]["reason"].as_str().unwrap().contains("impossible on this device"));
+    assert_ne!(exit, 0, "an invalid row is never 'no regression'");
+    assert_eq!(report["verdict"], "inconclusive");
+}
+
+#[test]
+fn a_latency_too_short_for_the_work_is_reported() {
+    let wh = Wh::new();
+    // 8192^3 bf16 in 157 us instead of 1570: 7,000 TFLOPS implied.
+    let f = wh.dir.path().join("fast.log");
+    doctored(
+        "h200-gemm/history/c01/trial1.probe.log",
+        "median_latency_us=1570.176",
+        "median_latency_us=157.0176",
+        &f,
+    );
+    let out = wh.run(&["ingest", f.to_str().unwrap(), "--label", "x", "--machine", "NVIDIA H200"]);
+    let err = stderr(&out);
+    assert!(err.contains("fast.log:22: median_latency_us 157.018 us for 2·M·N·K"), "{err}");
+    assert!(err.contains("implies 7003"), "{err}");
+}
+
+#[test]
+fn detect_never_alerts_on_an_impossible_value() {
+    let run = |device: &[&str]| -> String {
+        let wh = Wh::new();
+        for c in 1..=10 {
+            let dir = wh.dir.path().join(format!("c{c:02}"));
+            copy_dir(&sample(&format!("h200-gemm/history/c{c:02}")), &dir);
+            if c > 5 {
+                // From c06 on, every trial prints the add at 8.4 TB/s: past the H200's 4.8.
+                for t in 1..=3 {
+                    let f = dir.join(format!("trial{t}.probe.log"));
+                    let text = std::fs::read_to_string(&f).unwrap();
+                    let text = text
+                        .lines()
+                        .map(|l| {
+                            if l.contains("kernel=torch_add") && l.contains("N134217728") {
+                                l.replace("bandwidth_gb_s=42", "bandwidth_gb_s=84")
+                            } else {
+                                l.to_string()
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    std::fs::write(&f, text + "\n").unwrap();
+                }
+            }
+            let time = format!("2026-07-01T{c:02}:00:00Z");
+            ingest_commit(&wh, &dir, &format!("c{c:02}"), &time, device);
+        }
+        let out = wh.run(&["detect", "--label", "main", "--format", "json"]);
+        stdout(&out)
+    };
+    let on_h200 = run(&["--device", "h200"]);
+    let unknown = run(&[]);
+    let add_alert = |json: &str| json.contains("torch_add") && json.contains("bandwidth");
+    assert!(add_alert(&unknown), "the doctored step alerts where the device is unknown");
+    assert!(!add_alert(&on_h200), "an impossible value raised an alert: {on_h200}");
+}
+
+#[test]
+fn an_mi300x_record_is_held_against_the_mi300x() {
+    let wh = Wh::new();
+    // hipBLASLt names its device: `Device ID 0 : AMD Instinct MI300X gfx942:...`.
+    let out = wh.ingest(&sample("formats/28_hipblaslt_rocblas_bench_csv_emulated.txt"), "amd");
+    assert!(!out.contains("device unknown"));
+    let got = wh.sql(
+        "SELECT DISTINCT device, quantity, peak FROM percent_of_peak ORDER BY quantity",
+    );
+    let got: Vec<(String, String, f64)> = got
+        .iter()
+        .map(|r| {
+            (
+                r["device"].as_str().unwrap().to_string(),
+                r["quantity"].as_str().unwrap().to_string(),
+                r["peak"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(got.contains(&("mi300x".into(), "bf16".into(), 1307.4)), "{got:?}");
+    assert!(got.contains(&("mi300x".into(), "bandwidth".into(), 5.3)), "{got:?}");
+    // The arch alone names the MI300X too; an MI325X team says so in perfdb.toml.
+    std::fs::write(
+        wh.dir.path().join("perfdb.toml"),
+        "[[device]]\nid = \"ours\"\nname = \"our MI325X\"\nidentities = [\"gfx942\"]\nbf16 = 1307.4\nbandwidth = 6.0\n",
+    )
+    .unwrap();
+    let out = wh
+        .cmd()
+        .current_dir(wh.dir.path())
+        .args(["devices"])
+        .output()
+        .unwrap();
+    assert!(stdout(&out).contains("ours") && stdout(&out).contains("perfdb.toml;"));
+}
+
+#[test]
+fn a_run_on_no_known_device_says_so_once() {
+    let wh = Wh::new();
+    let dir = sample("h200-gemm/history/c01");
+    let out = wh.run(&["ingest", dir.to_str().unwrap(), "--label", "main"]);
+    let err = stderr(&out);
+    assert_eq!(err.matches("device unknown: percent of peak not computed").count(), 1, "{err}");
+    let out = wh.run(&["ingest", dir.to_str().unwrap(), "--label", "x", "--device", "h300"]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("--device h300: not a device perfdb knows; `perfdb devices`"));
+    // Without a device no percent is made up.
+    assert_eq!(wh.count("SELECT count(*) FROM percent_of_peak"), 0);
+}
+
+#[test]
+fn perfdb_devices_lists_the_table() {
+    let wh = Wh::new();
+    insta::assert_snapshot!(wh.ok(&["devices"]));
+}
