@@ -67,6 +67,10 @@ pub struct Row {
     pub step: Option<Step>,
     /// Open (pending or active) alerts of this series.
     pub open_alerts: Vec<String>,
+    /// The newest median as a percent of the series' peak on the class's device, when
+    /// the device and the data type are known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percent_of_peak: Option<f64>,
 }
 
 impl Row {
@@ -87,6 +91,9 @@ pub struct Overview {
     pub machine: String,
     /// The label's machine classes, most runs first.
     pub machines: Vec<String>,
+    /// The device the class's runs name (`perfdb devices`), when they name one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
     /// The window's commits, oldest first.
     pub commits: Vec<String>,
     /// Worst first.
@@ -275,7 +282,38 @@ fn series_row(
         medians,
         step,
         open_alerts,
+        percent_of_peak: None,
     }
+}
+
+/// The one device the runs of a class name, if they name one.
+fn class_device(
+    db: &Db,
+    in_class: &str,
+) -> Result<Option<&'static perfdb_ingest::devices::Device>, OverviewError> {
+    let sql = format!(
+        "SELECT DISTINCT {}, {}, coalesce(r.arch, '') FROM runs r WHERE {in_class}",
+        crate::db::DEVICE_TAG_SQL,
+        crate::db::MACHINE_TAG_SQL
+    );
+    let mut stmt = db.conn.prepare(&sql).map_err(DbError::from)?;
+    let named: Vec<Option<String>> = stmt
+        .query_map([], |r| {
+            let (tag, m, arch): (String, String, String) = (r.get(0)?, r.get(1)?, r.get(2)?);
+            Ok(perfdb_ingest::devices::table()
+                .resolve(Some(&tag), Some(&m), Some(&arch))
+                .map(|d| d.id.clone()))
+        })
+        .map_err(DbError::from)?
+        .collect::<Result<_, _>>()
+        .map_err(DbError::from)?;
+    Ok(match named.as_slice() {
+        [Some(one)] => perfdb_ingest::devices::table().get(one),
+        [first, rest @ ..] if first.is_some() && rest.iter().all(|r| r == first) => {
+            perfdb_ingest::devices::table().get(first.as_deref().unwrap_or_default())
+        }
+        _ => None,
+    })
 }
 
 /// The overview `ask` asks for.
@@ -359,6 +397,21 @@ pub fn overview(db: &Db, ask: &Ask, detect: &DetectConfig) -> Result<Overview, O
             detect,
         ));
     }
+    let device = class_device(db, &in_class)?;
+    if let Some(d) = device {
+        for r in &mut out {
+            let q = perfdb_ingest::devices::Quantity::of(
+                &r.metric,
+                &r.unit,
+                &perfdb_ingest::model::key_from_json(&r.key),
+            );
+            let last = r.medians.iter().rev().flatten().next().copied();
+            r.percent_of_peak = q
+                .and_then(|q| d.peak(q))
+                .zip(last)
+                .map(|(p, v)| p.percent(v));
+        }
+    }
     out.sort_by(|a, b| {
         b.attention()
             .cmp(&a.attention())
@@ -372,6 +425,7 @@ pub fn overview(db: &Db, ask: &Ask, detect: &DetectConfig) -> Result<Overview, O
         labels,
         machine,
         machines,
+        device: device.map(|d| d.id.clone()),
         commits,
         rows: out,
         class_stale,

@@ -402,6 +402,69 @@ fn the_overview_leads_to_a_history_in_chromium() {
     );
 }
 
+#[test]
+#[ignore = "needs chromium: run scripts/test"]
+fn the_device_table_and_the_peak_ceiling_in_chromium() {
+    let Some(bin) = chromium() else {
+        missing("chromium");
+    };
+    let wh = Wh::new();
+    for c in 1..=4 {
+        let dir = sample(&format!("h200-gemm/history/c{c:02}"));
+        let time = format!("2026-07-01T{c:02}:00:00Z");
+        ingest_commit(&wh, &dir, &format!("c{c:02}"), &time, &["--device", "h200"]);
+    }
+    let (_server, url) = serve(&wh);
+    let profile = wh.dir.path().join("chromium-profile-devices");
+    let dom = stdout(&browser(
+        &bin,
+        &profile,
+        &["--dump-dom"],
+        &format!("{url}/devices"),
+    ));
+    let table = &dom[dom.find("<table id=\"devices\"").expect("the device table")..];
+    for text in [
+        "h200",
+        "989.5",
+        "4.8",
+        "mi300x",
+        "1307.4",
+        "gfx942",
+        "datasheet",
+    ] {
+        assert!(table.contains(text), "{text} missing from the device table");
+    }
+    let key = r#"{"K":"8192","M":"8192","N":"8192","dtype":"bf16","mode":"bench","role":"a"}"#;
+    let page = format!(
+        "{url}/history?table=gemm.mm&metric=throughput&variant=torch_mm&key={}",
+        key.bytes()
+            .map(|b| if b.is_ascii_alphanumeric() {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            })
+            .collect::<String>()
+    );
+    let dom = stdout(&browser(&bin, &profile, &["--dump-dom"], &page));
+    assert!(
+        dom.contains("id=\"peak\""),
+        "no peak line on the history page: {dom}"
+    );
+    assert!(
+        dom.contains("989.5 TFLOPS") && dom.contains("NVIDIA H200 SXM"),
+        "{dom}"
+    );
+    let svg = &dom[dom.find("<svg").unwrap()..dom.find("</svg>").unwrap()];
+    assert!(
+        svg.contains("peak: 989.5 TFLOPS"),
+        "no ceiling in the chart"
+    );
+    assert!(
+        svg.contains("% of the NVIDIA H200 SXM's bf16 peak"),
+        "no percent on hover"
+    );
+}
+
 /// The value `script` returns in the page of session `sid`.
 fn execute(port: u16, sid: &str, script: &str) -> serde_json::Value {
     webdriver(

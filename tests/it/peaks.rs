@@ -8,7 +8,14 @@ use crate::common::*;
 fn h200_pair(wh: &Wh) {
     for (c, label) in [("c01", "base"), ("c02", "head")] {
         let dir = sample(&format!("h200-gemm/history/{c}"));
-        wh.ok(&["ingest", dir.to_str().unwrap(), "--label", label, "--device", "h200"]);
+        wh.ok(&[
+            "ingest",
+            dir.to_str().unwrap(),
+            "--label",
+            label,
+            "--device",
+            "h200",
+        ]);
     }
 }
 
@@ -19,7 +26,12 @@ fn doctored(rel: &str, from: &str, to: &str, dest: &std::path::Path) {
     std::fs::write(dest, text.replace(from, to)).unwrap();
 }
 
-fn rows<'a>(report: &'a serde_json::Value, variant: &str, key_has: &str, metric: &str) -> Vec<&'a serde_json::Value> {
+fn rows<'a>(
+    report: &'a serde_json::Value,
+    variant: &str,
+    key_has: &str,
+    metric: &str,
+) -> Vec<&'a serde_json::Value> {
     report["rows"]
         .as_array()
         .unwrap()
@@ -57,7 +69,10 @@ fn the_h200_samples_show_percent_of_peak_on_every_tflops_and_tbs_row() {
     // bf16 GEMM 8192^3: torch and the Triton kernel, about 67-80% of 989.5.
     for variant in ["torch_mm", "triton_mm_a16w16", "torch", "triton"] {
         let r = rows(&report, variant, "M=8192 N=8192", "throughput");
-        let r = r.iter().find(|r| r["key_text"].as_str().unwrap().contains("K=8192")).unwrap();
+        let r = r
+            .iter()
+            .find(|r| r["key_text"].as_str().unwrap().contains("K=8192"))
+            .unwrap();
         assert_eq!(r["peak"]["value"], 989.5);
         let p = percent(r);
         assert!((65.0..=80.0).contains(&p), "{variant}: {p:.1}%");
@@ -70,7 +85,9 @@ fn the_h200_samples_show_percent_of_peak_on_every_tflops_and_tbs_row() {
     }
     // The text report carries the column.
     let text = stdout(&wh.run(&["compare", "base", "head"]));
-    assert!(text.lines().next().unwrap_or_default().contains("% peak") || text.contains("  % peak  "));
+    assert!(
+        text.lines().next().unwrap_or_default().contains("% peak") || text.contains("  % peak  ")
+    );
 }
 
 #[test]
@@ -79,19 +96,37 @@ fn a_file_doctored_past_the_peak_warns_at_ingest_and_compares_invalid() {
     h200_pair(&wh);
     // torch_mm 8192^3 of c02's first trial, printed at 1,200 TFLOPS (line 22).
     let f = wh.dir.path().join("doctored.log");
-    doctored("h200-gemm/history/c02/trial1.probe.log", "tflops=7", "tflops=12", &f);
-    let out = wh.run(&["ingest", f.to_str().unwrap(), "--label", "doctored", "--device", "h200"]);
+    doctored(
+        "h200-gemm/history/c02/trial1.probe.log",
+        "tflops=7",
+        "tflops=12",
+        &f,
+    );
+    let out = wh.run(&[
+        "ingest",
+        f.to_str().unwrap(),
+        "--label",
+        "doctored",
+        "--device",
+        "h200",
+    ]);
     assert_eq!(code(&out), 0, "a warning, not a refusal: {}", stderr(&out));
     let err = stderr(&out);
     assert!(
         err.contains("doctored.log:22: tflops 12") && err.contains("989.5 TFLOPS"),
         "{err}"
     );
-    assert!(err.contains("not a number this device can produce"), "{err}");
+    assert!(
+        err.contains("not a number this device can produce"),
+        "{err}"
+    );
     let (exit, report) = compare_json(&wh, &["base", "doctored"]);
     let r = rows(&report, "torch_mm", "K=8192 M=8192 N=8192", "throughput");
     assert_eq!(r[0]["verdict"], "invalid", "{}", r[0]);
-    assert!(r[0]["reason"].as_str().unwrap().contains("impossible on this device"));
+    assert!(r[0]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("impossible on this device"));
     assert_ne!(exit, 0, "an invalid row is never 'no regression'");
     assert_eq!(report["verdict"], "inconclusive");
 }
@@ -107,9 +142,19 @@ fn a_latency_too_short_for_the_work_is_reported() {
         "median_latency_us=157.0176",
         &f,
     );
-    let out = wh.run(&["ingest", f.to_str().unwrap(), "--label", "x", "--machine", "NVIDIA H200"]);
+    let out = wh.run(&[
+        "ingest",
+        f.to_str().unwrap(),
+        "--label",
+        "x",
+        "--machine",
+        "NVIDIA H200",
+    ]);
     let err = stderr(&out);
-    assert!(err.contains("fast.log:22: median_latency_us 157.018 us for 2·M·N·K"), "{err}");
+    assert!(
+        err.contains("fast.log:22: median_latency_us 157.018 us for 2·M·N·K"),
+        "{err}"
+    );
     assert!(err.contains("implies 7003"), "{err}");
 }
 
@@ -148,19 +193,27 @@ fn detect_never_alerts_on_an_impossible_value() {
     let on_h200 = run(&["--device", "h200"]);
     let unknown = run(&[]);
     let add_alert = |json: &str| json.contains("torch_add") && json.contains("bandwidth");
-    assert!(add_alert(&unknown), "the doctored step alerts where the device is unknown");
-    assert!(!add_alert(&on_h200), "an impossible value raised an alert: {on_h200}");
+    assert!(
+        add_alert(&unknown),
+        "the doctored step alerts where the device is unknown"
+    );
+    assert!(
+        !add_alert(&on_h200),
+        "an impossible value raised an alert: {on_h200}"
+    );
 }
 
 #[test]
 fn an_mi300x_record_is_held_against_the_mi300x() {
     let wh = Wh::new();
     // hipBLASLt names its device: `Device ID 0 : AMD Instinct MI300X gfx942:...`.
-    let out = wh.ingest(&sample("formats/28_hipblaslt_rocblas_bench_csv_emulated.txt"), "amd");
-    assert!(!out.contains("device unknown"));
-    let got = wh.sql(
-        "SELECT DISTINCT device, quantity, peak FROM percent_of_peak ORDER BY quantity",
+    let out = wh.ingest(
+        &sample("formats/28_hipblaslt_rocblas_bench_csv_emulated.txt"),
+        "amd",
     );
+    assert!(!out.contains("device unknown"));
+    let got =
+        wh.sql("SELECT DISTINCT device, quantity, peak FROM percent_of_peak ORDER BY quantity");
     let got: Vec<(String, String, f64)> = got
         .iter()
         .map(|r| {
@@ -171,8 +224,14 @@ fn an_mi300x_record_is_held_against_the_mi300x() {
             )
         })
         .collect();
-    assert!(got.contains(&("mi300x".into(), "bf16".into(), 1307.4)), "{got:?}");
-    assert!(got.contains(&("mi300x".into(), "bandwidth".into(), 5.3)), "{got:?}");
+    assert!(
+        got.contains(&("mi300x".into(), "bf16".into(), 1307.4)),
+        "{got:?}"
+    );
+    assert!(
+        got.contains(&("mi300x".into(), "bandwidth".into(), 5.3)),
+        "{got:?}"
+    );
     // The arch alone names the MI300X too; an MI325X team says so in perfdb.toml.
     std::fs::write(
         wh.dir.path().join("perfdb.toml"),
@@ -194,8 +253,20 @@ fn a_run_on_no_known_device_says_so_once() {
     let dir = sample("h200-gemm/history/c01");
     let out = wh.run(&["ingest", dir.to_str().unwrap(), "--label", "main"]);
     let err = stderr(&out);
-    assert_eq!(err.matches("device unknown: percent of peak not computed").count(), 1, "{err}");
-    let out = wh.run(&["ingest", dir.to_str().unwrap(), "--label", "x", "--device", "h300"]);
+    assert_eq!(
+        err.matches("device unknown: percent of peak not computed")
+            .count(),
+        1,
+        "{err}"
+    );
+    let out = wh.run(&[
+        "ingest",
+        dir.to_str().unwrap(),
+        "--label",
+        "x",
+        "--device",
+        "h300",
+    ]);
     assert_eq!(code(&out), 2);
     assert!(stderr(&out).contains("--device h300: not a device perfdb knows; `perfdb devices`"));
     // Without a device no percent is made up.

@@ -6,7 +6,7 @@ use crate::overview::{spark_text, Overview};
 /// The rows as a text table with a header line saying what they span (`perfdb status`),
 /// or as CSV; `total` is the number of series before the list was cut.
 pub fn table(o: &Overview, total: usize, csv: bool) -> String {
-    let head = [
+    let mut head = vec![
         "table",
         "variant",
         "key",
@@ -16,7 +16,11 @@ pub fn table(o: &Overview, total: usize, csv: bool) -> String {
         "alerts",
         "last measured",
     ];
-    let rows: Vec<[String; 8]> = o
+    let with_peak = o.rows.iter().any(|r| r.percent_of_peak.is_some());
+    if with_peak {
+        head.insert(5, "% peak");
+    }
+    let rows: Vec<Vec<String>> = o
         .rows
         .iter()
         .map(|r| {
@@ -34,7 +38,7 @@ pub fn table(o: &Overview, total: usize, csv: bool) -> String {
             } else {
                 format!("{} ({} commits ago)", r.last_commit, r.commits_since)
             };
-            [
+            let mut cells = vec![
                 r.table.clone(),
                 r.variant.clone(),
                 r.key_text.clone(),
@@ -47,7 +51,15 @@ pub fn table(o: &Overview, total: usize, csv: bool) -> String {
                     r.open_alerts.join(" ")
                 },
                 last,
-            ]
+            ];
+            if with_peak {
+                let p = r
+                    .percent_of_peak
+                    .map(|p| format!("{p:.1}%"))
+                    .unwrap_or_default();
+                cells.insert(5, p);
+            }
+            cells
         })
         .collect();
     if csv {

@@ -179,10 +179,13 @@ fn row_html(r: &perfdb_reports::overview::Row, o: &perfdb_reports::overview::Ove
         )
     };
     format!(
-        "<tr><td>{}</td><td>{} <span class=\"muted\">{}</span></td><td>{}</td><td>{step}</td><td>{alerts}</td><td>{last}</td><td><a class=\"history\" href=\"{}\">history</a></td></tr>",
+        "<tr><td>{}</td><td>{} <span class=\"muted\">{}</span>{}</td><td>{}</td><td>{step}</td><td>{alerts}</td><td>{last}</td><td><a class=\"history\" href=\"{}\">history</a></td></tr>",
         esc(&r.key_text),
         esc(&r.metric),
         esc(&r.unit),
+        r.percent_of_peak
+            .map(|p| format!(" <span class=\"peak\" title=\"the newest median against the device's peak\">{p:.1}% of peak</span>"))
+            .unwrap_or_default(),
         spark_svg(r, &o.commits),
         esc(&history)
     )
