@@ -20,7 +20,9 @@ use tower::ServiceExt;
 pub const MARKER: &str = ".perfdb-site";
 
 /// Routes that are pages (not `/api`, not the bare SVG).
-const PAGES: [&str; 7] = ["/", "/runs", "/chart", "/history", "/compare", "/alerts", "/devices"];
+const PAGES: [&str; 7] = [
+    "/", "/runs", "/chart", "/history", "/compare", "/alerts", "/devices",
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
