@@ -19,12 +19,41 @@ fn h200_pair(wh: &Wh) {
     }
 }
 
-/// A copy of `rel` with `from` replaced by `to` on every line, at `dest`.
-fn doctored(rel: &str, from: &str, to: &str, dest: &std::path::Path) {
+/// A copy of `rel` at `dest` with the field `field=` set to `value` on each line that
+/// holds every one of `on`; the lines changed (1-based).
+fn doctored(
+    rel: &str,
+    on: &[&str],
+    field: &str,
+    value: &str,
+    dest: &std::path::Path,
+) -> Vec<usize> {
     let text = std::fs::read_to_string(sample(rel)).unwrap();
-    assert!(text.contains(from), "{rel} has no {from}");
-    std::fs::write(dest, text.replace(from, to)).unwrap();
+    let mut changed = Vec::new();
+    let lines: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if !on.iter().all(|w| l.contains(w)) {
+                return l.to_string();
+            }
+            changed.push(i + 1);
+            l.split(' ')
+                .map(|w| match w.split_once('=') {
+                    Some((k, _)) if k == field => format!("{k}={value}"),
+                    _ => w.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    assert!(!changed.is_empty(), "{rel}: no line holds {on:?}");
+    std::fs::write(dest, lines.join("\n") + "\n").unwrap();
+    changed
 }
+
+/// The torch_mm 8192^3 line of a probe log.
+const TORCH_MM_8192: &[&str] = &["kernel=torch_mm ", "shape=K8192xM8192xN8192 "];
 
 fn rows<'a>(
     report: &'a serde_json::Value,
@@ -94,12 +123,13 @@ fn the_h200_samples_show_percent_of_peak_on_every_tflops_and_tbs_row() {
 fn a_file_doctored_past_the_peak_warns_at_ingest_and_compares_invalid() {
     let wh = Wh::new();
     h200_pair(&wh);
-    // torch_mm 8192^3 of c02's first trial, printed at 1,200 TFLOPS (line 22).
+    // torch_mm 8192^3 of c02's first trial, printed at 1,200.5 TFLOPS.
     let f = wh.dir.path().join("doctored.log");
-    doctored(
+    let at = doctored(
         "h200-gemm/history/c02/trial1.probe.log",
-        "tflops=7",
-        "tflops=12",
+        TORCH_MM_8192,
+        "tflops",
+        "1200.5",
         &f,
     );
     let out = wh.run(&[
@@ -113,7 +143,8 @@ fn a_file_doctored_past_the_peak_warns_at_ingest_and_compares_invalid() {
     assert_eq!(code(&out), 0, "a warning, not a refusal: {}", stderr(&out));
     let err = stderr(&out);
     assert!(
-        err.contains("doctored.log:15: tflops 1204.1 TFLOPS") && err.contains("989.5 TFLOPS"),
+        err.contains(&format!("doctored.log:{}: tflops 1200.5 TFLOPS", at[0]))
+            && err.contains("989.5 TFLOPS"),
         "{err}"
     );
     assert!(
@@ -136,10 +167,11 @@ fn a_latency_too_short_for_the_work_is_reported() {
     let wh = Wh::new();
     // 8192^3 bf16 in 157 us instead of 1570: 7,000 TFLOPS implied.
     let f = wh.dir.path().join("fast.log");
-    doctored(
+    let at = doctored(
         "h200-gemm/history/c01/trial1.probe.log",
-        "median_latency_us=1570.176",
-        "median_latency_us=157.0176",
+        TORCH_MM_8192,
+        "median_latency_us",
+        "157.0176",
         &f,
     );
     let out = wh.run(&[
@@ -152,7 +184,10 @@ fn a_latency_too_short_for_the_work_is_reported() {
     ]);
     let err = stderr(&out);
     assert!(
-        err.contains("fast.log:22: median_latency_us 157.018 us for 2·M·N·K"),
+        err.contains(&format!(
+            "fast.log:{}: median_latency_us 157.0 us for 2·M·N·K",
+            at[0]
+        )),
         "{err}"
     );
     assert!(err.contains("implies 7002.5 TFLOPS"), "{err}");
@@ -168,20 +203,14 @@ fn detect_never_alerts_on_an_impossible_value() {
             if c > 5 {
                 // From c06 on, every trial prints the add at 8.4 TB/s: past the H200's 4.8.
                 for t in 1..=3 {
-                    let f = dir.join(format!("trial{t}.probe.log"));
-                    let text = std::fs::read_to_string(&f).unwrap();
-                    let text = text
-                        .lines()
-                        .map(|l| {
-                            if l.contains("kernel=torch_add") && l.contains("N134217728") {
-                                l.replace("bandwidth_gb_s=42", "bandwidth_gb_s=84")
-                            } else {
-                                l.to_string()
-                            }
-                        })
-                        .collect::<Vec<_>>()
-                        .join("\n");
-                    std::fs::write(&f, text + "\n").unwrap();
+                    let log = format!("trial{t}.probe.log");
+                    doctored(
+                        &format!("h200-gemm/history/c{c:02}/{log}"),
+                        &["kernel=torch_add ", "shape=N134217728 "],
+                        "bandwidth_gb_s",
+                        "8400.5",
+                        &dir.join(&log),
+                    );
                 }
             }
             let time = format!("2026-07-01T{c:02}:00:00Z");
