@@ -236,13 +236,22 @@ pub fn check_overrides(overrides: &[Override]) -> Result<(), OptionError> {
 }
 
 impl Config {
-    /// `path`, or `perfdb.toml` in the working directory when it exists, or the defaults.
+    /// `path`, or `perfdb.toml` in the working directory when it exists, or the defaults:
+    /// the process's configuration. Its `[[device]]` entries join the device table every
+    /// command reads (`ingest::devices::table`), so this runs before any run is read.
     pub fn load_or_default(path: Option<&Path>) -> Result<Config, ConfigError> {
-        match path {
-            Some(p) => Config::load(p),
-            None if Path::new(DEFAULT_CONFIG).exists() => Config::load(Path::new(DEFAULT_CONFIG)),
-            None => Ok(Config::default()),
+        let cfg = match path {
+            Some(p) => Config::load(p)?,
+            None if Path::new(DEFAULT_CONFIG).exists() => Config::load(Path::new(DEFAULT_CONFIG))?,
+            None => Config::default(),
+        };
+        if !cfg.device.is_empty() {
+            let table = perfdb_ingest::devices::Table::with(cfg.device.clone())
+                .expect("checked when parsed");
+            // Once a process: a second load (the web's reload) keeps the first table.
+            let _ = perfdb_ingest::devices::configure(table);
         }
+        Ok(cfg)
     }
 
     /// The options of a comparison: what was asked, else this config, else the
@@ -295,9 +304,7 @@ impl Config {
 
     pub fn parse(text: &str) -> Result<Config, String> {
         let cfg: Config = toml::from_str(text).map_err(|e| e.to_string())?;
-        let devices = perfdb_ingest::devices::Table::with(cfg.device.clone())?;
-        // The process reads one config: its devices are the table every report uses.
-        let _ = perfdb_ingest::devices::configure(devices);
+        perfdb_ingest::devices::Table::with(cfg.device.clone())?;
         check_overrides(&cfg.compare.overrides).map_err(|e| e.to_string())?;
         if cfg.detect.confirm == Some(0) {
             return Err("[detect] confirm must be at least 1 commit".into());

@@ -286,34 +286,22 @@ fn series_row(
     }
 }
 
-/// The one device the runs of a class name, if they name one.
+/// The one device the runs of a class name, if they all name the same one.
 fn class_device(
     db: &Db,
     in_class: &str,
 ) -> Result<Option<&'static perfdb_ingest::devices::Device>, OverviewError> {
     let sql = format!(
-        "SELECT DISTINCT {}, {}, coalesce(r.arch, '') FROM runs r WHERE {in_class}",
-        crate::db::DEVICE_TAG_SQL,
-        crate::db::MACHINE_TAG_SQL
+        "SELECT DISTINCT {} FROM runs r WHERE {in_class}",
+        crate::db::RUN_DEVICE_SQL
     );
     let mut stmt = db.conn.prepare(&sql).map_err(DbError::from)?;
-    let named: Vec<Option<String>> = stmt
-        .query_map([], |r| {
-            let (tag, m, arch): (String, String, String) = (r.get(0)?, r.get(1)?, r.get(2)?);
-            Ok(perfdb_ingest::devices::table()
-                .resolve(Some(&tag), Some(&m), Some(&arch))
-                .map(|d| d.id.clone()))
-        })
+    let named: Vec<_> = stmt
+        .query_map([], |r| crate::db::run_device(r, 0))
         .map_err(DbError::from)?
         .collect::<Result<_, _>>()
         .map_err(DbError::from)?;
-    Ok(match named.as_slice() {
-        [Some(one)] => perfdb_ingest::devices::table().get(one),
-        [first, rest @ ..] if first.is_some() && rest.iter().all(|r| r == first) => {
-            perfdb_ingest::devices::table().get(first.as_deref().unwrap_or_default())
-        }
-        _ => None,
-    })
+    Ok(crate::db::one_device(named))
 }
 
 /// The overview `ask` asks for.
@@ -400,16 +388,13 @@ pub fn overview(db: &Db, ask: &Ask, detect: &DetectConfig) -> Result<Overview, O
     let device = class_device(db, &in_class)?;
     if let Some(d) = device {
         for r in &mut out {
-            let q = perfdb_ingest::devices::Quantity::of(
+            let peak = d.peak_for(
                 &r.metric,
                 &r.unit,
                 &perfdb_ingest::model::key_from_json(&r.key),
             );
             let last = r.medians.iter().rev().flatten().next().copied();
-            r.percent_of_peak = q
-                .and_then(|q| d.peak(q))
-                .zip(last)
-                .map(|(p, v)| p.percent(v));
+            r.percent_of_peak = peak.zip(last).map(|(p, v)| p.percent(v));
         }
     }
     out.sort_by(|a, b| {

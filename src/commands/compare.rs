@@ -87,8 +87,10 @@ pub fn demo(root: &Path) -> anyhow::Result<Exit> {
     let dir = sample_dir()?;
     for label in ["base", "head"] {
         let files = perfdb_ingest::expand_inputs(&[dir.join(label)])?;
+        // The sample's trials ran on an H200: their TFLOPS and TB/s are held against it.
         let meta = RunMeta {
             label: label.to_string(),
+            tags: vec![("device".to_string(), "h200".to_string())],
             ..Default::default()
         };
         let reports = perfdb_ingest::ingest_files(&wh, &files, None, &meta, &|_| {})?;

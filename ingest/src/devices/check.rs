@@ -1,8 +1,9 @@
 //! Numbers a device cannot produce, found as a run is read: a throughput or bandwidth
-//! above the device's peak (plus [`super::MARGIN`]), and a GEMM latency too short for
-//! its work (2·M·N·K FLOPs, a lower bound for batched and MoE GEMMs) at the peak.
+//! above the device's peak (plus [`super::MARGIN`]; for a throughput of no known data
+//! type, above its fastest type's), and a GEMM latency too short for its work (2·M·N·K
+//! FLOPs, a lower bound for batched and MoE GEMMs) at that peak.
 
-use super::{Device, Peak, Quantity};
+use super::{Device, Peak};
 use crate::model::{metric, Parsed, Warning};
 use std::collections::HashMap;
 
@@ -32,18 +33,18 @@ fn num(v: f64) -> String {
 }
 
 fn above(p: &Peak, what: &str) -> String {
+    let of = if p.quantity == "bandwidth" {
+        "memory bandwidth".to_string()
+    } else {
+        format!("dense {} peak", p.quantity)
+    };
     format!(
-        "{what} is above the {}'s {} peak of {} {} (with {:.0}% for boost clocks): \
-         not a number this device can produce",
+        "{what} is above what the {} can do: its {of} is {} {unit}, at most {} {unit} with \
+         boost clocks: not a number this device can produce",
         p.device_name,
-        if p.quantity == "bandwidth" {
-            "memory bandwidth".to_string()
-        } else {
-            format!("dense {}", p.quantity)
-        },
         num(p.value),
-        p.unit,
-        100.0 * super::MARGIN
+        num(p.limit),
+        unit = p.unit,
     )
 }
 
@@ -67,7 +68,7 @@ pub fn impossible(parsed: &Parsed, device: &Device) -> Vec<Impossible> {
         let key = pairs
             .entry(parsed.key(m))
             .or_insert_with(|| parsed.key_pairs(m));
-        if let Some(p) = Quantity::of(&m.metric, &m.unit, key).and_then(|q| device.peak(q)) {
+        if let Some(p) = device.limit_for(&m.metric, &m.unit, key) {
             if p.impossible(v) {
                 out.push(Impossible {
                     line: m.line as usize,
@@ -76,8 +77,8 @@ pub fn impossible(parsed: &Parsed, device: &Device) -> Vec<Impossible> {
             }
         }
         if m.metric.as_str() == metric::LATENCY && m.unit.as_str() == "us" && v > 0.0 {
-            let peak = super::dtype::of_key(key).and_then(|d| device.peak(Quantity::Compute(d)));
-            if let (Some(flops), Some(p)) = (gemm_flops(key), peak) {
+            let limit = device.limit_for(metric::THROUGHPUT, "TFLOPS", key);
+            if let (Some(flops), Some(p)) = (gemm_flops(key), limit) {
                 let implied = flops / (v * 1e-6) / 1e12;
                 if p.impossible(implied) {
                     out.push(Impossible {

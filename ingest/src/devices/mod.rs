@@ -20,10 +20,6 @@ pub use dtype::Dtype;
 /// part above the clock its datasheet's figures assume.
 pub const MARGIN: f64 = 0.05;
 
-/// The `device` tag of a run whose output named a GPU the table does not have: its
-/// arch is not read as a device.
-pub const UNKNOWN: &str = "unknown";
-
 /// The built-in table, as the repository ships it.
 const BUILTIN: &str = include_str!("../../devices.toml");
 
@@ -77,6 +73,17 @@ pub enum Quantity {
 }
 
 impl Quantity {
+    /// Every quantity, in display order: the data types, then bandwidth.
+    pub const ALL: [Quantity; 8] = [
+        Quantity::Compute(Dtype::Fp64),
+        Quantity::Compute(Dtype::Fp32),
+        Quantity::Compute(Dtype::Tf32),
+        Quantity::Compute(Dtype::Bf16),
+        Quantity::Compute(Dtype::Fp16),
+        Quantity::Compute(Dtype::Fp8),
+        Quantity::Compute(Dtype::Fp4),
+        Quantity::Bandwidth,
+    ];
     pub fn name(self) -> &'static str {
         match self {
             Quantity::Compute(d) => d.name(),
@@ -93,23 +100,31 @@ impl Quantity {
     /// given the row's identity; `None` when it is no throughput or bandwidth, or its
     /// data type is not said.
     pub fn of(metric: &str, unit: &str, key: &[(String, String)]) -> Option<Quantity> {
-        match (metric, unit) {
-            (crate::model::metric::BANDWIDTH, "TB/s") => Some(Quantity::Bandwidth),
-            (crate::model::metric::THROUGHPUT, "TFLOPS") => {
-                dtype::of_key(key).map(Quantity::Compute)
-            }
-            _ => None,
+        match held(metric, unit)? {
+            Held::Bandwidth => Some(Quantity::Bandwidth),
+            Held::Compute => dtype::of_key(key).map(Quantity::Compute),
         }
+    }
+}
+
+/// What a value of a metric in its canonical unit is held against, if anything.
+enum Held {
+    Compute,
+    Bandwidth,
+}
+
+fn held(metric: &str, unit: &str) -> Option<Held> {
+    match (metric, unit) {
+        (crate::model::metric::BANDWIDTH, "TB/s") => Some(Held::Bandwidth),
+        (crate::model::metric::THROUGHPUT, "TFLOPS") => Some(Held::Compute),
+        _ => None,
     }
 }
 
 /// Is a value of this metric and canonical unit held against a peak (when its device,
 /// and for TFLOPS its data type, is known)?
 pub fn holds_a_peak(metric: &str, unit: &str) -> bool {
-    matches!(
-        (metric, unit),
-        (crate::model::metric::BANDWIDTH, "TB/s") | (crate::model::metric::THROUGHPUT, "TFLOPS")
-    )
+    held(metric, unit).is_some()
 }
 
 /// A value's ceiling on its device.
@@ -138,7 +153,8 @@ impl Peak {
 }
 
 impl Device {
-    pub fn figure(&self, q: Quantity) -> Option<f64> {
+    /// The figure as the table holds it (unchecked).
+    fn raw(&self, q: Quantity) -> Option<f64> {
         match q {
             Quantity::Bandwidth => self.bandwidth,
             Quantity::Compute(d) => match d {
@@ -151,7 +167,36 @@ impl Device {
                 Dtype::Fp4 => self.fp4,
             },
         }
-        .filter(|v| v.is_finite() && *v > 0.0)
+    }
+    pub fn figure(&self, q: Quantity) -> Option<f64> {
+        self.raw(q).filter(|v| v.is_finite() && *v > 0.0)
+    }
+    /// The peak a value of this metric, unit and key is a percent of: its data type's
+    /// (when the key says it) or the memory bandwidth.
+    pub fn peak_for(&self, metric: &str, unit: &str, key: &[(String, String)]) -> Option<Peak> {
+        self.peak(Quantity::of(metric, unit, key)?)
+    }
+    /// The ceiling a value of this metric, unit and key cannot pass: its peak's limit,
+    /// or for a throughput whose data type is not said, the limit of the device's
+    /// fastest data type (no type does more; its percent stays unknown).
+    pub fn limit_for(&self, metric: &str, unit: &str, key: &[(String, String)]) -> Option<Peak> {
+        match held(metric, unit)? {
+            Held::Bandwidth => self.peak(Quantity::Bandwidth),
+            Held::Compute => match dtype::of_key(key) {
+                Some(d) => self.peak(Quantity::Compute(d)),
+                None => {
+                    let fastest = self
+                        .figures()
+                        .into_iter()
+                        .filter(|(q, _)| *q != Quantity::Bandwidth)
+                        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+                    self.peak(fastest.0).map(|p| Peak {
+                        quantity: format!("fastest ({})", p.quantity),
+                        ..p
+                    })
+                }
+            },
+        }
     }
     /// The peak `q` is held against on this device, `None` when the table has no
     /// figure for it. An fp32 row may have run on TF32 tensor cores (a library's
@@ -175,10 +220,8 @@ impl Device {
     }
     /// The figures the table has, in display order.
     pub fn figures(&self) -> Vec<(Quantity, f64)> {
-        Dtype::ALL
-            .iter()
-            .map(|d| Quantity::Compute(*d))
-            .chain([Quantity::Bandwidth])
+        Quantity::ALL
+            .into_iter()
             .filter_map(|q| self.figure(q).map(|v| (q, v)))
             .collect()
     }
@@ -223,23 +266,15 @@ impl Table {
             if d.id.trim().is_empty() {
                 return Err(format!("[[device]] '{}': id is empty", d.name));
             }
-            let raw = [
-                ("fp64", d.fp64),
-                ("fp32", d.fp32),
-                ("tf32", d.tf32),
-                ("bf16", d.bf16),
-                ("fp16", d.fp16),
-                ("fp8", d.fp8),
-                ("fp4", d.fp4),
-                ("bandwidth", d.bandwidth),
-            ];
-            if let Some((q, Some(v))) = raw
-                .iter()
-                .find(|(_, v)| v.is_some_and(|v| !(v.is_finite() && v > 0.0)))
-            {
+            if let Some((q, v)) = Quantity::ALL.into_iter().find_map(|q| {
+                d.raw(q)
+                    .filter(|v| !(v.is_finite() && *v > 0.0))
+                    .map(|v| (q, v))
+            }) {
                 return Err(format!(
-                    "[[device]] {}: {q} = {v} is not a peak (a positive number)",
-                    d.id
+                    "[[device]] {}: {} = {v} is not a peak (a positive number)",
+                    d.id,
+                    q.name()
                 ));
             }
             t.user.push(d.id.clone());
@@ -267,8 +302,29 @@ impl Table {
         let builtin = self.devices.iter().filter(|d| !self.user.contains(&d.id));
         user.chain(builtin).find(hit)
     }
-    /// A run's device: its `device` tag (given with `--device`), else what its `machine`
-    /// tag names, else its arch, else none.
+    /// The device of a run being read: its `device` tag (`--device`), else its
+    /// `machine` tag, else the GPU its output prints (nvbench, hipBLASLt), else its
+    /// arch. A GPU the output prints and the table lacks is [`RunDevice::Unknown`]: its
+    /// arch may be another part's too (an MI350X is a gfx950 like the MI355X).
+    pub fn of_output(
+        &self,
+        device_tag: Option<&str>,
+        machine_tag: Option<&str>,
+        printed: Option<&str>,
+        arch: Option<&str>,
+    ) -> RunDevice<'_> {
+        let found = match (device_tag, machine_tag, printed) {
+            (None, None, Some(product)) => match self.named(product) {
+                Some(d) => Some(d),
+                None => return RunDevice::Unknown(product.to_string()),
+            },
+            (device, machine, _) => self.resolve(device, machine, arch),
+        };
+        found.map_or(RunDevice::Unnamed, RunDevice::Known)
+    }
+    /// A stored run's device: what its `device` tag names (`--device`, what ingest
+    /// matched, or the GPU its output printed), else what its `machine` tag names, else
+    /// its arch.
     pub fn resolve(
         &self,
         device: Option<&str>,
@@ -281,6 +337,35 @@ impl Table {
         machine
             .and_then(|m| self.named(m))
             .or_else(|| arch.and_then(|a| self.named(a)))
+    }
+}
+
+/// What [`Table::of_output`] found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunDevice<'a> {
+    Known(&'a Device),
+    /// The output names a GPU the table does not have (its name).
+    Unknown(String),
+    /// Nothing the run says names a device.
+    Unnamed,
+}
+
+impl<'a> RunDevice<'a> {
+    pub fn known(&self) -> Option<&'a Device> {
+        match self {
+            RunDevice::Known(d) => Some(*d),
+            _ => None,
+        }
+    }
+    /// The `device` tag ingest stores: the id, or the printed GPU the table lacks, so
+    /// that a later reading takes neither the arch for it nor a guess, and a
+    /// `[[device]]` added later for that name finds the run.
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            RunDevice::Known(d) => Some(&d.id),
+            RunDevice::Unknown(name) => Some(name),
+            RunDevice::Unnamed => None,
+        }
     }
 }
 
@@ -352,6 +437,39 @@ mod tests {
         let bad: File =
             toml::from_str("[[device]]\nid = \"x\"\nname = \"x\"\nbf16 = -1.0").unwrap();
         assert!(Table::with(bad.device).unwrap_err().contains("bf16 = -1"));
+    }
+
+    #[test]
+    fn a_printed_gpu_the_table_lacks_is_unknown_not_its_arch() {
+        let t = Table::builtin();
+        let d = |r: RunDevice| r.tag().map(String::from);
+        let mi350x = t.of_output(None, None, Some("AMD Instinct MI350X"), Some("gfx950"));
+        assert_eq!(d(mi350x), Some("mi350x".into()));
+        let r9700 = t.of_output(None, None, Some("AMD Radeon AI PRO R9700"), Some("gfx950"));
+        assert_eq!(r9700, RunDevice::Unknown("AMD Radeon AI PRO R9700".into()));
+        // A machine tag the user gave is a class name: the arch still says the part.
+        let tagged = t.of_output(None, Some("ci-3"), Some("AMD Radeon VII"), Some("gfx942"));
+        assert_eq!(d(tagged), Some("mi300x".into()));
+        assert_eq!(
+            t.of_output(None, None, None, Some("sm_90")),
+            RunDevice::Unnamed
+        );
+        // Stored as its name, it names no device when read back, not the arch's.
+        assert!(t
+            .resolve(Some("AMD Radeon AI PRO R9700"), None, Some("gfx950"))
+            .is_none());
+    }
+
+    #[test]
+    fn a_throughput_of_no_known_type_is_held_only_to_the_fastest_type() {
+        let t = Table::builtin();
+        let h200 = t.get("h200").unwrap();
+        let no_type = [("M".to_string(), "8192".to_string())];
+        assert!(h200.peak_for("throughput", "TFLOPS", &no_type).is_none());
+        let l = h200.limit_for("throughput", "TFLOPS", &no_type).unwrap();
+        assert_eq!((l.value, l.quantity.as_str()), (1979.0, "fastest (fp8)"));
+        assert!(!l.impossible(1500.0) && l.impossible(2100.0));
+        assert!(h200.limit_for("latency", "us", &no_type).is_none());
     }
 
     #[test]

@@ -70,8 +70,6 @@ pub struct Ingested {
     pub warnings: Vec<model::Warning>,
     /// The harness said the run failed (`TS_KERNEL_FAIL`): its words.
     pub failed: Option<String>,
-    /// The device the run was matched to, by id.
-    pub device: Option<String>,
     /// TFLOPS and TB/s values held against no peak: the run names no known device.
     pub unknown_device_rows: usize,
 }
@@ -158,7 +156,6 @@ fn commit_prepared(
                     warnings: std::mem::take(&mut p.warnings),
                     failed: (p.run.verdict == Some(model::RunVerdict::Fail))
                         .then(|| p.run.verdict_detail.clone().unwrap_or_default()),
-                    device: p.device.clone(),
                     unknown_device_rows: p.unknown_device_rows,
                 }));
                 let reps = std::mem::take(&mut p.repetitions);

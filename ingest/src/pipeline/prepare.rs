@@ -175,31 +175,17 @@ pub fn prepare(
                 .find(|(t, _)| t == k)
                 .map(|(_, v)| v.as_str())
         };
-        let t = devices::table();
-        match (tag("device"), tag("machine"), prov.machine.as_deref()) {
-            // The output names its GPU (nvbench, hipBLASLt): that product or none; its
-            // arch may be another part's too (an MI350X is a gfx950 like the MI355X).
-            (None, None, Some(product)) => t.named(product),
-            (device, machine, _) => t.resolve(
-                device,
-                machine,
-                meta.arch.as_deref().or(prov.arch.as_deref()),
-            ),
-        }
+        devices::table().of_output(
+            tag("device"),
+            tag("machine"),
+            prov.machine.as_deref(),
+            meta.arch.as_deref().or(prov.arch.as_deref()),
+        )
     };
-    let unnamed_product = device.is_none()
-        && !meta
-            .tags
-            .iter()
-            .any(|(t, _)| t == "device" || t == "machine")
-        && parsed
-            .trial_provenance
-            .first()
-            .unwrap_or(&parsed.provenance)
-            .machine
-            .is_some();
-    let impossible = device.map(|d| devices::check::impossible(&parsed, d));
-    let unknown_device_rows = match device {
+    let impossible = device
+        .known()
+        .map(|d| devices::check::impossible(&parsed, d));
+    let unknown_device_rows = match device.known() {
         Some(_) => 0,
         None => parsed
             .measurements
@@ -253,11 +239,8 @@ pub fn prepare(
     if let Some(m) = p.machine {
         from_output.push(("machine".to_string(), m));
     }
-    if let Some(d) = device {
-        from_output.push(("device".to_string(), d.id.clone()));
-    } else if unnamed_product {
-        // Read later, the arch alone would name another part: the device is unknown.
-        from_output.push(("device".to_string(), devices::UNKNOWN.to_string()));
+    if let Some(d) = device.tag() {
+        from_output.push(("device".to_string(), d.to_string()));
     }
     for (k, v) in from_output {
         if !tags.iter().any(|(t, _)| *t == k) {
@@ -309,7 +292,6 @@ pub fn prepare(
             w
         },
         repetitions,
-        device: device.map(|d| d.id.clone()),
         unknown_device_rows,
     }
 }

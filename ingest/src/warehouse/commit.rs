@@ -29,8 +29,6 @@ pub struct Prepared {
     /// The runs of the output's further trials ([`Parsed::repetitions`]), committed
     /// with this one.
     pub repetitions: Vec<Prepared>,
-    /// The device the run was matched to (`ingest::devices`), by id.
-    pub device: Option<String>,
     /// Throughput (TFLOPS) and bandwidth values of a run on no known device: their
     /// percent of peak is not computed.
     pub unknown_device_rows: usize,

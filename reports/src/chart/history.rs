@@ -4,7 +4,7 @@ use super::{
     add_titles, check_table_metric, draw_dots, natural_cmp, register_font, thin, ChartError, Trial,
     PALETTE,
 };
-use crate::db::{sql_str, Db, DEVICE_TAG_SQL, MACHINE_CLASS_SQL, MACHINE_TAG_SQL};
+use crate::db::{one_device, run_device, sql_str, Db, MACHINE_CLASS_SQL, RUN_DEVICE_SQL};
 use crate::stats;
 use perfdb_ingest::model::{key_display, key_from_json};
 use plotters::prelude::*;
@@ -104,8 +104,8 @@ pub struct Series<'a> {
 /// One run of the series: its class, point, times, trial and unit.
 struct RunPoint {
     class: String,
-    /// The device the run names, by id (`""` when none).
-    device: String,
+    /// The device the run names.
+    device: Option<&'static perfdb_ingest::devices::Device>,
     point: String,
     ingested: i64,
     committed: Option<i64>,
@@ -166,7 +166,7 @@ pub fn history_data(
     let sql = format!(
         "SELECT {MACHINE_CLASS_SQL} AS class, coalesce(r.\"commit\", r.label) AS point, \
                 epoch_us(r.ingested_at), epoch_us(r.commit_time), r.trial, r.label, r.\"commit\", \
-                r.run_id, s.median, s.unit, {DEVICE_TAG_SQL}, {MACHINE_TAG_SQL}, coalesce(r.arch, '') \
+                r.run_id, s.median, s.unit, {RUN_DEVICE_SQL} \
          FROM summaries s JOIN runs r ON s.run_id = r.run_id \
          WHERE s.table_name = {} AND s.variant = {} AND s.key = {} AND s.metric = {}{label_pred}",
         sql_str(table),
@@ -190,14 +190,7 @@ pub fn history_data(
                     value: r.get(8)?,
                 },
                 unit: r.get(9)?,
-                device: {
-                    let (tag, m, arch): (String, String, String) =
-                        (r.get(10)?, r.get(11)?, r.get(12)?);
-                    perfdb_ingest::devices::table()
-                        .resolve(Some(&tag), Some(&m), Some(&arch))
-                        .map(|d| d.id.clone())
-                        .unwrap_or_default()
-                },
+                device: run_device(r, 10)?,
             })
         })?
         .collect::<Result<_, _>>()?;
@@ -265,13 +258,8 @@ pub fn history_data(
 
 /// The peak of a series whose runs all name one device.
 fn series_peak(runs: &[RunPoint], metric: &str, key: &str) -> Option<perfdb_ingest::devices::Peak> {
-    use perfdb_ingest::devices::{table, Quantity};
-    let first = runs.first()?;
-    if first.device.is_empty() || runs.iter().any(|r| r.device != first.device) {
-        return None;
-    }
-    let q = Quantity::of(metric, &first.unit, &key_from_json(key))?;
-    table().get(&first.device)?.peak(q)
+    let unit = &runs.first()?.unit;
+    one_device(runs.iter().map(|r| r.device))?.peak_for(metric, unit, &key_from_json(key))
 }
 
 /// At most this many points in a history chart; longer series are thinned.

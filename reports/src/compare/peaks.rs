@@ -4,7 +4,7 @@
 //! an improvement, never a regression.
 
 use super::{Row, SideInfo, Verdict};
-use perfdb_ingest::devices::{self, Device, Peak, Quantity};
+use perfdb_ingest::devices::{self, Device};
 
 /// The one device a side's runs name, if they name one.
 fn device(side: &SideInfo) -> Option<&'static Device> {
@@ -14,9 +14,22 @@ fn device(side: &SideInfo) -> Option<&'static Device> {
     }
 }
 
-fn peak_of(row: &Row, d: Option<&Device>) -> Option<Peak> {
-    let q = Quantity::of(&row.metric, &row.unit, &row.key)?;
-    d?.peak(q)
+/// Why a side's trials are impossible on its device, if one is.
+fn impossible(row: &Row, d: Option<&Device>, values: &[Option<f64>], side: &str) -> Option<String> {
+    let p = d?.limit_for(&row.metric, &row.unit, &row.key)?;
+    let v = values
+        .iter()
+        .flatten()
+        .copied()
+        .find(|v| p.impossible(*v))?;
+    Some(format!(
+        "a {side} trial ({v:.1} {unit}) is above the {}'s {} peak ({:.1} {unit}; at most {:.1} with boost clocks): impossible on this device",
+        p.device_name,
+        p.quantity,
+        p.value,
+        p.limit,
+        unit = p.unit,
+    ))
 }
 
 /// Give each row its peak, and make invalid each row a side's device cannot produce.
@@ -26,22 +39,11 @@ pub(super) fn hold(rows: &mut [Row], base: &SideInfo, head: &SideInfo) {
         return;
     }
     for row in rows.iter_mut() {
-        let (bp, hp) = (peak_of(row, bd), peak_of(row, hd));
-        let over = |p: &Option<Peak>, vals: &[Option<f64>], side: &str| {
-            let p = p.as_ref()?;
-            let v = vals.iter().flatten().copied().find(|v| p.impossible(*v))?;
-            Some(format!(
-                "a {side} trial ({v:.1} {unit}) is above the {}'s {} peak ({:.1} {unit}; at most {:.1} with boost clocks): impossible on this device",
-                p.device_name,
-                p.quantity,
-                p.value,
-                p.limit,
-                unit = p.unit,
-            ))
-        };
-        let why =
-            over(&bp, &row.base.values, "base").or_else(|| over(&hp, &row.head.values, "head"));
-        row.peak = hp.or(bp);
+        row.peak = hd
+            .or(bd)
+            .and_then(|d| d.peak_for(&row.metric, &row.unit, &row.key));
+        let why = impossible(row, bd, &row.base.values, "base")
+            .or_else(|| impossible(row, hd, &row.head.values, "head"));
         if let Some(reason) = why {
             if row.verdict != Verdict::Invalid {
                 row.verdict = Verdict::Invalid;

@@ -9,7 +9,7 @@
 //!   when nothing else matches.
 
 use super::{CompareError, FailedRun, MatchedBy, SideInfo};
-use crate::db::{sql_str, Db, DEVICE_TAG_SQL, MACHINE_TAG_SQL, METHOD_TAG_SQL};
+use crate::db::{run_device, sql_str, Db, MACHINE_TAG_SQL, METHOD_TAG_SQL, RUN_DEVICE_SQL};
 
 /// One run as the selection sees it.
 struct RunRow {
@@ -34,7 +34,7 @@ const RUN_COLUMNS: &str = "run_id, label, coalesce(\"commit\", ''), coalesce(ver
 
 fn query(db: &Db, cond: &str) -> Result<Vec<RunRow>, CompareError> {
     let sql = format!(
-        "SELECT {RUN_COLUMNS}, {MACHINE_TAG_SQL}, {METHOD_TAG_SQL}, {DEVICE_TAG_SQL} FROM runs r WHERE {cond} \
+        "SELECT {RUN_COLUMNS}, {MACHINE_TAG_SQL}, {METHOD_TAG_SQL}, {RUN_DEVICE_SQL} FROM runs r WHERE {cond} \
          ORDER BY label, trial"
     );
     let mut stmt = db.conn.prepare(&sql)?;
@@ -51,14 +51,7 @@ fn query(db: &Db, cond: &str) -> Result<Vec<RunRow>, CompareError> {
                 source_path: r.get(7)?,
                 machine: r.get(8)?,
                 method: r.get(9)?,
-                device: {
-                    let (tag, machine, arch): (String, String, String) =
-                        (r.get(10)?, r.get(8)?, r.get(5)?);
-                    perfdb_ingest::devices::table()
-                        .resolve(Some(&tag), Some(&machine), Some(&arch))
-                        .map(|d| d.id.clone())
-                        .unwrap_or_default()
-                },
+                device: run_device(r, 10)?.map(|d| d.id.clone()).unwrap_or_default(),
             })
         })?
         .collect::<Result<_, _>>()?;

@@ -5,6 +5,8 @@
 mod error;
 mod facts;
 mod peaks;
+
+pub use peaks::{one_device, run_device};
 mod series;
 mod sql;
 
@@ -12,8 +14,8 @@ pub use error::DbError;
 pub use series::{SeriesEntry, SeriesId};
 pub(crate) use sql::file_list;
 pub use sql::{
-    json_has_pair, list_f64, sql_str, DEVICE_TAG_SQL, MACHINE_CLASS_SQL, MACHINE_TAG_SQL,
-    METHOD_TAG_SQL,
+    json_has_pair, list_f64, sql_str, MACHINE_CLASS_SQL, MACHINE_TAG_SQL, METHOD_TAG_SQL,
+    RUN_DEVICE_SQL,
 };
 
 use duckdb::Connection;

@@ -4,8 +4,26 @@
 //! Runs are matched to devices, and keys to data types, by the same code ingest and
 //! compare use: the matches are computed here and handed to DuckDB as tables.
 
-use super::{Db, DbError, DEVICE_TAG_SQL, MACHINE_TAG_SQL};
-use perfdb_ingest::devices::{self, Dtype, Quantity};
+use super::{Db, DbError, RUN_DEVICE_SQL};
+use perfdb_ingest::devices::{self, Device, Dtype, Quantity};
+
+/// The device a run names, from the three columns of [`RUN_DEVICE_SQL`] starting at
+/// column `at` of `row`.
+pub fn run_device(row: &duckdb::Row, at: usize) -> duckdb::Result<Option<&'static Device>> {
+    let (tag, machine, arch): (String, String, String) =
+        (row.get(at)?, row.get(at + 1)?, row.get(at + 2)?);
+    Ok(devices::table().resolve(Some(&tag), Some(&machine), Some(&arch)))
+}
+
+/// The one device every run names, if they all name the same one.
+pub fn one_device(
+    runs: impl IntoIterator<Item = Option<&'static Device>>,
+) -> Option<&'static Device> {
+    let mut runs = runs.into_iter();
+    let first = runs.next()??;
+    runs.all(|d| d.is_some_and(|d| d.id == first.id))
+        .then_some(first)
+}
 
 impl Db {
     /// Create the `devices` table; with `percent`, also `percent_of_peak` (it reads every
@@ -36,18 +54,16 @@ impl Db {
             "CREATE OR REPLACE TABLE run_devices(run_id VARCHAR, device VARCHAR); \
              CREATE OR REPLACE TABLE key_dtypes(\"key\" VARCHAR, dtype VARCHAR);",
         )?;
-        let runs: Vec<(String, String, String, String)> = {
-            let sql = format!(
-                "SELECT run_id, {DEVICE_TAG_SQL}, {MACHINE_TAG_SQL}, coalesce(arch, '') FROM runs r"
-            );
+        let runs: Vec<(String, Option<&Device>)> = {
+            let sql = format!("SELECT run_id, {RUN_DEVICE_SQL} FROM runs r");
             let mut stmt = self.conn.prepare(&sql)?;
-            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, run_device(r, 1)?)))?;
             rows.collect::<Result<_, _>>()?
         };
         {
             let mut app = self.conn.appender("run_devices")?;
-            for (run, tag, machine, arch) in &runs {
-                if let Some(d) = t.resolve(Some(tag), Some(machine), Some(arch)) {
+            for (run, d) in &runs {
+                if let Some(d) = d {
                     app.append_row([run.as_str(), d.id.as_str()])?;
                 }
             }

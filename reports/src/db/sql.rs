@@ -9,10 +9,11 @@ use std::path::PathBuf;
 pub const MACHINE_TAG_SQL: &str =
     "coalesce(regexp_extract(r.tags, '\"machine\":\"([^\"]*)\"', 1), '')";
 
-/// SQL for a run's `device` tag (`--device`, or the device ingest matched), `''`
-/// without one.
-pub const DEVICE_TAG_SQL: &str =
-    "coalesce(regexp_extract(r.tags, '\"device\":\"([^\"]*)\"', 1), '')";
+/// SQL for what names a run's device: its `device` tag, its `machine` tag and its
+/// arch (each `''` without one), read with [`super::run_device`].
+pub const RUN_DEVICE_SQL: &str =
+    "coalesce(regexp_extract(r.tags, '\"device\":\"([^\"]*)\"', 1), ''), \
+     coalesce(regexp_extract(r.tags, '\"machine\":\"([^\"]*)\"', 1), ''), coalesce(r.arch, '')";
 
 /// SQL for a run's `method` tag (how its values were measured), `''` without one.
 pub const METHOD_TAG_SQL: &str =

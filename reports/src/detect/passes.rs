@@ -212,9 +212,15 @@ pub fn detect_in_passes(
             }
         }
     };
+    // Values are held against devices only when some run names one.
+    let held: &[read::RunPoint] = if runs.iter().any(|r| r.device.is_some()) {
+        &runs
+    } else {
+        &[]
+    };
     read::for_each_group(db, &scope, &runs, rows_per_pass, coding, |group| {
         let examine = |(series, rows): &(&read::Series, &[read::Row])| {
-            codes.examine(series, &read::possible(series, rows, &runs))
+            codes.examine(series, &read::possible(series, rows, held))
         };
         for found in crate::par::parallel_map(group, examine) {
             for per_machine in found {

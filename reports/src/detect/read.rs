@@ -11,7 +11,7 @@
 //! seen) the scan joins dense indices instead, which is exact and a few times slower.
 
 use super::DetectError;
-use crate::db::{sql_str, Db, DEVICE_TAG_SQL, MACHINE_CLASS_SQL, MACHINE_TAG_SQL};
+use crate::db::{run_device, sql_str, Db, MACHINE_CLASS_SQL, RUN_DEVICE_SQL};
 use duckdb::arrow::array::{Array, Float64Array, UInt64Array};
 use perfdb_ingest::hash::Fx;
 use perfdb_ingest::model::Direction;
@@ -35,7 +35,7 @@ pub(super) fn runs_of(db: &Db, label: &str) -> Result<Vec<RunPoint>, DetectError
     let sql = format!(
         "SELECT run_id, coalesce(\"commit\", run_id), epoch_us(coalesce(commit_time, ingested_at)), \
                 epoch_us(ingested_at), {MACHINE_CLASS_SQL}, hash(run_id), \
-                {DEVICE_TAG_SQL}, {MACHINE_TAG_SQL}, coalesce(arch, '') \
+                {RUN_DEVICE_SQL} \
          FROM runs r WHERE label = {} ORDER BY run_id",
         sql_str(label)
     );
@@ -49,11 +49,7 @@ pub(super) fn runs_of(db: &Db, label: &str) -> Result<Vec<RunPoint>, DetectError
                 ingested_at: r.get(3)?,
                 machine: r.get(4)?,
                 hash: r.get(5)?,
-                device: {
-                    let (tag, machine, arch): (String, String, String) =
-                        (r.get(6)?, r.get(7)?, r.get(8)?);
-                    perfdb_ingest::devices::table().resolve(Some(&tag), Some(&machine), Some(&arch))
-                },
+                device: run_device(r, 6)?,
             })
         })?
         .collect::<Result<_, _>>()?;
@@ -78,34 +74,41 @@ pub(super) struct Row {
 }
 
 /// The rows of `series` its runs' devices could have produced: a value above its
-/// device's peak (`perfdb devices`) never raises or resolves an alert.
+/// device's peak (`perfdb devices`) never raises or resolves an alert. `runs` are the
+/// label's runs when any of them names a device, else empty (nothing to hold).
 pub(super) fn possible<'a>(
     series: &Series,
     rows: &'a [Row],
     runs: &[RunPoint],
 ) -> std::borrow::Cow<'a, [Row]> {
-    use perfdb_ingest::devices::Quantity;
     let [_, _, key, metric, unit] = &series.names;
-    if !perfdb_ingest::devices::holds_a_peak(metric, unit)
-        || runs.iter().all(|r| r.device.is_none())
-    {
+    if runs.is_empty() || !perfdb_ingest::devices::holds_a_peak(metric, unit) {
         return rows.into();
     }
-    let Some(q) = Quantity::of(metric, unit, &perfdb_ingest::model::key_from_json(key)) else {
-        return rows.into();
+    let key = perfdb_ingest::model::key_from_json(key);
+    // One limit a device: a series' runs are of one machine class, mostly one device.
+    let mut limits: Vec<(&str, Option<f64>)> = Vec::new();
+    let mut ok = |r: &Row| {
+        let Some(d) = runs.get(r.run as usize).and_then(|p| p.device) else {
+            return true;
+        };
+        let limit = match limits.iter().find(|(id, _)| *id == d.id) {
+            Some((_, l)) => *l,
+            None => {
+                let l = d.limit_for(metric, unit, &key).map(|p| p.limit);
+                limits.push((&d.id, l));
+                l
+            }
+        };
+        limit.is_none_or(|l| r.value <= l)
     };
-    let ok = |r: &Row| {
-        runs.get(r.run as usize)
-            .and_then(|p| p.device)
-            .and_then(|d| d.peak(q))
-            .is_none_or(|p| !p.impossible(r.value))
-    };
-    if rows.iter().all(ok) {
+    let keep: Vec<bool> = rows.iter().map(&mut ok).collect();
+    if keep.iter().all(|k| *k) {
         return rows.into();
     }
     rows.iter()
-        .copied()
-        .filter(|r| ok(r))
+        .zip(keep)
+        .filter_map(|(r, k)| k.then_some(*r))
         .collect::<Vec<_>>()
         .into()
 }

@@ -43,7 +43,7 @@ pub fn text(t: &Table) -> String {
     );
     let _ = writeln!(
         s,
-        "\nA run's device: `ingest --device`, else its machine tag or arch when it is one of these:"
+        "\nA run's device: `ingest --device`, else its machine tag, else the GPU its output prints,\nelse its arch, when it is one of these names (case and -/_ aside):"
     );
     for d in &t.devices {
         let _ = writeln!(s, "  {:<15} {}", d.id, d.identities.join(", "));

@@ -54,8 +54,9 @@ pub async fn page() -> Html<String> {
          (hover a figure for the document's own words). Every TFLOPS and TB/s value of a run \
          on one of these devices is shown as a percent of its peak; a value more than {:.0}% \
          above it is impossible on the device: a warning at ingest, <i>invalid</i> in compare, \
-         never an alert. A run's device is <code>ingest --device</code>, else its machine tag or \
-         arch when it is one of the names in the last column. <code>[[device]]</code> entries \
+         never an alert. A run's device is <code>ingest --device</code>, else its machine tag, else \
+         the GPU its output prints, else its arch, when it is one of the names in the last \
+         column. <code>[[device]]</code> entries \
          in perfdb.toml add devices or replace one.</p>\
          <table id=\"devices\"><thead><tr><th>id</th><th>name</th><th>arch</th>{head}\
          <th>source</th><th>matched by</th></tr></thead><tbody>{rows}</tbody></table>",
