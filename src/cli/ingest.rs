@@ -46,7 +46,8 @@ pub struct IngestOptions {
     pub machine: Option<String>,
     /// The GPU the runs ran on, as `perfdb devices` lists it (h200, mi300x, or a product
     /// name such as "NVIDIA H200"): every TFLOPS and TB/s value is then held against its
-    /// peak [default: what the machine tag or arch names, when that is one device]
+    /// peak [default: the device the machine tag, the GPU the output prints or the arch
+    /// names, when one names a device]
     #[arg(long, value_name = "DEVICE")]
     pub device: Option<String>,
     /// Input format: auto, or one of the names `perfdb formats` lists

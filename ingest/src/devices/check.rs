@@ -4,7 +4,7 @@
 //! FLOPs, a lower bound for batched and MoE GEMMs) at that peak.
 
 use super::{Device, Peak};
-use crate::model::{metric, Parsed, Warning};
+use crate::model::{key_from_json, metric, Keys, Measurement, Warning};
 use std::collections::HashMap;
 
 /// One value the device could not have produced.
@@ -58,16 +58,16 @@ pub fn gemm_flops(key: &[(String, String)]) -> Option<f64> {
     Some(2.0 * dim("M")? as f64 * dim("N")? as f64 * dim("K")? as f64)
 }
 
-/// Every value of `parsed` that `device` cannot produce, with its line.
-pub fn impossible(parsed: &Parsed, device: &Device) -> Vec<Impossible> {
+/// Every value of `measurements` (their keys in `keys`) that `device` cannot produce,
+/// with its line.
+pub fn impossible(measurements: &[Measurement], keys: &Keys, device: &Device) -> Vec<Impossible> {
     let mut out = Vec::new();
     // Keys repeat across a run's values: decode each once.
     let mut pairs: HashMap<&str, Vec<(String, String)>> = HashMap::new();
-    for m in &parsed.measurements {
+    for m in measurements {
         let Some(v) = m.value else { continue };
-        let key = pairs
-            .entry(parsed.key(m))
-            .or_insert_with(|| parsed.key_pairs(m));
+        let text = keys.get(m.key);
+        let key = pairs.entry(text).or_insert_with(|| key_from_json(text));
         if let Some(p) = device.limit_for(&m.metric, &m.unit, key) {
             if p.impossible(v) {
                 out.push(Impossible {

@@ -240,6 +240,9 @@ pub struct Table {
     pub devices: Vec<Device>,
     /// Ids of the entries that came from the user's configuration.
     pub user: Vec<String>,
+    /// Every name a device is matched by (its id and identities), normalised, with the
+    /// device's index: the user's entries first, so theirs win.
+    names: Vec<(String, usize)>,
 }
 
 /// Identities compare without case and with runs of spaces, `_` and `-` as one space.
@@ -254,14 +257,35 @@ fn normalise(s: &str) -> String {
 impl Table {
     pub fn builtin() -> Table {
         let f: File = toml::from_str(BUILTIN).expect("ingest/devices.toml parses");
+        Table::of(f.device, Vec::new())
+    }
+    fn of(devices: Vec<Device>, user: Vec<String>) -> Table {
+        let mut names = Vec::new();
+        let order = devices
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| user.contains(&d.id))
+            .chain(
+                devices
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, d)| !user.contains(&d.id)),
+            );
+        for (i, d) in order {
+            for n in std::iter::once(&d.id).chain(&d.identities) {
+                names.push((normalise(n), i));
+            }
+        }
         Table {
-            devices: f.device,
-            user: Vec::new(),
+            devices,
+            user,
+            names,
         }
     }
     /// The built-in table with `extra` added or overriding by id.
     pub fn with(extra: Vec<Device>) -> Result<Table, String> {
-        let mut t = Table::builtin();
+        let f: File = toml::from_str(BUILTIN).expect("ingest/devices.toml parses");
+        let (mut devices, mut user) = (f.device, Vec::new());
         for d in extra {
             if d.id.trim().is_empty() {
                 return Err(format!("[[device]] '{}': id is empty", d.name));
@@ -277,13 +301,13 @@ impl Table {
                     q.name()
                 ));
             }
-            t.user.push(d.id.clone());
-            match t.devices.iter_mut().find(|x| x.id == d.id) {
+            user.push(d.id.clone());
+            match devices.iter_mut().find(|x| x.id == d.id) {
                 Some(x) => *x = d,
-                None => t.devices.push(d),
+                None => devices.push(d),
             }
         }
-        Ok(t)
+        Ok(Table::of(devices, user))
     }
     pub fn get(&self, id: &str) -> Option<&Device> {
         self.devices.iter().find(|d| d.id == id)
@@ -296,11 +320,10 @@ impl Table {
         if n.is_empty() {
             return None;
         }
-        let hit =
-            |d: &&Device| normalise(&d.id) == n || d.identities.iter().any(|i| normalise(i) == n);
-        let user = self.devices.iter().filter(|d| self.user.contains(&d.id));
-        let builtin = self.devices.iter().filter(|d| !self.user.contains(&d.id));
-        user.chain(builtin).find(hit)
+        self.names
+            .iter()
+            .find(|(name, _)| *name == n)
+            .map(|(_, i)| &self.devices[*i])
     }
     /// The device of a run being read: its `device` tag (`--device`), else its
     /// `machine` tag, else the GPU its output prints (nvbench, hipBLASLt), else its

@@ -122,15 +122,22 @@ impl Parser for RocmBenchCsv {
 /// The GPU a bench ran on, from its device lines: `(Target device ID is 0)` and
 /// `Device ID 0 : AMD Instinct MI300X gfx942:sramecc+:xnack-` give the product name and
 /// the arch (`gfx942`, its feature flags dropped). The first device when no target is
-/// printed.
+/// printed. Two substring searches over a log without them, no pass over its lines.
 fn device_line(text: &str) -> Option<(String, Option<String>)> {
-    let target = text.lines().find_map(|l| {
-        let (_, rest) = l.split_once("Target device ID is ")?;
-        rest.trim_end_matches(|c: char| !c.is_ascii_digit())
-            .parse::<u32>()
-            .ok()
-    });
-    text.lines().find_map(|l| {
+    use crate::formats::support::text::finder;
+    let first = finder!("Device ID ").find(text.as_bytes())?;
+    let target = finder!("Target device ID is ")
+        .find(text.as_bytes())
+        .and_then(|at| {
+            let rest = &text[at + "Target device ID is ".len()..];
+            let end = rest
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(rest.len());
+            rest[..end].parse::<u32>().ok()
+        });
+    // The device block starts at the line of the first `Device ID`.
+    let start = text[..first].rfind('\n').map_or(0, |i| i + 1);
+    text[start..].lines().find_map(|l| {
         let rest = l.trim().strip_prefix("Device ID ")?;
         let (id, desc) = rest.split_once(" : ")?;
         let id: u32 = id.trim().parse().ok()?;

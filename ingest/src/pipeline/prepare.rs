@@ -161,6 +161,18 @@ pub fn prepare(
     parsed: Parsed,
     meta: &RunMeta,
 ) -> Prepared {
+    prepare_keyed(source_path, bytes, format, parsed, None, meta)
+}
+
+/// [`prepare`], for a repetition whose values' keys are its file's (`shared`).
+fn prepare_keyed(
+    source_path: &str,
+    bytes: &[u8],
+    format: Option<Format>,
+    parsed: Parsed,
+    shared: Option<&Keys>,
+    meta: &RunMeta,
+) -> Prepared {
     let sha = sha256_hex(bytes);
     // The device the run names (`--device`, its machine, its arch), and what it could
     // not have produced.
@@ -182,9 +194,10 @@ pub fn prepare(
             meta.arch.as_deref().or(prov.arch.as_deref()),
         )
     };
-    let impossible = device
-        .known()
-        .map(|d| devices::check::impossible(&parsed, d));
+    let impossible = device.known().map(|d| {
+        let keys = shared.unwrap_or(&parsed.keys);
+        devices::check::impossible(&parsed.measurements, keys, d)
+    });
     let unknown_device_rows = match device.known() {
         Some(_) => 0,
         None => parsed
@@ -222,11 +235,12 @@ pub fn prepare(
             };
             Prepared {
                 keys: keys.clone(),
-                ..prepare(
+                ..prepare_keyed(
                     &format!("{source_path}#{}", i + 2),
                     bytes,
                     format,
                     rep,
+                    Some(&keys),
                     meta,
                 )
             }
