@@ -122,9 +122,14 @@ impl Parser for RocmBenchCsv {
 /// The GPU a bench ran on, from its device lines: `(Target device ID is 0)` and
 /// `Device ID 0 : AMD Instinct MI300X gfx942:sramecc+:xnack-` give the product name and
 /// the arch (`gfx942`, its feature flags dropped). The first device when no target is
-/// printed. Two substring searches over a log without them, no pass over its lines.
+/// printed. A bench prints them before its first header: only the text up to there is
+/// searched.
 fn device_line(text: &str) -> Option<(String, Option<String>)> {
     use crate::formats::support::text::finder;
+    let header = finder!("-Gflops")
+        .find(text.as_bytes())
+        .unwrap_or(text.len());
+    let text = &text[..header];
     let first = finder!("Device ID ").find(text.as_bytes())?;
     let target = finder!("Target device ID is ")
         .find(text.as_bytes())
