@@ -58,41 +58,58 @@ pub fn gemm_flops(key: &[(String, String)]) -> Option<f64> {
     Some(2.0 * dim("M")? as f64 * dim("N")? as f64 * dim("K")? as f64)
 }
 
+/// What a run's values share with the other values of their key: its cells, its data
+/// type, its GEMM work. Decoded once a key.
+struct KeyFacts {
+    dtype: Option<super::Dtype>,
+    flops: Option<f64>,
+}
+
 /// Every value of `measurements` (their keys in `keys`) that `device` cannot produce,
 /// with its line.
 pub fn impossible(measurements: &[Measurement], keys: &Keys, device: &Device) -> Vec<Impossible> {
     let mut out = Vec::new();
-    // Keys repeat across a run's values: decode each once.
-    let mut pairs: HashMap<&str, Vec<(String, String)>> = HashMap::new();
+    let mut facts: HashMap<&str, KeyFacts> = HashMap::new();
     for m in measurements {
         let Some(v) = m.value else { continue };
         let text = keys.get(m.key);
-        let key = pairs.entry(text).or_insert_with(|| key_from_json(text));
-        if let Some(p) = device.limit_for(&m.metric, &m.unit, key) {
-            if p.impossible(v) {
+        let f = facts.entry(text).or_insert_with(|| {
+            let pairs = key_from_json(text);
+            KeyFacts {
+                dtype: super::dtype::of_key(&pairs),
+                flops: gemm_flops(&pairs),
+            }
+        });
+        let mut report = |c: super::Ceiling, what: String| {
+            if let Some(p) = c.peak(device) {
                 out.push(Impossible {
                     line: m.line as usize,
-                    reason: above(&p, &format!("{} {} {}", m.column.as_str(), num(v), p.unit)),
+                    reason: above(&p, &what),
                 });
+            }
+        };
+        if let Some(c) = device.ceiling_of(&m.metric, &m.unit, f.dtype) {
+            if c.impossible(v) {
+                report(
+                    c,
+                    format!("{} {} {}", m.column.as_str(), num(v), c.quantity.unit()),
+                );
             }
         }
         if m.metric.as_str() == metric::LATENCY && m.unit.as_str() == "us" && v > 0.0 {
-            let limit = device.limit_for(metric::THROUGHPUT, "TFLOPS", key);
-            if let (Some(flops), Some(p)) = (gemm_flops(key), limit) {
+            let ceiling = device.ceiling_of(metric::THROUGHPUT, "TFLOPS", f.dtype);
+            if let (Some(flops), Some(c)) = (f.flops, ceiling) {
                 let implied = flops / (v * 1e-6) / 1e12;
-                if p.impossible(implied) {
-                    out.push(Impossible {
-                        line: m.line as usize,
-                        reason: above(
-                            &p,
-                            &format!(
-                                "{} {} us for 2·M·N·K = {flops:.3e} FLOPs implies {} TFLOPS, which",
-                                m.column.as_str(),
-                                num(v),
-                                num(implied)
-                            ),
+                if c.impossible(implied) {
+                    report(
+                        c,
+                        format!(
+                            "{} {} us for 2·M·N·K = {flops:.3e} FLOPs implies {} TFLOPS, which",
+                            m.column.as_str(),
+                            num(v),
+                            num(implied)
                         ),
-                    });
+                    );
                 }
             }
         }

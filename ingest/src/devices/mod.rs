@@ -108,6 +108,7 @@ impl Quantity {
 }
 
 /// What a value of a metric in its canonical unit is held against, if anything.
+#[derive(Clone, Copy)]
 enum Held {
     Compute,
     Bandwidth,
@@ -125,6 +126,33 @@ fn held(metric: &str, unit: &str) -> Option<Held> {
 /// and for TFLOPS its data type, is known)?
 pub fn holds_a_peak(metric: &str, unit: &str) -> bool {
     held(metric, unit).is_some()
+}
+
+/// The most a value can be on a device: the quantity whose limit applies (its data
+/// type's, or with `fastest` the fastest type's when the value's is not said).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ceiling {
+    pub quantity: Quantity,
+    pub fastest: bool,
+    pub limit: f64,
+}
+
+impl Ceiling {
+    pub fn impossible(&self, v: f64) -> bool {
+        v > self.limit
+    }
+    /// The peak it comes from, named for a message.
+    pub fn peak(&self, d: &Device) -> Option<Peak> {
+        let p = d.peak(self.quantity)?;
+        Some(if self.fastest {
+            Peak {
+                quantity: format!("fastest ({})", p.quantity),
+                ..p
+            }
+        } else {
+            p
+        })
+    }
 }
 
 /// A value's ceiling on its device.
@@ -180,28 +208,37 @@ impl Device {
     /// or for a throughput whose data type is not said, the limit of the device's
     /// fastest data type (no type does more; its percent stays unknown).
     pub fn limit_for(&self, metric: &str, unit: &str, key: &[(String, String)]) -> Option<Peak> {
-        match held(metric, unit)? {
-            Held::Bandwidth => self.peak(Quantity::Bandwidth),
-            Held::Compute => match dtype::of_key(key) {
-                Some(d) => self.peak(Quantity::Compute(d)),
-                None => {
-                    let fastest = self
-                        .figures()
-                        .into_iter()
-                        .filter(|(q, _)| *q != Quantity::Bandwidth)
-                        .max_by(|a, b| a.1.total_cmp(&b.1))?;
-                    self.peak(fastest.0).map(|p| Peak {
-                        quantity: format!("fastest ({})", p.quantity),
-                        ..p
-                    })
-                }
-            },
-        }
+        let held = held(metric, unit)?;
+        self.ceiling(held, dtype::of_key(key))?.peak(self)
     }
-    /// The peak `q` is held against on this device, `None` when the table has no
-    /// figure for it. An fp32 row may have run on TF32 tensor cores (a library's
-    /// choice, not the row's): its percent is of the fp32 peak, its limit the faster.
-    pub fn peak(&self, q: Quantity) -> Option<Peak> {
+    /// [`Device::limit_for`] for a value whose key's data type is known already, without
+    /// allocating: what ingest checks every value of a run against.
+    pub fn ceiling_of(&self, metric: &str, unit: &str, dtype: Option<Dtype>) -> Option<Ceiling> {
+        self.ceiling(held(metric, unit)?, dtype)
+    }
+    fn ceiling(&self, held: Held, dtype: Option<Dtype>) -> Option<Ceiling> {
+        let (q, fastest) = match (held, dtype) {
+            (Held::Bandwidth, _) => (Quantity::Bandwidth, false),
+            (Held::Compute, Some(d)) => (Quantity::Compute(d), false),
+            (Held::Compute, None) => {
+                let q = Quantity::ALL
+                    .into_iter()
+                    .filter(|q| *q != Quantity::Bandwidth)
+                    .filter_map(|q| self.figure(q).map(|v| (q, v)))
+                    .max_by(|a, b| a.1.total_cmp(&b.1))?
+                    .0;
+                (q, true)
+            }
+        };
+        Some(Ceiling {
+            quantity: q,
+            fastest,
+            limit: self.limit(q)?,
+        })
+    }
+    /// Above this a value of `q` is impossible: the peak, or for fp32 the TF32 peak (a
+    /// library may run an fp32 row on TF32 tensor cores), plus [`MARGIN`].
+    fn limit(&self, q: Quantity) -> Option<f64> {
         let value = self.figure(q)?;
         let fastest = match q {
             Quantity::Compute(Dtype::Fp32) => self
@@ -209,13 +246,18 @@ impl Device {
                 .map_or(value, |t| t.max(value)),
             _ => value,
         };
+        Some(fastest * (1.0 + MARGIN))
+    }
+    /// The peak `q` is held against on this device, `None` when the table has no
+    /// figure for it; an fp32 row's percent is of the fp32 peak, its limit the TF32.
+    pub fn peak(&self, q: Quantity) -> Option<Peak> {
         Some(Peak {
             device: self.id.clone(),
             device_name: self.name.clone(),
             quantity: q.name().to_string(),
-            value,
+            value: self.figure(q)?,
             unit: q.unit().to_string(),
-            limit: fastest * (1.0 + MARGIN),
+            limit: self.limit(q)?,
         })
     }
     /// The figures the table has, in display order.

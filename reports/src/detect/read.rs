@@ -85,7 +85,7 @@ pub(super) fn possible<'a>(
     if runs.is_empty() || !perfdb_ingest::devices::holds_a_peak(metric, unit) {
         return rows.into();
     }
-    let key = perfdb_ingest::model::key_from_json(key);
+    let dtype = perfdb_ingest::devices::dtype::of_key(&perfdb_ingest::model::key_from_json(key));
     // One limit a device: a series' runs are of one machine class, mostly one device.
     let mut limits: Vec<(&str, Option<f64>)> = Vec::new();
     let mut ok = |r: &Row| {
@@ -95,7 +95,7 @@ pub(super) fn possible<'a>(
         let limit = match limits.iter().find(|(id, _)| *id == d.id) {
             Some((_, l)) => *l,
             None => {
-                let l = d.limit_for(metric, unit, &key).map(|p| p.limit);
+                let l = d.ceiling_of(metric, unit, dtype).map(|c| c.limit);
                 limits.push((&d.id, l));
                 l
             }
