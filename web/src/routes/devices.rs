@@ -4,7 +4,7 @@
 use crate::page::{esc, layout};
 use axum::response::Html;
 use axum::Json;
-use perfdb_ingest::devices::{self, Device, Dtype, Quantity};
+use perfdb_ingest::devices::{self, Device, Quantity};
 
 pub async fn api() -> Json<Vec<Device>> {
     Json(devices::table().devices.clone())
@@ -12,14 +12,13 @@ pub async fn api() -> Json<Vec<Device>> {
 
 pub async fn page() -> Html<String> {
     let t = devices::table();
-    let qs: Vec<Quantity> = Dtype::ALL
-        .iter()
-        .map(|d| Quantity::Compute(*d))
-        .chain([Quantity::Bandwidth])
-        .collect();
+    let qs = Quantity::ALL;
     let head: String = qs
         .iter()
-        .map(|q| format!("<th class=\"num\">{}</th>", esc(q.name())))
+        .map(|q| match q {
+            Quantity::Bandwidth => "<th class=\"num\">TB/s</th>".to_string(),
+            q => format!("<th class=\"num\">{}</th>", esc(q.name())),
+        })
         .collect();
     let rows: String = t
         .devices
