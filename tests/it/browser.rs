@@ -463,6 +463,18 @@ fn the_device_table_and_the_peak_ceiling_in_chromium() {
         svg.contains("% of the NVIDIA H200 SXM's bf16 peak"),
         "no percent on hover"
     );
+    // The chart of TFLOPS per shape: each shape's ceiling, each point's percent.
+    let page = format!("{url}/chart?table=gemm.mm&metric=throughput&runs=main");
+    let dom = stdout(&browser(&bin, &profile, &["--dump-dom"], &page));
+    let svg = &dom[dom.find("<svg").expect("a chart")..dom.find("</svg>").unwrap()];
+    assert!(
+        svg.contains(": peak: 989.5 TFLOPS (NVIDIA H200 SXM dense bf16)"),
+        "no ceilings in the chart of shapes"
+    );
+    assert!(
+        svg.contains("% of the NVIDIA H200 SXM's bf16 peak"),
+        "no percent on hover in the chart of shapes"
+    );
 }
 
 /// The value `script` returns in the page of session `sid`.

@@ -164,6 +164,53 @@ pub fn prepare(
     prepare_keyed(source_path, bytes, format, parsed, None, meta)
 }
 
+/// What a run's device makes of it.
+struct OnDevice {
+    /// The `device` tag to store ([`devices::RunDevice::tag`]).
+    tag: Option<String>,
+    /// Its values the device cannot produce.
+    impossible: Vec<devices::check::Impossible>,
+    /// Its TFLOPS and TB/s values when no device is known: no percent of peak.
+    unknown_device_rows: usize,
+}
+
+/// The device the run names (`--device`, its machine, the GPU its output prints, its
+/// arch), and what of it that device could not have produced.
+fn on_device(parsed: &Parsed, keys: &Keys, meta: &RunMeta) -> OnDevice {
+    let prov = parsed
+        .trial_provenance
+        .first()
+        .unwrap_or(&parsed.provenance);
+    let tag = |k: &str| {
+        meta.tags
+            .iter()
+            .find(|(t, _)| t == k)
+            .map(|(_, v)| v.as_str())
+    };
+    let device = devices::table().of_output(
+        tag("device"),
+        tag("machine"),
+        prov.machine.as_deref(),
+        meta.arch.as_deref().or(prov.arch.as_deref()),
+    );
+    let (impossible, unknown_device_rows) = match device.known() {
+        Some(d) => (devices::check::impossible(&parsed.measurements, keys, d), 0),
+        None => (
+            Vec::new(),
+            parsed
+                .measurements
+                .iter()
+                .filter(|m| devices::holds_a_peak(&m.metric, &m.unit))
+                .count(),
+        ),
+    };
+    OnDevice {
+        tag: device.tag().map(String::from),
+        impossible,
+        unknown_device_rows,
+    }
+}
+
 /// [`prepare`], for a repetition whose values' keys are its file's (`shared`).
 fn prepare_keyed(
     source_path: &str,
@@ -174,38 +221,11 @@ fn prepare_keyed(
     meta: &RunMeta,
 ) -> Prepared {
     let sha = sha256_hex(bytes);
-    // The device the run names (`--device`, its machine, its arch), and what it could
-    // not have produced.
-    let device = {
-        let prov = parsed
-            .trial_provenance
-            .first()
-            .unwrap_or(&parsed.provenance);
-        let tag = |k: &str| {
-            meta.tags
-                .iter()
-                .find(|(t, _)| t == k)
-                .map(|(_, v)| v.as_str())
-        };
-        devices::table().of_output(
-            tag("device"),
-            tag("machine"),
-            prov.machine.as_deref(),
-            meta.arch.as_deref().or(prov.arch.as_deref()),
-        )
-    };
-    let impossible = device.known().map(|d| {
-        let keys = shared.unwrap_or(&parsed.keys);
-        devices::check::impossible(&parsed.measurements, keys, d)
-    });
-    let unknown_device_rows = match device.known() {
-        Some(_) => 0,
-        None => parsed
-            .measurements
-            .iter()
-            .filter(|m| devices::holds_a_peak(&m.metric, &m.unit))
-            .count(),
-    };
+    let OnDevice {
+        tag: device_tag,
+        impossible,
+        unknown_device_rows,
+    } = on_device(&parsed, shared.unwrap_or(&parsed.keys), meta);
     // Values per table, tables in order of appearance (a log may print thousands of
     // tables: find each by its interned name, not by scanning the list).
     let mut tables: Vec<(String, usize)> = Vec::new();
@@ -253,8 +273,8 @@ fn prepare_keyed(
     if let Some(m) = p.machine {
         from_output.push(("machine".to_string(), m));
     }
-    if let Some(d) = device.tag() {
-        from_output.push(("device".to_string(), d.to_string()));
+    if let Some(d) = device_tag {
+        from_output.push(("device".to_string(), d));
     }
     for (k, v) in from_output {
         if !tags.iter().any(|(t, _)| *t == k) {
@@ -302,7 +322,7 @@ fn prepare_keyed(
         tables,
         warnings: {
             let mut w = parsed.warnings;
-            w.extend(impossible.into_iter().flatten().map(Into::into));
+            w.extend(impossible.into_iter().map(Into::into));
             w
         },
         repetitions,

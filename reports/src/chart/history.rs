@@ -341,19 +341,7 @@ pub fn history_svg(h: &HistoryData) -> String {
             .axis_desc_style(("sans-serif", 14))
             .draw();
         if let Some(p) = ceiling {
-            let _ = chart.draw_series(DashedLineSeries::new(
-                [(-0.5, p.value), (n as f64 - 0.5, p.value)],
-                8,
-                5,
-                BLACK.mix(0.7).stroke_width(1),
-            ));
-            titles.push(format!(
-                "peak: {} {} ({} dense {})",
-                crate::render::num(p.value),
-                p.unit,
-                p.device_name,
-                p.quantity
-            ));
+            super::draw_ceiling(&mut chart, &mut titles, (-0.5, n as f64 - 0.5), p, "peak");
         }
         for &cp in &h.change_points {
             let x = cp as f64 - 0.5;
@@ -390,18 +378,7 @@ pub fn history_svg(h: &HistoryData) -> String {
             color.stroke_width(1),
         ));
         for p in &h.points {
-            let of_peak = h
-                .peak
-                .as_ref()
-                .map(|k| {
-                    format!(
-                        ", {:.1}% of the {}'s {} peak",
-                        k.percent(p.median),
-                        k.device_name,
-                        k.quantity
-                    )
-                })
-                .unwrap_or_default();
+            let of_peak = super::of_peak(h.peak.as_ref(), p.median);
             titles.push(format!(
                 "{}: median {} {} over {} trial(s){of_peak}",
                 p.point,

@@ -263,6 +263,45 @@ pub(crate) fn draw_dots<CT>(
     }));
 }
 
+/// `, 70.8% of the NVIDIA H200 SXM's bf16 peak` for a hover text, empty without a peak.
+pub(crate) fn of_peak(p: Option<&perfdb_ingest::devices::Peak>, v: f64) -> String {
+    p.map(|k| {
+        format!(
+            ", {:.1}% of the {}'s {} peak",
+            k.percent(v),
+            k.device_name,
+            k.quantity
+        )
+    })
+    .unwrap_or_default()
+}
+
+/// A device's peak as a dashed line from `x.0` to `x.1`, with its hover text
+/// (`{what}: 989.5 TFLOPS (NVIDIA H200 SXM dense bf16)`).
+pub(crate) fn draw_ceiling<CT>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, CT>,
+    titles: &mut Vec<String>,
+    x: (f64, f64),
+    p: &perfdb_ingest::devices::Peak,
+    what: &str,
+) where
+    CT: CoordTranslate<From = (f64, f64)>,
+{
+    let _ = chart.draw_series(DashedLineSeries::new(
+        [(x.0, p.value), (x.1, p.value)],
+        8,
+        5,
+        BLACK.mix(0.7).stroke_width(1),
+    ));
+    titles.push(format!(
+        "{what}: {} {} ({} dense {})",
+        crate::render::num(p.value),
+        p.unit,
+        p.device_name,
+        p.quantity
+    ));
+}
+
 const PALETTE: [RGBColor; 6] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),

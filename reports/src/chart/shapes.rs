@@ -5,7 +5,7 @@ use super::{
     run_refs, thin_sql, ChartError, Trial, PALETTE,
 };
 use crate::compare::select_runs;
-use crate::db::{sql_str, Db, MACHINE_CLASS_SQL};
+use crate::db::{one_device, run_device, sql_str, Db, MACHINE_CLASS_SQL, RUN_DEVICE_SQL};
 use perfdb_ingest::model::{key_display, key_from_json};
 use plotters::prelude::*;
 use plotters::style::FontTransform;
@@ -43,6 +43,9 @@ pub struct ChartData {
     pub machine: String,
     /// Every machine class among the selected runs.
     pub machines: Vec<String>,
+    /// Each shape's ceiling on the device the class's runs name (`perfdb devices`), in
+    /// shape order; `null` where the device or the shape's data type is not known.
+    pub peaks: Vec<Option<perfdb_ingest::devices::Peak>>,
 }
 
 /// What the x axis shows of each shape: the key cells that vary (`512×4096`); and, once,
@@ -232,6 +235,11 @@ pub fn chart_data(
     variants.sort();
     variants.dedup();
     let (shape_labels, constant) = shape_labels(&keys);
+    let unit = rows[0].2.clone();
+    let peaks = match class_device(db, &on_runs, &machine)? {
+        Some(d) => keys.iter().map(|k| d.peak_for(metric, &unit, k)).collect(),
+        None => vec![None; keys.len()],
+    };
     let points = rows
         .iter()
         .map(|(k, v, _, med, lo, hi, n, order)| {
@@ -255,7 +263,7 @@ pub fn chart_data(
     Ok(ChartData {
         table: table.into(),
         metric: metric.into(),
-        unit: rows[0].2.clone(),
+        unit,
         runs: spec,
         n_runs,
         machine,
@@ -265,16 +273,60 @@ pub fn chart_data(
         constant,
         variants,
         points,
+        peaks,
     })
+}
+
+/// Each shape's peak as a short dashed line over its place on the x axis.
+fn draw_ceilings<CT>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, CT>,
+    titles: &mut Vec<String>,
+    d: &ChartData,
+) where
+    CT: CoordTranslate<From = (f64, f64)>,
+{
+    for (i, p) in d.peaks.iter().enumerate() {
+        if let Some(p) = p {
+            let (x, what) = (i as f64, format!("{}: peak", d.shapes[i]));
+            super::draw_ceiling(chart, titles, (x - 0.45, x + 0.45), p, &what);
+        }
+    }
+}
+
+/// The one device every run of the class names, if they all name the same one.
+fn class_device(
+    db: &Db,
+    on_runs: &str,
+    machine: &str,
+) -> Result<Option<&'static perfdb_ingest::devices::Device>, ChartError> {
+    let sql = format!(
+        "SELECT DISTINCT {RUN_DEVICE_SQL} FROM runs r WHERE {on_runs} AND {MACHINE_CLASS_SQL} = {}",
+        sql_str(machine)
+    );
+    let mut stmt = db.conn.prepare(&sql)?;
+    let named: Vec<_> = stmt
+        .query_map([], |r| run_device(r, 0))?
+        .collect::<Result<_, _>>()?;
+    Ok(one_device(named))
 }
 
 /// Per shape and variant: the median over trials as a point, min-max as a bar.
 pub fn chart_svg(d: &ChartData) -> String {
     register_font();
     let n = d.shape_labels.len();
+    let top = d.points.iter().map(|p| p.max).fold(f64::MIN, f64::max);
+    // The ceilings are drawn when the values reach a tenth of them (one decade of the
+    // log scale); below that they would squeeze the values, and the caption says so.
+    let highest = d
+        .peaks
+        .iter()
+        .flatten()
+        .map(|p| p.value)
+        .fold(f64::MIN, f64::max);
+    let ceilings = highest > 0.0 && top >= 0.1 * highest;
     let (lo, hi) = log_range(
         d.points.iter().map(|p| p.min).fold(f64::MAX, f64::min),
-        d.points.iter().map(|p| p.max).fold(f64::MIN, f64::max),
+        if ceilings { top.max(highest) } else { top },
     );
     let mut svg = String::new();
     let mut titles = Vec::new();
@@ -283,8 +335,17 @@ pub fn chart_svg(d: &ChartData) -> String {
         let root = SVGBackend::with_string(&mut svg, (width, 520)).into_drawing_area();
         let _ = root.fill(&WHITE);
         let caption = format!(
-            "{} — {} ({}) per shape, runs '{}' (n={})",
-            d.table, d.metric, d.unit, d.runs, d.n_runs
+            "{} — {} ({}) per shape, runs '{}' (n={}){}",
+            d.table,
+            d.metric,
+            d.unit,
+            d.runs,
+            d.n_runs,
+            if highest > 0.0 && !ceilings {
+                "; peaks far above"
+            } else {
+                ""
+            }
         );
         let mut chart = ChartBuilder::on(&root)
             .caption(caption, ("sans-serif", 18))
@@ -301,6 +362,9 @@ pub fn chart_svg(d: &ChartData) -> String {
             .x_desc(d.constant.clone())
             .axis_desc_style(("sans-serif", 14))
             .draw();
+        if ceilings {
+            draw_ceilings(&mut chart, &mut titles, d);
+        }
         let nv = d.variants.len().max(1) as f64;
         for (vi, v) in d.variants.iter().enumerate() {
             let color = PALETTE[vi % PALETTE.len()];
@@ -324,8 +388,9 @@ pub fn chart_svg(d: &ChartData) -> String {
                 );
             }
             for p in &pts {
+                let of_peak = super::of_peak(d.peaks[p.shape].as_ref(), p.median);
                 titles.push(format!(
-                    "{} {}: median {} {} (min {}, max {}, {} trial(s))",
+                    "{} {}: median {} {} (min {}, max {}, {} trial(s)){of_peak}",
                     v,
                     d.shapes[p.shape],
                     crate::render::num(p.median),

@@ -212,16 +212,9 @@ pub fn detect_in_passes(
             }
         }
     };
-    // Values are held against devices only when some run names one.
-    let held: &[read::RunPoint] = if runs.iter().any(|r| r.device.is_some()) {
-        &runs
-    } else {
-        &[]
-    };
+    let held = read::held_to_devices(&runs);
     read::for_each_group(db, &scope, &runs, rows_per_pass, coding, |group| {
-        let examine = |(series, rows): &(&read::Series, &[read::Row])| {
-            codes.examine(series, &read::possible(series, rows, held))
-        };
+        let examine = |(s, r): &(&_, &[_])| codes.examine(s, &read::possible(s, r, held));
         for found in crate::par::parallel_map(group, examine) {
             for per_machine in found {
                 flush(per_machine);

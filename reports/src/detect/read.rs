@@ -73,6 +73,16 @@ pub(super) struct Row {
     pub value: f64,
 }
 
+/// The runs [`possible`] holds values against: all of them when some run names a
+/// device, else none (nothing to hold).
+pub(super) fn held_to_devices(runs: &[RunPoint]) -> &[RunPoint] {
+    if runs.iter().any(|r| r.device.is_some()) {
+        runs
+    } else {
+        &[]
+    }
+}
+
 /// The rows of `series` its runs' devices could have produced: a value above its
 /// device's peak (`perfdb devices`) never raises or resolves an alert. `runs` are the
 /// label's runs when any of them names a device, else empty (nothing to hold).

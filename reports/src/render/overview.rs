@@ -20,48 +20,7 @@ pub fn table(o: &Overview, total: usize, csv: bool) -> String {
     if with_peak {
         head.insert(5, "% peak");
     }
-    let rows: Vec<Vec<String>> = o
-        .rows
-        .iter()
-        .map(|r| {
-            let step = match &r.step {
-                Some(s) => format!(
-                    "{} at {}{}",
-                    percent(s.ratio),
-                    s.commit,
-                    if s.worse { " (worse)" } else { "" }
-                ),
-                None => "none".to_string(),
-            };
-            let last = if r.commits_since == 0 {
-                r.last_commit.clone()
-            } else {
-                format!("{} ({} commits ago)", r.last_commit, r.commits_since)
-            };
-            let mut cells = vec![
-                r.table.clone(),
-                r.variant.clone(),
-                r.key_text.clone(),
-                format!("{} ({})", r.metric, r.unit),
-                spark_text(&r.medians),
-                step,
-                if r.open_alerts.is_empty() {
-                    String::new()
-                } else {
-                    r.open_alerts.join(" ")
-                },
-                last,
-            ];
-            if with_peak {
-                let p = r
-                    .percent_of_peak
-                    .map(|p| format!("{p:.1}%"))
-                    .unwrap_or_default();
-                cells.insert(5, p);
-            }
-            cells
-        })
-        .collect();
+    let rows: Vec<Vec<String>> = o.rows.iter().map(|r| cells(r, with_peak)).collect();
     if csv {
         let mut out = head.join(",") + "\n";
         for r in &rows {
@@ -126,4 +85,44 @@ pub fn table(o: &Overview, total: usize, csv: bool) -> String {
         ));
     }
     out
+}
+
+/// One series' cells, in the header's order.
+fn cells(r: &crate::overview::Row, with_peak: bool) -> Vec<String> {
+    let step = match &r.step {
+        Some(s) => format!(
+            "{} at {}{}",
+            percent(s.ratio),
+            s.commit,
+            if s.worse { " (worse)" } else { "" }
+        ),
+        None => "none".to_string(),
+    };
+    let last = if r.commits_since == 0 {
+        r.last_commit.clone()
+    } else {
+        format!("{} ({} commits ago)", r.last_commit, r.commits_since)
+    };
+    let mut cells = vec![
+        r.table.clone(),
+        r.variant.clone(),
+        r.key_text.clone(),
+        format!("{} ({})", r.metric, r.unit),
+        spark_text(&r.medians),
+        step,
+        if r.open_alerts.is_empty() {
+            String::new()
+        } else {
+            r.open_alerts.join(" ")
+        },
+        last,
+    ];
+    if with_peak {
+        let p = r
+            .percent_of_peak
+            .map(|p| format!("{p:.1}%"))
+            .unwrap_or_default();
+        cells.insert(5, p);
+    }
+    cells
 }
