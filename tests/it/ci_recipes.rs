@@ -122,3 +122,51 @@ fn the_workflow_files_call_the_tested_steps() {
         }
     }
 }
+
+/// `check-jsonschema` with the schemas it ships (SchemaStore's, checked in: no network)
+/// on `files`: its exit code and what it printed.
+fn schema_check(schema: &str, files: &[PathBuf]) -> (bool, String) {
+    let out = Command::new("check-jsonschema")
+        .args(["--builtin-schema", schema])
+        .args(files)
+        .output()
+        .expect("check-jsonschema not found: run scripts/test (it installs it), or pip install check-jsonschema");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), text)
+}
+
+/// The workflow files (both recipes and the release workflow) are valid GitHub Actions and
+/// GitLab CI by the published schemas, and the check rejects a misspelt key, so a pass
+/// means something.
+#[test]
+#[ignore = "needs check-jsonschema: run scripts/test"]
+fn the_workflow_files_hold_to_the_published_schemas() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let github = [
+        root.join(".github/workflows/release.yml"),
+        root.join("examples/ci/github-workflow.yml"),
+    ];
+    let gitlab = [root.join("examples/ci/gitlab-ci.yml")];
+    for (schema, files) in [
+        ("vendor.github-workflows", &github[..]),
+        ("vendor.gitlab-ci", &gitlab[..]),
+    ] {
+        let (ok, text) = schema_check(schema, files);
+        assert!(ok, "{schema}:\n{text}");
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    for (schema, file, key) in [
+        ("vendor.github-workflows", &github[1], "runs-on:"),
+        ("vendor.gitlab-ci", &gitlab[0], "\n  script:"),
+    ] {
+        let text = std::fs::read_to_string(file).unwrap();
+        assert!(text.contains(key), "{} has no {key:?}", file.display());
+        let broken = dir.path().join(file.file_name().unwrap());
+        std::fs::write(&broken, text.replacen(key, &key.replace(':', "s:"), 1)).unwrap();
+        let (ok, text) = schema_check(schema, &[broken]);
+        assert!(!ok, "{schema} took a misspelt {key:?}:\n{text}");
+        assert!(text.contains("Schema validation errors"), "{text}");
+    }
+}
