@@ -116,18 +116,18 @@ fn alerts_reach_an_https_receiver_only_through_a_trusted_certificate() {
     );
     assert!(got.lock().unwrap().is_empty());
     // Trusted through PERFDB_CA_FILE: every group of active alerts, once (c13's six
-    // alerts are two machine classes' groups of three).
+    // alerts are one group).
     let ca = tls_file("ca.crt");
     let out = detect(&wh, &target, &[("PERFDB_CA_FILE", ca.to_str().unwrap())]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let bodies: Vec<Value> = got.lock().unwrap().iter().map(|(_, b)| b.clone()).collect();
     let active = wh.count("SELECT count(*) FROM alerts");
     assert!(
-        bodies.len() == 2 && active == 6,
+        bodies.len() == 1 && active == 6,
         "{active} alerts: {bodies:?}"
     );
     assert!(
-        bodies.iter().all(|b| b["group"]["alerts"] == 3),
+        bodies.iter().all(|b| b["group"]["alerts"] == 6),
         "{bodies:?}"
     );
     assert!(bodies
@@ -170,7 +170,7 @@ fn slack_and_github_presets_and_their_secrets() {
         .contains("*perfdb alert `"));
     // The group's series, listed.
     let listed = body["blocks"][1]["text"]["text"].as_str().unwrap();
-    assert!(listed.starts_with("3 series:\n• "), "{listed}");
+    assert!(listed.starts_with("6 series:\n• "), "{listed}");
     // GitHub: a comment on an issue, the token from the environment.
     let github = format!("github+{base}/repos/acme/kernels/issues/7/comments");
     let out = detect(&wh, &github, &[("PERFDB_CA_FILE", ca)]);
@@ -203,7 +203,7 @@ fn slack_and_github_presets_and_their_secrets() {
         "{body}"
     );
     assert!(
-        body["body"].as_str().unwrap().contains("3 series:\n- "),
+        body["body"].as_str().unwrap().contains("6 series:\n- "),
         "{body}"
     );
     // Neither secret is printed or stored.

@@ -12,11 +12,17 @@
 //! range is never empty. An alert whose commits the runs no longer name groups only with
 //! alerts of the very same range.
 //!
+//! A machine class that names no GPU (the runs' output printed none: aiter's tables)
+//! joins the one class of its label that names a GPU under the same machine tag and
+//! method (`default` with `cuda:9.0/default`: the probe lines of the same trials): to a
+//! team they are one machine. Where the label's runs name two GPUs under that tag, which
+//! one the bare class ran on is unknown, and it stays apart.
+//!
 //! A group's id is its earliest alert's id (created first, then by id): it does not
 //! change as later alerts join, and a group of one is its alert.
 
 use super::store::{AlertKind, AlertView, TriageError};
-use crate::db::{sql_str, Db};
+use crate::db::{sql_str, Db, MACHINE_CLASS_SQL};
 use perfdb_ingest::model::AlertStatus;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -111,31 +117,83 @@ pub fn commit_positions(
     Ok(out)
 }
 
+/// (label, machine class) -> the class it is grouped under, for the classes that name no
+/// GPU and have exactly one class naming a GPU under the same tag and method in the
+/// label's runs.
+pub type Merges = HashMap<(String, String), String>;
+
+/// The [`Merges`] of `labels`' runs.
+pub fn class_merges(db: &Db, labels: &[&str]) -> Result<Merges, TriageError> {
+    if labels.is_empty() {
+        return Ok(Merges::new());
+    }
+    let list: Vec<String> = labels.iter().map(|l| sql_str(l)).collect();
+    let sql = format!(
+        "SELECT DISTINCT r.label, {MACHINE_CLASS_SQL} AS class, nullif(r.arch, '') AS arch \
+         FROM runs r WHERE r.label IN ({})",
+        list.join(", ")
+    );
+    let mut stmt = db.conn.prepare(&sql)?;
+    let rows: Vec<(String, String, Option<String>)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<Result<_, _>>()?;
+    Ok(merges_of(rows))
+}
+
+/// [`class_merges`] from (label, class, arch) rows.
+fn merges_of(rows: Vec<(String, String, Option<String>)>) -> Merges {
+    // (label, tag and method) -> the classes naming a GPU there.
+    let mut named: HashMap<(String, String), Vec<String>> = HashMap::new();
+    let mut bare = Vec::new();
+    for (label, class, arch) in rows {
+        match arch {
+            Some(arch) => {
+                let rest = class.strip_prefix(&format!("{arch}/")).unwrap_or(&class);
+                let v = named.entry((label.clone(), rest.to_string())).or_default();
+                if !v.contains(&class) {
+                    v.push(class.clone());
+                }
+            }
+            None => bare.push((label, class)),
+        }
+    }
+    bare.into_iter()
+        .filter_map(
+            |(label, class)| match named.get(&(label.clone(), class.clone())) {
+                Some(one) if one.len() == 1 => Some(((label, class), one[0].clone())),
+                _ => None,
+            },
+        )
+        .collect()
+}
+
 /// The alerts grouped, the groups with an active member first, then newest first.
 pub fn group(db: &Db, alerts: Vec<AlertView>) -> Result<Vec<AlertGroup>, TriageError> {
     let mut labels: Vec<&str> = alerts.iter().map(|a| a.label.as_str()).collect();
     labels.sort_unstable();
     labels.dedup();
     let positions = commit_positions(db, &labels)?;
-    Ok(group_with(alerts, &positions))
+    let merges = class_merges(db, &labels)?;
+    Ok(group_with(alerts, &positions, &merges))
 }
 
-/// [`group`] with the commit order given.
+/// [`group`] with the commit order and the class merges given.
 pub fn group_with(
     alerts: Vec<AlertView>,
     positions: &HashMap<String, HashMap<String, usize>>,
+    merges: &Merges,
 ) -> Vec<AlertGroup> {
     let mut parts: BTreeMap<(String, String, bool), Vec<AlertView>> = BTreeMap::new();
     for a in alerts {
-        let key = (
-            a.label.clone(),
-            a.machine.clone(),
-            a.kind == AlertKind::Stale,
-        );
+        let class = merges
+            .get(&(a.label.clone(), a.machine.clone()))
+            .unwrap_or(&a.machine)
+            .clone();
+        let key = (a.label.clone(), class, a.kind == AlertKind::Stale);
         parts.entry(key).or_default().push(a);
     }
     let mut groups = Vec::new();
-    for ((label, _, _), members) in parts {
+    for ((label, class, _), members) in parts {
         let empty = HashMap::new();
         let pos = positions.get(&label).unwrap_or(&empty);
         // Each alert's range as positions, or None when a commit is not in the runs.
@@ -153,7 +211,12 @@ pub fn group_with(
                 let (lg, fb) = range(a).expect("placed");
                 lg < stab && stab <= fb
             });
-            groups.push(make_group(inside, |a| range(a).expect("placed"), pos));
+            groups.push(make_group(
+                inside,
+                &class,
+                |a| range(a).expect("placed"),
+                pos,
+            ));
             open = rest;
         }
         // Alerts whose commits the runs do not name: one group per identical range.
@@ -164,7 +227,7 @@ pub fn group_with(
                 .push(a);
         }
         for (_, v) in same {
-            groups.push(make_group(v, |_| (0, 0), &HashMap::new()));
+            groups.push(make_group(v, &class, |_| (0, 0), &HashMap::new()));
         }
     }
     groups.sort_by(|a, b| {
@@ -179,6 +242,7 @@ pub fn group_with(
 
 fn make_group(
     mut members: Vec<AlertView>,
+    class: &str,
     range: impl Fn(&AlertView) -> (usize, usize),
     pos: &HashMap<String, usize>,
 ) -> AlertGroup {
@@ -221,7 +285,7 @@ fn make_group(
         id: first.id,
         kind: first.kind,
         label: first.label,
-        machine: first.machine,
+        machine: class.to_string(),
         last_good_commit: lg,
         first_bad_commit: fb,
         status,
@@ -284,7 +348,7 @@ mod tests {
             // Later and apart: its own group.
             alert("b1", "4", "c12", "c14", 1.30, 4),
         ];
-        let g = group_with(a, &order(20));
+        let g = group_with(a, &order(20), &Merges::new());
         assert_eq!(g.len(), 2);
         let first = g.iter().find(|g| g.alerts.len() == 3).unwrap();
         assert_eq!(first.id, "a2", "the earliest alert names the group");
@@ -307,7 +371,7 @@ mod tests {
             alert("a", "1", "c02", "c05", 1.1, 1),
             alert("b", "1", "c05", "c08", 1.1, 2),
         ];
-        assert_eq!(group_with(a, &order(10)).len(), 2);
+        assert_eq!(group_with(a, &order(10), &Merges::new()).len(), 2);
     }
 
     #[test]
@@ -317,7 +381,7 @@ mod tests {
         let mut stale = alert("s", "1", "c02", "c05", 1.0, 1);
         stale.kind = AlertKind::Stale;
         let a = vec![alert("a", "1", "c02", "c05", 1.1, 1), other_machine, stale];
-        assert_eq!(group_with(a, &order(10)).len(), 3);
+        assert_eq!(group_with(a, &order(10), &Merges::new()).len(), 3);
     }
 
     #[test]
@@ -327,7 +391,7 @@ mod tests {
             alert("b", "2", "x1", "x2", 1.2, 2),
             alert("c", "3", "x1", "x3", 1.2, 3),
         ];
-        let g = group_with(a, &order(3));
+        let g = group_with(a, &order(3), &Merges::new());
         assert_eq!(g.len(), 2);
         assert!(g.iter().any(|g| g.alerts.len() == 2 && g.id == "a"));
     }
@@ -337,7 +401,55 @@ mod tests {
         let mut a = alert("a", "1", "c02", "c05", 1.1, 1);
         a.status = AlertStatus::Acknowledged;
         let b = alert("b", "2", "c02", "c05", 1.2, 2);
-        let g = group_with(vec![a, b], &order(10));
+        let g = group_with(vec![a, b], &order(10), &Merges::new());
         assert_eq!(g[0].status, AlertStatus::Active);
+    }
+
+    fn row(label: &str, class: &str, arch: Option<&str>) -> (String, String, Option<String>) {
+        (
+            label.to_string(),
+            class.to_string(),
+            arch.map(str::to_string),
+        )
+    }
+
+    #[test]
+    fn a_class_naming_no_gpu_joins_the_one_that_names_one() {
+        let merges = merges_of(vec![
+            row("main", "default", None),
+            row("main", "cuda:9.0/default", Some("cuda:9.0")),
+            // Another tag, another method: their own.
+            row("main", "lab2", None),
+            row("main", "gfx942/lab3", Some("gfx942")),
+            row("main", "default/ncu", None),
+        ]);
+        assert_eq!(
+            merges,
+            Merges::from([(("main".into(), "default".into()), "cuda:9.0/default".into())])
+        );
+        let mut bare = alert("bare", "1", "c02", "c05", 1.3, 2);
+        bare.machine = "default".into();
+        let mut named = alert("named", "1", "c02", "c05", 1.3, 1);
+        named.machine = "cuda:9.0/default".into();
+        let g = group_with(vec![bare, named], &order(10), &merges);
+        assert_eq!(g.len(), 1, "one machine, one change");
+        assert_eq!(g[0].machine, "cuda:9.0/default");
+        assert_eq!(g[0].alerts.len(), 2);
+        assert!(
+            g[0].alerts.iter().any(|a| a.machine == "default"),
+            "each alert keeps its own class"
+        );
+    }
+
+    #[test]
+    fn a_bare_class_between_two_gpus_stays_apart() {
+        let merges = merges_of(vec![
+            row("main", "default", None),
+            row("main", "cuda:9.0/default", Some("cuda:9.0")),
+            row("main", "gfx942/default", Some("gfx942")),
+            // Another label's runs do not decide this one's.
+            row("nightly", "default", None),
+        ]);
+        assert!(merges.is_empty(), "{merges:?}");
     }
 }

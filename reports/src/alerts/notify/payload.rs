@@ -83,7 +83,7 @@ fn one_line(a: &AlertView, more: &str, g: &AlertGroup) -> String {
             a.table,
             a.variant,
             a.key_text,
-            a.machine,
+            g.machine,
             g.first_bad_commit,
             g.last_good_commit,
             a.metrics.join("/"),
@@ -95,7 +95,7 @@ fn one_line(a: &AlertView, more: &str, g: &AlertGroup) -> String {
             a.table,
             a.variant,
             a.key_text,
-            a.machine,
+            g.machine,
             g.last_good_commit,
             a.change_text(),
             id
