@@ -170,6 +170,43 @@ pub fn parse_amd_smi(text: &str) -> Result<Vec<GpuState>, String> {
         .collect())
 }
 
+/// The arguments of the nvidia-smi query [`parse_nvidia_smi_name`] reads.
+pub const NVIDIA_SMI_NAME_ARGS: [&str; 2] = ["--query-gpu=name", "--format=csv,noheader"];
+
+/// The product name of the first GPU of `nvidia-smi --query-gpu=name
+/// --format=csv,noheader` (`NVIDIA H200`, `NVIDIA H100 80GB HBM3`).
+pub fn parse_nvidia_smi_name(text: &str) -> Result<String, String> {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(str::to_string)
+        .ok_or_else(|| "printed no GPU".to_string())
+}
+
+/// The arguments of the amd-smi query [`parse_amd_smi_name`] reads.
+pub const AMD_SMI_NAME_ARGS: [&str; 3] = ["static", "--asic", "--json"];
+
+/// The product name of the first GPU of `amd-smi static --asic --json`: its
+/// `asic.market_name` (`AMD Instinct MI300X`; some releases print `MI300X-O`), in a list
+/// of GPUs or under `gpu_data`.
+pub fn parse_amd_smi_name(text: &str) -> Result<String, String> {
+    let doc: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    let gpus = match &doc {
+        Value::Array(a) => a.as_slice(),
+        Value::Object(o) => match o.get("gpu_data") {
+            Some(Value::Array(a)) => a.as_slice(),
+            _ => std::slice::from_ref(&doc),
+        },
+        _ => return Err("expected a list of GPUs or {\"gpu_data\": [...]}".to_string()),
+    };
+    gpus.first()
+        .and_then(|g| g.get("asic")?.get("market_name")?.as_str())
+        .map(str::trim)
+        .filter(|n| !n.is_empty() && !n.eq_ignore_ascii_case("N/A"))
+        .map(str::to_string)
+        .ok_or_else(|| "printed no asic.market_name".to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,5 +282,23 @@ mod tests {
         assert_eq!(g[0].temperature_c, Some(71.0));
         assert_eq!(g[0].throttle, vec!["throttled"]);
         assert!(parse_amd_smi("{}").is_err());
+    }
+
+    #[test]
+    fn the_gpu_product_name_from_each_tool() {
+        assert_eq!(
+            parse_nvidia_smi_name("NVIDIA H200\nNVIDIA H200\n").unwrap(),
+            "NVIDIA H200"
+        );
+        assert!(parse_nvidia_smi_name("\n").is_err());
+        let listed = r#"[{"gpu": 0, "asic": {"market_name": "MI300X-O", "target_graphics_version": "gfx942"}}]"#;
+        assert_eq!(parse_amd_smi_name(listed).unwrap(), "MI300X-O");
+        let wrapped =
+            r#"{"gpu_data": [{"gpu": 0, "asic": {"market_name": "AMD Instinct MI300X"}}]}"#;
+        assert_eq!(parse_amd_smi_name(wrapped).unwrap(), "AMD Instinct MI300X");
+        let one = r#"{"gpu": 0, "asic": {"market_name": "AMD Instinct MI325X"}}"#;
+        assert_eq!(parse_amd_smi_name(one).unwrap(), "AMD Instinct MI325X");
+        assert!(parse_amd_smi_name(r#"[{"asic": {"market_name": "N/A"}}]"#).is_err());
+        assert!(parse_amd_smi_name("amd-smi: not found").is_err());
     }
 }

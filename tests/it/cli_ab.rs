@@ -582,3 +582,89 @@ fn a_moving_control_stops_the_run_as_unreliable() {
     assert_eq!(v["sequential"]["stopped"], "unreliable");
     assert_eq!(v["sequential"]["trials_per_arm"], 4);
 }
+
+/// A fake `nvidia-smi` in `dir` naming `product` and printing the recorded H200 reading
+/// for the state query; PATH with it first.
+fn fake_nvidia_smi(dir: &std::path::Path, product: &str) -> std::ffi::OsString {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let reading = std::fs::read_to_string(sample("h200-triton36/nvidia-smi-query.txt")).unwrap();
+    let script = format!(
+        "#!/bin/sh\ncase \"$*\" in\n  *--query-gpu=name*) echo '{product}' ;;\n  *) echo '{}' ;;\nesac\n",
+        reading.lines().next().unwrap()
+    );
+    let tool = bin.join("nvidia-smi");
+    std::fs::write(&tool, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut path = std::ffi::OsString::from(bin);
+    path.push(":");
+    path.push(std::env::var_os("PATH").unwrap_or_default());
+    path
+}
+
+/// `ab` asks the GPU tool which GPU it runs on: a GPU the device table knows holds every
+/// TFLOPS and TB/s row to its peak with no flag; one it lacks is stored by its name and
+/// said, with no percent.
+#[test]
+fn ab_names_the_device_from_the_gpu_tool() {
+    for (product, device, said) in [
+        (
+            "NVIDIA H200",
+            "h200",
+            "the GPU is NVIDIA H200: TFLOPS and TB/s held to the NVIDIA H200 SXM's peaks",
+        ),
+        (
+            "NVIDIA GeForce RTX 4090",
+            "NVIDIA GeForce RTX 4090",
+            "the GPU is NVIDIA GeForce RTX 4090, not in the device table: no percent of peak",
+        ),
+    ] {
+        let wh = Wh::new();
+        let path = fake_nvidia_smi(wh.dir.path(), product);
+        let base = replay(&format!("{AB30}/base"), &wh, "b", None);
+        let head = replay(&format!("{AB30}/head"), &wh, "h", None);
+        let out = wh
+            .cmd()
+            .env("PATH", &path)
+            .args([
+                "ab",
+                "--quiet",
+                "--format",
+                "json",
+                "--control",
+                "torch",
+                "--seed",
+                "7",
+            ])
+            .args(["--max-trials", "4", "--base", &base, "--head", &head])
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert!(err.contains(said), "{err}");
+        let v: Value = serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{e}: {err}"));
+        let tags = wh.sql("SELECT DISTINCT regexp_extract(tags, '\"device\":\"([^\"]*)\"', 1) AS d, \
+                           regexp_extract(tags, '\"gpu_clock_mhz_before\":\"([^\"]*)\"', 1) AS c FROM runs");
+        assert_eq!(
+            tags,
+            vec![serde_json::json!({"d": device, "c": "1980"})],
+            "{err}"
+        );
+        let rows = v["rows"].as_array().unwrap();
+        let held = rows.iter().filter(|r| !r["peak"].is_null()).count();
+        let throughputs = rows.iter().filter(|r| r["metric"] == "throughput").count();
+        assert!(throughputs > 0);
+        if device == "h200" {
+            assert_eq!(
+                held,
+                throughputs + rows.iter().filter(|r| r["metric"] == "bandwidth").count()
+            );
+            assert!(rows
+                .iter()
+                .filter(|r| !r["peak"].is_null())
+                .all(|r| r["peak"]["device"] == "h200"));
+        } else {
+            assert_eq!(held, 0, "no percent on an unknown GPU");
+        }
+    }
+}

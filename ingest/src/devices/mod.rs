@@ -378,14 +378,21 @@ impl Table {
         printed: Option<&str>,
         arch: Option<&str>,
     ) -> RunDevice<'_> {
-        let found = match (device_tag, machine_tag, printed) {
-            (None, None, Some(product)) => match self.named(product) {
-                Some(d) => Some(d),
-                None => return RunDevice::Unknown(product.to_string()),
-            },
-            (device, machine, _) => self.resolve(device, machine, arch),
-        };
-        found.map_or(RunDevice::Unnamed, RunDevice::Known)
+        if device_tag.is_some_and(|d| !d.is_empty()) {
+            return self
+                .resolve(device_tag, None, None)
+                .map_or(RunDevice::Unnamed, RunDevice::Known);
+        }
+        if let Some(d) = machine_tag.and_then(|m| self.named(m)) {
+            return RunDevice::Known(d);
+        }
+        if let Some(product) = printed {
+            return self
+                .named(product)
+                .map_or_else(|| RunDevice::Unknown(product.to_string()), RunDevice::Known);
+        }
+        arch.and_then(|a| self.named(a))
+            .map_or(RunDevice::Unnamed, RunDevice::Known)
     }
     /// A stored run's device: what its `device` tag names (`--device`, what ingest
     /// matched, or the GPU its output printed), else what its `machine` tag names, else
@@ -460,8 +467,14 @@ mod tests {
             t.named("NVIDIA H200 NVL").is_none(),
             "the NVL part has other peaks"
         );
-        assert_eq!(t.named("gfx942").unwrap().id, "mi300x");
-        assert!(t.named("sm_90").is_none() && t.named("cuda:9.0").is_none());
+        for arch in ["sm_90", "cuda:9.0", "gfx942", "gfx950"] {
+            assert!(t.named(arch).is_none(), "{arch} is more than one part's");
+        }
+        assert_eq!(
+            t.named("MI300X-O").unwrap().id,
+            "mi300x",
+            "amd-smi's market_name"
+        );
         assert_eq!(t.named("AMD Instinct MI300X OAM").unwrap().id, "mi300x");
     }
 
@@ -477,10 +490,7 @@ mod tests {
             id(t.resolve(None, Some("NVIDIA H200"), Some("sm_90"))),
             Some("h200".into())
         );
-        assert_eq!(
-            id(t.resolve(None, Some("box7"), Some("gfx942"))),
-            Some("mi300x".into())
-        );
+        assert_eq!(id(t.resolve(None, Some("box7"), Some("gfx942"))), None);
         assert_eq!(id(t.resolve(None, Some("box7"), Some("cuda:9.0"))), None);
         assert_eq!(id(t.resolve(Some("nope"), None, Some("gfx942"))), None);
     }
@@ -512,9 +522,16 @@ mod tests {
         assert_eq!(d(mi350x), Some("mi350x".into()));
         let r9700 = t.of_output(None, None, Some("AMD Radeon AI PRO R9700"), Some("gfx950"));
         assert_eq!(r9700, RunDevice::Unknown("AMD Radeon AI PRO R9700".into()));
-        // A machine tag the user gave is a class name: the arch still says the part.
+        // A machine tag that names no device is a class name: the printed GPU still says
+        // the part, and an arch several parts share says none.
         let tagged = t.of_output(None, Some("ci-3"), Some("AMD Radeon VII"), Some("gfx942"));
-        assert_eq!(d(tagged), Some("mi300x".into()));
+        assert_eq!(tagged, RunDevice::Unknown("AMD Radeon VII".into()));
+        let tagged = t.of_output(None, Some("ci-3"), Some("NVIDIA H200"), Some("sm_90"));
+        assert_eq!(d(tagged), Some("h200".into()));
+        assert_eq!(
+            t.of_output(None, Some("ci-3"), None, Some("gfx942")),
+            RunDevice::Unnamed
+        );
         assert_eq!(
             t.of_output(None, None, None, Some("sm_90")),
             RunDevice::Unnamed

@@ -146,3 +146,38 @@ fn the_cited_form_reader_reads_each_spelling() {
     );
     assert_eq!(from_cited("Peak bfloat16 1307.4 TFLOPs"), 1307.4);
 }
+
+/// A name picks one part: no identity belongs to two devices, and none is an
+/// architecture that two parts share (`gfx942`: MI300X and MI325X; `sm_90`: H100 and
+/// H200), whose peaks differ.
+#[test]
+fn every_identity_names_one_part() {
+    let t = Table::builtin();
+    let mut seen = std::collections::HashMap::new();
+    for d in &t.devices {
+        for n in std::iter::once(&d.id).chain(&d.identities) {
+            if let Some(other) = seen.insert(n.to_lowercase(), d.id.clone()) {
+                assert_eq!(other, d.id, "{n} names {other} and {}", d.id);
+            }
+        }
+    }
+    for d in &t.devices {
+        let sharing: Vec<&str> = t
+            .devices
+            .iter()
+            .filter(|o| o.arch.eq_ignore_ascii_case(&d.arch))
+            .map(|o| o.id.as_str())
+            .collect();
+        if sharing.len() > 1 {
+            assert!(
+                t.named(&d.arch).is_none(),
+                "{} names a device though {} share it",
+                d.arch,
+                sharing.join(", ")
+            );
+        }
+    }
+    for arch in ["gfx942", "gfx950", "sm_90", "cuda:9.0"] {
+        assert!(t.named(arch).is_none(), "{arch}");
+    }
+}

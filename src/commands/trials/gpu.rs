@@ -45,6 +45,38 @@ impl GpuTool {
         .unwrap_or_else(|| "0".to_string())
     }
 
+    /// The product name of the GPU the benchmark sees (`NVIDIA H200`), or why there is none.
+    pub fn product(self) -> Result<String, String> {
+        let dev = GpuTool::device();
+        let out = match self {
+            GpuTool::NvidiaSmi => Command::new("nvidia-smi")
+                .args(gpu_state::NVIDIA_SMI_NAME_ARGS)
+                .args(["-i", &dev])
+                .output(),
+            GpuTool::AmdSmi => Command::new("amd-smi")
+                .args(gpu_state::AMD_SMI_NAME_ARGS)
+                .args(["-g", &dev])
+                .output(),
+        };
+        let text = GpuTool::stdout(out)?;
+        match self {
+            GpuTool::NvidiaSmi => gpu_state::parse_nvidia_smi_name(&text),
+            GpuTool::AmdSmi => gpu_state::parse_amd_smi_name(&text),
+        }
+    }
+
+    fn stdout(out: std::io::Result<std::process::Output>) -> Result<String, String> {
+        let out = out.map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(format!(
+                "exited with {}: {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
     /// One reading, or why there is none.
     pub fn query(self) -> Result<GpuState, String> {
         let dev = GpuTool::device();
@@ -56,16 +88,8 @@ impl GpuTool {
             GpuTool::AmdSmi => Command::new("amd-smi")
                 .args(["metric", "--json", "-g", &dev])
                 .output(),
-        }
-        .map_err(|e| e.to_string())?;
-        if !out.status.success() {
-            return Err(format!(
-                "exited with {}: {}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
-        let text = String::from_utf8_lossy(&out.stdout);
+        };
+        let text = GpuTool::stdout(out)?;
         let parsed = match self {
             GpuTool::NvidiaSmi => gpu_state::parse_nvidia_smi(&text),
             GpuTool::AmdSmi => gpu_state::parse_amd_smi(&text),
@@ -74,5 +98,49 @@ impl GpuTool {
             .into_iter()
             .next()
             .ok_or_else(|| "printed no GPU".to_string())
+    }
+}
+
+/// The `device` tag of the trials, from the GPU the tool names: its id when the device
+/// table knows it, else its name (unknown: no percent of peak, and a `[[device]]` added
+/// later finds it). None when `--machine` already names a device the tool does not
+/// contradict, or the tool names nothing. What it found is said on stderr.
+pub fn device_tag(tool: GpuTool, machine: Option<&str>) -> Option<String> {
+    let table = perfdb_ingest::devices::table();
+    let given = machine.and_then(|m| table.named(m));
+    let name = match tool.product() {
+        Ok(name) => name,
+        Err(e) => {
+            eprintln!(
+                "ab: {} did not name the GPU ({e}): TFLOPS and TB/s are held to a peak only if --machine names the device",
+                tool.name()
+            );
+            return None;
+        }
+    };
+    match (table.named(&name), given) {
+        (Some(d), Some(g)) if g.id != d.id => {
+            eprintln!(
+                "ab: {} says the GPU is {name}, not --machine's {}: held to the {}'s peaks",
+                tool.name(),
+                g.name,
+                d.name
+            );
+            Some(d.id.clone())
+        }
+        (Some(d), _) => {
+            eprintln!(
+                "ab: the GPU is {name}: TFLOPS and TB/s held to the {}'s peaks",
+                d.name
+            );
+            Some(d.id.clone())
+        }
+        (None, Some(_)) => None,
+        (None, None) => {
+            eprintln!(
+                "ab: the GPU is {name}, not in the device table: no percent of peak (`perfdb devices` lists the table; a [[device]] in perfdb.toml adds one)"
+            );
+            Some(name)
+        }
     }
 }

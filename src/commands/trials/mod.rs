@@ -94,12 +94,6 @@ fn session(
     if let Some(m) = &a.machine {
         tags.push(("machine".to_string(), m.clone()));
     }
-    let meta = |arm: usize, commit: &Option<String>| RunMeta {
-        label: labels[arm].clone(),
-        commit: commit.clone(),
-        tags: tags.clone(),
-        ..Default::default()
-    };
     let gpu = if a.no_gpu_state {
         None
     } else {
@@ -108,6 +102,15 @@ fn session(
     if gpu.is_none() && !a.no_gpu_state {
         eprintln!("ab: neither nvidia-smi nor amd-smi is on PATH: the GPU's clock and power are not recorded");
     }
+    if let Some(d) = gpu.and_then(|g| gpu::device_tag(g, a.machine.as_deref())) {
+        tags.push(("device".to_string(), d));
+    }
+    let meta = |arm: usize, commit: &Option<String>| RunMeta {
+        label: labels[arm].clone(),
+        commit: commit.clone(),
+        tags: tags.clone(),
+        ..Default::default()
+    };
     let s = Session {
         metas: [meta(0, &a.commit_base), meta(1, &a.commit_head)],
         selectors,
