@@ -608,9 +608,11 @@ fn fake_nvidia_smi(dir: &std::path::Path, product: &str) -> std::ffi::OsString {
 /// said, with no percent.
 #[test]
 fn ab_names_the_device_from_the_gpu_tool() {
+    // What nvidia-smi printed on the H200 (sample-data/gpu-state/PROVENANCE.md).
+    let h200 = std::fs::read_to_string(sample("gpu-state/nvidia-smi-name-h200.txt")).unwrap();
     for (product, device, said) in [
         (
-            "NVIDIA H200",
+            h200.trim(),
             "h200",
             "the GPU is NVIDIA H200: TFLOPS and TB/s held to the NVIDIA H200 SXM's peaks",
         ),
