@@ -23,6 +23,16 @@ fn replay(dir: &str, state: &Wh, name: &str, start_step: Option<(usize, usize)>)
 const AB30: &str = "h200-gemm/ab30/aiter";
 
 fn ab_json(wh: &Wh, base: &str, head: &str, extra: &[&str]) -> (i32, Value, String) {
+    ab_json_in(wh.cmd(), base, head, extra)
+}
+
+/// [`ab_json`] run by `cmd` (its environment set).
+fn ab_json_in(
+    mut cmd: std::process::Command,
+    base: &str,
+    head: &str,
+    extra: &[&str],
+) -> (i32, Value, String) {
     let mut args = vec![
         "ab",
         "--quiet",
@@ -36,7 +46,7 @@ fn ab_json(wh: &Wh, base: &str, head: &str, extra: &[&str]) -> (i32, Value, Stri
         head,
     ];
     args.extend_from_slice(extra);
-    let out = wh.run(&args);
+    let out = cmd.args(&args).output().expect("run perfdb");
     let v: Value = serde_json::from_str(&stdout(&out))
         .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&out), stderr(&out)));
     (code(&out), v, stderr(&out))
@@ -626,25 +636,10 @@ fn ab_names_the_device_from_the_gpu_tool() {
         let path = fake_nvidia_smi(wh.dir.path(), product);
         let base = replay(&format!("{AB30}/base"), &wh, "b", None);
         let head = replay(&format!("{AB30}/head"), &wh, "h", None);
-        let out = wh
-            .cmd()
-            .env("PATH", &path)
-            .args([
-                "ab",
-                "--quiet",
-                "--format",
-                "json",
-                "--control",
-                "torch",
-                "--seed",
-                "7",
-            ])
-            .args(["--max-trials", "4", "--base", &base, "--head", &head])
-            .output()
-            .unwrap();
-        let err = stderr(&out);
+        let mut cmd = wh.cmd();
+        cmd.env("PATH", &path);
+        let (_, v, err) = ab_json_in(cmd, &base, &head, &["--seed", "7", "--max-trials", "4"]);
         assert!(err.contains(said), "{err}");
-        let v: Value = serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{e}: {err}"));
         let tags = wh.sql("SELECT DISTINCT regexp_extract(tags, '\"device\":\"([^\"]*)\"', 1) AS d, \
                            regexp_extract(tags, '\"gpu_clock_mhz_before\":\"([^\"]*)\"', 1) AS c FROM runs");
         assert_eq!(

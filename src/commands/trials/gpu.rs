@@ -47,26 +47,28 @@ impl GpuTool {
 
     /// The product name of the GPU the benchmark sees (`NVIDIA H200`), or why there is none.
     pub fn product(self) -> Result<String, String> {
-        let dev = GpuTool::device();
-        let out = match self {
-            GpuTool::NvidiaSmi => Command::new("nvidia-smi")
-                .args(gpu_state::NVIDIA_SMI_NAME_ARGS)
-                .args(["-i", &dev])
-                .output(),
-            GpuTool::AmdSmi => Command::new("amd-smi")
-                .args(gpu_state::AMD_SMI_NAME_ARGS)
-                .args(["-g", &dev])
-                .output(),
-        };
-        let text = GpuTool::stdout(out)?;
+        let text = self.call(
+            &gpu_state::NVIDIA_SMI_NAME_ARGS,
+            &gpu_state::AMD_SMI_NAME_ARGS,
+        )?;
         match self {
             GpuTool::NvidiaSmi => gpu_state::parse_nvidia_smi_name(&text),
             GpuTool::AmdSmi => gpu_state::parse_amd_smi_name(&text),
         }
     }
 
-    fn stdout(out: std::io::Result<std::process::Output>) -> Result<String, String> {
-        let out = out.map_err(|e| e.to_string())?;
+    /// The tool's output for the GPU the benchmark sees, with `nvidia` or `amd` as its
+    /// arguments; or why there is none.
+    fn call(self, nvidia: &[&str], amd: &[&str]) -> Result<String, String> {
+        let (args, select) = match self {
+            GpuTool::NvidiaSmi => (nvidia, "-i"),
+            GpuTool::AmdSmi => (amd, "-g"),
+        };
+        let out = Command::new(self.name())
+            .args(args)
+            .args([select, &GpuTool::device()])
+            .output()
+            .map_err(|e| e.to_string())?;
         if !out.status.success() {
             return Err(format!(
                 "exited with {}: {}",
@@ -79,17 +81,7 @@ impl GpuTool {
 
     /// One reading, or why there is none.
     pub fn query(self) -> Result<GpuState, String> {
-        let dev = GpuTool::device();
-        let out = match self {
-            GpuTool::NvidiaSmi => Command::new("nvidia-smi")
-                .args(gpu_state::NVIDIA_SMI_ARGS)
-                .args(["-i", &dev])
-                .output(),
-            GpuTool::AmdSmi => Command::new("amd-smi")
-                .args(["metric", "--json", "-g", &dev])
-                .output(),
-        };
-        let text = GpuTool::stdout(out)?;
+        let text = self.call(&gpu_state::NVIDIA_SMI_ARGS, &["metric", "--json"])?;
         let parsed = match self {
             GpuTool::NvidiaSmi => gpu_state::parse_nvidia_smi(&text),
             GpuTool::AmdSmi => gpu_state::parse_amd_smi(&text),
