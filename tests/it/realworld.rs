@@ -219,6 +219,10 @@ const FILES: &[(&str, Expect)] = &[
         Reads("nvbench-markdown"),
     ),
     (
+        "nvbench-markdown/flashattn_kvcache_a30_seqlen32768_first_rows.md",
+        Reads("nvbench-markdown"),
+    ),
+    (
         "nvbench-markdown/gunrock_pr99_parallel_for_gtx1080.md",
         Reads("nvbench-markdown"),
     ),
@@ -1058,23 +1062,34 @@ fn a_rocm_bench_names_its_gpu_and_an_unknown_one_is_never_its_archs_other_part()
 /// the value is held to the GPU's fastest type.
 #[test]
 fn a_teams_own_device_entry_catches_the_impossible_numbers_of_real_reports() {
-    for (rel, entry, line, value) in [
+    for (rel, entry, line, value, peak) in [
         (
-            "rocblas_issue1554_rx6800xt_gflops_too_high.txt",
+            "rocm-bench-csv/rocblas_issue1554_rx6800xt_gflops_too_high.txt",
             "id = \"rx6800xt\"\nname = \"AMD Radeon RX 6800 XT\"\nidentities = [\"AMD Radeon RX 6800 XT\"]\nfp32 = 20.74\nfp16 = 41.47\nbandwidth = 0.512\n",
             18,
             "rocblas-Gflops 1507.0 TFLOPS",
+            "its dense fastest (fp16) peak",
         ),
         (
-            "hipblaslt_issue251_radeon_vii_first_run.txt",
+            "rocm-bench-csv/hipblaslt_issue251_radeon_vii_first_run.txt",
             "id = \"radeon-vii\"\nname = \"AMD Radeon VII\"\nidentities = [\"AMD Radeon VII\"]\nfp64 = 3.46\nfp32 = 13.8\nfp16 = 27.7\nbandwidth = 1.024\n",
             11,
             "hipblaslt-Gflops 2727.6 TFLOPS",
+            "its dense fastest (fp16) peak",
+        ),
+        (
+            // nvbench's declared bytes: the whole KV cache, which a sliding window never
+            // reads (the file's own BWUtil says 16914%).
+            "nvbench-markdown/flashattn_kvcache_a30_seqlen32768_first_rows.md",
+            "id = \"a30\"\nname = \"NVIDIA A30\"\nidentities = [\"NVIDIA A30\"]\nbandwidth = 0.933\n",
+            45,
+            "GlobalMem BW 157.8 TB/s",
+            "its memory bandwidth is 0.933 TB/s",
         ),
     ] {
         let wh = Wh::new();
         std::fs::write(wh.dir.path().join("perfdb.toml"), format!("[[device]]\n{entry}")).unwrap();
-        let path = sample(&format!("realworld/rocm-bench-csv/{rel}"));
+        let path = sample(&format!("realworld/{rel}"));
         let out = wh
             .cmd()
             .current_dir(wh.dir.path())
@@ -1082,9 +1097,10 @@ fn a_teams_own_device_entry_catches_the_impossible_numbers_of_real_reports() {
             .output()
             .unwrap();
         let err = stderr(&out);
+        let name = rel.rsplit('/').next().unwrap();
         assert_eq!(code(&out), 0, "{rel}: {err}");
-        assert!(err.contains(&format!("{rel}:{line}: {value} is above what the")), "{rel}: {err}");
-        assert!(err.contains("its dense fastest (fp16) peak"), "{rel}: {err}");
+        assert!(err.contains(&format!("{name}:{line}: {value} is above what the")), "{rel}: {err}");
+        assert!(err.contains(peak), "{rel}: {err}");
     }
 }
 
@@ -1339,7 +1355,7 @@ fn printed_value(raw: &str, stored_unit: &str) -> Option<f64> {
         .or(last.filter(|u| known(u)))
         .or(second);
     let (digits, si) = match number.as_bytes().last()? {
-        b'k' => (&number[..number.len() - 1], 1e3),
+        b'k' | b'K' => (&number[..number.len() - 1], 1e3),
         b'M' => (&number[..number.len() - 1], 1e6),
         b'G' => (&number[..number.len() - 1], 1e9),
         b'T' => (&number[..number.len() - 1], 1e12),

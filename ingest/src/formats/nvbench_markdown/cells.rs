@@ -48,7 +48,7 @@ pub(super) fn read_cell(cell: &str, how: Cell) -> Option<Option<f64>> {
                 "B" => 1.0,
                 // A clock summary (`1.545 GHz`), stored in Hz.
                 "Hz" => 1.0,
-                "kHz" => 1e3,
+                "kHz" | "KHz" => 1e3,
                 "MHz" => 1e6,
                 "GHz" => 1e9,
                 "KiB" => 1024.0,
@@ -58,10 +58,12 @@ pub(super) fn read_cell(cell: &str, how: Cell) -> Option<Option<f64>> {
                 _ => return None,
             };
             let num = num.strip_suffix('x').unwrap_or(num);
+            // nvbench prints rates with `K`, `M`, `G`, `T`, `P`; its first releases with
+            // `k`, `m` (millions) and `b` (billions).
             let (digits, si) = match num.as_bytes().last() {
-                Some(b'k') => (&num[..num.len() - 1], 1e3),
-                Some(b'M') => (&num[..num.len() - 1], 1e6),
-                Some(b'G') => (&num[..num.len() - 1], 1e9),
+                Some(b'k' | b'K') => (&num[..num.len() - 1], 1e3),
+                Some(b'M' | b'm') => (&num[..num.len() - 1], 1e6),
+                Some(b'G' | b'b') => (&num[..num.len() - 1], 1e9),
                 Some(b'T') => (&num[..num.len() - 1], 1e12),
                 Some(b'P') => (&num[..num.len() - 1], 1e15),
                 _ => (num, 1.0),
@@ -83,8 +85,8 @@ pub(super) enum Cell {
     Percent,
     /// `940.305 GB/s`: stored in TB/s.
     Bandwidth,
-    /// `641.915T`, `17179869184`, `1056x`, `16.000 MiB`, `1.545 GHz`: SI suffix, size or
-    /// clock unit applied.
+    /// `641.915T`, `1.319K`, `17179869184`, `1056x`, `16.000 MiB`, `1.545 GHz`: SI
+    /// suffix, size or clock unit applied.
     Count,
 }
 
@@ -104,4 +106,26 @@ pub(super) fn shape_of(cell: &str) -> Cell {
 /// `1.431 ms`, `26.763 us`: a time as nvbench prints it.
 pub(super) fn is_time_cell(cell: &str) -> bool {
     matches!(read_cell(cell, Cell::Time), Some(Some(_)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_in_every_suffix_nvbench_has_printed() {
+        let count = |c: &str| read_cell(c, Cell::Count).flatten();
+        // Today's nvbench: K, M, G, T, P.
+        assert_eq!(count("1.319K"), Some(1319.0));
+        assert_eq!(count("33.050M"), Some(33.05e6));
+        assert_eq!(count("641.915T"), Some(641.915e12));
+        // Its first releases: k, m (millions), b (billions).
+        assert_eq!(count("20.566k"), Some(20566.0));
+        assert_eq!(count("1.5m"), Some(1.5e6));
+        assert_eq!(count("2.25b"), Some(2.25e9));
+        // Clock summaries: KHz beside kHz.
+        assert_eq!(count("1.20 KHz"), Some(1200.0));
+        assert_eq!(count("1.20 kHz"), Some(1200.0));
+        assert_eq!(count("1.5Q"), None);
+    }
 }
