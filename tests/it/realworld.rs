@@ -21,6 +21,9 @@ enum Expect {
     /// Read as this format, not rerun: its identity holds numbers a rerun prints
     /// differently (a broken build's garbage), so reruns are not the same problem.
     ReadsNotRerun(&'static str),
+    /// Read as this format into one failed run (no values) whose stated reason holds
+    /// this text: a harness that measured nothing, on record as failed.
+    ReadsFailed(&'static str, &'static str),
     /// Refused: exit 2, the message names the file and a line, and holds this text.
     Refused(&'static str),
 }
@@ -221,6 +224,13 @@ const FILES: &[(&str, Expect)] = &[
     (
         "nvbench-markdown/flashattn_kvcache_a30_seqlen32768_first_rows.md",
         Reads("nvbench-markdown"),
+    ),
+    (
+        "nvbench-markdown/flashattn_kvcache_a30_gpt_small_all_skipped_excerpt.md",
+        ReadsFailed(
+            "nvbench-markdown",
+            "run_mha_kvcache: no data: nvbench skipped 4 of its 4 state(s) (OOM:",
+        ),
     ),
     (
         "nvbench-markdown/gunrock_pr99_parallel_for_gtx1080.md",
@@ -934,6 +944,23 @@ fn every_real_file_reads_right_or_is_refused_with_its_line() {
                         .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
                         .unwrap_or_default();
                     failures.push(msg);
+                }
+            }
+            ReadsFailed(format, why) => {
+                let got =
+                    wh.sql("SELECT format, verdict, verdict_detail, n_measurements FROM runs");
+                let one = got.len() == 1
+                    && got[0]["format"] == *format
+                    && got[0]["verdict"] == "fail"
+                    && got[0]["verdict_detail"]
+                        .as_str()
+                        .is_some_and(|d| d.contains(why))
+                    && got[0]["n_measurements"] == 0;
+                if code(&out) != 0 || !one {
+                    failures.push(format!(
+                        "{rel}: expected one failed {format} run saying {why:?}, got exit {}, {got:?}: {said}",
+                        code(&out)
+                    ));
                 }
             }
             Refused(why) => {

@@ -170,14 +170,17 @@ pub(super) fn report(root: &Path, label: &Label, reports: &[FileReport]) -> anyh
                 match i.trial {
                     Some(trial) => {
                         added += 1;
+                        let values = if tables.is_empty() {
+                            "no values (a failed run)".to_string()
+                        } else {
+                            format!("{} value(s) in {}", i.rows, tables.join(", "))
+                        };
                         writeln!(
                             out,
-                            "ingested {}: {} run {} trial {trial}, {} value(s) in {}",
+                            "ingested {}: {} run {} trial {trial}, {values}",
                             r.path,
                             i.format.map_or(perfdb_ingest::NO_FORMAT, Format::name),
                             i.run_id,
-                            i.rows,
-                            tables.join(", ")
                         )?;
                         if !i.repetitions.is_empty() {
                             added += i.repetitions.len();

@@ -42,6 +42,9 @@ use crate::model::{Parsed, Warning};
 
 pub struct NvbenchMarkdown;
 
+/// What nvbench prints under a benchmark none of whose states measured anything.
+const NO_DATA: &str = "No data -- check log.";
+
 /// One state of the log: its benchmark, device and axis values as `Run:` printed them.
 struct LogState {
     bench: String,
@@ -49,6 +52,8 @@ struct LogState {
     axes: Vec<(String, String)>,
     throttled: usize,
     lowest: Option<(f64, String)>,
+    /// Why nvbench skipped the state (`OOM: ...`), when it did.
+    skipped: Option<String>,
 }
 
 impl Parser for NvbenchMarkdown {
@@ -67,9 +72,14 @@ impl Parser for NvbenchMarkdown {
         let mut rows = crate::formats::support::text::finder!("GPU Time")
             .find_iter(b)
             .peekable();
-        // One scan of a log that holds no `GPU Time` (every aiter log).
+        // One scan of a log that holds no `GPU Time` (every aiter log), and one for
+        // nvbench's own word for a benchmark every state of which was skipped.
         if rows.peek().is_none() {
-            return super::Evidence::None;
+            return if has(text, NO_DATA) && has(text, "# Benchmark Results") {
+                super::Evidence::Signature
+            } else {
+                super::Evidence::None
+            };
         }
         let signed = rows.any(|at| {
             let start = text[..at].rfind('\n').map_or(0, |s| s + 1);
@@ -99,6 +109,8 @@ impl Parser for NvbenchMarkdown {
         let mut device: Option<String> = None;
         let mut header: Option<(Vec<Column>, usize)> = None;
         let mut results_seen = false;
+        // Benchmarks printed as `No data -- check log.`, with their lines.
+        let mut no_data: Vec<(String, usize)> = Vec::new();
         let mut used_devices: Vec<String> = Vec::new();
         let lines: Vec<&str> = text.lines().collect();
         // The benchmark of a table under no `## <benchmark>` heading (the file's name
@@ -183,6 +195,10 @@ impl Parser for NvbenchMarkdown {
                                 )?;
                             }
                         }
+                    } else if line.trim() == NO_DATA {
+                        results_seen = true;
+                        no_data.push((bench.clone().unwrap_or_else(|| untitled.into()), no));
+                        header = None;
                     } else if !line.trim().is_empty() {
                         header = None;
                     }
@@ -192,16 +208,8 @@ impl Parser for NvbenchMarkdown {
         if !results_seen {
             return Err(no_results_table());
         }
-        let unmatched: usize = log.iter().map(|s| s.throttled).sum();
-        if unmatched > 0 {
-            parsed.warnings.push(Warning {
-                line: 0,
-                reason: format!(
-                    "{unmatched} throttle warnings of the log belong to states not in the \
-                     results tables"
-                ),
-            });
-        }
+        unmatched_throttling(&mut parsed, &log);
+        without_data(&mut parsed, &no_data, &log);
         ran_on(&mut parsed.provenance, &devices, &used_devices);
         let method = method_tag(primaries)?;
         parsed
@@ -209,6 +217,55 @@ impl Parser for NvbenchMarkdown {
             .tags
             .push((crate::model::METHOD_TAG.to_string(), method.to_string()));
         Ok(parsed)
+    }
+}
+
+/// The log's throttle warnings no table row took (their states are in no results table).
+fn unmatched_throttling(parsed: &mut Parsed, log: &[LogState]) {
+    let unmatched: usize = log.iter().map(|s| s.throttled).sum();
+    if unmatched > 0 {
+        parsed.warnings.push(Warning {
+            line: 0,
+            reason: format!(
+                "{unmatched} throttle warnings of the log belong to states not in the \
+                 results tables"
+            ),
+        });
+    }
+}
+
+/// Benchmarks nvbench printed no data for: a warning each, naming why the log skipped
+/// their states; with nothing measured at all, a failed run on record (never a run of no
+/// rows that reads as nothing changed).
+fn without_data(parsed: &mut Parsed, no_data: &[(String, usize)], log: &[LogState]) {
+    let mut details = Vec::new();
+    for (bench, no) in no_data {
+        let states: Vec<&LogState> = log.iter().filter(|s| &s.bench == bench).collect();
+        let mut why: Vec<&str> = states.iter().filter_map(|s| s.skipped.as_deref()).collect();
+        why.sort_unstable();
+        why.dedup();
+        let skipped = states.iter().filter(|s| s.skipped.is_some()).count();
+        let detail = match (skipped, why.as_slice()) {
+            (0, _) => format!("{bench}: no data (nvbench: \"{NO_DATA}\")"),
+            (n, [one]) => format!(
+                "{bench}: no data: nvbench skipped {n} of its {} state(s) ({one})",
+                states.len()
+            ),
+            (n, _) => format!(
+                "{bench}: no data: nvbench skipped {n} of its {} state(s) ({} reasons)",
+                states.len(),
+                why.len()
+            ),
+        };
+        parsed.warnings.push(Warning {
+            line: *no,
+            reason: detail.clone(),
+        });
+        details.push(detail);
+    }
+    if parsed.measurements.is_empty() && !details.is_empty() {
+        parsed.provenance.verdict = Some(crate::model::RunVerdict::Fail);
+        parsed.provenance.verdict_detail = Some(details.join("; "));
     }
 }
 
@@ -326,6 +383,7 @@ fn read_log_line(line: &str, no: usize, log: &mut Vec<LogState>, warnings: &mut 
             axes: pairs,
             throttled: 0,
             lowest: None,
+            skipped: None,
         });
     } else if let Some(rest) = line.strip_prefix("Warn:") {
         if let (Some(state), Some(at)) = (log.last_mut(), rest.find("throttled below threshold")) {
@@ -348,6 +406,9 @@ fn read_log_line(line: &str, no: usize, log: &mut Vec<LogState>, warnings: &mut 
             }
         }
     } else if let Some(rest) = line.strip_prefix("Skip:") {
+        if let Some(state) = log.last_mut() {
+            state.skipped = Some(rest.trim().to_string());
+        }
         let what = log.last().map(|s| s.bench.as_str()).unwrap_or("a state");
         warnings.push(Warning {
             line: no,
@@ -403,131 +464,4 @@ fn axis_names(log: &[LogState], bench: &str, header: &[&str], rows: &[&str]) -> 
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::formats::nvbench_markdown::cells::axis_value;
-    use crate::formats::nvbench_markdown::cells::read_cell;
-    use crate::formats::nvbench_markdown::cells::Cell;
-
-    #[test]
-    fn cells_in_their_units() {
-        assert_eq!(read_cell("1.431 ms", Cell::Time), Some(Some(1431.0)));
-        assert_eq!(read_cell("26.763 us", Cell::Time), Some(Some(26.763)));
-        assert_eq!(read_cell("14.24%", Cell::Percent), Some(Some(0.1424)));
-        assert_eq!(read_cell("inf%", Cell::Percent), Some(None));
-        assert_eq!(read_cell("768.556T", Cell::Count), Some(Some(768.556e12)));
-        assert_eq!(read_cell("1056x", Cell::Count), Some(Some(1056.0)));
-        assert_eq!(
-            read_cell("16.000 MiB", Cell::Count),
-            Some(Some(16.0 * 1048576.0))
-        );
-        assert_eq!(
-            read_cell("281.454 GB/s", Cell::Bandwidth),
-            Some(Some(0.281454))
-        );
-        assert_eq!(read_cell("2.333 TB/s", Cell::Bandwidth), Some(Some(2.333)));
-        assert_eq!(read_cell("fast", Cell::Time), None);
-        assert_eq!(read_cell("12 GB/s", Cell::Time), None);
-        assert_eq!(axis_value("2^10 = 1024"), "1024");
-        assert_eq!(axis_value("matmul"), "matmul");
-    }
-
-    /// The key and compared value of every row: (key, latency in us).
-    fn rows(text: &str) -> (crate::formats::Format, Vec<(String, Option<f64>)>, String) {
-        let (f, p) = crate::formats::parse(text, None).unwrap();
-        let method = p
-            .provenance
-            .tags
-            .iter()
-            .find(|(k, _)| k == "method")
-            .unwrap()
-            .1
-            .clone();
-        let rows = p
-            .measurements
-            .iter()
-            .filter(|m| m.metric.as_str() == "latency")
-            .map(|m| (p.key(m).to_string(), m.value))
-            .collect();
-        (f, rows, method)
-    }
-
-    /// nvbench's summaries example: axes named `ms` and `us` (keys, not latencies), the
-    /// mean hidden and the min/max shown; the minimum is compared.
-    #[test]
-    fn axes_named_like_units_are_keys_and_min_max_tables_compare_the_minimum() {
-        let text = "# Log\n\n```\nRun:  [1/2] summary_example [Device=0 ms=10 us=100]\n\
-            Pass: Cold: 10.1ms GPU\nRun:  [2/2] summary_example [Device=0 ms=10 us=300]\n```\n\n\
-            # Benchmark Results\n\n## summary_example\n\n### [0] NVIDIA H200\n\n\
-            | ms | us  | Duration (s) | Samples | Min CPU Time | Max CPU Time | Noise | Min GPU Time | Max GPU Time | Noise |\n\
-            |----|-----|--------------|---------|--------------|--------------|-------|--------------|--------------|-------|\n\
-            | 10 | 100 |    10.100 ms |     50x |    10.112 ms |    10.150 ms | 0.10% |    10.101 ms |    10.140 ms | 0.08% |\n\
-            | 10 | 300 |    10.300 ms |     49x |    10.312 ms |    10.350 ms | 0.09% |    10.301 ms |    10.340 ms | 0.07% |\n";
-        let (f, rows, method) = rows(text);
-        assert_eq!(f, crate::formats::Format::NvbenchMarkdown);
-        assert_eq!(method, "nvbench:cold-min");
-        assert_eq!(
-            rows,
-            vec![
-                (r#"{"ms":"10","us":"100"}"#.to_string(), Some(10101.0)),
-                (r#"{"ms":"10","us":"300"}"#.to_string(), Some(10301.0)),
-            ]
-        );
-    }
-
-    /// Axis names with spaces (`Axis Size`) and power-of-two cells (`2^1 = 2`), as a
-    /// course repository's committed outputs print them.
-    #[test]
-    fn axis_names_with_spaces_and_power_of_two_cells() {
-        let text = "# Log\n\n```\nRun:  [1/2] Not Coalesced (Different Array Sizes) [Device=0 Axis Size=2^1]\n\
-            Run:  [2/2] Not Coalesced (Different Array Sizes) [Device=0 Axis Size=2^3]\n```\n\n\
-            # Benchmark Results\n\n## Not Coalesced (Different Array Sizes)\n\n### [0] NVIDIA GeForce RTX 3060 Ti\n\n\
-            |  Axis Size  | Num Elements | Samples |  CPU Time  |  Noise  |  GPU Time  | Noise  |\n\
-            |-------------|--------------|---------|------------|---------|------------|--------|\n\
-            |     2^1 = 2 |            8 |  70149x |  27.116 us | 315.39% |   7.128 us | 13.06% |\n\
-            |     2^3 = 8 |          128 |  69708x |  26.414 us | 271.29% |   7.173 us | 12.60% |\n";
-        let (f, rows, _) = rows(text);
-        assert_eq!(f, crate::formats::Format::NvbenchMarkdown);
-        assert_eq!(
-            rows,
-            vec![
-                (r#"{"Axis Size":"2"}"#.to_string(), Some(7.128)),
-                (r#"{"Axis Size":"8"}"#.to_string(), Some(7.173)),
-            ]
-        );
-        assert_eq!(
-            run_axes("Device=0 Axis Size=2^1 Num Threads=2^9"),
-            vec![
-                ("Device".to_string(), "0".to_string()),
-                ("Axis Size".to_string(), "2^1".to_string()),
-                ("Num Threads".to_string(), "2^9".to_string()),
-            ]
-        );
-    }
-
-    /// A table pasted into an issue: no `# Benchmark Results`, no log, no heading.
-    #[test]
-    fn a_table_pasted_without_its_sections() {
-        let text = "Here is what I get:\n\n\
-            | T{ct} | Elements{io} | Samples |  CPU Time  | Noise  |  GPU Time  | Noise  | Elem/s  |\n\
-            |-------|--------------|---------|------------|--------|------------|--------|---------|\n\
-            |   I32 | 2^16 = 65536 |   1000x | 114.193 us | 37.11% |  19.632 us | 75.68% |  3.338G |\n\
-            |   I32 | 2^20 = 1048576 |   1000x | 124.193 us | 7.11% |  29.632 us | 5.68% |  35.386G |\n";
-        let (f, rows, method) = rows(text);
-        assert_eq!(f, crate::formats::Format::NvbenchMarkdown);
-        assert_eq!(method, "nvbench:cold-mean");
-        assert_eq!(
-            rows,
-            vec![
-                (
-                    r#"{"Elements{io}":"65536","T{ct}":"I32"}"#.to_string(),
-                    Some(19.632)
-                ),
-                (
-                    r#"{"Elements{io}":"1048576","T{ct}":"I32"}"#.to_string(),
-                    Some(29.632)
-                ),
-            ]
-        );
-    }
-}
+mod tests;
