@@ -162,6 +162,9 @@ pub fn detect(text: &str) -> Result<Format, ParseError> {
     if let Some(e) = support::neighbours::refusal(text) {
         return Err(e);
     }
+    if first_marker.is_none() && nvbench_markdown::only_no_data(text) {
+        return Ok(Format::NvbenchMarkdown);
+    }
     first_marker.ok_or_else(|| {
         ParseError::at(
             0,

@@ -45,6 +45,13 @@ pub struct NvbenchMarkdown;
 /// What nvbench prints under a benchmark none of whose states measured anything.
 const NO_DATA: &str = "No data -- check log.";
 
+/// An nvbench report with results and no table: every benchmark `No data -- check
+/// log.` (its states skipped). Asked only of text no format claimed, so other files
+/// never pay its scans.
+pub(crate) fn only_no_data(text: &str) -> bool {
+    has(text, NO_DATA) && has(text, "# Benchmark Results")
+}
+
 /// One state of the log: its benchmark, device and axis values as `Run:` printed them.
 struct LogState {
     bench: String,
@@ -72,14 +79,11 @@ impl Parser for NvbenchMarkdown {
         let mut rows = crate::formats::support::text::finder!("GPU Time")
             .find_iter(b)
             .peekable();
-        // One scan of a log that holds no `GPU Time` (every aiter log), and one for
-        // nvbench's own word for a benchmark every state of which was skipped.
+        // One scan of a log that holds no `GPU Time` (every aiter log). A report whose
+        // every benchmark has no data holds none either: `detect` asks
+        // [`only_no_data`] when no format claimed the text.
         if rows.peek().is_none() {
-            return if has(text, NO_DATA) && has(text, "# Benchmark Results") {
-                super::Evidence::Signature
-            } else {
-                super::Evidence::None
-            };
+            return super::Evidence::None;
         }
         let signed = rows.any(|at| {
             let start = text[..at].rfind('\n').map_or(0, |s| s + 1);

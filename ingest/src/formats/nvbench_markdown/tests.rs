@@ -135,8 +135,8 @@ fn a_benchmark_with_no_data_is_said_and_a_file_of_only_those_is_a_failed_run() {
         | 1024 | 100x | 10.000 us | 1.00% | 9.000 us | 1.00% |\n\n\
         ## big\n\nNo data -- check log.\n";
     assert_eq!(
-        NvbenchMarkdown.evidence(mixed),
-        crate::formats::Evidence::Signature
+        crate::formats::detect(mixed).unwrap(),
+        crate::formats::Format::NvbenchMarkdown
     );
     let p = NvbenchMarkdown.parse(mixed).unwrap();
     assert_eq!(p.provenance.verdict, None, "copy measured");
