@@ -96,8 +96,14 @@ impl GpuTool {
 /// The `device` tag of the trials, from the GPU the tool names: its id when the device
 /// table knows it, else its name (unknown: no percent of peak, and a `[[device]]` added
 /// later finds it). None when `--machine` already names a device the tool does not
-/// contradict, or the tool names nothing. What it found is said on stderr.
+/// contradict, or the tool names nothing. What it found is said on stderr, once a
+/// process: each step of a bisect is an experiment of its own on the same GPU.
 pub fn device_tag(tool: GpuTool, machine: Option<&str>) -> Option<String> {
+    static ONCE: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    ONCE.get_or_init(|| ask_device(tool, machine)).clone()
+}
+
+fn ask_device(tool: GpuTool, machine: Option<&str>) -> Option<String> {
     let table = perfdb_ingest::devices::table();
     let given = machine.and_then(|m| table.named(m));
     let name = match tool.product() {
