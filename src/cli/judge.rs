@@ -83,7 +83,8 @@ pub struct AbArgs {
     /// Do not show the commands' output as they run (the progress line stays)
     #[arg(long)]
     pub quiet: bool,
-    /// Do not query nvidia-smi / amd-smi before and after each trial
+    /// Do not query nvidia-smi / amd-smi: neither the GPU's name (its device tag, the
+    /// percent of peak) nor its state before and after each trial
     #[arg(long)]
     pub no_gpu_state: bool,
     /// Format of the trials' output: auto, or one of the names `perfdb formats` lists
@@ -212,7 +213,8 @@ pub struct BisectArgs {
     /// Do not show the benchmark's output as it runs
     #[arg(long)]
     pub quiet: bool,
-    /// Do not query nvidia-smi / amd-smi before and after each trial
+    /// Do not query nvidia-smi / amd-smi: neither the GPU's name (its device tag, the
+    /// percent of peak) nor its state before and after each trial
     #[arg(long)]
     pub no_gpu_state: bool,
     /// Format of the trials' output: auto, or one of the names `perfdb formats` lists
