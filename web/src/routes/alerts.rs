@@ -130,7 +130,7 @@ fn changes_section(groups: &[AlertGroup], token: Option<&str>) -> String {
         return String::new();
     }
     let mut body = format!(
-        "<h2>Changes</h2><p class=\"muted\">Alerts of one label and machine class whose commit ranges overlap: one change to triage (<code>perfdb alerts list --grouped</code>).</p>\
+        "<h2>Changes</h2><p class=\"muted\">Alerts of one label and machine class whose commit ranges overlap (a class that names no GPU joins the one naming it under the same machine tag): one change to triage (<code>perfdb alerts list --grouped</code>).</p>\
          <table id=\"changes\"><tr><th>group</th><th>status</th><th>alerts</th><th>machine</th><th>first bad</th><th>worst</th><th>change</th>{}</tr>",
         if token.is_some() { "<th>triage</th>" } else { "" }
     );
