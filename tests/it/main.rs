@@ -25,6 +25,7 @@ mod detect_since;
 mod drills;
 mod export_roundtrip;
 mod gpu_harness;
+mod impossible;
 mod malformed;
 mod merge_base;
 mod notify_https;

@@ -58,11 +58,88 @@ pub fn gemm_flops(key: &[(String, String)]) -> Option<f64> {
     Some(2.0 * dim("M")? as f64 * dim("N")? as f64 * dim("K")? as f64)
 }
 
-/// What a run's values share with the other values of their key: its cells, its data
-/// type, its GEMM work. Decoded once a key.
-struct KeyFacts {
-    dtype: Option<super::Dtype>,
-    flops: Option<f64>,
+/// What a row's identity says about the work behind its values: its data type and, for
+/// a GEMM, its work. Decoded once a key.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct KeyFacts {
+    pub dtype: Option<super::Dtype>,
+    pub flops: Option<f64>,
+}
+
+impl KeyFacts {
+    pub fn of(pairs: &[(String, String)]) -> KeyFacts {
+        KeyFacts {
+            dtype: super::dtype::of_key(pairs),
+            flops: gemm_flops(pairs),
+        }
+    }
+}
+
+/// The throughput in TFLOPS that `flops` of work done in `us` microseconds stands for.
+pub fn implied_tflops(flops: f64, us: f64) -> f64 {
+    flops / (us * 1e-6) / 1e12
+}
+
+/// The one rule every step holds a value to (ingest warns, compare makes the row
+/// `invalid`, `detect` does not read it): a throughput or bandwidth above its ceiling,
+/// or a GEMM latency shorter than its work takes at that ceiling.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limit {
+    pub ceiling: super::Ceiling,
+    /// For a latency, the work it is held against: the time is impossible when the
+    /// throughput it implies is.
+    pub work: Option<f64>,
+}
+
+impl Limit {
+    /// The limit of a value of this metric and canonical unit, for a row of these
+    /// facts, on `device`; `None` when nothing holds it (no peak for its quantity, a
+    /// latency of no known work).
+    pub fn of(device: &Device, metric: &str, unit: &str, facts: KeyFacts) -> Option<Limit> {
+        if let Some(ceiling) = device.ceiling_of(metric, unit, facts.dtype) {
+            return Some(Limit {
+                ceiling,
+                work: None,
+            });
+        }
+        if metric == metric::LATENCY && unit == "us" {
+            let work = facts.flops?;
+            let ceiling = device.ceiling_of(metric::THROUGHPUT, "TFLOPS", facts.dtype)?;
+            return Some(Limit {
+                ceiling,
+                work: Some(work),
+            });
+        }
+        None
+    }
+    /// Can a value of this metric and unit be held to a device at all (so a step that
+    /// finds none may skip the work of decoding its key)?
+    pub fn may_hold(metric: &str, unit: &str) -> bool {
+        super::holds_a_peak(metric, unit) || (metric == metric::LATENCY && unit == "us")
+    }
+    pub fn impossible(&self, v: f64) -> bool {
+        match self.work {
+            None => self.ceiling.impossible(v),
+            // A time of zero or less is no time at all: a timer that never ran.
+            Some(flops) => v <= 0.0 || self.ceiling.impossible(implied_tflops(flops, v)),
+        }
+    }
+    /// Why `v` (printed by `column`) is impossible on `device`, or `None` when it is not.
+    pub fn why(&self, device: &Device, column: &str, v: f64) -> Option<String> {
+        if !self.impossible(v) {
+            return None;
+        }
+        let p = self.ceiling.peak(device)?;
+        let what = match self.work {
+            None => format!("{column} {} {}", num(v), self.ceiling.quantity.unit()),
+            Some(flops) => format!(
+                "{column} {} us for 2·M·N·K = {flops:.3e} FLOPs implies {} TFLOPS, which",
+                num(v),
+                num(implied_tflops(flops, v))
+            ),
+        };
+        Some(above(&p, &what))
+    }
 }
 
 /// Every value of `measurements` (their keys in `keys`) that `device` cannot produce,
@@ -72,46 +149,21 @@ pub fn impossible(measurements: &[Measurement], keys: &Keys, device: &Device) ->
     let mut facts: HashMap<&str, KeyFacts> = HashMap::new();
     for m in measurements {
         let Some(v) = m.value else { continue };
-        let text = keys.get(m.key);
-        let f = facts.entry(text).or_insert_with(|| {
-            let pairs = key_from_json(text);
-            KeyFacts {
-                dtype: super::dtype::of_key(&pairs),
-                flops: gemm_flops(&pairs),
-            }
-        });
-        let mut report = |c: super::Ceiling, what: String| {
-            if let Some(p) = c.peak(device) {
-                out.push(Impossible {
-                    line: m.line as usize,
-                    reason: above(&p, &what),
-                });
-            }
-        };
-        if let Some(c) = device.ceiling_of(&m.metric, &m.unit, f.dtype) {
-            if c.impossible(v) {
-                report(
-                    c,
-                    format!("{} {} {}", m.column.as_str(), num(v), c.quantity.unit()),
-                );
-            }
+        if !Limit::may_hold(&m.metric, &m.unit) {
+            continue;
         }
-        if m.metric.as_str() == metric::LATENCY && m.unit.as_str() == "us" && v > 0.0 {
-            let ceiling = device.ceiling_of(metric::THROUGHPUT, "TFLOPS", f.dtype);
-            if let (Some(flops), Some(c)) = (f.flops, ceiling) {
-                let implied = flops / (v * 1e-6) / 1e12;
-                if c.impossible(implied) {
-                    report(
-                        c,
-                        format!(
-                            "{} {} us for 2·M·N·K = {flops:.3e} FLOPs implies {} TFLOPS, which",
-                            m.column.as_str(),
-                            num(v),
-                            num(implied)
-                        ),
-                    );
-                }
-            }
+        let text = keys.get(m.key);
+        let f = *facts
+            .entry(text)
+            .or_insert_with(|| KeyFacts::of(&key_from_json(text)));
+        let Some(limit) = Limit::of(device, &m.metric, &m.unit, f) else {
+            continue;
+        };
+        if let Some(reason) = limit.why(device, m.column.as_str(), v) {
+            out.push(Impossible {
+                line: m.line as usize,
+                reason,
+            });
         }
     }
     out.sort_by_key(|i| i.line);

@@ -4,6 +4,7 @@
 //! an improvement, never a regression.
 
 use super::{Row, SideInfo, Verdict};
+use perfdb_ingest::devices::check::{implied_tflops, KeyFacts, Limit};
 use perfdb_ingest::devices::{self, Device};
 
 /// The one device a side's runs name, if they name one.
@@ -14,22 +15,36 @@ fn device(side: &SideInfo) -> Option<&'static Device> {
     }
 }
 
-/// Why a side's trials are impossible on its device, if one is.
+/// Why a side's trials are impossible on its device, if one is: the rule ingest warns
+/// by (`devices::check::Limit`), for throughputs, bandwidths and GEMM latencies alike.
 fn impossible(row: &Row, d: Option<&Device>, values: &[Option<f64>], side: &str) -> Option<String> {
-    let p = d?.limit_for(&row.metric, &row.unit, &row.key)?;
+    let d = d?;
+    if !Limit::may_hold(&row.metric, &row.unit) {
+        return None;
+    }
+    let limit = Limit::of(d, &row.metric, &row.unit, KeyFacts::of(&row.key))?;
     let v = values
         .iter()
         .flatten()
         .copied()
-        .find(|v| p.impossible(*v))?;
-    Some(format!(
-        "a {side} trial ({v:.1} {unit}) is above the {}'s {} peak ({:.1} {unit}; at most {:.1} with boost clocks): impossible on this device",
+        .find(|v| limit.impossible(*v))?;
+    let p = limit.ceiling.peak(d)?;
+    let tail = format!(
+        "the {}'s {} peak ({:.1} {unit}; at most {:.1} with boost clocks): impossible on this device",
         p.device_name,
         p.quantity,
         p.value,
         p.limit,
         unit = p.unit,
-    ))
+    );
+    Some(match limit.work {
+        None => format!("a {side} trial ({v:.1} {}) is above {tail}", p.unit),
+        Some(flops) => format!(
+            "a {side} trial ({v:.1} us for 2·M·N·K = {flops:.3e} FLOPs) implies {:.1} {}, above {tail}",
+            implied_tflops(flops, v),
+            p.unit
+        ),
+    })
 }
 
 /// Give each row its peak, and make invalid each row a side's device cannot produce.

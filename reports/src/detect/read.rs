@@ -13,6 +13,7 @@
 use super::DetectError;
 use crate::db::{run_device, sql_str, Db, MACHINE_CLASS_SQL, RUN_DEVICE_SQL};
 use duckdb::arrow::array::{Array, Float64Array, UInt64Array};
+use perfdb_ingest::devices::check::{KeyFacts, Limit};
 use perfdb_ingest::hash::Fx;
 use perfdb_ingest::model::Direction;
 use std::collections::HashMap;
@@ -92,12 +93,12 @@ pub(super) fn possible<'a>(
     runs: &[RunPoint],
 ) -> std::borrow::Cow<'a, [Row]> {
     let [_, _, key, metric, unit] = &series.names;
-    if runs.is_empty() || !perfdb_ingest::devices::holds_a_peak(metric, unit) {
+    if runs.is_empty() || !Limit::may_hold(metric, unit) {
         return rows.into();
     }
-    let dtype = perfdb_ingest::devices::dtype::of_key(&perfdb_ingest::model::key_from_json(key));
+    let facts = KeyFacts::of(&perfdb_ingest::model::key_from_json(key));
     // One limit a device: a series' runs are of one machine class, mostly one device.
-    let mut limits: Vec<(&str, Option<f64>)> = Vec::new();
+    let mut limits: Vec<(&str, Option<Limit>)> = Vec::new();
     let mut ok = |r: &Row| {
         let Some(d) = runs.get(r.run as usize).and_then(|p| p.device) else {
             return true;
@@ -105,12 +106,12 @@ pub(super) fn possible<'a>(
         let limit = match limits.iter().find(|(id, _)| *id == d.id) {
             Some((_, l)) => *l,
             None => {
-                let l = d.ceiling_of(metric, unit, dtype).map(|c| c.limit);
+                let l = Limit::of(d, metric, unit, facts);
                 limits.push((&d.id, l));
                 l
             }
         };
-        limit.is_none_or(|l| r.value <= l)
+        limit.is_none_or(|l| !l.impossible(r.value))
     };
     let keep: Vec<bool> = rows.iter().map(&mut ok).collect();
     if keep.iter().all(|k| *k) {
