@@ -10,7 +10,7 @@
 //! Row identity is the text between `[perf]` and the first metric, whitespace collapsed.
 
 use super::{lines, Format, ParseError, Parser};
-use crate::formats::support::text::{collapse_ws, number_prefix_len, parse_value};
+use crate::formats::support::text::{collapse_ws, parse_value, split_glued_unit};
 use crate::formats::support::units::{to_canonical, Unit};
 use crate::model::{
     empty_order, key_of, metric, Direction, Keys, Measurement, Name, Numerics, Parsed, Raw,
@@ -208,7 +208,10 @@ pub fn parse_perf_line(
     Ok(Some(out))
 }
 
-/// FlyDSL's `[perf] 12.34 us/call (oneshot)`: one latency, keyed by the words after it.
+/// A latency printed on its own: FlyDSL's `[perf] 12.34 us/call (oneshot)` (keyed by the
+/// words after it), or aiter's MoE `[perf] a8w8 asm:    50.77 us ...... m=1, E=256, ...`
+/// (the variant the words before the colon, keyed by the words after the dots). A check's
+/// verdict on the line is the value's.
 fn per_call(
     body: &str,
     toks: &[(usize, &str)],
@@ -217,33 +220,65 @@ fn per_call(
     no: usize,
     keys: &mut Keys,
 ) -> Result<Vec<Measurement>, ParseError> {
-    if let (Some((_, v)), Some((u_off, u))) = (toks.first(), toks.get(1)) {
-        if let (Ok(value), Some((printed, unit))) = (parse_value(v), is_unit(u)) {
-            let ident = collapse_ws(&body[u_off + u.len()..]);
-            let (key, key_order) = key_of(&[("row".to_string(), ident)]);
-            let key = keys.push(&key);
-            let (value, raw) = value_in(keys, value, v, printed, &unit);
-            return Ok(vec![Measurement {
-                table,
-                variant: crate::formats::support::columns::DEFAULT_VARIANT.into(),
-                key,
-                key_order,
-                metric: metric::LATENCY.into(),
-                unit: unit.canonical.into(),
-                direction: Direction::Lower,
-                value,
-                raw,
-                column: (*u).into(),
-                numerics: verdict,
-                line: no as u32,
-                note: None,
-            }]);
+    let named = toks
+        .iter()
+        .position(|(_, t)| t.len() > 1 && t.ends_with(':'))
+        .filter(|&i| i > 0 || toks[0].1.len() > 1);
+    // The number at token `at` and its time unit (glued on, or the next token), and the
+    // token after them.
+    let value_at = |at: usize| -> Option<(usize, &str, (&str, Unit))> {
+        let (_, v) = *toks.get(at)?;
+        let (num, glued) = split_number(v.trim_end_matches(','));
+        if let Some(u) = glued.and_then(is_unit) {
+            return Some((at + 1, num, u));
         }
-    }
-    Err(ParseError::at(
-        no,
-        "`[perf]` line has no `<name> avg: <number> <unit>` metric",
-    ))
+        let (_, u) = toks.get(at + 1)?;
+        Some((at + 2, num, is_unit(u.trim_end_matches(','))?))
+    };
+    let by_name = named.and_then(|i| {
+        let name = collapse_ws(&body[..toks[i].0 + toks[i].1.len() - 1]);
+        value_at(i + 1).map(|f| (Some(name), f))
+    });
+    let found = by_name.or_else(|| value_at(0).map(|f| (None, f)));
+    let (variant, (next, num, unit)) = match found {
+        Some(f) => f,
+        None => {
+            return Err(ParseError::at(
+                no,
+                "`[perf]` line has no `<name> avg: <number> <unit>` metric",
+            ))
+        }
+    };
+    let value = parse_value(num)
+        .map_err(|_| ParseError::at(no, format!("`[perf]` value '{num}' is not a number")))?;
+    let (printed, unit) = unit;
+    let rest_at = toks.get(next).map_or(body.len(), |t| t.0);
+    let ident = collapse_ws(body[rest_at..].trim_start_matches(['.', ' ']));
+    let (key, key_order) = if variant.is_some() {
+        key_of(&identity_key(&identity_text(&ident)))
+    } else {
+        key_of(&[("row".to_string(), ident)])
+    };
+    let key = keys.push(&key);
+    let (value, raw) = value_in(keys, value, num, printed, &unit);
+    let variant = variant
+        .as_deref()
+        .unwrap_or(crate::formats::support::columns::DEFAULT_VARIANT);
+    Ok(vec![Measurement {
+        table,
+        variant: variant.into(),
+        key,
+        key_order,
+        metric: metric::LATENCY.into(),
+        unit: unit.canonical.into(),
+        direction: Direction::Lower,
+        value,
+        raw,
+        column: printed.into(),
+        numerics: verdict,
+        line: no as u32,
+        note: None,
+    }])
 }
 
 /// The `uplift: 32.4%` of a `[perf]` line: derived, never compared.
@@ -268,14 +303,10 @@ fn uplift(keys: &mut Keys, table: Name, value: Option<f64>, raw: &str, no: usize
 }
 
 /// `12.3us` -> (`12.3`, Some(`us`)); `1.5e+01us` -> (`1.5e+01`, Some(`us`));
-/// `12.3` -> (`12.3`, None). A token that does not start with a number stays whole
-/// (`nan`, or text the caller rejects).
+/// `12.3` -> (`12.3`, None). A token whose tail is no time unit stays whole (`nan`,
+/// `1,234.5`, or a garbled `1O.9` the caller rejects).
 fn split_number(tok: &str) -> (&str, Option<&str>) {
-    match number_prefix_len(tok) {
-        0 => (tok, None),
-        n if n == tok.len() => (tok, None),
-        n => (&tok[..n], Some(&tok[n..])),
-    }
+    split_glued_unit(tok, |u| is_unit(u).is_some())
 }
 
 fn identity_text(s: &str) -> String {
@@ -402,5 +433,32 @@ mod tests {
         assert!(err.reason.contains("not a number"), "{err}");
         let err = parse_perf_line("[perf] hello", 4, &mut Keys::default()).unwrap_err();
         assert!(err.reason.contains("no `<name> avg"), "{err}");
+    }
+
+    #[test]
+    fn a_value_is_the_number_printed_never_its_leading_digits() {
+        let p = parse("[perf] dim: (64,) dtype: bf16, torch avg: 5.00 us, ck avg: 1,234.5 us");
+        assert_eq!(p.measurements[1].value, Some(1234.5));
+        for garbled in ["1O.9", "12.3.4", "12.5O", "1,2", "12,5", "1,,234"] {
+            let line = format!("[perf] dim: 1, torch avg: 5.00 us, ck avg: {garbled} us");
+            let err = parse_perf_line(&line, 9, &mut Keys::default()).expect_err(garbled);
+            assert_eq!(err.line, 9);
+            assert!(err.reason.contains("not a number"), "{garbled}: {err}");
+        }
+        let err = parse_perf_line("[perf] 1O.9 us/call (x)", 2, &mut Keys::default()).unwrap_err();
+        assert!(err.reason.contains("not a number"), "{err}");
+    }
+
+    #[test]
+    fn moe_line_with_its_check_verdict() {
+        let p = parse("[aiter] [perf] a8w8 asm:    50.77 us ...... m=1, model_dim=7168, inter_dim=256, E=256, shared_E=0, topk=8, dtype: torch.bfloat16[checkAllclose atol=0.05 rtol=0.05 failed!]");
+        let ms = &p.measurements;
+        assert_eq!(ms.len(), 1);
+        assert_eq!((&*ms[0].variant, ms[0].value), ("a8w8 asm", Some(50.77)));
+        assert_eq!(ms[0].numerics, Numerics::Fail);
+        let key = p.key_pairs(&ms[0]);
+        assert!(key[0].1.starts_with("m=1, model_dim=7168"), "{key:?}");
+        let p = parse("[perf] a8w8 asm: 50.77 us ...... m=2, dtype: torch.bfloat16[checkAllclose atol=0.05 rtol=0.05 passed~]");
+        assert_eq!(p.measurements[0].numerics, Numerics::Pass);
     }
 }

@@ -181,3 +181,158 @@ fn a_row_a_cell_short_refuses_the_file_in_every_table_format() {
     assert!(wrong.is_empty(), "{}\n{tried:?}", wrong.join("\n"));
     assert_eq!(tried.len(), tables.len(), "{tried:?}");
 }
+
+/// The number `n` as it may be garbled in print: a letter for a digit (`1O.9`), two
+/// points (`1.2.34`), a letter after it (`12.5O`). None for a form `n` cannot take.
+fn garbled_forms(n: &str) -> Vec<String> {
+    let digits = n.bytes().filter(u8::is_ascii_digit).count();
+    if digits < 2
+        || !n
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b == b'.' || b == b'-')
+    {
+        return Vec::new();
+    }
+    let at = n.find(|c: char| c.is_ascii_digit()).unwrap();
+    let letter = format!("{}O{}", &n[..at + 1], &n[at + 2..]);
+    let two_points = if n.contains('.') {
+        format!("{}.{}", &n[..at + 1], &n[at + 1..])
+    } else {
+        format!(
+            "{}.{}.{}",
+            &n[..at + 1],
+            &n[at + 1..n.len() - 1],
+            &n[n.len() - 1..]
+        )
+    };
+    vec![letter, two_points, format!("{n}O")]
+}
+
+/// `n` printed with thousands separators (`1234.5` -> `1,234.5`), when it has four
+/// digits or more before its point.
+fn with_thousands(n: &str) -> Option<String> {
+    let (sign, rest) = n.strip_prefix('-').map_or(("", n), |r| ("-", r));
+    let (int, frac) = rest
+        .split_once('.')
+        .map_or((rest, None), |(i, f)| (i, Some(f)));
+    if int.len() < 4 || !int.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let mut grouped = String::new();
+    for (i, c) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    Some(match frac {
+        Some(f) => format!("{sign}{grouped}.{f}"),
+        None => format!("{sign}{grouped}"),
+    })
+}
+
+/// `text` with the number `number` on line `line` (or the first line after it that
+/// prints it, whole) replaced by `with`.
+fn replaced(text: &str, line: usize, number: &str, with: &str) -> Option<String> {
+    let mut lines: Vec<String> = text.split('\n').map(String::from).collect();
+    for l in lines.iter_mut().skip(line.checked_sub(1)?) {
+        let found = l.match_indices(number).find(|(i, _)| {
+            let before = l[..*i].chars().next_back();
+            let after = l[i + number.len()..].chars().next();
+            let part = |c: char| c.is_ascii_alphanumeric() || c == '.';
+            !before.is_some_and(part) && !after.is_some_and(part)
+        });
+        if let Some((i, _)) = found {
+            *l = format!("{}{with}{}", &l[..i], &l[i + number.len()..]);
+            return Some(lines.join("\n"));
+        }
+    }
+    None
+}
+
+/// The property every reader holds, on every sample and real file it reads: its first
+/// measured number garbled in print (a letter among the digits, two points, a letter
+/// after it) refuses the file at a line; printed with thousands separators, it is read
+/// as the number it denotes or refused at a line. Never stored as another number.
+#[test]
+fn a_garbled_number_is_read_as_what_it_denotes_or_refused_never_another_number() {
+    let wrong = std::cell::RefCell::new(Vec::new());
+    let forms_tried = std::cell::RefCell::new(BTreeMap::<&'static str, usize>::new());
+    let (tried, refused_at_no_line) = each_changed_file(&Format::ALL, |text, m, raw| {
+        let number = raw.split_whitespace().next()?;
+        let cx = formats::Context {
+            source: "garbled",
+            unit: Some("ms"),
+            variant_axis: None,
+        };
+        // Read as the format that read the file (the Triton CSV's folder forces it).
+        let (f, _) = formats::parse_in(text, None, &cx)
+            .or_else(|_| formats::parse_in(text, Some(Format::TritonCsv), &cx))
+            .ok()?;
+        for form in garbled_forms(number) {
+            let Some(bad) = replaced(text, m.line as usize, number, &form) else {
+                continue;
+            };
+            *forms_tried.borrow_mut().entry(f.name()).or_default() += 1;
+            match formats::parse_in(&bad, Some(f), &cx) {
+                Err(e) if e.line > 0 => {}
+                Err(e) => wrong.borrow_mut().push(format!(
+                    "{} (line {}): `{number}` printed `{form}` refused at no line: {e}",
+                    f.name(),
+                    m.line
+                )),
+                Ok((_, p)) => {
+                    let same_row = p.measurements.iter().find(|x| {
+                        x.line == m.line && x.variant == m.variant && x.metric == m.metric
+                    });
+                    wrong.borrow_mut().push(format!(
+                        "{} (line {}): `{number}` printed `{form}` read (as {:?}), not refused",
+                        f.name(),
+                        m.line,
+                        same_row.map(|x| x.value)
+                    ));
+                }
+            }
+        }
+        // Thousands separators: the same number, or refused at a line. Not in JSON, where
+        // a comma between digits is the syntax's (`[6,566.7]` is two numbers).
+        if text.trim_start().starts_with(['{', '[']) {
+            return None;
+        }
+        let thousands = with_thousands(number)?;
+        let bad = replaced(text, m.line as usize, number, &thousands)?;
+        if let Ok((f, p)) = formats::parse_in(&bad, Some(f), &cx) {
+            let got = p
+                .measurements
+                .iter()
+                .find(|x| x.line == m.line && x.variant == m.variant && x.metric == m.metric);
+            if let Some(x) = got.filter(|x| x.value != m.value) {
+                wrong.borrow_mut().push(format!(
+                    "{} (line {}): `{thousands}` read as {:?}, not {:?}",
+                    f.name(),
+                    m.line,
+                    x.value,
+                    m.value
+                ));
+            }
+        }
+        None
+    });
+    let wrong = wrong.into_inner();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(refused_at_no_line.is_empty(), "{refused_at_no_line:?}");
+    let _ = tried;
+    let forms = forms_tried.into_inner();
+    // Every reader with a measured number of two digits or more was tried.
+    assert!(forms.len() >= 15, "{forms:?}");
+}
+
+#[test]
+fn garbled_forms_of_a_number() {
+    assert_eq!(garbled_forms("12.34"), ["1O.34", "1.2.34", "12.34O"]);
+    assert_eq!(garbled_forms("1234"), ["1O34", "1.23.4", "1234O"]);
+    assert!(garbled_forms("7").is_empty());
+    assert_eq!(with_thousands("1234.5").as_deref(), Some("1,234.5"));
+    assert_eq!(with_thousands("-1234567").as_deref(), Some("-1,234,567"));
+    assert_eq!(with_thousands("123.5"), None);
+}

@@ -174,10 +174,11 @@ pub fn parse_value(cell: &str) -> Result<Option<f64>, NotANumber> {
     if let Some(v) = parse_hex_float(c) {
         return Ok(Some(v));
     }
-    // `1,264.1` (thousands separators): rare, so only then pay for a copy.
+    // `1,264.1` (thousands separators): rare, so only then pay for a copy. Only groups
+    // of three read so: `1,2` or `12,5` (a decimal comma) is no number perfdb can tell.
     let without_commas;
     let c = if c.contains(',') {
-        without_commas = c.replace(',', "");
+        without_commas = without_thousands(c).ok_or(NotANumber)?;
         without_commas.as_str()
     } else {
         c
@@ -191,6 +192,49 @@ pub fn parse_value(cell: &str) -> Result<Option<f64>, NotANumber> {
         Ok(v) if v.is_finite() => Ok(Some(v)),
         Ok(_) => Ok(None),
         Err(_) => Err(NotANumber),
+    }
+}
+
+/// `1,234,567.5` -> `1234567.5`: the commas of a number printed with thousands
+/// separators, when every group after the first holds three digits and the first one to
+/// three (`-1,234`, `1,234e3` too). `None` for any other comma (`1,2`, `12,5`, `1,,234`,
+/// `,123`, a comma after the point).
+pub fn without_thousands(c: &str) -> Option<String> {
+    let b = c.as_bytes();
+    let sign = usize::from(matches!(b.first(), Some(b'-' | b'+')));
+    let int_end = b[sign..]
+        .iter()
+        .position(|&x| !(x.is_ascii_digit() || x == b','))
+        .map_or(b.len(), |p| p + sign);
+    if b[int_end..].contains(&b',') {
+        return None;
+    }
+    let mut groups = c[sign..int_end].split(',');
+    let first = groups.next()?;
+    if first.is_empty() || first.len() > 3 {
+        return None;
+    }
+    let mut n = 0;
+    for g in groups {
+        if g.len() != 3 {
+            return None;
+        }
+        n += 1;
+    }
+    (n > 0).then(|| c.replace(',', ""))
+}
+
+/// A token printed as a number with perhaps a unit glued on (`12.3us`, `1.5e+01ms`): the
+/// number's text, and the unit's when what follows the number is a unit `is_unit` knows.
+/// Anything else after the number (`1,234.5`, `12.3.4`, `1O.9`, `12.5O`) leaves the token
+/// whole, for [`parse_value`] to read as the number it denotes or to refuse: a value is
+/// never its leading digits.
+pub fn split_glued_unit(tok: &str, is_unit: impl Fn(&str) -> bool) -> (&str, Option<&str>) {
+    match number_prefix_len(tok) {
+        0 => (tok, None),
+        n if n == tok.len() => (tok, None),
+        n if is_unit(&tok[n..]) => (&tok[..n], Some(&tok[n..])),
+        _ => (tok, None),
     }
 }
 
