@@ -84,9 +84,11 @@ fn main() -> ExitCode {
             if is_broken_pipe(&e) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("error: {e}");
+            // An error may quote a file's text or a server's reply: made visible.
+            let visible = |t: &str| perfdb_reports::fmt::visible(t, false).into_owned();
+            eprintln!("error: {}", visible(&e.to_string()));
             for cause in causes(&e) {
-                eprintln!("  caused by: {cause}");
+                eprintln!("  caused by: {}", visible(&cause));
             }
             ExitCode::from(Exit::Error as u8)
         }

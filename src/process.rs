@@ -11,8 +11,8 @@
 //! trial and be timed as part of it. Output still arriving after the exit is read for
 //! [`DRAIN`], then what is left of the group is killed and the run says so.
 
-// kill(2) of a process group and signal(2) have no safe std form; this module is the
-// only user, each call one line with its reason.
+// kill(2) of a process group, signal(2) and geteuid(2) have no safe std form; this
+// module is the only user, each call one line with its reason.
 #![allow(unsafe_code)]
 
 use std::io::{Read, Write};
@@ -66,6 +66,12 @@ static SIGNAL: AtomicI32 = AtomicI32::new(0);
 extern "C" fn on_signal(sig: libc::c_int) {
     // Async-signal-safe: one atomic store.
     SIGNAL.store(sig, Ordering::SeqCst);
+}
+
+/// The user this process acts as: who must own a folder perfdb writes into.
+pub fn effective_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
 }
 
 /// From now on SIGINT and SIGTERM are noted, not fatal: the command running is

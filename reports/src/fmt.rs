@@ -1,5 +1,8 @@
-//! Numbers as a person reads them, defined once: a signed percent of a change and of a
-//! ratio, and a duration. A leaf: it imports nothing of this crate.
+//! Numbers and text as a person reads them, defined once: a signed percent of a change
+//! and of a ratio, a duration, and text read from outside made safe for a terminal. A
+//! leaf: it imports nothing of this crate.
+
+use std::borrow::Cow;
 
 /// `+12.3%` of a relative change (0.123).
 pub fn signed_pct(change: f64) -> String {
@@ -22,9 +25,72 @@ pub fn human_seconds(secs: f64) -> String {
     }
 }
 
+/// Text as it may reach a terminal or a CI log, when parts of it were read from outside
+/// perfdb (a commit subject, a file's names and cells, a webhook's reply): every control
+/// character but newline and tab is shown escaped (`\u{1b}`), so nothing read from
+/// outside moves the cursor, clears the screen or retitles the window. With `keep_sgr`
+/// (perfdb is colouring its own output), colour sequences (`ESC [ digits ; ... m`) pass:
+/// they change colours and nothing else. JSON needs none of this: its encoder escapes
+/// control characters already, so the text passes unchanged.
+pub fn visible(text: &str, keep_sgr: bool) -> Cow<'_, str> {
+    let is_control = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(is_control) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if keep_sgr && c == '\x1b' {
+            if let Some(n) = sgr_len(rest) {
+                out.push_str(&rest[..n]);
+                rest = &rest[n..];
+                continue;
+            }
+        }
+        if is_control(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    Cow::Owned(out)
+}
+
+/// The length of the colour sequence `ESC [ <digits and ;> m` at the start of `s`.
+fn sgr_len(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    if !b.starts_with(b"\x1b[") {
+        return None;
+    }
+    let end = b[2..]
+        .iter()
+        .position(|c| !(c.is_ascii_digit() || *c == b';'))?
+        + 2;
+    (b[end] == b'm').then_some(end + 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_from_outside_cannot_drive_the_terminal() {
+        let subject = "fix\x1b]0;owned\x07 and \x1b[2J done\r";
+        assert_eq!(
+            visible(subject, false),
+            "fix\\u{1b}]0;owned\\u{7} and \\u{1b}[2J done\\r"
+        );
+        assert_eq!(visible("a\tb\nc", false), "a\tb\nc");
+        assert!(matches!(visible("plain", false), Cow::Borrowed(_)));
+        // perfdb's own colours pass when it colours; a clear-screen never does.
+        assert_eq!(
+            visible("\x1b[31;1mREGRESSION\x1b[0m \x1b[2J", true),
+            "\x1b[31;1mREGRESSION\x1b[0m \\u{1b}[2J"
+        );
+        assert_eq!(visible("\x1b[31m", false), "\\u{1b}[31m");
+        assert_eq!(visible("c1 \u{9b}2J", false), "c1 \\u{9b}2J");
+    }
 
     #[test]
     fn percents_are_signed_with_one_decimal() {

@@ -7,7 +7,6 @@ use crate::cli::{AbArgs, CompareFormat};
 use crate::Exit;
 use perfdb_reports::ab as experiment_report;
 use perfdb_reports::render::report as render_report;
-use std::io::Write;
 use std::path::Path;
 
 fn report_text(report: &perfdb_reports::compare::Report, format: CompareFormat) -> String {
@@ -30,6 +29,6 @@ pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
         }
         f => report_text(&report, f) + &experiment_report::render::text(&seq, &report),
     };
-    std::io::stdout().lock().write_all(text.as_bytes())?;
+    super::print_out(&text)?;
     Ok(exit)
 }

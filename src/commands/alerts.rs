@@ -6,7 +6,6 @@ use anyhow::Context;
 use perfdb_reports::alerts::{self, Action};
 use perfdb_reports::db::Db;
 use perfdb_reports::render::alerts::show;
-use std::io::Write;
 use std::path::Path;
 
 pub fn run(root: &Path, a: AlertsArgs) -> anyhow::Result<Exit> {
@@ -29,7 +28,7 @@ pub fn run(root: &Path, a: AlertsArgs) -> anyhow::Result<Exit> {
             let db = open()?;
             let groups = alerts::group(&db, alerts::list(&db, status)?)?;
             let text = perfdb_reports::render::alerts::groups(&groups, a.format);
-            std::io::stdout().lock().write_all(text.as_bytes())?;
+            super::print_out(&text)?;
             return Ok(Exit::Ok);
         }
         AlertsAction::List { status, .. } => (alerts::list(&open()?, status)?, false),
@@ -58,7 +57,7 @@ pub fn run(root: &Path, a: AlertsArgs) -> anyhow::Result<Exit> {
                     _ => format!("{text}{}\n", alerts::bisected::summary(&b)),
                 };
             }
-            std::io::stdout().lock().write_all(text.as_bytes())?;
+            super::print_out(&text)?;
             return Ok(Exit::Ok);
         }
         AlertsAction::Ack { id, note, group } => {
@@ -71,9 +70,7 @@ pub fn run(root: &Path, a: AlertsArgs) -> anyhow::Result<Exit> {
             triage(root, &id, Action::Reopen, &who, &note, group)?
         }
     };
-    std::io::stdout()
-        .lock()
-        .write_all(show(&alerts, a.format, one, None).as_bytes())?;
+    super::print_out(&show(&alerts, a.format, one, None))?;
     Ok(Exit::Ok)
 }
 

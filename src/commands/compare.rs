@@ -9,7 +9,6 @@ use perfdb_ingest::warehouse::Warehouse;
 use perfdb_reports::compare::{compare, Options};
 use perfdb_reports::db::Db;
 use perfdb_reports::render::{Exporter, Terminal};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub fn run(root: &Path, a: CompareArgs) -> anyhow::Result<Exit> {
@@ -24,9 +23,11 @@ pub fn run(root: &Path, a: CompareArgs) -> anyhow::Result<Exit> {
     let (base, head) = (side(&a.base)?, side(&a.head)?);
     let report = compare(&db, &base, &head, &opt)?;
     t = std::time::Instant::now();
-    std::io::stdout().lock().write_all(
-        perfdb_reports::render::report(&report, a.format, super::use_color()).as_bytes(),
-    )?;
+    super::print_out(&perfdb_reports::render::report(
+        &report,
+        a.format,
+        super::use_color(),
+    ))?;
     perfdb_ingest::trace("render", &mut t);
     if a.save {
         let path = perfdb_reports::saved::save(root, &report)?;
@@ -61,21 +62,32 @@ const SAMPLE: [(&str, [&str; 5]); 2] = [
     ),
 ];
 
-/// The sample's logs written out (each run keeps the file it was read from): under the
-/// system's temporary folder, one folder a user, the same files each time.
+/// The sample's logs written out (each run keeps the file it was read from): the same
+/// files each time, in the user's own cache folder (`$XDG_CACHE_HOME/perfdb`, else
+/// `~/.cache/perfdb`), never in a folder other users share; with no home, in a new
+/// private folder under the temporary one.
 fn sample_dir() -> anyhow::Result<PathBuf> {
-    let user = std::env::var("USER").unwrap_or_else(|_| "user".into());
-    let user: String = user.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
-    let dir = std::env::temp_dir().join(format!("perfdb-demo-sample-{user}"));
+    let home = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(|d| PathBuf::from(d).join("perfdb"))
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|d| !d.is_empty())
+                .map(|d| PathBuf::from(d).join(".cache/perfdb"))
+        });
+    let dir = match home {
+        Some(h) => h.join("demo-sample"),
+        None => super::private::fresh_dir("perfdb-demo-sample")?,
+    };
     for (label, trials) in SAMPLE {
         let arm = dir.join(label);
-        std::fs::create_dir_all(&arm)
-            .with_context(|| format!("cannot create {}", arm.display()))?;
+        super::private::own_dir(&arm)?;
         for (i, text) in trials.iter().enumerate() {
             let f = arm.join(format!("trial{}.log", i + 1));
-            if std::fs::read_to_string(&f).ok().as_deref() != Some(*text) {
-                std::fs::write(&f, text)
-                    .with_context(|| format!("cannot write {}", f.display()))?;
+            let same = std::fs::symlink_metadata(&f).is_ok_and(|m| m.is_file())
+                && std::fs::read_to_string(&f).ok().as_deref() == Some(*text);
+            if !same {
+                super::private::write_replacing(&f, text.as_bytes())?;
             }
         }
     }
@@ -115,12 +127,11 @@ pub fn demo(root: &Path) -> anyhow::Result<Exit> {
     };
     let db = Db::open(root)?;
     let report = compare(&db, "base", "head", &opt)?;
-    std::io::stdout().lock().write_all(
-        Terminal {
+    super::print_out(
+        &Terminal {
             color: super::use_color(),
         }
-        .render(&report)
-        .as_bytes(),
+        .render(&report),
     )?;
     Ok(Exit::of(&report))
 }

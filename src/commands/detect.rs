@@ -7,7 +7,6 @@ use perfdb_ingest::warehouse::Warehouse;
 use perfdb_reports::config::Config;
 use perfdb_reports::db::Db;
 use perfdb_reports::render::detect::{render_markdown, render_text, stale_lines};
-use std::io::Write;
 use std::path::Path;
 
 /// `perfdb detect`: change points over a label's history, held against the stored
@@ -72,7 +71,7 @@ pub fn detect(root: &Path, a: crate::cli::DetectArgs) -> anyhow::Result<Exit> {
             serde_json::to_string_pretty(&v).expect("detection serialises") + "\n"
         }
     };
-    std::io::stdout().lock().write_all(text.as_bytes())?;
+    super::print_out(&text)?;
     if delivered.as_ref().is_some_and(|dl| !dl.failed.is_empty()) {
         return Ok(Exit::Error);
     }

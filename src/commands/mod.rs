@@ -10,6 +10,7 @@ mod export;
 mod ingest;
 mod merge_base;
 mod noise;
+mod private;
 mod query;
 mod serve;
 mod status;
@@ -73,6 +74,15 @@ pub fn parse_pairs(items: &[String], what: &str) -> anyhow::Result<Vec<(String, 
 }
 
 /// Colour only on a terminal, and never when NO_COLOR is set.
+/// Write a report to standard output with text read from outside made visible
+/// (`fmt::visible`: a commit subject cannot clear the screen), perfdb's own colours kept
+/// when it colours. JSON passes unchanged: its encoder escapes control characters.
+pub fn print_out(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let text = perfdb_reports::fmt::visible(text, use_color());
+    std::io::stdout().lock().write_all(text.as_bytes())
+}
+
 pub fn use_color() -> bool {
     use std::io::IsTerminal;
     std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()

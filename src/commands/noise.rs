@@ -6,7 +6,6 @@ use anyhow::Context;
 use perfdb_reports::config::Config;
 use perfdb_reports::db::Db;
 use perfdb_reports::noise::{noise, render_markdown, render_text};
-use std::io::Write;
 use std::path::Path;
 
 pub fn run(root: &Path, a: NoiseArgs) -> anyhow::Result<Exit> {
@@ -29,6 +28,6 @@ pub fn run(root: &Path, a: NoiseArgs) -> anyhow::Result<Exit> {
         NoiseFormat::Markdown => render_markdown(&r),
         NoiseFormat::Json => serde_json::to_string_pretty(&r).expect("serialises") + "\n",
     };
-    std::io::stdout().lock().write_all(text.as_bytes())?;
+    super::print_out(&text)?;
     Ok(Exit::Ok)
 }

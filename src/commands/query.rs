@@ -5,7 +5,6 @@ use crate::Exit;
 use perfdb_reports::db::{sql_str, Db};
 use perfdb_reports::query::sql::SqlDb;
 use perfdb_reports::query::table::{render, TableFormat};
-use std::io::Write;
 use std::path::Path;
 
 fn table_format(f: OutFormat) -> TableFormat {
@@ -23,7 +22,7 @@ fn print_query(root: &Path, sql: &str, format: OutFormat) -> anyhow::Result<Exit
 fn print_result(db: &Db, sql: &str, format: OutFormat) -> anyhow::Result<Exit> {
     let (schema, batches) = db.query(sql)?;
     let text = render(&schema, &batches, table_format(format))?;
-    std::io::stdout().lock().write_all(text.as_bytes())?;
+    super::print_out(&text)?;
     Ok(Exit::Ok)
 }
 

@@ -5,7 +5,6 @@ use crate::Exit;
 use perfdb_reports::db::Db;
 use perfdb_reports::overview::{overview, Ask};
 use perfdb_reports::render::overview::table;
-use std::io::Write;
 use std::path::Path;
 
 pub fn run(root: &Path, a: StatusArgs) -> anyhow::Result<Exit> {
@@ -28,6 +27,6 @@ pub fn run(root: &Path, a: StatusArgs) -> anyhow::Result<Exit> {
         OutFormat::Json => serde_json::to_string_pretty(&o)? + "\n",
         OutFormat::Table | OutFormat::Csv => table(&o, total, matches!(a.format, OutFormat::Csv)),
     };
-    std::io::stdout().lock().write_all(text.as_bytes())?;
+    super::print_out(&text)?;
     Ok(Exit::Ok)
 }

@@ -68,6 +68,20 @@ fn repo_with(
     speed: impl Fn(usize) -> f64,
     broken: &[usize],
 ) -> Vec<String> {
+    repo_subjects(dir, bench, n, speed, broken, |i| {
+        format!("c{i:02}: change {i}")
+    })
+}
+
+/// [`repo_with`], commit `i`'s subject `subject(i)`.
+fn repo_subjects(
+    dir: &Path,
+    bench: &str,
+    n: usize,
+    speed: impl Fn(usize) -> f64,
+    broken: &[usize],
+    subject: impl Fn(usize) -> String,
+) -> Vec<String> {
     std::fs::create_dir_all(dir).unwrap();
     git(dir, &["init", "-q", "-b", "main"], 0);
     std::fs::write(dir.join("bench.sh"), bench).unwrap();
@@ -83,11 +97,7 @@ fn repo_with(
         std::fs::write(dir.join("build.sh"), build).unwrap();
         std::fs::write(dir.join("notes.txt"), format!("change {i}\n")).unwrap();
         git(dir, &["add", "-A"], i);
-        git(
-            dir,
-            &["commit", "-q", "-m", &format!("c{i:02}: change {i}")],
-            i,
-        );
+        git(dir, &["commit", "-q", "-m", &subject(i)], i);
         let out = Command::new("git")
             .arg("-C")
             .arg(dir)
@@ -546,4 +556,56 @@ fn bisect_errors_name_what_is_wrong() {
         "bisect", "--repo", repo_arg, "--good", &shas[2], "--bad", &shas[2], "--", "sh", "bench.sh",
     ]);
     assert!(err.contains("are the same commit"), "{err}");
+}
+
+#[test]
+fn a_culprits_subject_is_printed_with_its_control_characters_visible() {
+    let wh = Wh::new();
+    let dir = wh.dir.path().join("kernels");
+    // c02 slows the kernel 30%; its subject retitles the window and clears the screen.
+    let evil = "tiles\x1b]0;owned\x07 \x1b[2J";
+    let shas = repo_subjects(
+        &dir,
+        BENCH,
+        3,
+        |i| if i >= 2 { 13.0 } else { 10.0 },
+        &[],
+        |i| {
+            if i == 2 {
+                evil.to_string()
+            } else {
+                format!("c{i:02}")
+            }
+        },
+    );
+    let out = wh.run(&[
+        "bisect",
+        "--quiet",
+        "--seed",
+        "7",
+        "--repo",
+        dir.to_str().unwrap(),
+        "--good",
+        &shas[0],
+        "--bad",
+        &shas[3],
+        "--series",
+        "(64,)",
+        "--",
+        "sh",
+        "bench.sh",
+    ]);
+    let text = stdout(&out);
+    assert_eq!(code(&out), 0, "{text}{}", stderr(&out));
+    assert!(
+        !text.contains('\x1b') && !text.contains('\x07'),
+        "raw control characters reached the terminal: {text:?}"
+    );
+    assert!(
+        text.contains(&format!(
+            "culprit {}: tiles\\u{{1b}}]0;owned\\u{{7}} \\u{{1b}}[2J",
+            &shas[2][..12]
+        )),
+        "{text}"
+    );
 }

@@ -47,7 +47,13 @@ pub fn host_name(value: &str) -> String {
     if v.starts_with('[') {
         return v.split_inclusive(']').next().unwrap_or("").to_string();
     }
-    v.rsplit_once(':').map_or(v.clone(), |(h, _)| h.to_string())
+    // `host:port` with digits only after the colon: `127.0.0.1:8080.attacker.example` is
+    // no port, so the whole value is the name (and refused as one no server answers to).
+    match v.rsplit_once(':') {
+        Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) => h.to_string(),
+        Some(_) => v.clone(),
+        None => v.clone(),
+    }
 }
 
 /// The `Host` check: a request naming a host the server does not answer to is refused
@@ -93,6 +99,35 @@ pub async fn layer(req: Request, next: Next) -> Response {
     };
     secure(res.headers_mut());
     res
+}
+
+/// The guard of the routes that read no query string: any parameter is a `400` naming
+/// it (a script's `?status=active` on a route that does not filter must not be answered
+/// as if it had).
+pub async fn no_query(req: Request, next: Next) -> Response {
+    let first = req
+        .uri()
+        .query()
+        .and_then(|q| q.split('&').find(|p| !p.is_empty()))
+        .map(|p| {
+            let name = decode(p.split_once('=').map_or(p, |(n, _)| n));
+            String::from_utf8_lossy(&name)
+                .chars()
+                .filter(|c| !c.is_control())
+                .take(40)
+                .collect::<String>()
+        });
+    match first {
+        None => next.run(req).await,
+        Some(name) => {
+            let e = AppError::bad_request(format!(
+                "query: unknown field `{name}`: {} takes no query parameters",
+                req.uri().path()
+            ));
+            let json = req.uri().path().starts_with("/api/");
+            (if json { e.json() } else { e }).into_response()
+        }
+    }
 }
 
 /// The security headers every answer carries (docs/security.md), errors and refusals
@@ -191,6 +226,11 @@ mod tests {
         );
         assert_eq!(decode("a%2"), b"a%2");
         assert_eq!(host_name("LocalHost:8080"), "localhost");
+        assert_eq!(
+            host_name("127.0.0.1:8080.attacker.example"),
+            "127.0.0.1:8080.attacker.example"
+        );
+        assert_eq!(host_name("127.0.0.1:"), "127.0.0.1");
         assert_eq!(host_name("[::1]:8080"), "[::1]");
         assert_eq!(host_name("evil.example"), "evil.example");
         assert_eq!(decode("%41%4a+%zz"), b"AJ %zz");

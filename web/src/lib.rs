@@ -28,6 +28,18 @@ pub use work::{Limits, Signature};
 /// The router: HTML pages and their JSON twins under `/api`.
 pub fn app(state: AppState) -> Router {
     let cached = axum::middleware::from_fn_with_state(state.clone(), cache::layer);
+    // The routes that read no query string: a parameter is refused, never ignored.
+    let without_query = Router::new()
+        .route("/api/alerts/groups", get(routes::alerts::groups_api))
+        .route("/alerts/{id}", get(routes::alerts::one))
+        .route(
+            "/alerts/{id}/triage",
+            axum::routing::post(routes::alerts::triage),
+        )
+        .route("/devices", get(routes::devices::page))
+        .route("/api/devices", get(routes::devices::api))
+        .route("/app.js", get(guard::app_js))
+        .route_layer(axum::middleware::from_fn(guard::no_query));
     Router::new()
         .route("/", get(routes::overview::page))
         .route("/api/overview", get(routes::overview::api))
@@ -40,18 +52,10 @@ pub fn app(state: AppState) -> Router {
         .route("/api/history", get(routes::history::api))
         .route("/compare", get(routes::compare::page))
         .route("/api/alerts/detected", get(routes::alerts::detected_api))
-        .route("/api/alerts/groups", get(routes::alerts::groups_api))
-        .route("/alerts/{id}", get(routes::alerts::one))
-        .route(
-            "/alerts/{id}/triage",
-            axum::routing::post(routes::alerts::triage),
-        )
         .route("/api/compare", get(routes::compare::api))
         .route("/alerts", get(routes::alerts::page))
         .route("/api/alerts", get(routes::alerts::api))
-        .route("/devices", get(routes::devices::page))
-        .route("/api/devices", get(routes::devices::api))
-        .route("/app.js", get(guard::app_js))
+        .merge(without_query)
         .fallback(|| async { AppError::not_found() })
         .layer(cached)
         .layer(axum::middleware::from_fn(guard::layer))

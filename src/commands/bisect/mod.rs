@@ -150,7 +150,8 @@ pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
     let p = plan(root, &a)?;
     let label = format!("bisect-{}", p.id);
     Label::new(&label).map_err(|e| anyhow::anyhow!("label {label}: {e}"))?;
-    let work = std::env::temp_dir().join(format!("perfdb-bisect-{}-{}", p.id, std::process::id()));
+    // A new private folder: a name another user made in advance is never built in.
+    let work = super::private::fresh_dir(&format!("perfdb-bisect-{}", p.id))?;
     let mut trees = Worktrees::new(&a.repo, work)?;
     let ctx = Ctx {
         root,
@@ -193,7 +194,7 @@ pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
 
 fn print(out: &Bisected, format: crate::cli::BisectFormat) -> anyhow::Result<()> {
     let text = render::render(out, format);
-    std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes())?;
+    super::print_out(&text)?;
     Ok(())
 }
 

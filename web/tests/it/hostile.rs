@@ -453,6 +453,47 @@ fn other_host_names_are_refused_and_the_triage_token_is_bound_to_its_host() {
 }
 
 #[test]
+fn routes_that_read_no_query_refuse_one_naming_it() {
+    let (addr, _dir) = start(ServerLimits::default());
+    for target in [
+        "/devices?x=1",
+        "/api/devices?status=active",
+        "/api/alerts/groups?status=active",
+        "/app.js?v=2",
+        "/alerts/0000?status=active",
+    ] {
+        let a = get(addr, target);
+        assert_eq!(a.status, 400, "{target}: {}", a.head);
+        let name = target.split_once('?').unwrap().1.split('=').next().unwrap();
+        assert!(
+            a.body.contains(&format!("`{name}`")),
+            "{target}: {}",
+            a.body
+        );
+        assert_secured(&a.head);
+    }
+    for target in ["/devices", "/api/devices", "/api/alerts/groups", "/app.js"] {
+        assert_eq!(get(addr, target).status, 200, "{target}");
+    }
+}
+
+#[test]
+fn a_port_is_digits_so_a_name_after_the_colon_is_refused() {
+    let (addr, _dir) = start(ServerLimits::default());
+    for host in [
+        "127.0.0.1:8080.attacker.example",
+        "localhost:80.evil.example",
+    ] {
+        let a = raw(
+            addr,
+            format!("GET /api/runs HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        );
+        assert_eq!(a.status, 421, "{host}: {}", a.head);
+    }
+}
+
+#[test]
 fn one_client_cannot_take_every_connection() {
     let limits = ServerLimits {
         max_connections: 32,
