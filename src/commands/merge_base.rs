@@ -59,12 +59,8 @@ pub fn resolve(
     if measured.is_empty() {
         bail!("{spec}: label '{label}' has no runs");
     }
-    let stored = |sha: &str| -> Option<String> {
-        measured
-            .iter()
-            .find(|c| sha.starts_with(c.as_str()) || c.starts_with(sha))
-            .cloned()
-    };
+    let stored =
+        |sha: &str| -> Option<String> { measured.iter().find(|c| names_commit(c, sha)).cloned() };
     if let Some(c) = stored(&base) {
         return Ok(format!("{label}@{c}"));
     }
@@ -104,6 +100,21 @@ pub fn resolve(
     }
 }
 
+/// Whether a stored commit name is the commit `sha` (git's full name): the whole name,
+/// or an abbreviation of at least [`MIN_ABBREV`] hex digits, as git itself abbreviates.
+/// A shorter name (`--commit f`) names no commit: it would match one in sixteen.
+fn names_commit(stored: &str, sha: &str) -> bool {
+    let stored = stored.trim();
+    stored.eq_ignore_ascii_case(sha)
+        || (stored.len() >= MIN_ABBREV
+            && stored.len() <= sha.len()
+            && stored.bytes().all(|b| b.is_ascii_hexdigit())
+            && sha[..stored.len()].eq_ignore_ascii_case(stored))
+}
+
+/// The shortest abbreviation of a commit name taken for it (git's `core.abbrev` floor).
+const MIN_ABBREV: usize = 7;
+
 fn measured_commits(db: &Db, label: &str) -> anyhow::Result<Vec<String>> {
     let sql = format!(
         "SELECT DISTINCT \"commit\" FROM runs WHERE label = {} AND \"commit\" IS NOT NULL",
@@ -114,4 +125,21 @@ fn measured_commits(db: &Db, label: &str) -> anyhow::Result<Vec<String>> {
         .query_map([], |r| r.get::<_, String>(0))?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_commit;
+
+    #[test]
+    fn a_stored_commit_names_a_sha_only_in_seven_hex_digits_or_whole() {
+        let sha = "f3a9c0d1e2b4a5968776655443322110ffeeddcc";
+        assert!(names_commit(sha, sha));
+        assert!(names_commit("f3a9c0d", sha));
+        assert!(names_commit("F3A9C0D1", sha));
+        for short in ["f", "f3", "f3a9c0", "", "f3a9c0x"] {
+            assert!(!names_commit(short, sha), "{short:?}");
+        }
+        assert!(!names_commit("f3a9c0e", sha));
+    }
 }
