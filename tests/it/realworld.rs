@@ -102,6 +102,11 @@ const FILES: &[(&str, Expect)] = &[
         "aiter-table/triton_riscv_issue49_times_with_units_in_cells.md",
         Reads("aiter-table"),
     ),
+    // Before and after a missing `cuda.synchronize()` in two columns, no unit printed.
+    (
+        "aiter-table/mlx_benchmark_pr21_cuda_sync_before_after.md",
+        ReadsDerivedOnly("aiter-table"),
+    ),
     (
         "aiter-table/yhs_sample_issue4_sgemm_tflops_by_gpu.md",
         Refused("every measured column is empty"),
@@ -178,6 +183,26 @@ const FILES: &[(&str, Expect)] = &[
     (
         "nvbench-json/nvbench_example_throughput_2gpu_2021.json",
         Reads("nvbench-json"),
+    ),
+    // One state printed three times in one table (a JSON of three runs, summarised).
+    (
+        "nvbench-markdown/nvbench_pr356_json_summary_repeated_rows.md",
+        Reads("nvbench-markdown"),
+    ),
+    // CUB's reduce: `Elements{io}=2^20` in the log, `2^20 = 1048576` in the table.
+    (
+        "nvbench-markdown/cub_reduce_sum_rtx4060_throttled_first_runs.md",
+        Reads("nvbench-markdown"),
+    ),
+    // `[perf] a8w8 asm:    50.77 us ...... m=1, ...`: a value named before its colon.
+    (
+        "perf-lines/aiter_issue455_moe_blockscale_a8w8_asm_failed.txt",
+        Reads("perf-lines"),
+    ),
+    // An aiter MoE `[perf]` line whose check failed on the same line.
+    (
+        "perf-lines/vllm_pr16418_aiter_tkw1_moe_failed_check.txt",
+        Reads("perf-lines"),
     ),
     (
         "nvbench-markdown/cccl_pr7391_transform_div_b200_first_rows.md",
@@ -388,6 +413,38 @@ const FILES: &[(&str, Expect)] = &[
         "torch-compare/vfdev5_affine_grid_sampler_PR_vs_nightly.md",
         Refused("is not a number"),
     ),
+    // The fused-softmax tutorial before 3.6: `Torch (native)` names a line, not a unit.
+    (
+        "triton-csv/devvidhani_softmax-performance_native_jit_first_rows.csv",
+        ReadsWithUnit("triton-csv", "GB/s"),
+    ),
+    // Integral values in the first rows of the line columns: the later rows tell.
+    (
+        "triton-csv/janakirampuli_vector-add-performance.csv",
+        ReadsWithUnit("triton-csv", "GB/s"),
+    ),
+    (
+        "triton-csv/gmongaras_softmax-performance_first_rows.csv",
+        ReadsWithUnit("triton-csv", "GB/s"),
+    ),
+    (
+        "triton-csv/jongseokang_matmul-performance-fp16_first_rows.csv",
+        ReadsWithUnit("triton-csv", "TFLOPS"),
+    ),
+    // The plot name, with `=`, is the file name.
+    (
+        "triton-csv/fused-attention-batch4-head32-d64-fwd-causal=True.csv",
+        ReadsWithUnit("triton-csv", "TFLOPS"),
+    ),
+    (
+        "triton-csv/carolove_layer-norm-backward_first_rows.csv",
+        ReadsWithUnit("triton-csv", "GB/s"),
+    ),
+    // Triton 3.6: every line `<line> (GB/s)`, the unit read from the header.
+    (
+        "triton-csv/searlion_layer-norm-backward_ylabel_first_rows.csv",
+        Reads("triton-csv"),
+    ),
     (
         "triton-csv/layer-norm-backward.csv",
         ReadsWithUnit("triton-csv", "GB/s"),
@@ -411,6 +468,27 @@ const FILES: &[(&str, Expect)] = &[
     (
         "triton-csv/vector-add-performance.csv",
         ReadsWithUnit("triton-csv", "GB/s"),
+    ),
+    // A plot named with `=` before a second table: both tables read.
+    (
+        "triton-perf-report/fbexp_triton_pr205_fused_attention_title_with_equals.txt",
+        ReadsWithUnit("triton-perf-report", "TFLOPS"),
+    ),
+    (
+        "triton-perf-report/fbexp_triton_pr206_fused_attention_ws_3tables.txt",
+        ReadsWithUnit("triton-perf-report", "TFLOPS"),
+    ),
+    (
+        "triton-perf-report/triton_issue4424_block_ptr_matmul_3lines_first_rows.txt",
+        ReadsWithUnit("triton-perf-report", "TFLOPS"),
+    ),
+    (
+        "triton-perf-report/triton_pr2459_fused_attention_causal_true_h100_first_rows.txt",
+        ReadsWithUnit("triton-perf-report", "TFLOPS"),
+    ),
+    (
+        "triton-perf-report/flashattn_issue142_fmha_two_plots_ms.txt",
+        ReadsWithUnit("triton-perf-report", "ms"),
     ),
     (
         "triton-perf-report/fbexp_triton_pr180_tlx_matmul_first_rows.txt",
@@ -472,6 +550,11 @@ const FILES: &[(&str, Expect)] = &[
         "triton-perf-report/triton_pr8631_units_vector-add.txt",
         Reads("triton-perf-report"),
     ),
+    // `--simple-output` with an accuracy column beside the TFLOPS.
+    (
+        "tritonbench/tritonbench_pr1014_blackwell_attentions_tflops.txt",
+        Reads("tritonbench"),
+    ),
     (
         "tritonbench/tritonbench_pr220_hstu_config_file.txt",
         Reads("tritonbench"),
@@ -517,6 +600,22 @@ const FILES: &[(&str, Expect)] = &[
     (
         "unrecognized/cccl_pr9722_nvbench_compare_rows_without_header.md",
         Refused("no recognizable benchmark data"),
+    ),
+    // A script's own `Flash2 fwd: 84.08 TFLOPs/s, bwd: ...` lines: no format perfdb reads.
+    (
+        "unrecognized/ring_attention_issue10_flash_fwd_bwd_tflops_lines.txt",
+        Refused("no recognizable benchmark data"),
+    ),
+    // Plot titles with text after the colon, each above a fenced table: no Triton print.
+    (
+        "unrecognized/flashattn_issue307_fused_attention_titles_outside_fences.md",
+        Refused("no recognizable benchmark data"),
+    ),
+    // A compare report pasted bare (no headings, a Status column): no format's, and
+    // refused as what it is.
+    (
+        "unrecognized/nvbench_pr190_compare_status_u32_u64.md",
+        Refused("an nvbench compare report"),
     ),
     (
         "unrecognized/flashinfer_pr2277_tgv_gemm_average_time_lines.txt",
@@ -1473,5 +1572,84 @@ fn every_stored_measured_value_is_printed_in_its_file() {
         "{} value(s) not as printed:\n{}",
         failures.len(),
         failures[..failures.len().min(40)].join("\n")
+    );
+}
+
+#[test]
+fn a_triton_csv_line_named_with_parentheses_keeps_its_name_and_its_given_unit() {
+    let wh = read(
+        "triton-csv/devvidhani_softmax-performance_native_jit_first_rows.csv",
+        &["--unit", "GB/s"],
+    );
+    let got = rows(
+        &wh,
+        "SELECT DISTINCT variant || ' ' || unit || ' ' || \"key\" FROM measurements ORDER BY 1",
+    );
+    assert!(
+        got.iter()
+            .any(|r| r.starts_with("Torch (native) TB/s") && r.contains("\"N\":\"256\"")),
+        "{got:?}"
+    );
+    assert!(
+        got.iter().any(|r| r.starts_with("Torch (jit) TB/s")),
+        "{got:?}"
+    );
+    assert!(
+        got.iter().all(|r| !r.contains("Triton\"")),
+        "the Triton values went into the key: {got:?}"
+    );
+}
+
+#[test]
+fn nvbench_throttle_warnings_reach_a_power_of_two_axis_row() {
+    let wh = read(
+        "nvbench-markdown/cub_reduce_sum_rtx4060_throttled_first_runs.md",
+        &[],
+    );
+    let got = rows(
+        &wh,
+        "SELECT DISTINCT \"key\" || ' ' || raw FROM measurements WHERE metric = 'throttled'",
+    );
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(
+        got[0].contains("1048576") && got[0].contains("I32") && got[0].contains("1617.52 MHz"),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn an_aiter_moe_perf_line_keeps_its_failed_check() {
+    let wh = read(
+        "perf-lines/vllm_pr16418_aiter_tkw1_moe_failed_check.txt",
+        &[],
+    );
+    let got = rows(
+        &wh,
+        "SELECT variant || ' ' || CAST(value AS VARCHAR) || ' ' || numerics FROM measurements WHERE metric = 'latency' ORDER BY 1",
+    );
+    assert_eq!(
+        got,
+        ["asm 148.84 fail", "torch 22552.61 not_checked"],
+        "{got:?}"
+    );
+}
+
+#[test]
+fn a_triton_plot_named_with_equals_is_a_title_and_no_table_is_dropped() {
+    let wh = read(
+        "triton-perf-report/fbexp_triton_pr205_fused_attention_title_with_equals.txt",
+        &["--unit", "TFLOPS"],
+    );
+    let got = rows(
+        &wh,
+        "SELECT table_name || ' ' || CAST(count(*) AS VARCHAR) FROM measurements GROUP BY table_name ORDER BY 1",
+    );
+    assert_eq!(
+        got,
+        [
+            "fused-attention-batch4-head32-d128-fwd-causal=False-warp_specialize=False 5",
+            "fused-attention-ws-batch4-head32-d128 5"
+        ],
+        "{got:?}"
     );
 }

@@ -328,6 +328,7 @@ impl Table {
     pub fn with(extra: Vec<Device>) -> Result<Table, String> {
         let f: File = toml::from_str(BUILTIN).expect("ingest/devices.toml parses");
         let (mut devices, mut user) = (f.device, Vec::new());
+        refuse_twice_named(&extra)?;
         for d in extra {
             if d.id.trim().is_empty() {
                 return Err(format!("[[device]] '{}': id is empty", d.name));
@@ -441,6 +442,37 @@ impl<'a> RunDevice<'a> {
     }
 }
 
+/// Two of a team's entries with one id, or one name (an id or an identity, compared as
+/// runs are matched): which one a run meant could not be told, so both are named.
+fn refuse_twice_named(extra: &[Device]) -> Result<(), String> {
+    let mut seen: Vec<(String, &str, &str)> = Vec::new();
+    for d in extra {
+        let mut own: Vec<String> = Vec::new();
+        for name in std::iter::once(&d.id).chain(&d.identities) {
+            let n = normalise(name);
+            if n.is_empty() || own.contains(&n) {
+                continue;
+            }
+            if let Some((_, id, first)) = seen.iter().find(|(m, _, _)| *m == n) {
+                return Err(if *id == d.id.as_str() {
+                    format!(
+                        "[[device]] id '{}' is given twice: one entry a device",
+                        d.id
+                    )
+                } else {
+                    format!(
+                        "[[device]] '{}' and [[device]] '{}' are both named '{name}' (as '{first}' in '{id}'): a run naming it could be either; keep the name on one",
+                        id, d.id
+                    )
+                });
+            }
+            own.push(n.clone());
+            seen.push((n, d.id.as_str(), name.as_str()));
+        }
+    }
+    Ok(())
+}
+
 static TABLE: OnceLock<Table> = OnceLock::new();
 
 /// Set the process's table (the built-in one with perfdb.toml's `[[device]]`s). Once,
@@ -457,6 +489,34 @@ pub fn table() -> &'static Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn two_entries_of_one_name_are_refused_naming_both() {
+        let entry = |id: &str, identities: &[&str]| Device {
+            id: id.into(),
+            name: format!("GPU {id}"),
+            vendor: String::new(),
+            arch: String::new(),
+            identities: identities.iter().map(|s| s.to_string()).collect(),
+            source: String::new(),
+            fp64: None,
+            fp32: None,
+            tf32: None,
+            bf16: Some(100.0),
+            fp16: None,
+            fp8: None,
+            fp4: None,
+            bandwidth: None,
+            cited: BTreeMap::new(),
+            formula: None,
+        };
+        let err = Table::with(vec![entry("ours", &[]), entry("ours", &[])]).unwrap_err();
+        assert!(err.contains("'ours' is given twice"), "{err}");
+        let err =
+            Table::with(vec![entry("a", &["Fleet GPU"]), entry("b", &["fleet-gpu"])]).unwrap_err();
+        assert!(err.contains("'a'") && err.contains("'b'"), "{err}");
+        assert!(Table::with(vec![entry("a", &["x"]), entry("b", &["y"])]).is_ok());
+    }
 
     #[test]
     fn identities_match_exactly_not_by_substring() {

@@ -120,6 +120,14 @@ fn a_file_whose_measured_columns_are_all_empty_is_refused_naming_them() {
 }
 
 #[test]
+fn a_table_of_only_nan_cells_is_refused_at_its_line() {
+    let text = "# Benchmark Results\n\n| M | N | triton us | torch us |\n|---:|---:|---:|---:|\n| nan | nan | nan | nan |\n| nan | nan | nan | nan |\n";
+    let e = parse(text, None).unwrap_err();
+    assert!(e.line >= 3, "{e}");
+    assert!(!e.reason.contains("no summary table"), "{e}");
+}
+
+#[test]
 fn a_table_whose_every_kernel_errored_is_a_failed_run() {
     let text = "| M | triton us |\n|---:|---:|\n| 1 | error |\n| 2 | OOM |\n";
     let (_, p) = read(text);

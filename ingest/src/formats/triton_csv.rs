@@ -12,7 +12,7 @@
 
 use super::support::csv::{cells, file_table, float_cell, header_and_records};
 use super::support::emit::{key_number, KeyLayout, Spec};
-use super::triton_perf_report::line_and_ylabel;
+use super::triton_perf_report::{labelled_lines, line_and_ylabel};
 use super::{Context, Format, ParseError, Parser};
 use crate::formats::support::text::parse_value;
 use crate::model::{metric, Name, Parsed, Warning};
@@ -92,7 +92,18 @@ impl Parser for TritonCsv {
         }
         // The x columns: the leading columns before Triton 3.6's `<line> (<ylabel>)`
         // columns, else the leading columns whose every value is integral.
-        let ylabels: Vec<Option<(&str, &str)>> = names.iter().map(|n| line_and_ylabel(n)).collect();
+        // Only a header whose lines all carry the plot's one ylabel has them: otherwise a
+        // parenthesised word is part of a line's name (`Torch (native)`).
+        let labelled = labelled_lines(&names);
+        let ylabels: Vec<Option<(&str, &str)>> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                labelled
+                    .filter(|&f| i >= f)
+                    .and_then(|_| line_and_ylabel(n))
+            })
+            .collect();
         let integral = |c: usize| {
             values[c..]
                 .iter()

@@ -30,7 +30,8 @@ use crate::model::{metric, Name, Parsed, Warning};
 
 pub struct TritonPerfReport;
 
-/// `<plot_name>:` alone on its line (Triton's plot names have no spaces).
+/// `<plot_name>:` alone on its line (Triton's plot names have no spaces; its tutorials
+/// name plots with `=`: `fused-attention-batch4-head32-d64-fwd-causal=True`).
 fn title(line: &str) -> Option<&str> {
     let t = line.trim_end();
     let name = t.strip_suffix(':')?;
@@ -38,8 +39,19 @@ fn title(line: &str) -> Option<&str> {
         && !name.starts_with(char::is_whitespace)
         && name
             .chars()
-            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '+' | '/')))
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '+' | '/' | '=' | ',')))
     .then_some(name)
+}
+
+/// A line ending in `:` over a pandas header and a row indexed `0`, that [`title`] does
+/// not take for a plot name: a table this reader would otherwise pass over unread.
+fn untitled_table(lines: &[&str], i: usize) -> bool {
+    lines[i].trim_end().ends_with(':')
+        && title(lines[i]).is_none()
+        && lines.get(i + 1).is_some_and(|h| is_header(h))
+        && lines
+            .get(i + 2)
+            .is_some_and(|r| is_row(r) && r.split_whitespace().next() == Some("0"))
 }
 
 /// A data row of `to_string()`: an integer index, then one token per column. Looked at
@@ -140,8 +152,19 @@ impl Parser for TritonPerfReport {
         let lines: Vec<&str> = text.lines().collect();
         let mut parsed = Parsed::sized_for(text, 25);
         let mut i = 0;
+        // Each plot's first title line: a plot printed again is said, never pooled unsaid.
+        let mut titled: Vec<(&str, usize)> = Vec::new();
         while i + 2 < lines.len() {
             let Some(plot) = title(lines[i]) else {
+                if untitled_table(&lines, i) {
+                    return Err(ParseError::at(
+                        i + 1,
+                        format!(
+                            "`{}` heads a table but is no plot name (Triton prints `<plot_name>:` with no spaces): its rows would go unread",
+                            lines[i].trim()
+                        ),
+                    ));
+                }
                 i += 1;
                 continue;
             };
@@ -179,6 +202,15 @@ impl Parser for TritonPerfReport {
                         ),
                     },
                 });
+            }
+            match titled.iter().find(|(p, _)| *p == plot) {
+                Some((_, first)) => parsed.warnings.push(Warning {
+                    line: i + 1,
+                    reason: format!(
+                        "{plot}: printed again (first at line {first}): its rows are read as repeats of the first table's; if the two are different runs (a before and an after), ingest each as its own file"
+                    ),
+                }),
+                None => titled.push((plot, i + 1)),
             }
             // A table (title, header, numbered rows) that cannot be read refuses the
             // file: storing the others would make its rows read as missing.
@@ -349,10 +381,13 @@ fn table(
 type LineColumn = (usize, Name, Spec);
 
 /// Triton 3.6's header: the x columns bare, then every line `<line> (<ylabel>)` with the
-/// one ylabel of the plot. The first line column, or `None` when the header is not that.
-fn labelled_lines(cols: &[String]) -> Option<usize> {
+/// one ylabel of the plot. The first line column, or `None` when the header is not that:
+/// then a parenthesised word is part of its line's name (`Torch (native)`, `Torch (jit)`
+/// in the fused-softmax tutorial's header before 3.6), never a unit.
+pub(super) fn labelled_lines<S: AsRef<str>>(cols: &[S]) -> Option<usize> {
+    let cols: Vec<&str> = cols.iter().map(AsRef::as_ref).collect();
     let first = cols.iter().position(|c| line_and_ylabel(c).is_some())?;
-    let ylabel = line_and_ylabel(&cols[first])?.1;
+    let ylabel = line_and_ylabel(cols[first])?.1;
     (first > 0
         && cols[first..]
             .iter()

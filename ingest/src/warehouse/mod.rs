@@ -88,6 +88,8 @@ pub enum WarehouseError {
     NeedsMigration(PathBuf),
     #[error("{0}")]
     Conflict(String),
+    #[error("{0}: the warehouse must be a directory, and this is a file; give another path with --warehouse (or move the file)")]
+    NotADirectory(PathBuf),
 }
 
 pub(crate) type Result<T> = std::result::Result<T, WarehouseError>;
@@ -209,6 +211,9 @@ impl Warehouse {
             return Ok(Some(Logs::remote(store, &self.location())));
         }
         if !self.root.is_dir() {
+            if self.root.exists() {
+                return Err(WarehouseError::NotADirectory(self.root.clone()));
+            }
             return Ok(None);
         }
         if self.root.join(MANIFEST).exists() {
@@ -220,6 +225,9 @@ impl Warehouse {
     /// The tables' logs, creating a local warehouse's directory for a first commit.
     pub(crate) fn logs_creating(&self) -> Result<Logs> {
         if self.remote.is_none() {
+            if self.root.exists() && !self.root.is_dir() {
+                return Err(WarehouseError::NotADirectory(self.root.clone()));
+            }
             fs::create_dir_all(&self.root).map_err(io(&self.root))?;
         }
         Ok(self.logs()?.expect("the directory was just created"))

@@ -200,7 +200,15 @@ impl State {
                 Some(w) => {
                     ParseError::at(w.line, w.reason.trim_end_matches("; this block is skipped"))
                 }
-                None => ParseError::at(0, "no summary table with data rows found"),
+                None => match all.iter().position(|(_, l)| is_separator_line(l)) {
+                    // A markdown table was there: say where, and why nothing was read.
+                    Some(sep) if sep > 0 => ParseError::at(
+                        all[sep - 1].0,
+                        "this table's rows hold no number perfdb can read (every value \
+                         cell is empty or `nan`): nothing to store",
+                    ),
+                    _ => ParseError::at(0, "no summary table with data rows found"),
+                },
             });
         }
         let mut provenance = crate::model::Provenance::default();

@@ -12,6 +12,19 @@ pub(super) fn axis_value(cell: &str) -> &str {
     }
 }
 
+/// Whether a table's axis cell (`2^16 = 65536`, `matmul`) and a `Run:` line's value of
+/// the same axis (`Elements{io}=2^16`: the power alone) are one value.
+pub(super) fn same_axis_value(cell: &str, run: &str) -> bool {
+    let cell = axis_value(cell);
+    let run = axis_value(run);
+    cell == run
+        || run
+            .strip_prefix("2^")
+            .and_then(|e| e.parse::<u32>().ok())
+            .and_then(|e| 1u64.checked_shl(e).filter(|_| e < 64))
+            .is_some_and(|v| cell.parse::<u64>() == Ok(v))
+}
+
 /// A cell's value in the column's stored unit; `Some(None)`: printed as no value
 /// (`inf%`, `nan`).
 pub(super) fn read_cell(cell: &str, how: Cell) -> Option<Option<f64>> {

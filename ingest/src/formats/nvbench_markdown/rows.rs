@@ -1,7 +1,7 @@
 //! A table row as measurements: its axis cells the key, each measured cell a value.
 
-use crate::formats::nvbench_markdown::cells::axis_value;
 use crate::formats::nvbench_markdown::cells::read_cell;
+use crate::formats::nvbench_markdown::cells::{axis_value, same_axis_value};
 use crate::formats::nvbench_markdown::columns::Column;
 use crate::formats::nvbench_markdown::LogState;
 use crate::formats::support::emit::Row;
@@ -74,7 +74,7 @@ pub(super) fn row(
             && s.axes.iter().all(|(k, v)| {
                 printed_axes
                     .iter()
-                    .any(|(n, c)| n == k && (c == v || axis_value(c) == axis_value(v)))
+                    .any(|(n, c)| n == k && same_axis_value(c, v))
             })
             && (!several_devices || s.device.is_some())
     });

@@ -26,6 +26,11 @@ fn cells_in_their_units() {
     assert_eq!(read_cell("12 GB/s", Cell::Time), None);
     assert_eq!(axis_value("2^10 = 1024"), "1024");
     assert_eq!(axis_value("matmul"), "matmul");
+    use crate::formats::nvbench_markdown::cells::same_axis_value;
+    assert!(same_axis_value("2^16 = 65536", "2^16"));
+    assert!(same_axis_value("2^16 = 65536", "65536"));
+    assert!(!same_axis_value("2^16 = 65536", "2^17"));
+    assert!(same_axis_value("matmul", "matmul"));
 }
 
 /// The key and compared value of every row: (key, latency in us).
