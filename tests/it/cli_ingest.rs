@@ -508,3 +508,27 @@ fn pytest_benchmark_fills_commit_and_machine_unless_given() {
     );
     assert_eq!(tags_of(run)["machine"], "ci-cpu");
 }
+
+#[test]
+fn a_warehouse_path_that_is_a_file_is_refused_saying_so() {
+    let wh = Wh::new();
+    std::fs::write(wh.path(), "not a warehouse\n").unwrap();
+    let log = sample("formats/01_aiter_perf_lines_real_log.txt");
+    for args in [
+        vec!["ingest", log.to_str().unwrap(), "--label", "x"],
+        vec!["runs"],
+    ] {
+        let out = wh.run(&args);
+        assert_eq!(code(&out), 2, "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("the warehouse must be a directory, and this is a file"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        assert!(!stderr(&out).contains("os error 17"), "{}", stderr(&out));
+    }
+    assert_eq!(
+        std::fs::read_to_string(wh.path()).unwrap(),
+        "not a warehouse\n"
+    );
+}

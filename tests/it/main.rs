@@ -21,6 +21,7 @@ mod cli_serve;
 mod cli_upkeep;
 mod commit_names;
 mod delta_readers;
+mod demo;
 mod detect_since;
 mod drills;
 mod export_roundtrip;

@@ -571,5 +571,34 @@ mod tests {
         assert_eq!(key_number("0.5"), "0.5");
         assert!(title("matmul-performance-fp16:").is_some());
         assert!(title("gemm summary (markdown):").is_none());
+        assert_eq!(
+            title("fused-attention-batch4-head32-d64-fwd-causal=True:"),
+            Some("fused-attention-batch4-head32-d64-fwd-causal=True")
+        );
+    }
+
+    const TABLE: &str = "     N_CTX     Triton\n0   1024.0  10.189903\n1   2048.0  12.383941\n";
+
+    #[test]
+    fn a_table_under_no_plot_name_refuses_the_file_at_its_line() {
+        let text = format!("vector-add:\n{TABLE}\nresults for N_CTX = 2048 (causal):\n{TABLE}");
+        let e = TritonPerfReport.parse(&text).unwrap_err();
+        assert_eq!(e.line, 6, "{e}");
+        assert!(e.reason.contains("is no plot name"), "{e}");
+    }
+
+    #[test]
+    fn a_plot_printed_twice_is_said_never_pooled_unsaid() {
+        let text = format!("softmax:\n{TABLE}softmax:\n{TABLE}");
+        let p = TritonPerfReport.parse(&text).unwrap();
+        assert_eq!(p.measurements.len(), 4);
+        let w: Vec<_> = p
+            .warnings
+            .iter()
+            .filter(|w| w.reason.contains("printed again"))
+            .collect();
+        assert_eq!(w.len(), 1, "{:?}", p.warnings);
+        assert_eq!(w[0].line, 5);
+        assert!(w[0].reason.contains("first at line 1"), "{}", w[0].reason);
     }
 }
