@@ -1,5 +1,17 @@
 //! perfdb: a benchmark-results warehouse for GPU kernel performance.
 
+/// `eprintln!` for everything perfdb says on stderr: what it quotes from outside (a file's
+/// text, a commit subject, a server's reply) has its control characters shown escaped
+/// (`perfdb_reports::fmt::visible`), so no log line can drive a terminal.
+macro_rules! say {
+    () => {
+        eprintln!()
+    };
+    ($($t:tt)*) => {
+        eprintln!("{}", perfdb_reports::fmt::visible(&format!($($t)*), false))
+    };
+}
+
 mod cli;
 mod commands;
 mod process;
@@ -84,11 +96,9 @@ fn main() -> ExitCode {
             if is_broken_pipe(&e) {
                 return ExitCode::SUCCESS;
             }
-            // An error may quote a file's text or a server's reply: made visible.
-            let visible = |t: &str| perfdb_reports::fmt::visible(t, false).into_owned();
-            eprintln!("error: {}", visible(&e.to_string()));
+            say!("error: {e}");
             for cause in causes(&e) {
-                eprintln!("  caused by: {}", visible(&cause));
+                say!("  caused by: {cause}");
             }
             ExitCode::from(Exit::Error as u8)
         }

@@ -40,7 +40,7 @@ pub fn run(root: &Path, a: AlertsArgs) -> anyhow::Result<Exit> {
             let c = match confirmation(&db, &alert, git_dir.as_deref()) {
                 Ok(c) => Some(c),
                 Err(e @ ConfirmError::Commit { .. }) => {
-                    eprintln!("alerts show: {e}");
+                    say!("alerts show: {e}");
                     None
                 }
                 Err(e) => return Err(e.into()),

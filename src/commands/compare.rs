@@ -31,7 +31,7 @@ pub fn run(root: &Path, a: CompareArgs) -> anyhow::Result<Exit> {
     perfdb_ingest::trace("render", &mut t);
     if a.save {
         let path = perfdb_reports::saved::save(root, &report)?;
-        eprintln!("saved the comparison to {}", path.display());
+        say!("saved the comparison to {}", path.display());
     }
     Ok(Exit::of(&report))
 }
@@ -113,14 +113,14 @@ pub fn demo(root: &Path) -> anyhow::Result<Exit> {
         if let Some(bad) = reports.iter().find_map(|r| r.result.as_ref().err()) {
             anyhow::bail!("sample data failed to ingest: {bad}");
         }
-        eprintln!(
+        say!(
             "demo: {label}: {} H200 trial log(s) (sample-data/h200-gemm/ab, written to {}), {added} new run(s) in {}",
             files.len(),
             dir.join(label).display(),
             root.display()
         );
     }
-    eprintln!("demo: perfdb compare base head --control torch\n");
+    say!("demo: perfdb compare base head --control torch\n");
     let opt = Options {
         control: vec!["torch".into()],
         ..Options::default()

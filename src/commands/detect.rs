@@ -54,10 +54,10 @@ pub fn detect(root: &Path, a: crate::cli::DetectArgs) -> anyhow::Result<Exit> {
     };
     if let Some(dl) = &delivered {
         for (id, target, why) in &dl.failed {
-            eprintln!("error: alert {id} not delivered to {target}: {why} (tried again next run)");
+            say!("error: alert {id} not delivered to {target}: {why} (tried again next run)");
         }
         for (id, target) in &dl.claimed_elsewhere {
-            eprintln!(
+            say!(
                 "note: alert {id} to {target}: another detect is delivering it (its claim lapses after {} s; a later run takes it over)",
                 perfdb_reports::alerts::notify::lease(std::time::Duration::from_secs_f64(a.notify_timeout)).as_secs()
             );

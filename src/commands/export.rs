@@ -37,7 +37,7 @@ pub fn run(root: &Path, a: ExportArgs) -> anyhow::Result<Exit> {
             let tmp = path.with_extension("partial");
             std::fs::write(&tmp, &text).map_err(|e| anyhow::anyhow!("{}: {e}", tmp.display()))?;
             std::fs::rename(&tmp, path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-            eprintln!(
+            say!(
                 "wrote {} pytorch-v3 record(s) of label '{}' to {}",
                 records.len(),
                 a.label,

@@ -81,7 +81,7 @@ pub fn resolve(
         .find_map(|(i, sha)| stored(sha).map(|c| (i, sha.to_string(), c)));
     match found {
         Some((i, sha, c)) if nearest => {
-            eprintln!(
+            say!(
                 "compare: {spec}: {label} has no run at the merge base {}; comparing with its nearest measured ancestor {} ({i} commit(s) earlier)",
                 subject(&base),
                 subject(&sha)

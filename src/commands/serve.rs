@@ -14,14 +14,14 @@ pub fn run(root: &Path, a: ServeArgs) -> anyhow::Result<Exit> {
             .with_context(|| format!("cannot listen on {}", a.bind))?;
         let addr = listener.local_addr()?;
         if !addr.ip().is_loopback() {
-            eprintln!(
+            say!(
                 "warning: listening on {addr}, beyond this machine: anyone who reaches it can read \
                  the warehouse{}; it answers to the host names {} (add the names people use with --host)",
                 if a.allow_triage { " and triage its alerts" } else { "" },
                 std::iter::once(addr.ip().to_string()).chain(a.hosts.iter().cloned()).collect::<Vec<_>>().join(", ")
             );
         }
-        eprintln!(
+        say!(
             "perfdb serving {} ({}) on http://{addr}/",
             root.display(),
             if a.allow_triage {
@@ -75,7 +75,7 @@ pub fn export_site(root: &Path, a: ExportSiteArgs) -> anyhow::Result<Exit> {
         );
     }
     for (url, status) in &r.errors {
-        eprintln!("warning: {url}: the app answered {status}; exported as it reads");
+        say!("warning: {url}: the app answered {status}; exported as it reads");
     }
     Ok(Exit::Ok)
 }

@@ -532,3 +532,19 @@ fn a_warehouse_path_that_is_a_file_is_refused_saying_so() {
         "not a warehouse\n"
     );
 }
+
+#[test]
+fn what_a_file_says_reaches_stderr_with_its_control_characters_visible() {
+    let wh = Wh::new();
+    let f = wh.dir.path().join("evil.log");
+    std::fs::write(
+        &f,
+        "[perf] dim: (64,) dtype: bf16, torch avg: 5.00 us, ck avg: 1\x1b]0;owned\x07 us\n",
+    )
+    .unwrap();
+    let out = wh.run(&["ingest", f.to_str().unwrap(), "--label", "x"]);
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert!(!err.contains('\x1b') && !err.contains('\x07'), "{err:?}");
+    assert!(err.contains("1\\u{1b}]0;owned\\u{7}"), "{err}");
+}

@@ -215,7 +215,7 @@ fn finish(root: &Path, a: &BisectArgs, p: &Plan, out: &Bisected) -> anyhow::Resu
             perfdb_reports::alerts::notify::TIMEOUT,
         );
         for (t, e) in &failed {
-            eprintln!("bisect: could not tell {t}: {e}");
+            say!("bisect: could not tell {t}: {e}");
         }
         if !failed.is_empty() {
             return Ok(Exit::Error);
@@ -264,7 +264,7 @@ impl Ctx<'_> {
             while let Some(i) = s.next() {
                 let sha = &rest[i];
                 let (lo, hi) = s.range();
-                eprintln!(
+                say!(
                     "bisect: step {}: {} \"{}\" ({} commit(s) open after {})",
                     out.steps.len() + 1,
                     short(sha),
@@ -275,7 +275,7 @@ impl Ctx<'_> {
                     short(lo.map_or(&against, |g| &rest[g]))
                 );
                 let step = self.step(trees, &mut built, &against, &against_tree, sha)?;
-                eprintln!(
+                say!(
                     "bisect: {} {} ({} trials a side, {:.0} s){}",
                     short(sha),
                     step.found,

@@ -29,7 +29,7 @@ pub fn run(root: &Path, a: RunArgs) -> anyhow::Result<Exit> {
     let out = child::run(&mut cmd, Echo::AsIs, None)
         .with_context(|| format!("cannot run `{command_line}`"))?;
     if let Ended::Interrupted(sig) = out.ended {
-        eprintln!(
+        say!(
             "perfdb run: {} received: `{command_line}` was stopped with every process it \
              started; nothing was stored",
             child::signal_name(sig)
@@ -55,7 +55,7 @@ pub fn run(root: &Path, a: RunArgs) -> anyhow::Result<Exit> {
     meta.tags
         .push(("duration_s".to_string(), format!("{seconds:.3}")));
     if let Some(note) = &out.after_exit {
-        eprintln!("perfdb run: `{command_line}`: {note}");
+        say!("perfdb run: `{command_line}`: {note}");
         meta.tags
             .push(("output_after_exit".to_string(), note.clone()));
     }
@@ -74,7 +74,7 @@ pub fn run(root: &Path, a: RunArgs) -> anyhow::Result<Exit> {
         return Ok(exit);
     }
     if let Some(why) = meta.failed {
-        eprintln!("error: `{command_line}`: {why}; stored as a failed run");
+        say!("error: `{command_line}`: {why}; stored as a failed run");
         return Ok(Exit::Regression);
     }
     Ok(Exit::Ok)

@@ -135,7 +135,7 @@ pub fn run(root: &Path, a: IngestArgs) -> anyhow::Result<Exit> {
                 " ".repeat(width - filled)
             );
             if done == total {
-                eprintln!();
+                say!();
             }
         }
     };
@@ -157,10 +157,10 @@ pub(super) fn report(root: &Path, label: &Label, reports: &[FileReport]) -> anyh
                     } else {
                         String::new()
                     };
-                    eprintln!("warning: {}{at}: {}", r.path, w.reason);
+                    say!("warning: {}{at}: {}", r.path, w.reason);
                 }
                 if let Some(why) = &i.failed {
-                    eprintln!(
+                    say!(
                         "warning: {}: the harness reported this run failed ({why}); it is kept with its verdict",
                         r.path
                     );
@@ -208,7 +208,7 @@ pub(super) fn report(root: &Path, label: &Label, reports: &[FileReport]) -> anyh
             }
             Err(e) => {
                 failed += 1;
-                eprintln!("error: {e}");
+                say!("error: {e}");
             }
         }
     }
@@ -218,7 +218,7 @@ pub(super) fn report(root: &Path, label: &Label, reports: &[FileReport]) -> anyh
         .filter(|i| i.unknown_device_rows > 0)
         .fold((0, 0), |(r, v), i| (r + 1, v + i.unknown_device_rows));
     if unknown_runs > 0 {
-        eprintln!(
+        say!(
             "note: device unknown: percent of peak not computed for {unknown_values} TFLOPS/TB/s \
              value(s) of {unknown_runs} run(s) (name the GPU with --device; `perfdb devices` \
              lists the known ones)"
@@ -231,7 +231,7 @@ pub(super) fn report(root: &Path, label: &Label, reports: &[FileReport]) -> anyh
             .filter(|r| r.result.is_err())
             .map(|r| r.path.as_str())
             .collect();
-        eprintln!(
+        say!(
             "error: {failed} file(s) not ingested (nothing of them was written): {}",
             names.join(", ")
         );

@@ -109,7 +109,7 @@ fn ask_device(tool: GpuTool, machine: Option<&str>) -> Option<String> {
     let name = match tool.product() {
         Ok(name) => name,
         Err(e) => {
-            eprintln!(
+            say!(
                 "ab: {} did not name the GPU ({e}): TFLOPS and TB/s are held to a peak only if --machine names the device",
                 tool.name()
             );
@@ -118,7 +118,7 @@ fn ask_device(tool: GpuTool, machine: Option<&str>) -> Option<String> {
     };
     match (table.named(&name), given) {
         (Some(d), Some(g)) if g.id != d.id => {
-            eprintln!(
+            say!(
                 "ab: {} says the GPU is {name}, not --machine's {}: held to the {}'s peaks",
                 tool.name(),
                 g.name,
@@ -127,7 +127,7 @@ fn ask_device(tool: GpuTool, machine: Option<&str>) -> Option<String> {
             Some(d.id.clone())
         }
         (Some(d), _) => {
-            eprintln!(
+            say!(
                 "ab: the GPU is {name}: TFLOPS and TB/s held to the {}'s peaks",
                 d.name
             );
@@ -135,7 +135,7 @@ fn ask_device(tool: GpuTool, machine: Option<&str>) -> Option<String> {
         }
         (None, Some(_)) => None,
         (None, None) => {
-            eprintln!(
+            say!(
                 "ab: the GPU is {name}, not in the device table: no percent of peak (`perfdb devices` lists the table; a [[device]] in perfdb.toml adds one)"
             );
             Some(name)

@@ -100,7 +100,7 @@ fn session(
         GpuTool::find()
     };
     if gpu.is_none() && !a.no_gpu_state {
-        eprintln!("ab: neither nvidia-smi nor amd-smi is on PATH: the GPU's clock and power are not recorded");
+        say!("ab: neither nvidia-smi nor amd-smi is on PATH: the GPU's clock and power are not recorded");
     }
     if let Some(d) = gpu.and_then(|g| gpu::device_tag(g, a.machine.as_deref())) {
         tags.push(("device".to_string(), d));
@@ -166,7 +166,7 @@ pub fn experiment(root: &Path, a: &AbArgs, by_commit: bool) -> anyhow::Result<Ra
     // A cancelled job's SIGINT/SIGTERM stops the running trial with its process group;
     // what was stored stays, and the report says so.
     process::catch_interrupts();
-    eprintln!(
+    say!(
         "ab: base `{}`, head `{}`; seed {seed}; labels {} and {}; logs in {}",
         s.arms.describe(Arm::Base),
         s.arms.describe(Arm::Head),
@@ -183,7 +183,7 @@ pub fn experiment(root: &Path, a: &AbArgs, by_commit: bool) -> anyhow::Result<Ra
     let (report, course) = match experiment::run(&plan, &mut s)? {
         Outcome::Compared(report, course) => (report, course),
         Outcome::NothingCompared(course) => {
-            eprintln!(
+            say!(
                 "ab: {}; {} measured trial(s) stored: not both arms, nothing compared",
                 course.cut_trial.as_deref().unwrap_or("stopped"),
                 s.durations.len()
@@ -197,7 +197,7 @@ pub fn experiment(root: &Path, a: &AbArgs, by_commit: bool) -> anyhow::Result<Ra
             ));
         }
         Outcome::FailedFirst(arm, log) => {
-            eprintln!(
+            say!(
                 "error: the {} arm's trial failed ({log}) before both arms had a measured trial: stored as a failed run in {}; nothing compared",
                 arm.name(),
                 s.metas[arm.index()].label

@@ -139,7 +139,7 @@ impl Trials for Session {
             block,
         );
         if let Some(note) = &out.after_exit {
-            eprintln!("ab: the {} arm's trial ({}): {note}", arm.name(), trial.log);
+            say!("ab: the {} arm's trial ({}): {note}", arm.name(), trial.log);
             tags.push(("output_after_exit".into(), note.clone()));
         }
         if block.is_none() {
@@ -203,7 +203,7 @@ impl Trials for Session {
 
     fn progress(&mut self, line: &str) {
         if self.show_progress {
-            eprintln!("{line}");
+            say!("{line}");
         }
     }
 }
