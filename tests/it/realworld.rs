@@ -102,6 +102,11 @@ const FILES: &[(&str, Expect)] = &[
         "aiter-table/triton_riscv_issue49_times_with_units_in_cells.md",
         Reads("aiter-table"),
     ),
+    // `cpu` and `cuda` columns of numbers with no unit: found, nothing says what they are.
+    (
+        "aiter-table/mlx_benchmark_issue5_cpu_cuda_average.md",
+        Refused("none of its columns read as measured"),
+    ),
     // Before and after a missing `cuda.synchronize()` in two columns, no unit printed.
     (
         "aiter-table/mlx_benchmark_pr21_cuda_sync_before_after.md",
@@ -183,6 +188,11 @@ const FILES: &[(&str, Expect)] = &[
     (
         "nvbench-json/nvbench_example_throughput_2gpu_2021.json",
         Reads("nvbench-json"),
+    ),
+    // A bare results table (no headings, no log) of CUB's select.if.
+    (
+        "nvbench-markdown/nvbench_pr206_select_if_upstream_table.md",
+        Reads("nvbench-markdown"),
     ),
     // One state printed three times in one table (a JSON of three runs, summarised).
     (
@@ -428,6 +438,10 @@ const FILES: &[(&str, Expect)] = &[
         ReadsWithUnit("triton-csv", "GB/s"),
     ),
     (
+        "triton-csv/paran0idy_matmul-performance.csv",
+        ReadsWithUnit("triton-csv", "TFLOPS"),
+    ),
+    (
         "triton-csv/jongseokang_matmul-performance-fp16_first_rows.csv",
         ReadsWithUnit("triton-csv", "TFLOPS"),
     ),
@@ -599,6 +613,11 @@ const FILES: &[(&str, Expect)] = &[
     ),
     (
         "unrecognized/cccl_pr9722_nvbench_compare_rows_without_header.md",
+        Refused("no recognizable benchmark data"),
+    ),
+    // A Triton table pasted without its plot title.
+    (
+        "unrecognized/triton_issue3672_matmul_h100_no_title_first_rows.txt",
         Refused("no recognizable benchmark data"),
     ),
     // A script's own `Flash2 fwd: 84.08 TFLOPs/s, bwd: ...` lines: no format perfdb reads.

@@ -81,7 +81,11 @@ fn unreadable_cells<'a>(
 ) -> Measured {
     let mut columns: Vec<&str> = Vec::new();
     let mut first: Option<(u32, String)> = None;
+    // The first value's line, and whether any cell of the file held a number at all.
+    let (mut first_line, mut any_value) = (None, false);
     for m in all {
+        first_line.get_or_insert(m.line);
+        any_value |= m.value.is_some();
         let raw = parsed.raw(m).trim();
         let unreadable = m.value.is_none()
             && m.metric.as_str() == crate::model::metric::UNCLASSIFIED
@@ -95,6 +99,14 @@ fn unreadable_cells<'a>(
         }
     }
     match first {
+        // Not one number anywhere (a table of `nan`s): a run of nothing, never stored.
+        None if !any_value && first_line.is_some() => Measured::Empty(ParseError::at(
+            first_line.unwrap_or(0) as usize,
+            format!(
+                "read as {format}, not one cell holds a number (every value is empty or \
+                 `nan`): nothing to store"
+            ),
+        )),
         None => Measured::Some,
         Some((line, raw)) => Measured::Empty(ParseError::at(
             line as usize,

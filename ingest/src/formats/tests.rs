@@ -121,10 +121,26 @@ fn a_file_whose_measured_columns_are_all_empty_is_refused_naming_them() {
 
 #[test]
 fn a_table_of_only_nan_cells_is_refused_at_its_line() {
-    let text = "# Benchmark Results\n\n| M | N | triton us | torch us |\n|---:|---:|---:|---:|\n| nan | nan | nan | nan |\n| nan | nan | nan | nan |\n";
+    for (header, says) in [
+        (
+            "| M | N | triton us | torch us |",
+            "every measured column is empty",
+        ),
+        ("| M | N | triton | torch |", "not one cell holds a number"),
+    ] {
+        let text = format!("# Benchmark Results\n\n{header}\n|---:|---:|---:|---:|\n| nan | nan | nan | nan |\n| nan | nan | nan | nan |\n");
+        let e = parse(&text, None).unwrap_err();
+        assert!(e.line >= 3, "{e}");
+        assert!(e.reason.contains(says), "{e}");
+    }
+    // Numbers under headers that say nothing of what they measure: found, not read.
+    let text = "| Operation | cpu | cuda |\n|---|---|---|\n| Argmax | 9.36 | 0.06 |\n";
     let e = parse(text, None).unwrap_err();
-    assert!(e.line >= 3, "{e}");
-    assert!(!e.reason.contains("no summary table"), "{e}");
+    assert_eq!(e.line, 1, "{e}");
+    assert!(
+        e.reason.contains("none of its columns read as measured"),
+        "{e}"
+    );
 }
 
 #[test]

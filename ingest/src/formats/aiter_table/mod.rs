@@ -186,6 +186,23 @@ fn absent_variant_failure(prefix: &str, line: usize) -> String {
     format!("line {line}: checkAllclose failed for '{prefix}', which no table of this log measures")
 }
 
+/// Why the markdown table whose separator is `all[sep]` gave no value: its rows hold no
+/// number at all (every cell empty or `nan`), or none of its columns read as measured.
+fn unread_table(all: &[(usize, Cow<str>)], sep: usize) -> &'static str {
+    let numbers = all[sep + 1..]
+        .iter()
+        .take_while(|(_, l)| l.trim_start().starts_with('|'))
+        .flat_map(|(_, l)| l.split('|'))
+        .any(|c| matches!(crate::formats::support::text::parse_value(c), Ok(Some(_))));
+    if numbers {
+        "this table was found, but none of its columns read as measured values (a unit in \
+         a column's header, `cpu us`, says what its numbers measure): nothing to store"
+    } else {
+        "this table's rows hold no number perfdb can read (every value cell is empty or \
+         `nan`): nothing to store"
+    }
+}
+
 /// Why a value is marked failed without a verdict naming it.
 const UNATTRIBUTED: &str = "unattributed numerics failure";
 
@@ -202,11 +219,7 @@ impl State {
                 }
                 None => match all.iter().position(|(_, l)| is_separator_line(l)) {
                     // A markdown table was there: say where, and why nothing was read.
-                    Some(sep) if sep > 0 => ParseError::at(
-                        all[sep - 1].0,
-                        "this table's rows hold no number perfdb can read (every value \
-                         cell is empty or `nan`): nothing to store",
-                    ),
+                    Some(sep) if sep > 0 => ParseError::at(all[sep - 1].0, unread_table(all, sep)),
                     _ => ParseError::at(0, "no summary table with data rows found"),
                 },
             });
