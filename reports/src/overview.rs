@@ -286,6 +286,25 @@ fn series_row(
     }
 }
 
+/// The trials its device could not have produced, taken out of a series: never a
+/// median, never a step (`detect` never reads them either).
+fn drop_impossible(
+    per_commit: &mut [Vec<f64>],
+    d: &perfdb_ingest::devices::Device,
+    (_, _, key, metric, unit, _): &SeriesKey,
+) {
+    use perfdb_ingest::devices::check::{KeyFacts, Limit};
+    if !Limit::may_hold(metric, unit) {
+        return;
+    }
+    let facts = KeyFacts::of(&key_from_json(key));
+    if let Some(limit) = Limit::of(d, metric, unit, facts) {
+        for trials in per_commit {
+            trials.retain(|v| !limit.impossible(*v));
+        }
+    }
+}
+
 /// The one device the runs of a class name, if they all name the same one.
 fn class_device(
     db: &Db,
@@ -372,9 +391,13 @@ pub fn overview(db: &Db, ask: &Ask, detect: &DetectConfig) -> Result<Overview, O
         .collect();
     let keep = |f: &Option<String>, v: &str| f.as_deref().is_none_or(|f| f.is_empty() || f == v);
     let mut out: Vec<Row> = Vec::new();
-    for (id, per_commit) in series {
+    let device = class_device(db, &in_class)?;
+    for (id, mut per_commit) in series {
         if !(keep(&ask.table, &id.0) && keep(&ask.variant, &id.1) && keep(&ask.metric, &id.3)) {
             continue;
+        }
+        if let Some(d) = device {
+            drop_impossible(&mut per_commit, d, &id);
         }
         out.push(series_row(
             id,
@@ -385,7 +408,6 @@ pub fn overview(db: &Db, ask: &Ask, detect: &DetectConfig) -> Result<Overview, O
             detect,
         ));
     }
-    let device = class_device(db, &in_class)?;
     if let Some(d) = device {
         for r in &mut out {
             let peak = d.peak_for(

@@ -149,6 +149,58 @@ fn impossible_times_neither_raise_nor_resolve_an_alert() {
         !(text.contains("M=4096") && text.contains("triton")),
         "an impossible time raised or resolved an alert: {json}"
     );
+
+    // The web app's history and overview read by the same rule: the impossible points are
+    // drawn and flagged, never a change point, never a step.
+    let key = wh.sql(
+        "SELECT DISTINCT \"key\" FROM measurements WHERE variant = 'triton' AND metric = 'latency' AND \"key\" LIKE '%\"M\":\"4096\"%'",
+    )[0]["key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (_server, url) = serve(&wh);
+    let table = wh.sql("SELECT DISTINCT table_name FROM measurements")[0]["table_name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let q = |v: &str| {
+        v.bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => {
+                    (b as char).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect::<String>()
+    };
+    let body = get(
+        &url,
+        &format!(
+            "/api/history?table={}&variant=triton&key={}&metric=latency&label=main",
+            q(&table),
+            q(&key)
+        ),
+    );
+    let h: serde_json::Value =
+        serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
+    assert_eq!(h["change_points"], serde_json::json!([]), "{h}");
+    let flagged: Vec<u64> = h["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["impossible"].as_u64().unwrap_or(0))
+        .collect();
+    assert_eq!(flagged, [3, 3, 3, 3, 3, 0, 0, 0, 0, 0], "{h}");
+    let body = get(&url, "/api/overview?label=main");
+    let o: serde_json::Value =
+        serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
+    let row = o["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["variant"] == "triton" && r["key"] == key.as_str() && r["metric"] == "latency")
+        .unwrap_or_else(|| panic!("{o}"));
+    assert!(row["step"].is_null(), "the fix read as a step: {row}");
 }
 
 #[test]

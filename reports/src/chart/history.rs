@@ -22,6 +22,14 @@ pub struct HistoryPoint {
     pub values: Vec<f64>,
     /// The trials as dots, ascending (thinned by `dots_per_point`, lowest and highest kept).
     pub trials: Vec<Trial>,
+    /// Trials of this point its device cannot have produced (`devices::check::Limit`):
+    /// drawn, but never read by the change points (as `detect` never reads them).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub impossible: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -214,10 +222,13 @@ pub fn history_data(
     groups.sort_by_cached_key(|g| order(g));
     let unit = groups[0][0].unit.clone();
     let per_point = super::dots_per_point(groups.len().min(MAX_POINTS));
+    let unit_read = unit.clone();
+    let possible = possible_on_device(metric, &unit_read, key);
     let points: Vec<HistoryPoint> = groups
         .into_iter()
         .map(|mut g| {
             g.sort_by_key(|r| r.trial.trial);
+            let impossible = g.iter().filter(|r| !possible(r)).count();
             let values: Vec<f64> = g.iter().map(|r| r.trial.value).collect();
             let point = g[0].point.clone();
             let mut trials: Vec<Trial> = g.into_iter().map(|r| r.trial).collect();
@@ -229,13 +240,18 @@ pub fn history_data(
                 max: values.iter().copied().fold(f64::MIN, f64::max),
                 values,
                 trials: thin(trials, per_point),
+                impossible,
             }
         })
         .collect();
-    let series: Vec<Vec<f64>> = points.iter().map(|p| p.values.clone()).collect();
+    // Change points over the points the device could have produced, indexed back.
+    let read: Vec<usize> = (0..points.len())
+        .filter(|&i| points[i].impossible == 0)
+        .collect();
+    let series: Vec<Vec<f64>> = read.iter().map(|&i| points[i].values.clone()).collect();
     let change_points: Vec<usize> = stats::changepoint::detect_with(&series, params)
         .iter()
-        .map(|c| c.index)
+        .map(|c| read[c.index])
         .collect();
     let n_points = points.len();
     let (points, change_points) = thin_points(points, &change_points);
@@ -254,6 +270,23 @@ pub fn history_data(
         points,
         peak,
     })
+}
+
+/// Whether a run's value is one its device could have produced: the rule ingest warns
+/// by and `detect` reads by (`devices::check::Limit`); a run naming no device passes.
+fn possible_on_device<'a>(
+    metric: &'a str,
+    unit: &'a str,
+    key: &str,
+) -> impl Fn(&RunPoint) -> bool + 'a {
+    use perfdb_ingest::devices::check::{KeyFacts, Limit};
+    let facts = Limit::may_hold(metric, unit).then(|| KeyFacts::of(&key_from_json(key)));
+    move |r: &RunPoint| {
+        let (Some(facts), Some(d)) = (facts, r.device) else {
+            return true;
+        };
+        Limit::of(d, metric, unit, facts).is_none_or(|l| !l.impossible(r.trial.value))
+    }
 }
 
 /// The peak of a series whose runs all name one device.
