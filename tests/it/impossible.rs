@@ -313,3 +313,70 @@ fn dechunk(mut body: &str) -> String {
     }
     out
 }
+
+#[test]
+fn a_pytorch_v3_record_past_the_peak_is_invalid_in_compare() {
+    let wh = Wh::new();
+    let text = std::fs::read_to_string(sample(
+        "realworld/pytorch-v3/pytorch_transformer_test_dashboard.json",
+    ))
+    .unwrap();
+    let records: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+    // A bf16 attention on the H200: base at 700 TFLOPS and 3 TB/s, head at 1,500 TFLOPS
+    // (past 989.5) and 9 TB/s (past 4.8).
+    for (label, tflops, tbs) in [("base", 700.0, 3.0), ("head", 1500.0, 9.0)] {
+        let dir = wh.dir.path().join(label);
+        std::fs::create_dir_all(&dir).unwrap();
+        for t in 0..3 {
+            let jitter = 1.0 + 0.001 * t as f64;
+            let out: Vec<serde_json::Value> = records
+                .iter()
+                .map(|r| {
+                    let mut r = r.clone();
+                    r["benchmark"]["extra_info"]["device"] = "cuda".into();
+                    let v = match r["metric"]["name"].as_str().unwrap() {
+                        "forward_tflops" => tflops * jitter,
+                        "forward_memory_bandwidth" => tbs * jitter,
+                        _ => r["metric"]["benchmark_values"][0].as_f64().unwrap() * jitter,
+                    };
+                    r["metric"]["benchmark_values"] = serde_json::json!([v]);
+                    r
+                })
+                .collect();
+            std::fs::write(
+                dir.join(format!("trial{t}.json")),
+                serde_json::to_string(&out).unwrap(),
+            )
+            .unwrap();
+        }
+        let out = wh.run(&[
+            "ingest",
+            dir.to_str().unwrap(),
+            "--label",
+            label,
+            "--device",
+            "h200",
+        ]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        if label == "head" {
+            assert!(
+                stderr(&out).contains("not a number this device can produce"),
+                "{}",
+                stderr(&out)
+            );
+        }
+    }
+    let (exit, report) = compare_json(&wh, &["base", "head"]);
+    let held: Vec<&serde_json::Value> = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["unit"] == "TFLOPS" || r["unit"] == "TB/s")
+        .collect();
+    assert_eq!(held.len(), 2, "{report}");
+    for r in held {
+        assert_eq!(r["verdict"], "invalid", "{r}");
+    }
+    assert_ne!(exit, 0);
+    assert_ne!(report["verdict"], "ok");
+}

@@ -114,10 +114,16 @@ enum Held {
     Bandwidth,
 }
 
+/// By its canonical unit, whatever the metric is named (`throughput`, or a PyTorch v3
+/// record's `forward_tflops`): a rate in TFLOPS is held against compute, one in TB/s
+/// against memory bandwidth. Derived values (a ratio, an error, a difference) are not.
 fn held(metric: &str, unit: &str) -> Option<Held> {
-    match (metric, unit) {
-        (crate::model::metric::BANDWIDTH, "TB/s") => Some(Held::Bandwidth),
-        (crate::model::metric::THROUGHPUT, "TFLOPS") => Some(Held::Compute),
+    if crate::model::metric::is_derived(metric) || metric == "difference" {
+        return None;
+    }
+    match unit {
+        "TB/s" => Some(Held::Bandwidth),
+        "TFLOPS" => Some(Held::Compute),
         _ => None,
     }
 }

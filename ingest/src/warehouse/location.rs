@@ -142,15 +142,43 @@ pub fn shared_store(location: &str) -> Result<Arc<dyn ObjectStore>, String> {
 
 /// Where a remote warehouse's files are kept on this machine once read (they never
 /// change: every commit writes new names): `$PERFDB_CACHE_DIR`, else the user's cache
-/// directory, then one directory per location.
+/// directory, then one directory per location. With no home at all, a folder of this
+/// process's own under the temporary one ([`private_temp_cache`]), never a shared name:
+/// files planted there by another user would be read as the warehouse's.
 pub fn cache_dir(location: &str) -> std::path::PathBuf {
     let base = std::env::var_os("PERFDB_CACHE_DIR")
         .map(std::path::PathBuf::from)
         .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| Path::new(&d).join("perfdb")))
         .or_else(|| std::env::var_os("HOME").map(|d| Path::new(&d).join(".cache/perfdb")))
-        .unwrap_or_else(|| std::env::temp_dir().join("perfdb-cache"));
+        .unwrap_or_else(private_temp_cache);
     let id = &crate::hash::sha256_hex(location.as_bytes())[..16];
     base.join("warehouses").join(id)
+}
+
+/// A cache folder made new for this process, mode 0700, under the temporary folder
+/// (`mkdir` fails on a name that exists, a planted link included, so such a name is
+/// skipped); the same one for the rest of the process.
+fn private_temp_cache() -> std::path::PathBuf {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        use std::os::unix::fs::DirBuilderExt;
+        let tmp = std::env::temp_dir();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        for n in 0..100u32 {
+            let dir = tmp.join(format!("perfdb-cache-{}-{nanos:x}{n}", std::process::id()));
+            if std::fs::DirBuilder::new().mode(0o700).create(&dir).is_ok() {
+                return dir;
+            }
+        }
+        // Nowhere private to cache: a name no other process can have chosen yet.
+        tmp.join(format!(
+            "perfdb-cache-{}-{nanos:x}-unmade",
+            std::process::id()
+        ))
+    })
+    .clone()
 }
 
 #[cfg(test)]
