@@ -8,8 +8,7 @@
 //! missing: a browser test never passes without its browser.
 
 use crate::common::*;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 const CHROMIUM_FLAGS: &[&str] = &[
     "--headless",
@@ -39,42 +38,6 @@ fn chromium() -> Option<String> {
             .filter(|o| o.status.success())
             .map(|_| b.to_string())
     })
-}
-
-struct Server(Child);
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Start `perfdb serve` on a free loopback port; returns the server and its base URL.
-fn serve(wh: &Wh) -> (Server, String) {
-    serve_with(wh, &[])
-}
-
-fn serve_with(wh: &Wh, extra: &[&str]) -> (Server, String) {
-    let mut child = wh
-        .cmd()
-        .args(["serve", "--bind", "127.0.0.1:0"])
-        .args(extra)
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start perfdb serve");
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .split("on ")
-        .last()
-        .unwrap()
-        .trim()
-        .trim_end_matches('/')
-        .to_string();
-    assert!(url.starts_with("http://127.0.0.1:"), "{line}");
-    (Server(child), url)
 }
 
 fn browser(

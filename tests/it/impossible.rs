@@ -4,8 +4,7 @@
 //! the web app's comparison — never an improvement — and never raise or resolve an alert.
 
 use crate::common::*;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, Stdio};
+use std::io::{Read, Write};
 
 /// An aiter `summary (markdown):` table of one 4096^3 bf16 GEMM and one 512x4096x4096,
 /// with the triton time of the 4096^3 row given (and, with `tflops`, TFLOPS columns
@@ -248,35 +247,6 @@ fn a_device_the_file_names_holds_its_values_at_ingest() {
         err.contains("not a number this device can produce") && err.contains("H200"),
         "no --device given, the file names its GPU: ingest still warns\n{err}"
     );
-}
-
-struct Server(Child);
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn serve(wh: &Wh) -> (Server, String) {
-    let mut child = wh
-        .cmd()
-        .args(["serve", "--bind", "127.0.0.1:0"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start perfdb serve");
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .split("on ")
-        .last()
-        .unwrap()
-        .trim()
-        .trim_end_matches('/')
-        .to_string();
-    (Server(child), url)
 }
 
 /// The body of `GET path` (HTTP/1.1, closed after).

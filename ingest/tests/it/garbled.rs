@@ -33,21 +33,7 @@ fn garbled(text: &str, line: usize, raw: &str) -> Option<String> {
     } else {
         format!("{:>w$}", "slow", w = number.len())
     };
-    let mut lines: Vec<String> = text.split('\n').map(String::from).collect();
-    for l in lines.iter_mut().skip(line.checked_sub(1)?) {
-        // The number as printed, not a longer one that holds it.
-        let found = l.match_indices(number).find(|(i, _)| {
-            let before = l[..*i].chars().next_back();
-            let after = l[i + number.len()..].chars().next();
-            let part = |c: char| c.is_ascii_alphanumeric() || c == '.';
-            !before.is_some_and(part) && !after.is_some_and(part)
-        });
-        if let Some((i, _)) = found {
-            *l = format!("{}{with}{}", &l[..i], &l[i + number.len()..]);
-            return Some(lines.join("\n"));
-        }
-    }
-    None
+    replaced(text, line, number, &with)
 }
 
 /// Each sample and real file perfdb reads, its first measured value's line changed by

@@ -263,3 +263,43 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
+
+/// A `perfdb serve` child, killed when dropped.
+pub struct Server(pub std::process::Child);
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Start `perfdb serve` on a free loopback port; returns the server and its base URL.
+pub fn serve(wh: &Wh) -> (Server, String) {
+    serve_with(wh, &[])
+}
+
+pub fn serve_with(wh: &Wh, extra: &[&str]) -> (Server, String) {
+    let mut child = wh
+        .cmd()
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .args(extra)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start perfdb serve");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stderr.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+
+    let url = line
+        .split("on ")
+        .last()
+        .unwrap()
+        .trim()
+        .trim_end_matches('/')
+        .to_string();
+    assert!(url.starts_with("http://127.0.0.1:"), "{line}");
+    (Server(child), url)
+}
