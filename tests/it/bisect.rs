@@ -609,3 +609,60 @@ fn a_culprits_subject_is_printed_with_its_control_characters_visible() {
         "{text}"
     );
 }
+
+#[test]
+fn a_range_with_no_change_names_no_culprit() {
+    let wh = Wh::new();
+    let dir = wh.dir.path().join("kernels");
+    // Eight commits, the kernel never changes: the bad end is no worse than the good.
+    let shas = repo(&dir, 8, |_| 10.0, &[]);
+    let (exit, v, err) = bisect(
+        &wh,
+        &[
+            "--repo",
+            dir.to_str().unwrap(),
+            "--good",
+            &shas[0],
+            "--bad",
+            &shas[8],
+            "--series",
+            "(64,)",
+            "--",
+            "sh",
+            "bench.sh",
+        ],
+    );
+    assert_eq!(exit, 3, "{err}\n{v}");
+    assert_eq!(v["parts"], serde_json::json!([]), "{v}");
+    assert_ne!(v["ends"]["found"], "bad", "{v}");
+    assert_eq!(
+        v["steps"],
+        serde_json::json!([]),
+        "no search without a step: {v}"
+    );
+    let out = wh.run(&[
+        "bisect",
+        "--quiet",
+        "--seed",
+        "7",
+        "--repo",
+        dir.to_str().unwrap(),
+        "--good",
+        &shas[0],
+        "--bad",
+        &shas[8],
+        "--series",
+        "(64,)",
+        "--",
+        "sh",
+        "bench.sh",
+    ]);
+    assert_eq!(code(&out), 3);
+    let text = stdout(&out);
+    assert!(
+        text.contains("the step does not reproduce here")
+            || text.contains("the ends could not be verified"),
+        "{text}"
+    );
+    assert!(!text.contains("culprit "), "{text}");
+}

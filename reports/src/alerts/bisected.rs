@@ -35,6 +35,11 @@ pub fn load(root: &Path, alert_id: &str) -> Option<serde_json::Value> {
 /// One line: the culprit(s) and their shares, or the range proven.
 pub fn summary(v: &serde_json::Value) -> String {
     let parts = v["parts"].as_array().cloned().unwrap_or_default();
+    match v["ends"]["found"].as_str() {
+        Some("good") => return "bisect: the step does not reproduce here (the bad end is not worse than the good): no culprit".to_string(),
+        Some("skipped" | "undecided") => return "bisect: the ends could not be verified: no culprit".to_string(),
+        _ => {}
+    }
     if parts.is_empty() {
         return match v["range"].as_array() {
             Some(r) if r.len() == 2 => format!(
@@ -66,4 +71,27 @@ pub fn summary(v: &serde_json::Value) -> String {
 
 fn short(v: &serde_json::Value) -> String {
     v.as_str().unwrap_or("").chars().take(12).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::summary;
+
+    #[test]
+    fn a_bisect_whose_ends_did_not_reproduce_names_no_culprit() {
+        let v = serde_json::json!({"parts": [], "ends": {"found": "good"}});
+        assert!(
+            summary(&v).contains("does not reproduce here"),
+            "{}",
+            summary(&v)
+        );
+        let v = serde_json::json!({"parts": [], "ends": {"found": "skipped"}});
+        assert!(
+            summary(&v).contains("could not be verified"),
+            "{}",
+            summary(&v)
+        );
+        let v = serde_json::json!({"parts": [], "range": ["aa", "bb"], "ends": {"found": "bad"}});
+        assert!(summary(&v).contains("not narrowed"), "{}", summary(&v));
+    }
 }

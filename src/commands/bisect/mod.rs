@@ -177,6 +177,7 @@ pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
         watch: p.watch.clone(),
         parts: Vec::new(),
         range: None,
+        ends: None,
         steps: Vec::new(),
         skipped: Vec::new(),
         gpu_seconds: 0.0,
@@ -256,6 +257,32 @@ impl Ctx<'_> {
         let good_tree = self.prepare(trees, &mut built, &p.good)?.map_err(|why| {
             anyhow::anyhow!("the good end {} cannot be built: {why}", short(&p.good))
         })?;
+        // The ends first: a bad end that is not worse than the good one here ends the
+        // bisect with no culprit (exit 3), whatever the alert said.
+        say!(
+            "bisect: the ends: {} against {}",
+            short(&p.bad),
+            short(&p.good)
+        );
+        let ends = self.step(trees, &mut built, &p.good, &good_tree, &p.bad)?;
+        say!(
+            "bisect: the ends: {}{}",
+            ends.found,
+            ends.why
+                .as_deref()
+                .map(|w| format!(": {w}"))
+                .unwrap_or_default()
+        );
+        out.gpu_seconds += ends.seconds;
+        let reproduced = ends.found == Found::Bad;
+        let ends_evidence = ends.evidence.clone();
+        out.ends = Some(ends);
+        if crate::process::interrupted().is_some() {
+            return Ok(true);
+        }
+        if !reproduced {
+            return Ok(false);
+        }
         let (mut against, mut against_tree) = (p.good.clone(), good_tree);
         let mut rest: &[String] = &p.commits;
         for _ in 0..MAX_PARTS {
@@ -306,7 +333,12 @@ impl Ctx<'_> {
                 ));
                 return Ok(false);
             };
-            let evidence = evidence_of.remove(&c).unwrap_or_default();
+            // The bad end, never stepped: its evidence is the ends' trials (first part).
+            let evidence = match evidence_of.remove(&c) {
+                Some(e) => e,
+                None if against == p.good && c + 1 == rest.len() => ends_evidence.clone(),
+                None => Vec::new(),
+            };
             // The culprit's share of the alerts' step: the watched rows' median.
             let shares: Vec<f64> = evidence.iter().filter_map(|e| e.share).collect();
             let share = (!shares.is_empty()).then(|| perfdb_reports::stats::median(&shares));

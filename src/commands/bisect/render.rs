@@ -1,5 +1,6 @@
 //! A bisect's result as a person reads it (terminal, markdown) or a program does (JSON).
 
+use super::search::Found;
 use super::{Bisected, Evidence};
 use crate::cli::BisectFormat;
 use perfdb_reports::fmt::human_seconds;
@@ -33,6 +34,25 @@ pub fn render(b: &Bisected, format: BisectFormat) -> String {
 
 fn headline(b: &Bisected) -> String {
     let mut s = String::new();
+    if let Some(e) = b.ends.as_ref().filter(|e| e.found != Found::Bad) {
+        s.push_str(&match e.found {
+            Found::Good => format!(
+                "the step does not reproduce here: {} is not worse than {}; no culprit\n",
+                short(&b.bad),
+                short(&b.good)
+            ),
+            _ => format!(
+                "the ends could not be verified ({} against {}: {}); no culprit\n",
+                short(&b.bad),
+                short(&b.good),
+                e.why.as_deref().unwrap_or("undecided")
+            ),
+        });
+        for ev in &e.evidence {
+            s.push_str(&format!("  {}\n", evidence_line(ev)));
+        }
+        return s;
+    }
     if b.parts.is_empty() {
         let (g, x) = b.range.clone().unwrap_or_default();
         s.push_str(&format!(
@@ -209,6 +229,7 @@ mod tests {
                 part("2b", "c25: drop the prefetch"),
             ],
             range: None,
+            ends: None,
             steps: vec![
                 step("0f", Found::Good, None),
                 step(

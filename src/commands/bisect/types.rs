@@ -102,6 +102,11 @@ pub struct Bisected {
     pub parts: Vec<Part>,
     /// When no culprit: the range it lies in, (after this, up to this].
     pub range: Option<(String, String)>,
+    /// The bad end measured against the good before any search: the search runs only
+    /// when the bad end is worse there (a false alarm, or a step this machine does not
+    /// show, names no culprit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ends: Option<Step>,
     pub steps: Vec<Step>,
     pub skipped: Vec<String>,
     /// Wall seconds of the steps' trials (the GPU time spent).
