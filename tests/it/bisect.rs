@@ -666,3 +666,61 @@ fn a_range_with_no_change_names_no_culprit() {
     );
     assert!(!text.contains("culprit "), "{text}");
 }
+
+/// [`BENCH`], but a negative `kernel.conf` (`-13`) runs at 13 us and crashes its third
+/// trial (exit 1, no output): a flaky commit.
+const FLAKY_BENCH: &str = r#"#!/bin/sh
+n=$(cat .trial 2>/dev/null || echo 0); n=$((n + 1)); echo $n > .trial
+base=$(cat kernel.conf)
+case "$base" in -*) base=${base#-}; [ "$n" -eq 3 ] && exit 1 ;; esac
+awk -v n="$n" -v base="$base" 'BEGIN {
+  srand(n * 7919 + 17)
+  noise = 1 + 0.02 * (rand() + rand() + rand() - 1.5)
+  printf "[perf] dim: (64,) dtype: bf16, torch avg: %.3f us, ck avg: %.3f us\n", 5 * (1 + 0.004 * (rand() - 0.5)), base * noise
+}'
+"#;
+
+#[test]
+fn a_trial_that_fails_inside_a_step_skips_it() {
+    let wh = Wh::new();
+    let dir = wh.dir.path().join("kernels");
+    // c02 slows the kernel 30% and crashes one trial in its worktree.
+    let shas = repo_with(
+        &dir,
+        FLAKY_BENCH,
+        4,
+        |i| match i {
+            0 | 1 => 10.0,
+            2 => -13.0,
+            _ => 13.0,
+        },
+        &[],
+    );
+    let (exit, v, err) = bisect(
+        &wh,
+        &[
+            "--repo",
+            dir.to_str().unwrap(),
+            "--good",
+            &shas[0],
+            "--bad",
+            &shas[4],
+            "--series",
+            "(64,)",
+            "--",
+            "sh",
+            "bench.sh",
+        ],
+    );
+    let steps = v["steps"].as_array().unwrap();
+    let c2 = steps
+        .iter()
+        .find(|s| s["commit"] == shas[2].as_str())
+        .unwrap_or_else(|| panic!("c02 was not tried: {v}\n{err}"));
+    assert_eq!(c2["found"], "skipped", "{c2}");
+    let why = c2["why"].as_str().unwrap();
+    assert!(why.contains("trial(s) failed"), "{why}");
+    // Never a culprit named past a skipped commit next to it.
+    assert_eq!(exit, 3, "{v}");
+    assert_eq!(v["parts"], serde_json::json!([]), "{v}");
+}

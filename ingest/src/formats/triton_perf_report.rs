@@ -153,7 +153,7 @@ impl Parser for TritonPerfReport {
         let mut parsed = Parsed::sized_for(text, 25);
         let mut i = 0;
         // Each plot's first title line: a plot printed again is said, never pooled unsaid.
-        let mut titled: Vec<(&str, usize)> = Vec::new();
+        let mut titled: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
         while i + 2 < lines.len() {
             let Some(plot) = title(lines[i]) else {
                 if untitled_table(&lines, i) {
@@ -203,14 +203,16 @@ impl Parser for TritonPerfReport {
                     },
                 });
             }
-            match titled.iter().find(|(p, _)| *p == plot) {
-                Some((_, first)) => parsed.warnings.push(Warning {
+            match titled.get(plot) {
+                Some(first) => parsed.warnings.push(Warning {
                     line: i + 1,
                     reason: format!(
                         "{plot}: printed again (first at line {first}): its rows are read as repeats of the first table's; if the two are different runs (a before and an after), ingest each as its own file"
                     ),
                 }),
-                None => titled.push((plot, i + 1)),
+                None => {
+                    titled.insert(plot, i + 1);
+                }
             }
             // A table (title, header, numbered rows) that cannot be read refuses the
             // file: storing the others would make its rows read as missing.

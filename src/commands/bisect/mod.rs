@@ -510,6 +510,32 @@ impl Ctx<'_> {
                 evidence,
             );
         }
+        // A trial that failed skips the step (as `git bisect skip`): the trials left are
+        // never judged alone. A commit that fails some trials and not others is flaky.
+        let failed: Vec<&perfdb_reports::compare::FailedRun> = report
+            .head
+            .failed_runs
+            .iter()
+            .chain(&report.base.failed_runs)
+            .collect();
+        if let Some(first) = failed.first() {
+            let head = report.head.failed_runs.len();
+            let flaky = head > 0 && head < report.head.runs.len();
+            return (
+                Found::Skip,
+                Some(format!(
+                    "{} trial(s) failed ({}){}: skipped, never judged on the trials left",
+                    failed.len(),
+                    first.detail,
+                    if flaky {
+                        "; the commit passes some trials and fails others: flaky"
+                    } else {
+                        ""
+                    }
+                )),
+                evidence,
+            );
+        }
         if rows.iter().any(|r| r.state == Some(State::Regression)) {
             (Found::Bad, None, evidence)
         } else if rows
