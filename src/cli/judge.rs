@@ -197,6 +197,10 @@ pub struct BisectArgs {
     /// whose build fails is skipped (as `git bisect skip`)
     #[arg(long, value_name = "CMD")]
     pub build: Option<String>,
+    /// Seconds a build may take: past them its process group is stopped and the commit
+    /// skipped
+    #[arg(long, value_name = "SECONDS", default_value_t = 1800)]
+    pub build_timeout: u64,
     /// Trials a side at most per step (even); a step still undecided there ends the
     /// search at the range it proved
     #[arg(long, value_name = "N", default_value_t = 12, value_parser = even_trials)]

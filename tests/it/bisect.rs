@@ -724,3 +724,100 @@ fn a_trial_that_fails_inside_a_step_skips_it() {
     assert_eq!(exit, 3, "{v}");
     assert_eq!(v["parts"], serde_json::json!([]), "{v}");
 }
+
+/// Whether a process whose command line holds `marker` is running.
+fn running(marker: &str) -> bool {
+    Command::new("pgrep")
+        .args(["-f", marker])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn a_cancelled_build_leaves_no_process_and_no_worktree() {
+    let wh = Wh::new();
+    let dir = wh.dir.path().join("kernels");
+    let shas = repo(&dir, 4, |i| if i >= 2 { 13.0 } else { 10.0 }, &[]);
+    let child = wh
+        .cmd()
+        .args([
+            "bisect",
+            "--quiet",
+            "--repo",
+            dir.to_str().unwrap(),
+            "--good",
+            &shas[0],
+            "--bad",
+            &shas[4],
+            "--series",
+            "(64,)",
+            "--build",
+            "sleep 127.25",
+            "--",
+            "sh",
+            "bench.sh",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !running("sleep 127.25") && started.elapsed() < std::time::Duration::from_secs(30) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(running("sleep 127.25"), "the build never started");
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(!running("sleep 127.25"), "the build outlived the bisect");
+    let trees = Command::new("git")
+        .arg("-C")
+        .arg(&dir)
+        .args(["worktree", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&trees).lines().count(), 1, "{}", stdout(&trees));
+}
+
+#[test]
+fn a_hung_build_is_stopped_at_its_deadline_and_a_background_child_holds_nothing() {
+    let wh = Wh::new();
+    let dir = wh.dir.path().join("kernels");
+    let shas = repo(&dir, 2, |i| if i >= 2 { 13.0 } else { 10.0 }, &[]);
+    // The good end's build leaves `sleep` running with the output open: the bisect goes
+    // on; every later build hangs past its deadline: skipped.
+    let build =
+        "if [ \"$(cat notes.txt)\" = 'change 0' ]; then sleep 61.5 & exit 0; else sleep 62.5; fi";
+    let t0 = std::time::Instant::now();
+    let (exit, v, err) = bisect(
+        &wh,
+        &[
+            "--repo",
+            dir.to_str().unwrap(),
+            "--good",
+            &shas[0],
+            "--bad",
+            &shas[2],
+            "--series",
+            "(64,)",
+            "--build",
+            build,
+            "--build-timeout",
+            "2",
+            "--",
+            "sh",
+            "bench.sh",
+        ],
+    );
+    assert!(t0.elapsed() < std::time::Duration::from_secs(50), "{err}");
+    assert_eq!(exit, 3, "{err}\n{v}");
+    let why = v["ends"]["why"].as_str().unwrap_or_default();
+    assert!(why.contains("--build-timeout"), "{v}");
+    assert!(
+        !running("sleep 62.5"),
+        "the hung build outlived its deadline"
+    );
+}

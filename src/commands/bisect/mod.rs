@@ -148,6 +148,9 @@ fn plan(root: &Path, a: &BisectArgs) -> anyhow::Result<Plan> {
 
 pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
     let p = plan(root, &a)?;
+    // SIGINT/SIGTERM from here on stop what runs (a build, a trial) with its group; the
+    // worktrees are removed and the steps so far printed (exit 130).
+    crate::process::catch_interrupts();
     let label = format!("bisect-{}", p.id);
     Label::new(&label).map_err(|e| anyhow::anyhow!("label {label}: {e}"))?;
     // A new private folder: a name another user made in advance is never built in.
@@ -254,7 +257,11 @@ impl Ctx<'_> {
     /// The search, part by part, into `out`; true when a signal cut it short.
     fn search(&self, trees: &mut Worktrees, p: &Plan, out: &mut Bisected) -> anyhow::Result<bool> {
         let mut built = Built::new();
-        let good_tree = self.prepare(trees, &mut built, &p.good)?.map_err(|why| {
+        let good_tree = self.prepare(trees, &mut built, &p.good)?;
+        if crate::process::interrupted().is_some() {
+            return Ok(true);
+        }
+        let good_tree = good_tree.map_err(|why| {
             anyhow::anyhow!("the good end {} cannot be built: {why}", short(&p.good))
         })?;
         // The ends first: a bad end that is not worse than the good one here ends the
@@ -353,9 +360,11 @@ impl Ctx<'_> {
                 return Ok(false);
             }
             against = rest[c].clone();
-            against_tree = self
-                .prepare(trees, &mut built, &against)?
-                .map_err(|why| anyhow::anyhow!("{why}"))?;
+            let tree = self.prepare(trees, &mut built, &against)?;
+            if crate::process::interrupted().is_some() {
+                return Ok(true);
+            }
+            against_tree = tree.map_err(|why| anyhow::anyhow!("{why}"))?;
             rest = &rest[c + 1..];
         }
         Ok(false)
@@ -378,24 +387,37 @@ impl Ctx<'_> {
                 let log = self.logs.join(format!("build-{}.log", short(sha)));
                 std::fs::create_dir_all(&self.logs)
                     .with_context(|| format!("cannot create {}", self.logs.display()))?;
-                let out = std::process::Command::new("sh")
-                    .args(["-c", cmd])
-                    .current_dir(&tree)
-                    .stdin(std::process::Stdio::null())
-                    .output()
-                    .with_context(|| format!("cannot run the build command `{cmd}`"))?;
-                let mut text = out.stdout.clone();
-                text.extend_from_slice(&out.stderr);
-                std::fs::write(&log, &text)
+                // Supervised as a trial is: a process group of its own, stopped whole
+                // at its deadline or on SIGINT/SIGTERM, a background child it leaves
+                // never holding the step.
+                let limit = std::time::Duration::from_secs(self.a.build_timeout);
+                let out = crate::process::run(
+                    std::process::Command::new("sh")
+                        .args(["-c", cmd])
+                        .current_dir(&tree),
+                    crate::process::Echo::Quiet,
+                    Some(Instant::now() + limit),
+                )
+                .with_context(|| format!("cannot run the build command `{cmd}`"))?;
+                std::fs::write(&log, &out.merged)
                     .with_context(|| format!("cannot write {}", log.display()))?;
-                if out.status.success() {
-                    Ok(tree)
-                } else {
-                    Err(format!(
+                match out.ended {
+                    crate::process::Ended::Exited if out.status.success() => Ok(tree),
+                    crate::process::Ended::Exited => Err(format!(
                         "the build exited with {} (log: {})",
                         out.status,
                         log.display()
-                    ))
+                    )),
+                    crate::process::Ended::Deadline => Err(format!(
+                        "the build ran past --build-timeout ({} s) and was stopped with every \
+                         process it started (log: {})",
+                        self.a.build_timeout,
+                        log.display()
+                    )),
+                    crate::process::Ended::Interrupted(sig) => Err(format!(
+                        "the build was stopped by {}",
+                        crate::process::signal_name(sig)
+                    )),
                 }
             }
         };
