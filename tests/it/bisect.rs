@@ -752,7 +752,8 @@ fn a_cancelled_build_leaves_no_process_and_no_worktree() {
             "--series",
             "(64,)",
             "--build",
-            "sleep 127.25",
+            // The build's process reads `sleep 127`; perfdb's own command line does not.
+            "exec sleep $((127))",
             "--",
             "sh",
             "bench.sh",
@@ -762,17 +763,17 @@ fn a_cancelled_build_leaves_no_process_and_no_worktree() {
         .spawn()
         .unwrap();
     let started = std::time::Instant::now();
-    while !running("sleep 127.25") && started.elapsed() < std::time::Duration::from_secs(30) {
+    while !running("sleep 127") && started.elapsed() < std::time::Duration::from_secs(30) {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    assert!(running("sleep 127.25"), "the build never started");
+    assert!(running("sleep 127"), "the build never started");
     Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
         .unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
-    assert!(!running("sleep 127.25"), "the build outlived the bisect");
+    assert!(!running("sleep 127"), "the build outlived the bisect");
     let trees = Command::new("git")
         .arg("-C")
         .arg(&dir)
@@ -790,7 +791,7 @@ fn a_hung_build_is_stopped_at_its_deadline_and_a_background_child_holds_nothing(
     // The good end's build leaves `sleep` running with the output open: the bisect goes
     // on; every later build hangs past its deadline: skipped.
     let build =
-        "if [ \"$(cat notes.txt)\" = 'change 0' ]; then sleep 61.5 & exit 0; else sleep 62.5; fi";
+        "if [ \"$(cat notes.txt)\" = 'change 0' ]; then sleep $((61)) & exit 0; else exec sleep $((62)); fi";
     let t0 = std::time::Instant::now();
     let (exit, v, err) = bisect(
         &wh,
@@ -816,8 +817,5 @@ fn a_hung_build_is_stopped_at_its_deadline_and_a_background_child_holds_nothing(
     assert_eq!(exit, 3, "{err}\n{v}");
     let why = v["ends"]["why"].as_str().unwrap_or_default();
     assert!(why.contains("--build-timeout"), "{v}");
-    assert!(
-        !running("sleep 62.5"),
-        "the hung build outlived its deadline"
-    );
+    assert!(!running("sleep 62"), "the hung build outlived its deadline");
 }
