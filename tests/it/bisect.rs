@@ -819,3 +819,69 @@ fn a_hung_build_is_stopped_at_its_deadline_and_a_background_child_holds_nothing(
     assert!(why.contains("--build-timeout"), "{v}");
     assert!(!running("sleep 62"), "the hung build outlived its deadline");
 }
+
+#[test]
+fn a_later_part_at_the_bad_end_is_measured_before_it_is_named() {
+    let wh = Wh::new();
+    let dir = wh.dir.path().join("kernels");
+    // +15% at c10 and +15% more at c28, the alert's first bad commit: the second part's
+    // culprit is the bad end, which no step of that part tries.
+    let speed = |i: usize| match i {
+        0..=9 => 10.0,
+        10..=27 => 11.5,
+        _ => 13.225,
+    };
+    let shas = repo(&dir, 30, speed, &[]);
+    for (k, i) in [0, 2, 4, 6, 8, 28, 29, 30].into_iter().enumerate() {
+        git(&dir, &["checkout", "-q", &shas[i]], 0);
+        let time = format!("2026-06-02T{:02}:00:00Z", k + 1);
+        for _ in 0..3 {
+            let out = wh
+                .cmd()
+                .current_dir(&dir)
+                .args([
+                    "run",
+                    "--label",
+                    "main",
+                    "--commit",
+                    &shas[i],
+                    "--commit-time",
+                    &time,
+                    "--",
+                    "sh",
+                    "bench.sh",
+                ])
+                .output()
+                .unwrap();
+            assert_eq!(code(&out), 0, "{}", stderr(&out));
+        }
+    }
+    git(&dir, &["checkout", "-q", "main"], 0);
+    wh.run(&["detect", "--label", "main"]);
+    let alerts: Vec<Value> = serde_json::from_str(&wh.ok(&["alerts", "--format", "json"])).unwrap();
+    let alert = alerts
+        .iter()
+        .find(|a| a["key_text"].as_str().unwrap().contains("(64,)") && a["variant"] == "ck")
+        .unwrap_or_else(|| panic!("{alerts:?}"));
+    assert_eq!(alert["first_bad_commit"], shas[28].as_str());
+    let id = alert["id"].as_str().unwrap();
+    let (exit, v, err) = bisect(&wh, &[&id[..8], "--repo", dir.to_str().unwrap()]);
+    assert_eq!(exit, 0, "{err}\n{v}");
+    let parts = v["parts"].as_array().unwrap();
+    assert_eq!(parts.len(), 2, "{v}");
+    assert_eq!(parts[1]["culprit"]["sha"], shas[28].as_str(), "{v}");
+    // Its evidence is its own trials against the first culprit, never the alert's word.
+    let ev = parts[1]["evidence"].as_array().unwrap();
+    assert!(!ev.is_empty(), "{v}");
+    assert_eq!(ev[0]["state"], "regression", "{v}");
+    let text = stdout(&wh.run(&[
+        "bisect",
+        "--quiet",
+        "--seed",
+        "7",
+        &id[..8],
+        "--repo",
+        dir.to_str().unwrap(),
+    ]));
+    assert!(!text.contains("its evidence is the alert's step"), "{text}");
+}

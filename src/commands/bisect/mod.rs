@@ -340,11 +340,32 @@ impl Ctx<'_> {
                 ));
                 return Ok(false);
             };
-            // The bad end, never stepped: its evidence is the ends' trials (first part).
+            // The bad end, never stepped: its evidence is the ends' trials (first part),
+            // or its own trials against the part's start (a later part): a culprit is
+            // never named on the alert's word alone.
             let evidence = match evidence_of.remove(&c) {
                 Some(e) => e,
                 None if against == p.good && c + 1 == rest.len() => ends_evidence.clone(),
-                None => Vec::new(),
+                None => {
+                    let sha = &rest[c];
+                    say!(
+                        "bisect: {} against {}: its evidence",
+                        short(sha),
+                        short(&against)
+                    );
+                    let step = self.step(trees, &mut built, &against, &against_tree, sha)?;
+                    out.gpu_seconds += step.seconds;
+                    if crate::process::interrupted().is_some() {
+                        return Ok(true);
+                    }
+                    if step.found != Found::Bad {
+                        // Not worse than the part's start after all: no culprit here.
+                        out.range = Some((against.clone(), sha.clone()));
+                        out.steps.push(step);
+                        return Ok(false);
+                    }
+                    step.evidence
+                }
             };
             // The culprit's share of the alerts' step: the watched rows' median.
             let shares: Vec<f64> = evidence.iter().filter_map(|e| e.share).collect();
