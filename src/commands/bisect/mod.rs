@@ -10,6 +10,7 @@ mod git;
 mod render;
 mod search;
 mod types;
+mod verdict;
 
 pub use types::*;
 
@@ -20,7 +21,6 @@ use clap::Parser;
 use git::{short, Worktrees};
 use perfdb_ingest::warehouse::Label;
 use perfdb_reports::alerts::{self, AlertGroup, AlertView};
-use perfdb_reports::compare::{Report, Row, State};
 use perfdb_reports::db::Db;
 use search::{Found, Search};
 use std::path::{Path, PathBuf};
@@ -266,30 +266,13 @@ impl Ctx<'_> {
         })?;
         // The ends first: a bad end that is not worse than the good one here ends the
         // bisect with no culprit (exit 3), whatever the alert said.
-        say!(
-            "bisect: the ends: {} against {}",
-            short(&p.bad),
-            short(&p.good)
-        );
-        let ends = self.step(trees, &mut built, &p.good, &good_tree, &p.bad)?;
-        say!(
-            "bisect: the ends: {}{}",
-            ends.found,
-            ends.why
-                .as_deref()
-                .map(|w| format!(": {w}"))
-                .unwrap_or_default()
-        );
-        out.gpu_seconds += ends.seconds;
-        let reproduced = ends.found == Found::Bad;
-        let ends_evidence = ends.evidence.clone();
-        out.ends = Some(ends);
+        let ends = self.verify_ends(trees, &mut built, p, &good_tree, out)?;
         if crate::process::interrupted().is_some() {
             return Ok(true);
         }
-        if !reproduced {
+        let Some(ends_evidence) = ends else {
             return Ok(false);
-        }
+        };
         let (mut against, mut against_tree) = (p.good.clone(), good_tree);
         let mut rest: &[String] = &p.commits;
         for _ in 0..MAX_PARTS {
@@ -348,11 +331,6 @@ impl Ctx<'_> {
                 None if against == p.good && c + 1 == rest.len() => ends_evidence.clone(),
                 None => {
                     let sha = &rest[c];
-                    say!(
-                        "bisect: {} against {}: its evidence",
-                        short(sha),
-                        short(&against)
-                    );
                     let step = self.step(trees, &mut built, &against, &against_tree, sha)?;
                     out.gpu_seconds += step.seconds;
                     if crate::process::interrupted().is_some() {
@@ -389,6 +367,36 @@ impl Ctx<'_> {
             rest = &rest[c + 1..];
         }
         Ok(false)
+    }
+
+    /// The bad end measured against the good one, into `out.ends`: its evidence when it
+    /// is worse there (the search goes on), `None` when it is not or could not be told.
+    fn verify_ends(
+        &self,
+        trees: &mut Worktrees,
+        built: &mut Built,
+        p: &Plan,
+        good_tree: &Path,
+        out: &mut Bisected,
+    ) -> anyhow::Result<Option<Vec<Evidence>>> {
+        say!(
+            "bisect: the ends: {} against {}",
+            short(&p.bad),
+            short(&p.good)
+        );
+        let ends = self.step(trees, built, &p.good, good_tree, &p.bad)?;
+        say!(
+            "bisect: the ends: {}{}",
+            ends.found,
+            ends.why
+                .as_deref()
+                .map(|w| format!(": {w}"))
+                .unwrap_or_default()
+        );
+        out.gpu_seconds += ends.seconds;
+        let evidence = (ends.found == Found::Bad).then(|| ends.evidence.clone());
+        out.ends = Some(ends);
+        Ok(evidence)
     }
 
     /// The worktree of `sha`, built: Ok(Err(why)) when its build fails.
@@ -525,74 +533,5 @@ impl Ctx<'_> {
         step.why = why;
         step.evidence = evidence;
         Ok(step)
-    }
-
-    /// The step's verdict from the watched rows.
-    fn judge(&self, report: &Report) -> (Found, Option<String>, Vec<Evidence>) {
-        let rows: Vec<&Row> = report.rows.iter().filter(|r| self.watch.holds(r)).collect();
-        let evidence: Vec<Evidence> = rows
-            .iter()
-            .map(|r| Evidence {
-                row: format!("{} {} {} {}", r.table, r.variant, r.key_text, r.metric),
-                share: self.watch.series_of(r).and_then(|s| {
-                    let total = s.ratio.ln().abs();
-                    r.ratio
-                        .filter(|_| total > 0.0 && total.is_finite())
-                        .map(|x| x.ln().abs() / total)
-                }),
-                state: r.state.map(|s| s.as_str().to_string()),
-                ratio: r.ratio,
-                ratio_ci: r.ratio_ci,
-                trials: (r.base.finite().len(), r.head.finite().len()),
-            })
-            .collect();
-        if rows.is_empty() {
-            return (
-                Found::Skip,
-                Some("the watched rows are not in its output".into()),
-                evidence,
-            );
-        }
-        // A trial that failed skips the step (as `git bisect skip`): the trials left are
-        // never judged alone. A commit that fails some trials and not others is flaky.
-        let failed: Vec<&perfdb_reports::compare::FailedRun> = report
-            .head
-            .failed_runs
-            .iter()
-            .chain(&report.base.failed_runs)
-            .collect();
-        if let Some(first) = failed.first() {
-            let head = report.head.failed_runs.len();
-            let flaky = head > 0 && head < report.head.runs.len();
-            return (
-                Found::Skip,
-                Some(format!(
-                    "{} trial(s) failed ({}){}: skipped, never judged on the trials left",
-                    failed.len(),
-                    first.detail,
-                    if flaky {
-                        "; the commit passes some trials and fails others: flaky"
-                    } else {
-                        ""
-                    }
-                )),
-                evidence,
-            );
-        }
-        if rows.iter().any(|r| r.state == Some(State::Regression)) {
-            (Found::Bad, None, evidence)
-        } else if rows
-            .iter()
-            .all(|r| matches!(r.state, Some(State::Cleared | State::Improvement)))
-        {
-            (Found::Good, None, evidence)
-        } else {
-            let open: Vec<String> = rows
-                .iter()
-                .filter(|r| !matches!(r.state, Some(State::Cleared | State::Improvement)))
-                .map(|r| format!("{} {}: {}", r.key_text, r.metric, r.reason))
-                .collect();
-            (Found::Undecided, Some(open.join("; ")), evidence)
-        }
     }
 }
