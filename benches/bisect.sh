@@ -2,15 +2,21 @@
 # perfdb bisect's own cost: a generated repository of N commits (default 20) whose `[perf]`
 # script (a few ms, 1-2% noise seeded by the trial's count) steps +30% at commit STEP
 # (default 13), bisected RUNS times (default 3) on a fresh warehouse each time, release
-# build. Prints each run's wall and max RSS, then the steps the last run took.
+# build. Prints each run's wall and max RSS, then the steps the last run took, its ends'
+# check, and the trials it stored (warm-ups included): the runs a culprit cost.
 #
 #   bash benches/bisect.sh [N=20] [STEP=13] [RUNS=3]
+#   PERFDB_BIN=path/to/perfdb bash benches/bisect.sh ...   (a build already made)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N="${1:-20}"; STEP="${2:-13}"; RUNS="${3:-3}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfdb/target}"
-cargo build --release --quiet --bin perfdb
-P="$CARGO_TARGET_DIR/release/perfdb"
+if [ -n "${PERFDB_BIN:-}" ]; then
+  P="$PERFDB_BIN"
+else
+  cargo build --release --quiet --bin perfdb
+  P="$CARGO_TARGET_DIR/release/perfdb"
+fi
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 R="$TMP/r"
@@ -35,4 +41,7 @@ for _ in $(seq "$RUNS"); do
 done
 python3 -c "
 import json; v = json.load(open('$TMP/out.json'))
-print(len(v['steps']), 'steps, culprit', v['parts'][0]['culprit']['subject'] if v['parts'] else v['range'])"
+e = v.get('ends') or {}
+print(len(v['steps']), 'steps, culprit', v['parts'][0]['culprit']['subject'] if v['parts'] else v['range'],
+      '| ends:', e.get('found'), e.get('trials_a_side'), 'a side | trials (seconds):', round(v['gpu_seconds'], 1))"
+echo "trials stored: $("$P" --warehouse "$TMP/wh" sql --format json "SELECT count(*) AS n FROM runs" | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["n"])')"
