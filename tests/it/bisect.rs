@@ -885,3 +885,50 @@ fn a_later_part_at_the_bad_end_is_measured_before_it_is_named() {
     ]));
     assert!(!text.contains("its evidence is the alert's step"), "{text}");
 }
+
+/// The two bisects `examples/h200/bisect_ends.sh` made on an H200
+/// (sample-data/h200-bisect-ends/PROVENANCE.md): a range with no change ends at its ends'
+/// check with no culprit; a real step is verified, then found.
+#[test]
+fn the_recorded_h200_bisects_verify_their_ends() {
+    let dir = sample("h200-bisect-ends");
+    let read = |case: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{case}.json"))).unwrap())
+            .unwrap()
+    };
+    let exit_of = |case: &str| -> String {
+        let err = std::fs::read_to_string(dir.join(format!("{case}.stderr"))).unwrap();
+        err.lines().last().unwrap().to_string()
+    };
+    let none = read("false-alarm");
+    assert_eq!(none["ends"]["found"], "good", "{none}");
+    assert_eq!(none["parts"], serde_json::json!([]));
+    assert_eq!(none["steps"], serde_json::json!([]));
+    let ratio = none["ends"]["evidence"][0]["ratio"].as_f64().unwrap();
+    assert!((0.95..1.05).contains(&ratio), "{ratio}");
+    assert!(exit_of("false-alarm").starts_with("exit 3 "));
+
+    let step = read("step");
+    assert_eq!(step["ends"]["found"], "bad", "{step}");
+    let ratio = step["ends"]["evidence"][0]["ratio"].as_f64().unwrap();
+    assert!(
+        (5.0..6.0).contains(&ratio),
+        "block 64 against 1024: {ratio}"
+    );
+    assert_eq!(step["parts"][0]["culprit"]["subject"], "c6: change 6");
+    let subjects: std::collections::HashMap<String, usize> =
+        std::fs::read_to_string(dir.join("step.commits.txt"))
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let (sha, subject) = l.split_once(' ').unwrap();
+                let n = subject[1..].split(':').next().unwrap().parse().unwrap();
+                (sha.to_string(), n)
+            })
+            .collect();
+    for s in step["steps"].as_array().unwrap() {
+        let n = subjects[s["commit"].as_str().unwrap()];
+        assert_eq!(s["found"], if n >= 6 { "bad" } else { "good" }, "c{n}: {s}");
+    }
+    assert!(exit_of("step").starts_with("exit 0 "));
+}
