@@ -349,4 +349,10 @@ fn a_pytorch_v3_record_past_the_peak_is_invalid_in_compare() {
     }
     assert_ne!(exit, 0);
     assert_ne!(report["verdict"], "ok");
+    // `perfdb sql`'s view holds them by the same unit rule.
+    assert_eq!(
+        wh.count("SELECT count(*) FROM percent_of_peak WHERE impossible AND label = 'head'"),
+        6,
+        "three trials, a TFLOPS and a TB/s value each"
+    );
 }

@@ -1,6 +1,7 @@
 //! The device table and percent of peak as SQL (`perfdb sql`): a `devices` table (one
 //! row per device and quantity, with its source) and a `percent_of_peak` view (every
-//! TFLOPS and TB/s value of a run on a known device whose data type its key says).
+//! TFLOPS and TB/s value of a run on a known device whose data type its key says, told
+//! by the unit whatever the metric is named, derived values aside).
 //! Runs are matched to devices, and keys to data types, by the same code ingest and
 //! compare use: the matches are computed here and handed to DuckDB as tables.
 
@@ -70,7 +71,7 @@ impl Db {
         }
         let keys: Vec<String> = {
             let mut stmt = self.conn.prepare(
-                "SELECT DISTINCT \"key\" FROM measurements WHERE metric = 'throughput' AND unit = 'TFLOPS'",
+                "SELECT DISTINCT \"key\" FROM measurements WHERE unit = 'TFLOPS' AND direction <> 'none'",
             )?;
             let rows = stmt.query_map([], |r| r.get(0))?;
             rows.collect::<Result<_, _>>()?
@@ -92,9 +93,9 @@ impl Db {
              FROM measurements m JOIN run_devices rd USING (run_id) \
              LEFT JOIN key_dtypes k ON k.\"key\" = m.\"key\" \
              JOIN devices d ON d.device = rd.device AND d.quantity = CASE \
-                  WHEN m.metric = 'bandwidth' AND m.unit = 'TB/s' THEN 'bandwidth' \
-                  WHEN m.metric = 'throughput' AND m.unit = 'TFLOPS' THEN k.dtype END \
-             WHERE m.value IS NOT NULL",
+                  WHEN m.unit = 'TB/s' THEN 'bandwidth' \
+                  WHEN m.unit = 'TFLOPS' THEN k.dtype END \
+             WHERE m.value IS NOT NULL AND m.direction <> 'none'",
         )?;
         Ok(())
     }
