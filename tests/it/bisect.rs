@@ -242,25 +242,18 @@ fn bisect_names_the_commit_in_log2_steps_and_skips_a_broken_build() {
     assert!(text.contains("Ada Kernel <ada@example.com>"), "{text}");
 }
 
-#[test]
-fn a_step_in_two_parts_from_an_alert_says_each_share() {
-    let wh = Wh::new();
-    let dir = wh.dir.path().join("kernels");
-    // +15% at c10 and +15% more at c25.
-    let speed = |i: usize| match i {
-        0..=9 => 10.0,
-        10..=24 => 11.5,
-        _ => 13.225,
-    };
-    let shas = repo(&dir, 30, speed, &[]);
-    // Nightly measured c00-c08 and c28-c30: the alert says "between c08 and c28".
+/// A 30-commit repository at `speed`, measured nightly at c00-c08 and c28-c30 (three
+/// trials each) and `detect`ed: the alert says "between c08 and c28". Its commits and
+/// the watched row's alert id.
+fn nightly_alert(wh: &Wh, dir: &Path, speed: impl Fn(usize) -> f64) -> (Vec<String>, String) {
+    let shas = repo(dir, 30, speed, &[]);
     for (k, i) in [0, 2, 4, 6, 8, 28, 29, 30].into_iter().enumerate() {
-        git(&dir, &["checkout", "-q", &shas[i]], 0);
+        git(dir, &["checkout", "-q", &shas[i]], 0);
         let time = format!("2026-06-02T{:02}:00:00Z", k + 1);
         for _ in 0..3 {
             let out = wh
                 .cmd()
-                .current_dir(&dir)
+                .current_dir(dir)
                 .args([
                     "run",
                     "--label",
@@ -278,7 +271,7 @@ fn a_step_in_two_parts_from_an_alert_says_each_share() {
             assert_eq!(code(&out), 0, "{}", stderr(&out));
         }
     }
-    git(&dir, &["checkout", "-q", "main"], 0);
+    git(dir, &["checkout", "-q", "main"], 0);
     let out = wh.run(&["detect", "--label", "main"]);
     assert_eq!(code(&out), 1, "{}{}", stdout(&out), stderr(&out));
     let alerts: Vec<Value> = serde_json::from_str(&wh.ok(&["alerts", "--format", "json"])).unwrap();
@@ -288,7 +281,22 @@ fn a_step_in_two_parts_from_an_alert_says_each_share() {
         .unwrap_or_else(|| panic!("{alerts:?}"));
     assert_eq!(alert["last_good_commit"], shas[8].as_str());
     assert_eq!(alert["first_bad_commit"], shas[28].as_str());
-    let id = alert["id"].as_str().unwrap();
+    let id = alert["id"].as_str().unwrap().to_string();
+    (shas, id)
+}
+
+#[test]
+fn a_step_in_two_parts_from_an_alert_says_each_share() {
+    let wh = Wh::new();
+    let dir = wh.dir.path().join("kernels");
+    // +15% at c10 and +15% more at c25.
+    let speed = |i: usize| match i {
+        0..=9 => 10.0,
+        10..=24 => 11.5,
+        _ => 13.225,
+    };
+    let (shas, id) = nightly_alert(&wh, &dir, speed);
+    let id = id.as_str();
 
     // No command after `--`: the alert's runs say how they were made.
     let (url, told) = receiver(vec![]);
@@ -831,40 +839,7 @@ fn a_later_part_at_the_bad_end_is_measured_before_it_is_named() {
         10..=27 => 11.5,
         _ => 13.225,
     };
-    let shas = repo(&dir, 30, speed, &[]);
-    for (k, i) in [0, 2, 4, 6, 8, 28, 29, 30].into_iter().enumerate() {
-        git(&dir, &["checkout", "-q", &shas[i]], 0);
-        let time = format!("2026-06-02T{:02}:00:00Z", k + 1);
-        for _ in 0..3 {
-            let out = wh
-                .cmd()
-                .current_dir(&dir)
-                .args([
-                    "run",
-                    "--label",
-                    "main",
-                    "--commit",
-                    &shas[i],
-                    "--commit-time",
-                    &time,
-                    "--",
-                    "sh",
-                    "bench.sh",
-                ])
-                .output()
-                .unwrap();
-            assert_eq!(code(&out), 0, "{}", stderr(&out));
-        }
-    }
-    git(&dir, &["checkout", "-q", "main"], 0);
-    wh.run(&["detect", "--label", "main"]);
-    let alerts: Vec<Value> = serde_json::from_str(&wh.ok(&["alerts", "--format", "json"])).unwrap();
-    let alert = alerts
-        .iter()
-        .find(|a| a["key_text"].as_str().unwrap().contains("(64,)") && a["variant"] == "ck")
-        .unwrap_or_else(|| panic!("{alerts:?}"));
-    assert_eq!(alert["first_bad_commit"], shas[28].as_str());
-    let id = alert["id"].as_str().unwrap();
+    let (shas, id) = nightly_alert(&wh, &dir, speed);
     let (exit, v, err) = bisect(&wh, &[&id[..8], "--repo", dir.to_str().unwrap()]);
     assert_eq!(exit, 0, "{err}\n{v}");
     let parts = v["parts"].as_array().unwrap();
