@@ -293,12 +293,8 @@ fn drop_impossible(
     d: &perfdb_ingest::devices::Device,
     (_, _, key, metric, unit, _): &SeriesKey,
 ) {
-    use perfdb_ingest::devices::check::{KeyFacts, Limit};
-    if !Limit::may_hold(metric, unit) {
-        return;
-    }
-    let facts = KeyFacts::of(&key_from_json(key));
-    if let Some(limit) = Limit::of(d, metric, unit, facts) {
+    let held = perfdb_ingest::devices::check::HeldRow::of_json(metric, unit, key);
+    if let Some(limit) = held.and_then(|h| h.limit(d)) {
         for trials in per_commit {
             trials.retain(|v| !limit.impossible(*v));
         }

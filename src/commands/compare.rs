@@ -67,15 +67,7 @@ const SAMPLE: [(&str, [&str; 5]); 2] = [
 /// `~/.cache/perfdb`), never in a folder other users share; with no home, in a new
 /// private folder under the temporary one.
 fn sample_dir() -> anyhow::Result<PathBuf> {
-    let home = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|d| !d.is_empty())
-        .map(|d| PathBuf::from(d).join("perfdb"))
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|d| !d.is_empty())
-                .map(|d| PathBuf::from(d).join(".cache/perfdb"))
-        });
-    let dir = match home {
+    let dir = match perfdb_ingest::warehouse::location::user_cache_home() {
         Some(h) => h.join("demo-sample"),
         None => super::private::fresh_dir("perfdb-demo-sample")?,
     };

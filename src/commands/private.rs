@@ -8,26 +8,15 @@ use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-/// A new folder only this user can enter, under the system's temporary folder:
-/// `<tmp>/<prefix>-<pid>-<n>`, made with `mkdir` (which fails when the name exists, a
-/// link included), so a name planted in advance is skipped, never used.
+/// A new folder only this user can enter, under the system's temporary folder
+/// (`warehouse::location::fresh_private_dir`: a name planted in advance is skipped).
 pub fn fresh_dir(prefix: &str) -> anyhow::Result<PathBuf> {
-    let tmp = std::env::temp_dir();
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    for n in 0..100u32 {
-        let dir = tmp.join(format!("{prefix}-{}-{nanos:x}{n}", std::process::id()));
-        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
-            Ok(()) => return Ok(dir),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e).with_context(|| format!("cannot create {}", dir.display())),
-        }
-    }
-    anyhow::bail!(
-        "cannot create a private folder under {}: 100 names taken",
-        tmp.display()
-    )
+    perfdb_ingest::warehouse::location::fresh_private_dir(prefix).with_context(|| {
+        format!(
+            "cannot create a private folder under {}",
+            std::env::temp_dir().display()
+        )
+    })
 }
 
 /// `dir` and its missing parents, made with mode 0700; `dir` is refused when it is a

@@ -51,8 +51,7 @@ pub fn host_name(value: &str) -> String {
     // no port, so the whole value is the name (and refused as one no server answers to).
     match v.rsplit_once(':') {
         Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) => h.to_string(),
-        Some(_) => v.clone(),
-        None => v.clone(),
+        _ => v,
     }
 }
 

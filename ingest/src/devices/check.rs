@@ -142,6 +142,44 @@ impl Limit {
     }
 }
 
+/// A row (its metric, unit and key) ready to be held to any device: its key decoded
+/// once, and only when a value of its metric and unit can be held at all. What compare,
+/// `detect`, the history and the overview read each value by.
+#[derive(Debug, Clone, Copy)]
+pub struct HeldRow<'a> {
+    metric: &'a str,
+    unit: &'a str,
+    facts: KeyFacts,
+}
+
+impl<'a> HeldRow<'a> {
+    /// `None` when nothing holds a value of this metric and unit.
+    pub fn new(metric: &'a str, unit: &'a str, key: &[(String, String)]) -> Option<Self> {
+        Limit::may_hold(metric, unit).then(|| HeldRow {
+            metric,
+            unit,
+            facts: KeyFacts::of(key),
+        })
+    }
+    /// [`HeldRow::new`] of a key as the warehouse stores it (JSON).
+    pub fn of_json(metric: &'a str, unit: &'a str, key: &str) -> Option<Self> {
+        Limit::may_hold(metric, unit).then(|| HeldRow {
+            metric,
+            unit,
+            facts: KeyFacts::of(&key_from_json(key)),
+        })
+    }
+    pub fn limit(&self, device: &Device) -> Option<Limit> {
+        Limit::of(device, self.metric, self.unit, self.facts)
+    }
+    /// Whether `v` is a value `device` (when known) could have produced.
+    pub fn possible(&self, device: Option<&Device>, v: f64) -> bool {
+        device
+            .and_then(|d| self.limit(d))
+            .is_none_or(|l| !l.impossible(v))
+    }
+}
+
 /// Every value of `measurements` (their keys in `keys`) that `device` cannot produce,
 /// with its line.
 pub fn impossible(measurements: &[Measurement], keys: &Keys, device: &Device) -> Vec<Impossible> {

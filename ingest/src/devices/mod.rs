@@ -118,7 +118,8 @@ enum Held {
 /// record's `forward_tflops`): a rate in TFLOPS is held against compute, one in TB/s
 /// against memory bandwidth. Derived values (a ratio, an error, a difference) are not.
 fn held(metric: &str, unit: &str) -> Option<Held> {
-    if crate::model::metric::is_derived(metric) || metric == "difference" {
+    use crate::model::metric;
+    if metric::is_derived(metric) || metric == metric::DIFFERENCE {
         return None;
     }
     match unit {

@@ -101,7 +101,7 @@ fn unreadable_cells<'a>(
     match first {
         // Not one number anywhere (a table of `nan`s): a run of nothing, never stored.
         None if !any_value && first_line.is_some() => Measured::Empty(ParseError::at(
-            first_line.unwrap_or(0) as usize,
+            first_line.map_or(0, |l| l as usize),
             format!(
                 "read as {format}, not one cell holds a number (every value is empty or \
                  `nan`): nothing to store"

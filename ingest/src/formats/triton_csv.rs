@@ -110,10 +110,8 @@ impl Parser for TritonCsv {
                 .step_by(width)
                 .all(|v| v.is_some_and(|v| v.fract() == 0.0))
         };
-        let n_x = match ylabels.iter().position(Option::is_some) {
-            Some(first) if first > 0 && ylabels[first..].iter().all(Option::is_some) => first,
-            _ => (0..width - 1).take_while(|&c| integral(c)).count().max(1),
-        };
+        let n_x =
+            labelled.unwrap_or_else(|| (0..width - 1).take_while(|&c| integral(c)).count().max(1));
         let table = file_table(cx, "triton");
         let mut parsed = Parsed::sized_for(text, 24);
         if cx.unit.is_none() && ylabels[n_x..].iter().any(Option::is_none) {

@@ -79,6 +79,8 @@ pub mod metric {
     pub const NOTE: &str = "note";
     /// Numeric columns whose meaning perfdb cannot tell: kept, reported, never identity.
     pub const UNCLASSIFIED: &str = "unclassified";
+    /// A column of differences between two variants (`Delta (ns)`): derived.
+    pub const DIFFERENCE: &str = "difference";
 
     /// Derived metrics: stored, shown, never compared as a performance row.
     pub fn is_derived(metric: &str) -> bool {

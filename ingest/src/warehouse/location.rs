@@ -148,35 +148,53 @@ pub fn shared_store(location: &str) -> Result<Arc<dyn ObjectStore>, String> {
 pub fn cache_dir(location: &str) -> std::path::PathBuf {
     let base = std::env::var_os("PERFDB_CACHE_DIR")
         .map(std::path::PathBuf::from)
-        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| Path::new(&d).join("perfdb")))
-        .or_else(|| std::env::var_os("HOME").map(|d| Path::new(&d).join(".cache/perfdb")))
+        .or_else(user_cache_home)
         .unwrap_or_else(private_temp_cache);
     let id = &crate::hash::sha256_hex(location.as_bytes())[..16];
     base.join("warehouses").join(id)
 }
 
-/// A cache folder made new for this process, mode 0700, under the temporary folder
-/// (`mkdir` fails on a name that exists, a planted link included, so such a name is
-/// skipped); the same one for the rest of the process.
+/// The user's own cache folder for perfdb: `$XDG_CACHE_HOME/perfdb`, else
+/// `~/.cache/perfdb`; `None` with no home.
+pub fn user_cache_home() -> Option<std::path::PathBuf> {
+    let set = |v: &str| std::env::var_os(v).filter(|d| !d.is_empty());
+    set("XDG_CACHE_HOME")
+        .map(|d| Path::new(&d).join("perfdb"))
+        .or_else(|| set("HOME").map(|d| Path::new(&d).join(".cache/perfdb")))
+}
+
+/// A new folder only this user can enter, under the system's temporary folder:
+/// `<tmp>/<prefix>-<pid>-<n>`, made with `mkdir` (which fails when the name exists, a
+/// link included), so a name planted in advance is skipped, never used.
+pub fn fresh_private_dir(prefix: &str) -> std::io::Result<std::path::PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let tmp = std::env::temp_dir();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    for n in 0..100u32 {
+        let dir = tmp.join(format!("{prefix}-{}-{nanos:x}{n}", std::process::id()));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::AlreadyExists,
+        format!("100 names taken under {}", tmp.display()),
+    ))
+}
+
+/// The cache with no home: a [`fresh_private_dir`] of this process's own, the same one
+/// for the rest of the process.
 fn private_temp_cache() -> std::path::PathBuf {
     static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
-        use std::os::unix::fs::DirBuilderExt;
-        let tmp = std::env::temp_dir();
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        for n in 0..100u32 {
-            let dir = tmp.join(format!("perfdb-cache-{}-{nanos:x}{n}", std::process::id()));
-            if std::fs::DirBuilder::new().mode(0o700).create(&dir).is_ok() {
-                return dir;
-            }
-        }
-        // Nowhere private to cache: a name no other process can have chosen yet.
-        tmp.join(format!(
-            "perfdb-cache-{}-{nanos:x}-unmade",
-            std::process::id()
-        ))
+        fresh_private_dir("perfdb-cache").unwrap_or_else(|_| {
+            // Nowhere private: a name of this process's own, made by the first write.
+            std::env::temp_dir().join(format!("perfdb-cache-{}-unmade", std::process::id()))
+        })
     })
     .clone()
 }

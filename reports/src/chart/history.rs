@@ -222,13 +222,16 @@ pub fn history_data(
     groups.sort_by_cached_key(|g| order(g));
     let unit = groups[0][0].unit.clone();
     let per_point = super::dots_per_point(groups.len().min(MAX_POINTS));
-    let unit_read = unit.clone();
-    let possible = possible_on_device(metric, &unit_read, key);
+    let held = perfdb_ingest::devices::check::HeldRow::of_json(metric, &unit, key);
     let points: Vec<HistoryPoint> = groups
         .into_iter()
         .map(|mut g| {
             g.sort_by_key(|r| r.trial.trial);
-            let impossible = g.iter().filter(|r| !possible(r)).count();
+            let impossible = held.map_or(0, |h| {
+                g.iter()
+                    .filter(|r| !h.possible(r.device, r.trial.value))
+                    .count()
+            });
             let values: Vec<f64> = g.iter().map(|r| r.trial.value).collect();
             let point = g[0].point.clone();
             let mut trials: Vec<Trial> = g.into_iter().map(|r| r.trial).collect();
@@ -244,15 +247,7 @@ pub fn history_data(
             }
         })
         .collect();
-    // Change points over the points the device could have produced, indexed back.
-    let read: Vec<usize> = (0..points.len())
-        .filter(|&i| points[i].impossible == 0)
-        .collect();
-    let series: Vec<Vec<f64>> = read.iter().map(|&i| points[i].values.clone()).collect();
-    let change_points: Vec<usize> = stats::changepoint::detect_with(&series, params)
-        .iter()
-        .map(|c| read[c.index])
-        .collect();
+    let change_points = change_points(&points, params);
     let n_points = points.len();
     let (points, change_points) = thin_points(points, &change_points);
     Ok(HistoryData {
@@ -272,21 +267,17 @@ pub fn history_data(
     })
 }
 
-/// Whether a run's value is one its device could have produced: the rule ingest warns
-/// by and `detect` reads by (`devices::check::Limit`); a run naming no device passes.
-fn possible_on_device<'a>(
-    metric: &'a str,
-    unit: &'a str,
-    key: &str,
-) -> impl Fn(&RunPoint) -> bool + 'a {
-    use perfdb_ingest::devices::check::{KeyFacts, Limit};
-    let facts = Limit::may_hold(metric, unit).then(|| KeyFacts::of(&key_from_json(key)));
-    move |r: &RunPoint| {
-        let (Some(facts), Some(d)) = (facts, r.device) else {
-            return true;
-        };
-        Limit::of(d, metric, unit, facts).is_none_or(|l| !l.impossible(r.trial.value))
-    }
+/// Change points over the points the device could have produced (a point with an
+/// impossible trial is drawn, never read), indexed back into `points`.
+fn change_points(points: &[HistoryPoint], params: &stats::changepoint::Params) -> Vec<usize> {
+    let read: Vec<usize> = (0..points.len())
+        .filter(|&i| points[i].impossible == 0)
+        .collect();
+    let series: Vec<Vec<f64>> = read.iter().map(|&i| points[i].values.clone()).collect();
+    stats::changepoint::detect_with(&series, params)
+        .iter()
+        .map(|c| read[c.index])
+        .collect()
 }
 
 /// The peak of a series whose runs all name one device.

@@ -4,7 +4,7 @@
 //! an improvement, never a regression.
 
 use super::{Row, SideInfo, Verdict};
-use perfdb_ingest::devices::check::{implied_tflops, KeyFacts, Limit};
+use perfdb_ingest::devices::check::{implied_tflops, HeldRow};
 use perfdb_ingest::devices::{self, Device};
 
 /// The one device a side's runs name, if they name one.
@@ -19,10 +19,7 @@ fn device(side: &SideInfo) -> Option<&'static Device> {
 /// by (`devices::check::Limit`), for throughputs, bandwidths and GEMM latencies alike.
 fn impossible(row: &Row, d: Option<&Device>, values: &[Option<f64>], side: &str) -> Option<String> {
     let d = d?;
-    if !Limit::may_hold(&row.metric, &row.unit) {
-        return None;
-    }
-    let limit = Limit::of(d, &row.metric, &row.unit, KeyFacts::of(&row.key))?;
+    let limit = HeldRow::new(&row.metric, &row.unit, &row.key)?.limit(d)?;
     let v = values
         .iter()
         .flatten()

@@ -13,7 +13,7 @@
 use super::DetectError;
 use crate::db::{run_device, sql_str, Db, MACHINE_CLASS_SQL, RUN_DEVICE_SQL};
 use duckdb::arrow::array::{Array, Float64Array, UInt64Array};
-use perfdb_ingest::devices::check::{KeyFacts, Limit};
+use perfdb_ingest::devices::check::{HeldRow, Limit};
 use perfdb_ingest::hash::Fx;
 use perfdb_ingest::model::Direction;
 use std::collections::HashMap;
@@ -93,10 +93,12 @@ pub(super) fn possible<'a>(
     runs: &[RunPoint],
 ) -> std::borrow::Cow<'a, [Row]> {
     let [_, _, key, metric, unit] = &series.names;
-    if runs.is_empty() || !Limit::may_hold(metric, unit) {
+    if runs.is_empty() {
         return rows.into();
     }
-    let facts = KeyFacts::of(&perfdb_ingest::model::key_from_json(key));
+    let Some(held) = HeldRow::of_json(metric, unit, key) else {
+        return rows.into();
+    };
     // One limit a device: a series' runs are of one machine class, mostly one device.
     let mut limits: Vec<(&str, Option<Limit>)> = Vec::new();
     let mut ok = |r: &Row| {
@@ -106,7 +108,7 @@ pub(super) fn possible<'a>(
         let limit = match limits.iter().find(|(id, _)| *id == d.id) {
             Some((_, l)) => *l,
             None => {
-                let l = Limit::of(d, metric, unit, facts);
+                let l = held.limit(d);
                 limits.push((&d.id, l));
                 l
             }

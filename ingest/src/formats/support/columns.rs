@@ -36,7 +36,7 @@ pub enum ColumnRole {
 pub use crate::model::DEFAULT_VARIANT;
 
 /// The metric of a difference column (`Delta (ns)`, `diff`): derived, never compared.
-pub const DIFFERENCE: &str = "difference";
+pub const DIFFERENCE: &str = crate::model::metric::DIFFERENCE;
 
 /// Variant prefixes aiter and FlyDSL tests use; a numeric column starting with one of
 /// these is a measurement even when its unit is unknown (`triton dq`).
