@@ -2,6 +2,7 @@
 
 pub mod ab;
 pub mod alerts;
+pub mod bisect;
 pub mod chart;
 pub mod compare;
 pub mod config;

@@ -59,9 +59,6 @@ pub struct AbArgs {
     /// --base-env/--head-env)
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
-    /// Discarded runs per arm before the first block (JIT, autotuning, caches)
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub warmup: usize,
     /// Trials a side at most (even: blocks add two a side); the last look
     #[arg(long, value_name = "N", default_value_t = 20, value_parser = even_trials)]
     pub max_trials: usize,
@@ -69,27 +66,9 @@ pub struct AbArgs {
     /// block that fits, and a trial still running at the budget is stopped, not stored
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     pub max_time: Option<std::time::Duration>,
-    /// Deadline of one trial (`90s`, `10m`): a trial still running at it is killed with
-    /// every process it started and stored as a failed run [default: ten times the
-    /// slowest trial so far (the warm-up's first), at least 60s; none before one ends]
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
-    pub trial_timeout: Option<std::time::Duration>,
-    /// Seed of the block orientations [default: from the clock; printed and stored]
-    #[arg(long)]
-    pub seed: Option<u64>,
     /// Keep every trial's stdout and stderr here [default: perfdb-ab/SESSION]
     #[arg(long, value_name = "DIR")]
     pub logs: Option<PathBuf>,
-    /// Do not show the commands' output as they run (the progress line stays)
-    #[arg(long)]
-    pub quiet: bool,
-    /// Do not query nvidia-smi / amd-smi: neither the GPU's name (its device tag, the
-    /// percent of peak) nor its state before and after each trial
-    #[arg(long)]
-    pub no_gpu_state: bool,
-    /// Format of the trials' output: auto, or one of the names `perfdb formats` lists
-    #[arg(long, value_name = "NAME", default_value = "auto", value_parser = input_format)]
-    pub input_format: InputFormat,
     /// Label of the base trials [default: ab-base-SESSION]
     #[arg(long, value_name = "LABEL")]
     pub label_base: Option<String>,
@@ -106,10 +85,38 @@ pub struct AbArgs {
     #[arg(long, value_name = "NAME")]
     pub machine: Option<String>,
     #[command(flatten)]
+    pub trials: TrialArgs,
+    #[command(flatten)]
     pub judge: JudgeArgs,
     /// Report format
     #[arg(long, value_enum, default_value = "table")]
     pub format: CompareFormat,
+}
+
+/// How each trial runs: `perfdb ab`'s, and each step's of `perfdb bisect`.
+#[derive(Debug, Clone, Args)]
+pub struct TrialArgs {
+    /// Discarded runs per arm before the first block (JIT, autotuning, caches)
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub warmup: usize,
+    /// Deadline of one trial (`90s`, `10m`): a trial still running at it is killed with
+    /// every process it started and stored as a failed run [default: ten times the
+    /// slowest trial so far (the warm-up's first), at least 60s; none before one ends]
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub trial_timeout: Option<std::time::Duration>,
+    /// Seed of the block orientations [default: from the clock; printed and stored]
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Do not show the commands' output as they run (the progress line stays)
+    #[arg(long)]
+    pub quiet: bool,
+    /// Do not query nvidia-smi / amd-smi: neither the GPU's name (its device tag, the
+    /// percent of peak) nor its state before and after each trial
+    #[arg(long)]
+    pub no_gpu_state: bool,
+    /// Format of the trials' output: auto, or one of the names `perfdb formats` lists
+    #[arg(long, value_name = "NAME", default_value = "auto", value_parser = input_format)]
+    pub input_format: InputFormat,
 }
 
 fn even_trials(s: &str) -> Result<usize, String> {
@@ -205,25 +212,9 @@ pub struct BisectArgs {
     /// search at the range it proved
     #[arg(long, value_name = "N", default_value_t = 12, value_parser = even_trials)]
     pub max_trials: usize,
-    /// Discarded runs per arm before each step's first block
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub warmup: usize,
-    /// Seed of the block orientations [default: from the clock]
-    #[arg(long)]
-    pub seed: Option<u64>,
     /// Machine class of the trials (the tag machine=NAME) [default: the alert's]
     #[arg(long, value_name = "NAME")]
     pub machine: Option<String>,
-    /// Do not show the benchmark's output as it runs
-    #[arg(long)]
-    pub quiet: bool,
-    /// Do not query nvidia-smi / amd-smi: neither the GPU's name (its device tag, the
-    /// percent of peak) nor its state before and after each trial
-    #[arg(long)]
-    pub no_gpu_state: bool,
-    /// Format of the trials' output: auto, or one of the names `perfdb formats` lists
-    #[arg(long, value_name = "NAME", default_value = "auto", value_parser = input_format)]
-    pub input_format: InputFormat,
     /// Keep the trials' output and the steps' reports here [default:
     /// perfdb-bisect/LABEL]
     #[arg(long, value_name = "DIR")]
@@ -233,18 +224,12 @@ pub struct BisectArgs {
     #[arg(long, value_name = "URL")]
     pub notify: Vec<String>,
     #[command(flatten)]
+    pub trials: TrialArgs,
+    #[command(flatten)]
     pub judge: JudgeArgs,
     #[arg(long, value_enum, default_value = "table")]
     pub format: BisectFormat,
     /// The benchmark command, run in each worktree [default: the alert's runs' command]
     #[arg(last = true, value_name = "BENCH")]
     pub command: Vec<String>,
-}
-
-/// How `perfdb bisect` prints its result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum BisectFormat {
-    Table,
-    Json,
-    Markdown,
 }

@@ -4,6 +4,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use perfdb_ingest::model::AlertStatus;
 // How two sides are judged: the options `compare` and `ab` share, defined once with the
 // web query they also are.
+pub use perfdb_reports::bisect::BisectFormat;
 use perfdb_reports::compare::JudgeArgs;
 pub use perfdb_reports::render::alerts::AlertsFormat;
 pub use perfdb_reports::render::ReportFormat as CompareFormat;

@@ -1,11 +1,11 @@
 //! `perfdb alerts`: list, show and triage the alerts `perfdb detect` stored.
 
-use crate::cli::{AlertsAction, AlertsArgs, AlertsFormat};
+use crate::cli::{AlertsAction, AlertsArgs};
 use crate::Exit;
 use anyhow::Context;
 use perfdb_reports::alerts::{self, Action};
 use perfdb_reports::db::Db;
-use perfdb_reports::render::alerts::show;
+use perfdb_reports::render::alerts::{show, Shown};
 use std::path::Path;
 
 pub fn run(root: &Path, a: AlertsArgs) -> anyhow::Result<Exit> {
@@ -45,18 +45,14 @@ pub fn run(root: &Path, a: AlertsArgs) -> anyhow::Result<Exit> {
                 }
                 Err(e) => return Err(e.into()),
             };
-            let mut text = show(std::slice::from_ref(&alert), a.format, true, c.as_ref());
             // What `perfdb bisect` found, when it ran here.
-            if let Some(b) = alerts::bisected::load(root, &alert.id) {
-                text = match a.format {
-                    AlertsFormat::Json => {
-                        let mut v: serde_json::Value = serde_json::from_str(&text)?;
-                        v["bisect"] = b;
-                        serde_json::to_string_pretty(&v)? + "\n"
-                    }
-                    _ => format!("{text}{}\n", alerts::bisected::summary(&b)),
-                };
-            }
+            let bisect = perfdb_reports::bisect::store::load(root, &alert.id)
+                .map_err(|e| anyhow::anyhow!("alerts show: {e}"))?;
+            let shown = Shown {
+                confirm: c.as_ref(),
+                bisect: bisect.as_ref(),
+            };
+            let text = show(std::slice::from_ref(&alert), a.format, true, shown);
             super::print_out(&text)?;
             return Ok(Exit::Ok);
         }
@@ -70,7 +66,7 @@ pub fn run(root: &Path, a: AlertsArgs) -> anyhow::Result<Exit> {
             triage(root, &id, Action::Reopen, &who, &note, group)?
         }
     };
-    super::print_out(&show(&alerts, a.format, one, None))?;
+    super::print_out(&show(&alerts, a.format, one, Shown::default()))?;
     Ok(Exit::Ok)
 }
 

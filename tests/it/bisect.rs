@@ -382,6 +382,26 @@ fn a_step_in_two_parts_from_an_alert_says_each_share() {
             && page.contains(&format!("bisect: culprit {}", &shas[10][..12])),
         "{page}"
     );
+    // Its steps, the ends first, as the record holds them.
+    let steps = page.split("id=\"bisect-steps\"").nth(1).unwrap_or("");
+    assert_eq!(
+        steps.matches("<tr><td>").count(),
+        v["steps"].as_array().unwrap().len() + 1,
+        "{page}"
+    );
+    assert!(steps.contains("(the ends)"), "{page}");
+    // A record cut short is said, never shown as "not bisected".
+    let stored = wh.path().join("bisect").join(format!("{id}.json"));
+    std::fs::write(&stored, "{\"label\": ").unwrap();
+    let out = wh.run(&["alerts", "show", id]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains(&format!("{} is not a bisect result", stored.display())),
+        "{}",
+        stderr(&out)
+    );
+    let page = alert_page(&wh, id);
+    assert!(page.contains("is not a bisect result"), "{page}");
 }
 
 /// `/alerts/ID` from `perfdb serve` on a free loopback port.

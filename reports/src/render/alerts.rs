@@ -132,22 +132,34 @@ fn one(a: &AlertView, confirm: Option<&Confirmation>) -> String {
     s
 }
 
+/// What `alerts show` adds to the one alert it shows.
+#[derive(Default)]
+pub struct Shown<'a> {
+    /// How to confirm it (the range, `perfdb ab`, a bisect plan).
+    pub confirm: Option<&'a Confirmation>,
+    /// What `perfdb bisect` found for it, when it ran here.
+    pub bisect: Option<&'a crate::bisect::Bisected>,
+}
+
 /// The alerts in `format`: `one` shows the first alert in full (`alerts show`, and a
-/// triage action's result), with its confirmation when given.
-pub fn show(
-    alerts: &[AlertView],
-    format: AlertsFormat,
-    one_alert: bool,
-    confirm: Option<&Confirmation>,
-) -> String {
+/// triage action's result), with what `shown` adds.
+pub fn show(alerts: &[AlertView], format: AlertsFormat, one_alert: bool, shown: Shown) -> String {
+    let bisect = shown
+        .bisect
+        .filter(|_| one_alert)
+        .map(|b| crate::bisect::summary(b) + "\n")
+        .unwrap_or_default();
     match format {
-        AlertsFormat::Table if one_alert => one(&alerts[0], confirm),
+        AlertsFormat::Table if one_alert => one(&alerts[0], shown.confirm) + &bisect,
         AlertsFormat::Table => table(alerts),
-        AlertsFormat::Markdown => markdown(alerts),
+        AlertsFormat::Markdown => markdown(alerts) + &bisect,
         AlertsFormat::Json if one_alert => {
             let mut v = serde_json::to_value(&alerts[0]).expect("alert serialises");
-            if let Some(c) = confirm {
+            if let Some(c) = shown.confirm {
                 v["confirm"] = serde_json::to_value(c).expect("confirmation serialises");
+            }
+            if let Some(b) = shown.bisect {
+                v["bisect"] = serde_json::to_value(b).expect("a bisect record serialises");
             }
             serde_json::to_string_pretty(&v).expect("alert serialises") + "\n"
         }

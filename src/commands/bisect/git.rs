@@ -2,7 +2,7 @@
 //! and author, and a worktree a commit is checked out (and built) in.
 
 use anyhow::{bail, Context};
-use serde::Serialize;
+use perfdb_reports::bisect::CommitInfo;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -66,16 +66,7 @@ pub fn range(repo: &Path, good: &str, bad: &str) -> anyhow::Result<Vec<String>> 
     Ok(list.lines().map(str::to_string).collect())
 }
 
-/// A commit as a person reads it.
-#[derive(Debug, Clone, Serialize)]
-pub struct CommitInfo {
-    pub sha: String,
-    pub subject: String,
-    pub author: String,
-    /// Commit date, ISO 8601.
-    pub date: String,
-}
-
+/// The commit as a person reads it in a culprit line.
 pub fn info(repo: &Path, sha: &str) -> anyhow::Result<CommitInfo> {
     let out = git(
         repo,

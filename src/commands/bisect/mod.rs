@@ -1,36 +1,23 @@
-//! `perfdb bisect`: from an alert (or two commits) to the commit that made the step. A
-//! halving search over the range ([`search`]); each step checks a commit out in a git
-//! worktree and builds it ([`git`]), then runs `ab`'s interleaved trials of it against
-//! the good end (`super::trials::experiment`) and reads the watched rows' states into the
-//! records of [`types`], printed by [`render`]. The result, stored with every alert of
-//! the group, is read back by `perfdb alerts show` and the alert page
-//! ([`perfdb_reports::alerts::bisected`]).
+//! `perfdb bisect`: from an alert (or two commits) to the commit that made the step. The
+//! search, its verdicts, its record and how it reads are the library's
+//! ([`perfdb_reports::bisect`]); this module is what the search asks of the machine
+//! ([`Bench`], its `Measure`): a commit checked out in a git worktree and built
+//! ([`git`], supervised as a trial is), then `ab`'s interleaved trials of it against
+//! the other (`super::trials::experiment`). The result is stored with every alert of the
+//! group and told to the `--notify` targets.
 
 mod git;
-mod render;
-mod search;
-mod types;
-mod verdict;
 
-pub use types::*;
-
-use crate::cli::{AbArgs, BisectArgs};
+use crate::cli::{AbArgs, BisectArgs, CompareFormat};
 use crate::Exit;
 use anyhow::{bail, Context};
-use clap::Parser;
 use git::{short, Worktrees};
 use perfdb_ingest::warehouse::Label;
 use perfdb_reports::alerts::{self, AlertGroup, AlertView};
+use perfdb_reports::bisect::{Bisected, CommitInfo, Ended, Measure, Series, Step, Watch};
 use perfdb_reports::db::Db;
-use search::{Found, Search};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-/// A culprit whose step is under this share of the alert's leaves the rest to a later
-/// commit: the search goes on past it.
-const PART: f64 = 0.75;
-/// Parts of one step searched at most.
-const MAX_PARTS: usize = 3;
 
 /// What the alert gives a bisect: its group (whose range and series the bisect takes:
 /// a group has one bisect), how its runs were made.
@@ -156,9 +143,12 @@ pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
     // A new private folder: a name another user made in advance is never built in.
     let work = super::private::fresh_dir(&format!("perfdb-bisect-{}", p.id))?;
     let mut trees = Worktrees::new(&a.repo, work)?;
-    let ctx = Ctx {
+    let mut bench = Bench {
         root,
         a: &a,
+        trees: &mut trees,
+        built: Built::new(),
+        good: p.good.clone(),
         command: p.command.clone(),
         label: label.clone(),
         logs: a
@@ -186,18 +176,20 @@ pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
         gpu_seconds: 0.0,
         max_trials: a.max_trials,
     };
-    let interrupted = ctx.search(&mut trees, &p, &mut out)?;
+    let ended = perfdb_reports::bisect::run(&mut bench, &p.commits, &mut out);
     drop(trees);
-    if interrupted {
-        // A cancelled job: the steps so far, nothing stored, and exit 130.
+    // A cancelled job (a signal, whatever it cut short): the steps so far, nothing
+    // stored, and exit 130.
+    if crate::process::interrupted().is_some() || matches!(ended, Ok(Ended::Interrupted)) {
         print(&out, a.format)?;
         return Ok(Exit::Interrupted);
     }
+    ended?;
     finish(root, &a, &p, &out)
 }
 
 fn print(out: &Bisected, format: crate::cli::BisectFormat) -> anyhow::Result<()> {
-    let text = render::render(out, format);
+    let text = perfdb_reports::bisect::render(out, format);
     super::print_out(&text)?;
     Ok(())
 }
@@ -205,9 +197,8 @@ fn print(out: &Bisected, format: crate::cli::BisectFormat) -> anyhow::Result<()>
 /// Store the result with every alert of the group (any of them shows it), print it, and
 /// tell the targets.
 fn finish(root: &Path, a: &BisectArgs, p: &Plan, out: &Bisected) -> anyhow::Result<Exit> {
-    let value = serde_json::to_value(out)?;
     for m in p.from.iter().flat_map(|f| &f.group.alerts) {
-        perfdb_reports::alerts::bisected::store(root, &m.id, &value)
+        perfdb_reports::bisect::store::store(root, &m.id, out)
             .context("cannot store the result with the alert")?;
     }
     print(out, a.format)?;
@@ -215,7 +206,7 @@ fn finish(root: &Path, a: &BisectArgs, p: &Plan, out: &Bisected) -> anyhow::Resu
         let failed = perfdb_reports::alerts::notify::deliver_bisect(
             &p.targets,
             &f.group,
-            &value,
+            out,
             perfdb_reports::alerts::notify::TIMEOUT,
         );
         for (t, e) in &failed {
@@ -235,10 +226,14 @@ fn finish(root: &Path, a: &BisectArgs, p: &Plan, out: &Bisected) -> anyhow::Resu
 /// Worktrees and builds made so far, by sha: the tree, or why it did not build.
 type Built = std::collections::HashMap<String, Result<PathBuf, String>>;
 
-/// What every step shares.
-struct Ctx<'a> {
+/// What the search's steps run on: the repository's worktrees, their builds, and `ab`'s
+/// trials.
+struct Bench<'a> {
     root: &'a Path,
     a: &'a BisectArgs,
+    trees: &'a mut Worktrees,
+    built: Built,
+    good: String,
     command: Vec<String>,
     label: String,
     logs: PathBuf,
@@ -246,170 +241,13 @@ struct Ctx<'a> {
     watch: Watch,
 }
 
-/// `ab`'s arguments, parsed as its command line is.
-#[derive(Parser)]
-struct AbLine {
-    #[command(flatten)]
-    ab: AbArgs,
-}
-
-impl Ctx<'_> {
-    /// The search, part by part, into `out`; true when a signal cut it short.
-    fn search(&self, trees: &mut Worktrees, p: &Plan, out: &mut Bisected) -> anyhow::Result<bool> {
-        let mut built = Built::new();
-        let good_tree = self.prepare(trees, &mut built, &p.good)?;
-        if crate::process::interrupted().is_some() {
-            return Ok(true);
-        }
-        let good_tree = good_tree.map_err(|why| {
-            anyhow::anyhow!("the good end {} cannot be built: {why}", short(&p.good))
-        })?;
-        // The ends first: a bad end that is not worse than the good one here ends the
-        // bisect with no culprit (exit 3), whatever the alert said.
-        let ends = self.verify_ends(trees, &mut built, p, &good_tree, out)?;
-        if crate::process::interrupted().is_some() {
-            return Ok(true);
-        }
-        let Some(ends_evidence) = ends else {
-            return Ok(false);
-        };
-        let (mut against, mut against_tree) = (p.good.clone(), good_tree);
-        let mut rest: &[String] = &p.commits;
-        for _ in 0..MAX_PARTS {
-            let mut s = Search::new(rest.len());
-            let mut evidence_of = std::collections::HashMap::new();
-            while let Some(i) = s.next() {
-                let sha = &rest[i];
-                let (lo, hi) = s.range();
-                say!(
-                    "bisect: step {}: {} \"{}\" ({} commit(s) open after {})",
-                    out.steps.len() + 1,
-                    short(sha),
-                    git::info(&self.a.repo, sha)
-                        .map(|c| c.subject)
-                        .unwrap_or_default(),
-                    hi - lo.map_or(0, |g| g + 1),
-                    short(lo.map_or(&against, |g| &rest[g]))
-                );
-                let step = self.step(trees, &mut built, &against, &against_tree, sha)?;
-                say!(
-                    "bisect: {} {} ({} trials a side, {:.0} s){}",
-                    short(sha),
-                    step.found,
-                    step.trials_a_side,
-                    step.seconds,
-                    step.why
-                        .as_deref()
-                        .map(|w| format!(": {w}"))
-                        .unwrap_or_default()
-                );
-                out.gpu_seconds += step.seconds;
-                let found = step.found;
-                if found == Found::Skip {
-                    out.skipped.push(sha.clone());
-                }
-                evidence_of.insert(i, step.evidence.clone());
-                out.steps.push(step);
-                if crate::process::interrupted().is_some() {
-                    return Ok(true);
-                }
-                s.record(i, found);
-            }
-            let Some(c) = s.culprit() else {
-                let (g, b) = s.range();
-                out.range = Some((
-                    g.map_or(against.clone(), |g| rest[g].clone()),
-                    rest[b].clone(),
-                ));
-                return Ok(false);
-            };
-            // The bad end, never stepped: its evidence is the ends' trials (first part),
-            // or its own trials against the part's start (a later part): a culprit is
-            // never named on the alert's word alone.
-            let evidence = match evidence_of.remove(&c) {
-                Some(e) => e,
-                None if against == p.good && c + 1 == rest.len() => ends_evidence.clone(),
-                None => {
-                    let sha = &rest[c];
-                    let step = self.step(trees, &mut built, &against, &against_tree, sha)?;
-                    out.gpu_seconds += step.seconds;
-                    if crate::process::interrupted().is_some() {
-                        return Ok(true);
-                    }
-                    if step.found != Found::Bad {
-                        // Not worse than the part's start after all: no culprit here.
-                        out.range = Some((against.clone(), sha.clone()));
-                        out.steps.push(step);
-                        return Ok(false);
-                    }
-                    step.evidence
-                }
-            };
-            // The culprit's share of the alerts' step: the watched rows' median.
-            let shares: Vec<f64> = evidence.iter().filter_map(|e| e.share).collect();
-            let share = (!shares.is_empty()).then(|| perfdb_reports::stats::median(&shares));
-            out.parts.push(Part {
-                culprit: git::info(&self.a.repo, &rest[c])?,
-                share,
-                evidence,
-            });
-            let covered: f64 = out.parts.iter().filter_map(|p| p.share).sum();
-            // Less than the step, with commits after it: search on from this culprit.
-            if c + 1 >= rest.len() || share.is_none() || covered >= PART {
-                return Ok(false);
-            }
-            against = rest[c].clone();
-            let tree = self.prepare(trees, &mut built, &against)?;
-            if crate::process::interrupted().is_some() {
-                return Ok(true);
-            }
-            against_tree = tree.map_err(|why| anyhow::anyhow!("{why}"))?;
-            rest = &rest[c + 1..];
-        }
-        Ok(false)
-    }
-
-    /// The bad end measured against the good one, into `out.ends`: its evidence when it
-    /// is worse there (the search goes on), `None` when it is not or could not be told.
-    fn verify_ends(
-        &self,
-        trees: &mut Worktrees,
-        built: &mut Built,
-        p: &Plan,
-        good_tree: &Path,
-        out: &mut Bisected,
-    ) -> anyhow::Result<Option<Vec<Evidence>>> {
-        say!(
-            "bisect: the ends: {} against {}",
-            short(&p.bad),
-            short(&p.good)
-        );
-        let ends = self.step(trees, built, &p.good, good_tree, &p.bad)?;
-        say!(
-            "bisect: the ends: {}{}",
-            ends.found,
-            ends.why
-                .as_deref()
-                .map(|w| format!(": {w}"))
-                .unwrap_or_default()
-        );
-        out.gpu_seconds += ends.seconds;
-        let evidence = (ends.found == Found::Bad).then(|| ends.evidence.clone());
-        out.ends = Some(ends);
-        Ok(evidence)
-    }
-
+impl Bench<'_> {
     /// The worktree of `sha`, built: Ok(Err(why)) when its build fails.
-    fn prepare(
-        &self,
-        trees: &mut Worktrees,
-        built: &mut Built,
-        sha: &str,
-    ) -> anyhow::Result<Result<PathBuf, String>> {
-        if let Some(r) = built.get(sha) {
+    fn prepare(&mut self, sha: &str) -> anyhow::Result<Result<PathBuf, String>> {
+        if let Some(r) = self.built.get(sha) {
             return Ok(r.clone());
         }
-        let tree = trees.checkout(sha)?;
+        let tree = self.trees.checkout(sha)?;
         let r = match &self.a.build {
             None => Ok(tree),
             Some(cmd) => {
@@ -450,71 +288,59 @@ impl Ctx<'_> {
                 }
             }
         };
-        built.insert(sha.to_string(), r.clone());
+        self.built.insert(sha.to_string(), r.clone());
         Ok(r)
     }
 
-    fn step(
-        &self,
-        trees: &mut Worktrees,
-        built: &mut Built,
-        against: &str,
-        against_tree: &Path,
-        sha: &str,
-    ) -> anyhow::Result<Step> {
-        let mut step = Step {
-            commit: sha.to_string(),
-            against: against.to_string(),
-            found: Found::Skip,
-            why: None,
-            trials_a_side: 0,
-            seconds: 0.0,
-            evidence: Vec::new(),
-        };
-        let tree = match self.prepare(trees, built, sha)? {
+    /// `ab`'s arguments for `sha`'s trials against `against`, built as a value: the
+    /// bisect's own trial flags passed whole.
+    fn ab_args(&self, against: &str, against_tree: PathBuf, sha: &str, tree: PathBuf) -> AbArgs {
+        AbArgs {
+            base: None,
+            head: None,
+            base_dir: Some(against_tree),
+            head_dir: Some(tree),
+            base_env: Vec::new(),
+            head_env: Vec::new(),
+            command: self.command.clone(),
+            max_trials: self.a.max_trials,
+            max_time: None,
+            logs: Some(self.logs.join(short(sha))),
+            label_base: Some(self.label.clone()),
+            label_head: Some(self.label.clone()),
+            commit_base: Some(against.to_string()),
+            commit_head: Some(sha.to_string()),
+            machine: self.machine.clone(),
+            trials: self.a.trials.clone(),
+            judge: self.a.judge.clone(),
+            format: CompareFormat::Table,
+        }
+    }
+}
+
+impl Measure for Bench<'_> {
+    type Error = anyhow::Error;
+
+    fn measure(&mut self, against: &str, sha: &str) -> anyhow::Result<Step> {
+        let mut step = Step::new(against, sha);
+        // The side measured against is the good end or a culprit already measured: one
+        // that does not build ends the bisect (it has nothing to stand on).
+        let against_tree = self.prepare(against)?.map_err(|why| {
+            let which = if against == self.good {
+                "the good end"
+            } else {
+                "the part's start"
+            };
+            anyhow::anyhow!("{which} {} cannot be built: {why}", short(against))
+        })?;
+        let tree = match self.prepare(sha)? {
             Ok(t) => t,
             Err(why) => {
                 step.why = Some(why);
                 return Ok(step);
             }
         };
-        let mut line: Vec<String> = [
-            "ab",
-            "--base-dir",
-            &against_tree.to_string_lossy(),
-            "--head-dir",
-            &tree.to_string_lossy(),
-            "--commit-base",
-            against,
-            "--commit-head",
-            sha,
-            "--label-base",
-            &self.label,
-            "--label-head",
-            &self.label,
-            "--max-trials",
-            &self.a.max_trials.to_string(),
-            "--warmup",
-            &self.a.warmup.to_string(),
-            "--logs",
-            &self.logs.join(short(sha)).to_string_lossy(),
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        if let Some(seed) = self.a.seed {
-            line.extend(["--seed".into(), seed.to_string()]);
-        }
-        line.push("--".into());
-        line.extend(self.command.iter().cloned());
-        let mut ab = AbLine::try_parse_from(&line)
-            .map_err(|e| anyhow::anyhow!("the step's ab arguments: {e}"))?
-            .ab;
-        ab.judge = self.a.judge.clone();
-        ab.machine = self.machine.clone();
-        ab.quiet = self.a.quiet;
-        ab.no_gpu_state = self.a.no_gpu_state;
-        ab.input_format = self.a.input_format;
+        let ab = self.ab_args(against, against_tree, sha, tree);
         let t0 = Instant::now();
         let ran = super::trials::experiment(self.root, &ab, true)?;
         step.seconds = t0.elapsed().as_secs_f64();
@@ -528,10 +354,19 @@ impl Ctx<'_> {
                 return Ok(step);
             }
         };
-        let (found, why, evidence) = self.judge(&report);
-        step.found = found;
-        step.why = why;
-        step.evidence = evidence;
+        (step.found, step.why, step.evidence) = perfdb_reports::bisect::judge(&self.watch, &report);
         Ok(step)
+    }
+
+    fn info(&mut self, sha: &str) -> anyhow::Result<CommitInfo> {
+        git::info(&self.a.repo, sha)
+    }
+
+    fn interrupted(&self) -> bool {
+        crate::process::interrupted().is_some()
+    }
+
+    fn progress(&mut self, line: &str) {
+        say!("bisect: {line}");
     }
 }

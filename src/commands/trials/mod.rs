@@ -76,7 +76,7 @@ fn session(
 ) -> anyhow::Result<(Session, [String; 2])> {
     let arms = Arms::from_args(a)?;
     let opt = look_options(a)?;
-    let format = a.input_format.0;
+    let format = a.trials.input_format.0;
     let labels = labels(a, stamp, by_commit)?;
     // What each look compares: the labels, or each arm's commit within them (so the
     // trials earlier runs stored of that commit count too).
@@ -94,12 +94,12 @@ fn session(
     if let Some(m) = &a.machine {
         tags.push(("machine".to_string(), m.clone()));
     }
-    let gpu = if a.no_gpu_state {
+    let gpu = if a.trials.no_gpu_state {
         None
     } else {
         GpuTool::find()
     };
-    if gpu.is_none() && !a.no_gpu_state {
+    if gpu.is_none() && !a.trials.no_gpu_state {
         say!("ab: neither nvidia-smi nor amd-smi is on PATH: the GPU's clock and power are not recorded");
     }
     if let Some(d) = gpu.and_then(|g| gpu::device_tag(g, a.machine.as_deref())) {
@@ -119,7 +119,11 @@ fn session(
         root: root.to_path_buf(),
         format,
         logs,
-        echo: if a.quiet { Echo::Quiet } else { Echo::ToStderr },
+        echo: if a.trials.quiet {
+            Echo::Quiet
+        } else {
+            Echo::ToStderr
+        },
         gpu,
         seed,
         opt,
@@ -130,7 +134,7 @@ fn session(
         perfdb_time: Duration::ZERO,
         clocks: [Vec::new(), Vec::new()],
         throttled: 0,
-        trial_timeout: a.trial_timeout,
+        trial_timeout: a.trials.trial_timeout,
         budget: a.max_time,
         slowest: None,
         show_progress: std::io::stdout().is_terminal() && std::io::stderr().is_terminal(),
@@ -156,7 +160,7 @@ pub enum Ran {
 /// already stored (by an earlier step) are compared too.
 pub fn experiment(root: &Path, a: &AbArgs, by_commit: bool) -> anyhow::Result<Ran> {
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
-    let seed = a.seed.unwrap_or_else(|| {
+    let seed = a.trials.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
@@ -175,7 +179,7 @@ pub fn experiment(root: &Path, a: &AbArgs, by_commit: bool) -> anyhow::Result<Ra
         s.logs.display()
     );
     let plan = Plan {
-        warmup: a.warmup,
+        warmup: a.trials.warmup,
         max_trials: a.max_trials,
         max_time: a.max_time,
         seed,

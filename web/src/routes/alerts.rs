@@ -414,7 +414,7 @@ pub async fn one(
             }
             Err(e) => return Err(AppError::internal(e.to_string())),
         };
-        let bisect = perfdb_reports::alerts::bisected::load(&s.root, &a.id);
+        let bisect = perfdb_reports::bisect::store::load(&s.root, &a.id);
         Ok((a, c, bisect))
     })
     .await?;
@@ -449,11 +449,14 @@ pub async fn one(
         Ok(c) => confirm_section(&mut body, c),
         Err(why) => body.push_str(&format!("<p id=\"confirm\">{}</p>", esc(why))),
     }
-    if let Some(b) = &bisect {
-        body.push_str(&format!(
+    match &bisect {
+        Ok(Some(b)) => bisect_section(&mut body, b),
+        Ok(None) => {}
+        // A record this page cannot read is said, never shown as "not bisected".
+        Err(why) => body.push_str(&format!(
             "<h2>Bisected</h2><p id=\"bisect\">{}</p>",
-            esc(&perfdb_reports::alerts::bisected::summary(b))
-        ));
+            esc(why)
+        )),
     }
     Ok(Html(layout(&format!("Alert {}", a.id), &body)))
 }
@@ -479,4 +482,35 @@ fn confirm_section(body: &mut String, c: &perfdb_reports::alerts::confirm::Confi
     }
     body.push_str(&esc(&c.ab_command));
     body.push_str("</pre>");
+}
+
+/// What `perfdb bisect` found: its line, then each step (the ends first).
+fn bisect_section(body: &mut String, b: &perfdb_reports::bisect::Bisected) {
+    body.push_str(&format!(
+        "<h2>Bisected</h2><p id=\"bisect\">{}</p>",
+        esc(&perfdb_reports::bisect::summary(b))
+    ));
+    body.push_str(
+        "<table id=\"bisect-steps\"><tr><th>commit</th><th>against</th><th>found</th>\
+         <th>trials a side</th><th>seconds</th></tr>",
+    );
+    let short = |s: &str| s.chars().take(12).collect::<String>();
+    for (st, ends) in b
+        .ends
+        .iter()
+        .map(|e| (e, true))
+        .chain(b.steps.iter().map(|s| (s, false)))
+    {
+        body.push_str(&format!(
+            "<tr><td><code>{}</code>{}</td><td><code>{}</code></td><td>{}{}</td><td>{}</td><td>{:.0}</td></tr>",
+            esc(&short(&st.commit)),
+            if ends { " (the ends)" } else { "" },
+            esc(&short(&st.against)),
+            esc(&st.found.to_string()),
+            st.why.as_deref().map(|w| format!(": {}", esc(w))).unwrap_or_default(),
+            st.trials_a_side,
+            st.seconds
+        ));
+    }
+    body.push_str("</table>");
 }

@@ -154,15 +154,16 @@ pub fn deliver(
 pub fn deliver_bisect(
     targets: &[Target],
     g: &alerts::AlertGroup,
-    result: &serde_json::Value,
+    result: &crate::bisect::Bisected,
     timeout: Duration,
 ) -> Vec<(String, String)> {
     let mut failed = Vec::new();
+    let text = serde_json::to_string(result).expect("a bisect record serialises");
     for t in targets {
         let key = format!(
             "bisect-{}-{}",
             g.id,
-            &sha256_hex(format!("{}{result}", t.shown).as_bytes())[..8]
+            &sha256_hex(format!("{}{text}", t.shown).as_bytes())[..8]
         );
         if let Err((_, e)) = post_with_retries(t, &bisect_body(t.preset, g, result), &key, timeout)
         {

@@ -107,9 +107,9 @@ fn one_line(a: &AlertView, more: &str, g: &AlertGroup) -> String {
 pub fn bisect_body(
     preset: Preset,
     g: &AlertGroup,
-    result: &serde_json::Value,
+    result: &crate::bisect::Bisected,
 ) -> serde_json::Value {
-    let summary = crate::alerts::bisected::summary(result);
+    let summary = crate::bisect::summary(result);
     let w = g.worst();
     let text = format!(
         "perfdb: {} {} ({} series on {}, after {} up to {}) {summary} [{}]",
@@ -125,7 +125,7 @@ pub fn bisect_body(
         Preset::Json => {
             let mut v = payload(g);
             v["text"] = serde_json::Value::String(text);
-            v["bisect"] = result.clone();
+            v["bisect"] = serde_json::to_value(result).expect("a bisect record serialises");
             v
         }
         Preset::Slack => serde_json::json!({

@@ -1,9 +1,16 @@
-//! A bisect's result as a person reads it (terminal, markdown) or a program does (JSON).
+//! A bisect's result as a person reads it (terminal, markdown, the one line an alert
+//! shows and a webhook sends) or a program does (JSON).
 
-use super::search::Found;
-use super::{Bisected, Evidence};
-use crate::cli::BisectFormat;
-use perfdb_reports::fmt::human_seconds;
+use super::record::{Bisected, Evidence, Found};
+use crate::fmt::human_seconds;
+
+/// How `perfdb bisect` prints its result (`--format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BisectFormat {
+    Table,
+    Json,
+    Markdown,
+}
 
 fn short(sha: &str) -> &str {
     &sha[..sha.len().min(12)]
@@ -34,7 +41,7 @@ pub fn render(b: &Bisected, format: BisectFormat) -> String {
 
 fn headline(b: &Bisected) -> String {
     let mut s = String::new();
-    if let Some(e) = b.ends.as_ref().filter(|e| e.found != Found::Bad) {
+    if let Some(e) = b.ends_not_bad() {
         s.push_str(&match e.found {
             Found::Good => format!(
                 "the step does not reproduce here: {} is not worse than {}; no culprit\n",
@@ -78,9 +85,6 @@ fn headline(b: &Bisected) -> String {
             c.author,
             c.date
         ));
-        if p.evidence.is_empty() {
-            s.push_str("  the bad end itself: its evidence is the alert's step\n");
-        }
         for e in &p.evidence {
             s.push_str(&format!("  {}\n", evidence_line(e)));
         }
@@ -158,10 +162,44 @@ fn markdown(b: &Bisected) -> String {
     s
 }
 
+/// One line: the culprit(s) and their shares, the range proven, or why no culprit (the
+/// alert's text, its page, the webhook).
+pub fn summary(b: &Bisected) -> String {
+    if let Some(e) = b.ends_not_bad() {
+        return match e.found {
+            Found::Good => "bisect: the step does not reproduce here (the bad end is not worse than the good): no culprit".to_string(),
+            _ => "bisect: the ends could not be verified: no culprit".to_string(),
+        };
+    }
+    if b.parts.is_empty() {
+        return match &b.range {
+            Some((g, x)) => format!(
+                "bisect: not narrowed to one commit: after {} up to {}",
+                short(g),
+                short(x)
+            ),
+            None => "bisect: no result".to_string(),
+        };
+    }
+    let each: Vec<String> = b
+        .parts
+        .iter()
+        .map(|p| {
+            let c = &p.culprit;
+            let share = p
+                .share
+                .map(|s| format!(", {:.0}% of the step", s * 100.0))
+                .unwrap_or_default();
+            format!("{} \"{}\" by {}{share}", short(&c.sha), c.subject, c.author)
+        })
+        .collect();
+    format!("bisect: culprit {}", each.join("; then "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commands::bisect::{git::CommitInfo, search::Found, Part, Series, Step, Watch};
+    use crate::bisect::record::{CommitInfo, Found, Part, Series, Step, Watch};
 
     fn evidence(ratio: f64, state: &str) -> Evidence {
         Evidence {
@@ -267,5 +305,44 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_one_line_says_why_there_is_no_culprit() {
+        let mut b = bisected();
+        assert!(
+            summary(&b).starts_with("bisect: culprit 1a1a1a1a1a1a \"c10: tile 128 -> 64\" by Ada Kernel <ada@example.com>, 52% of the step; then 2b2b2b2b2b2b"),
+            "{}",
+            summary(&b)
+        );
+        b.parts.clear();
+        b.range = Some(("aa".into(), "bb".into()));
+        assert_eq!(
+            summary(&b),
+            "bisect: not narrowed to one commit: after aa up to bb"
+        );
+        b.ends = Some(step("ff", Found::Good, None));
+        assert!(
+            summary(&b).contains("does not reproduce here"),
+            "{}",
+            summary(&b)
+        );
+        b.ends = Some(step("ff", Found::Skip, Some("the build exited with 1")));
+        assert!(
+            summary(&b).contains("could not be verified"),
+            "{}",
+            summary(&b)
+        );
+        b.ends = Some(step("ff", Found::Bad, None));
+        assert!(summary(&b).contains("not narrowed"), "{}", summary(&b));
+    }
+
+    #[test]
+    fn the_record_reads_back_as_it_was_written() {
+        let mut b = bisected();
+        b.ends = Some(step("ff", Found::Bad, None));
+        let text = render(&b, BisectFormat::Json);
+        let back: Bisected = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, b);
     }
 }

@@ -3,37 +3,12 @@
 //! did prove.
 //!
 //! Commits are indexed oldest first: 0 .. n-1 after the good end, the last the bad end
-//! (taken as bad, not tested: the alert or `--bad` says so). Each step tests the
+//! (taken as bad here: the ends' trials verified it before the search began). Each step tests the
 //! untested, unskipped commit nearest the middle of the open range, so a search with no
 //! skips takes at most ceil(log2 n) steps.
 
+pub use super::record::Found;
 use std::collections::BTreeSet;
-
-/// What one step found of a commit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Found {
-    /// The step's size is there: the commit is at or after the culprit.
-    Bad,
-    /// Cleared: the commit is before the culprit.
-    Good,
-    /// Not built, or the watched rows not printed: no verdict; another commit is tried.
-    #[serde(rename = "skipped")]
-    Skip,
-    /// The trials could not decide at the cap: the search ends at the range proven.
-    Undecided,
-}
-
-impl std::fmt::Display for Found {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Found::Bad => "bad",
-            Found::Good => "good",
-            Found::Skip => "skipped",
-            Found::Undecided => "undecided",
-        })
-    }
-}
 
 #[derive(Debug, Clone)]
 pub struct Search {
