@@ -281,6 +281,7 @@ impl Config {
             control: r.control.clone(),
             overrides: r.overrides.clone().unwrap_or_else(|| c.overrides.clone()),
             filters: r.filters.clone(),
+            kernels: r.kernels.clone(),
             allow_missing: r.allow_missing,
             allow_mixed_hardware: r.allow_mixed_hardware,
             strict_numerics: r.strict_numerics,

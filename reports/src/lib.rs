@@ -8,6 +8,7 @@ pub mod compare;
 pub mod config;
 pub mod db;
 pub mod detect;
+pub mod environment;
 pub mod fmt;
 pub mod noise;
 pub mod overview;

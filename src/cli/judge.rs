@@ -117,6 +117,26 @@ pub struct TrialArgs {
     /// Format of the trials' output: auto, or one of the names `perfdb formats` lists
     #[arg(long, value_name = "NAME", default_value = "auto", value_parser = input_format)]
     pub input_format: InputFormat,
+    /// After the timed trials decide, one more trial per arm under this profiler: its
+    /// counters (never its time) are stored and shown beside the rows that changed
+    #[arg(long, value_enum, value_name = "PROFILER")]
+    pub profile: Option<Profiler>,
+    /// The profiler's program [default: ncu or rocprofv3 on PATH; proton: the arms'
+    /// python]
+    #[arg(long, value_name = "PATH")]
+    pub profiler: Option<PathBuf>,
+}
+
+/// Which profiler runs the profiled trial (`--profile`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Profiler {
+    /// Nsight Compute: `ncu --csv` with its speed-of-light, launch and occupancy sections
+    /// and DRAM bytes
+    Ncu,
+    /// rocprofv3: the kernel trace and FETCH_SIZE/WRITE_SIZE counters, as CSV
+    Rocprof,
+    /// Triton's proton around the arm's Python script (`python -m triton.profiler.proton`)
+    Proton,
 }
 
 fn even_trials(s: &str) -> Result<usize, String> {

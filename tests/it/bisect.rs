@@ -405,7 +405,7 @@ fn a_step_in_two_parts_from_an_alert_says_each_share() {
 }
 
 /// `/alerts/ID` from `perfdb serve` on a free loopback port.
-fn alert_page(wh: &Wh, id: &str) -> String {
+pub(crate) fn alert_page(wh: &Wh, id: &str) -> String {
     use std::io::{BufRead, BufReader, Read, Write};
     let mut child = wh
         .cmd()

@@ -95,7 +95,7 @@ fn detect_finds_the_three_changed_shapes_at_c13_in_each_format() {
         md.starts_with("## perfdb detect: 0 new alert(s) on `main`"),
         "{md}"
     );
-    assert!(md.contains(" active | regression | gemm_a16w16 triton | M=512 N=4096 K=4096 dtype=torch.bfloat16 | default | c13 | c12 | latency 32.51 -> 97.12 us (+198.7%, p 9.0e-53); throughput 528.4 -> 176.9 TFLOPS (-66.5%, p 9.0e-53) |  |"), "{md}");
+    assert!(md.contains(" active | regression | environment not recorded | gemm_a16w16 triton | M=512 N=4096 K=4096 dtype=torch.bfloat16 | default | c13 | c12 | latency 32.51 -> 97.12 us (+198.7%, p 9.0e-53); throughput 528.4 -> 176.9 TFLOPS (-66.5%, p 9.0e-53) |  |"), "{md}");
     // Nothing is a regression from c14 on.
     let (exit, v) = detect_json(&wh, &["--since", "c14"]);
     assert_eq!(exit, 0);

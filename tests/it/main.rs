@@ -20,6 +20,7 @@ mod cli_run;
 mod cli_serve;
 mod cli_upkeep;
 mod commit_names;
+mod counters;
 mod delta_readers;
 mod demo;
 mod detect_since;

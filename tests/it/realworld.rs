@@ -679,6 +679,34 @@ const FILES: &[(&str, Expect)] = &[
         "unrecognized/pytest_benchmark_issue187_console_table.txt",
         Refused("pytest-benchmark's console table"),
     ),
+    // Hardware counters: stored undirected (diffed beside the rows they explain, never
+    // judged alone), so a counter file alone holds nothing to compare.
+    // ncu's details page around superbench's cublaslt_gemm: its one result line is no
+    // format perfdb reads (a warning says so), the counters are stored.
+    (
+        "ncu-csv/superbench_cublaslt_ncu.log",
+        ReadsDerivedOnly("ncu-csv"),
+    ),
+    (
+        "rocprofv3-csv/rocprofiler_sdk_docs_counter_collection.csv",
+        ReadsDerivedOnly("rocprofv3-csv"),
+    ),
+    (
+        "rocprofv3-csv/rocprofiler_sdk_docs_kernel_trace.csv",
+        ReadsDerivedOnly("rocprofv3-csv"),
+    ),
+    (
+        "proton-hatchet/triton_proton_cuda.json",
+        ReadsDerivedOnly("proton-hatchet"),
+    ),
+    (
+        "proton-hatchet/triton_proton_hip.json",
+        ReadsDerivedOnly("proton-hatchet"),
+    ),
+    (
+        "proton-hatchet/triton_proton_scoped.json",
+        ReadsDerivedOnly("proton-hatchet"),
+    ),
 ];
 
 /// A number token in a line: where it starts and ends, and whether a rerun prints another

@@ -8,6 +8,7 @@ mod aiter_tuned_csv;
 mod aorta_matrix;
 mod aorta_result;
 mod checks;
+pub mod counters;
 mod flydsl_bench;
 mod google_benchmark;
 mod nvbench_json;
@@ -54,6 +55,9 @@ fn parser_of(format: Format) -> &'static dyn Parser {
         Format::NvbenchMarkdown => &nvbench_markdown::NvbenchMarkdown,
         Format::Tritonbench => &tritonbench::Tritonbench,
         Format::PytorchV3 => &pytorch_v3::PytorchV3,
+        Format::NcuCsv => &counters::ncu::NcuCsv,
+        Format::Rocprofv3Csv => &counters::rocprof::Rocprofv3Csv,
+        Format::ProtonHatchet => &counters::proton::ProtonHatchet,
     }
 }
 
@@ -133,13 +137,28 @@ pub trait Parser: Sync {
 /// format but hold no results of one (an nvbench compare report, a profiler's table, a
 /// harness's console table whose JSON perfdb reads) are refused as what they are
 /// ([`support::neighbours`]); else the first format with a marker takes the text.
+///
+/// A text carrying Nsight Compute's CSV is the profiled program's output with ncu's lines
+/// in it: its format is the one the rest of the text is in, the counters ride along
+/// ([`parse_in`]); with no other format there, it is [`Format::NcuCsv`].
 pub fn detect(text: &str) -> Result<Format, ParseError> {
+    if counters::ncu::carries(text) {
+        return Ok(detect_among(&counters::ncu::without_own(text)).unwrap_or(Format::NcuCsv));
+    }
+    detect_among(text)
+}
+
+/// [`detect`] over a text that carries no ncu CSV.
+fn detect_among(text: &str) -> Result<Format, ParseError> {
     if let Some(e) = known_without_values(text) {
         return Err(e);
     }
     let mut first_marker: Option<Format> = None;
     let mut signature: Option<Format> = None;
     for f in Format::ALL {
+        if f == Format::NcuCsv {
+            continue; // told apart before the others: see `detect`
+        }
         match parser_of(f).evidence(text) {
             Evidence::Signature => match signature {
                 Some(earlier) => return Err(ambiguous(earlier, f)),
@@ -231,7 +250,30 @@ pub fn parse_in(
         Some(f) => f,
         None => detect(text)?,
     };
-    let mut parsed = parser_of(format).parse_in(text, cx)?;
+    // Nsight Compute's CSV in the output of the program it profiled: the program's
+    // output read by its format, the counters added to the same run.
+    let ncu = format != Format::NcuCsv && counters::ncu::carries(text);
+    let program = if ncu || format == Format::NcuCsv {
+        Some(counters::ncu::without_own(text))
+    } else {
+        None
+    };
+    let mut parsed = match (&program, ncu) {
+        (Some(rest), true) => parser_of(format).parse_in(rest, cx)?,
+        _ => parser_of(format).parse_in(text, cx)?,
+    };
+    if ncu {
+        counters::ncu::read_into(text, &mut parsed)?;
+    } else if let Some(rest) = program.filter(|r| r.lines().any(|l| !l.trim().is_empty())) {
+        let lines = rest.lines().filter(|l| !l.trim().is_empty()).count();
+        parsed.warnings.push(crate::model::Warning {
+            line: 0,
+            reason: format!(
+                "{lines} line(s) of the profiled program's own output are in no format \
+                 perfdb reads: only Nsight Compute's counters are stored"
+            ),
+        });
+    }
     // A forced format that reads the text's structure but finds not one value in it (a
     // pytest-benchmark JSON read as google-benchmark: the same `benchmarks` list, other
     // fields) read the wrong thing: refused, as any other forced mismatch is.
@@ -268,7 +310,7 @@ pub fn parse_in(
             format!("no measurements found for format {format}"),
         ));
     }
-    if !failed_run {
+    if !failed_run && !format.is_counters() {
         match checks::nothing_measured(format, &parsed) {
             Measured::Some => {}
             Measured::Empty(e) => return Err(e),

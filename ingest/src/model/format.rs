@@ -47,11 +47,19 @@ pub enum Format {
     Tritonbench,
     /// PyTorch's benchmark database records, schema v3.
     PytorchV3,
+    /// Nsight Compute's `--csv` (details page, raw page, `--import`ed reports).
+    NcuCsv,
+    /// rocprofv3's counter-collection and kernel-trace CSVs.
+    Rocprofv3Csv,
+    /// Triton proton's profile (hatchet JSON).
+    ProtonHatchet,
 }
 
 impl Format {
     /// Every format, in the order detection asks them (a signature wins wherever it is
-    /// in the order, two are refused; among markers the first wins): the JSON outputs first (a look
+    /// in the order, two are refused; among markers the first wins; Nsight Compute's CSV
+    /// is told apart before the rest, since it comes inside other formats' output): the
+    /// JSON outputs first (a look
     /// at the first byte rules them out of any log), the CSVs told by their first lines
     /// (a look at those rules them out; tried after the formats that read the whole
     /// text, they waited ~2 ms on a 5 MB CSV for scans that could not match), then the
@@ -61,7 +69,8 @@ impl Format {
     /// log matches (tritonbench's three forms among them: a log pays its `x_val` scan
     /// only when it holds no aiter table), and `[perf]` lines, which many logs carry
     /// beside another format, last.
-    pub const ALL: [Format; 19] = [
+    pub const ALL: [Format; 22] = [
+        Format::ProtonHatchet,
         Format::NvbenchJson,
         Format::PytorchV3,
         Format::TsExport,
@@ -71,6 +80,8 @@ impl Format {
         Format::AortaResult,
         Format::AiterTunedCsv,
         Format::TritonCsv,
+        Format::Rocprofv3Csv,
+        Format::NcuCsv,
         Format::TsProbe,
         Format::AortaMatrix,
         Format::NvbenchMarkdown,
@@ -82,6 +93,14 @@ impl Format {
         Format::RocmBenchCsv,
         Format::PerfLines,
     ];
+    /// Whether the format holds hardware counters (stored undirected: never judged
+    /// alone, so a file of them needs no compared value).
+    pub fn is_counters(self) -> bool {
+        matches!(
+            self,
+            Format::NcuCsv | Format::Rocprofv3Csv | Format::ProtonHatchet
+        )
+    }
     pub fn name(self) -> &'static str {
         match self {
             Format::AiterTable => "aiter-table",
@@ -103,6 +122,9 @@ impl Format {
             Format::NvbenchMarkdown => "nvbench-markdown",
             Format::Tritonbench => "tritonbench",
             Format::PytorchV3 => "pytorch-v3",
+            Format::NcuCsv => "ncu-csv",
+            Format::Rocprofv3Csv => "rocprofv3-csv",
+            Format::ProtonHatchet => "proton-hatchet",
         }
     }
     /// One line on what the format is and how it maps onto rows: `perfdb formats`
@@ -128,6 +150,9 @@ impl Format {
             Format::NvbenchMarkdown => "NVIDIA nvbench's printed markdown: benchmark = table, axis columns = key (`--variant-axis` as for the JSON), `GPU Time` (the cold mean) = latency, `Elem/s` and `GlobalMem BW` compared; CPU and batch times, both `Noise` columns (read by place), samples and `BWUtil` kept; the log's throttle warnings counted per row; method `nvbench:cold-mean`",
             Format::Tritonbench => "Meta's tritonbench: the printed table, `--output` (`;` CSV) and `--output-json`: `<backend>-<metric>` columns = variant and metric (`latency` in ms, its `(±X%)` kept as `latency_spread`; `gbps` tuple -> its first element; `tflops`), `x_val` = key (split by a `(M, N, K)` label), `speedup`, `accuracy` and the `average` row derived; table = the JSON's operator, else the file name; method `tritonbench:p50`",
             Format::PytorchV3 => "PyTorch benchmark database v3 records (a JSON array, one object, or JSON lines): `benchmark.name` = table, `model.backend` = variant, `model.name`, mode, dtype, inputs and `metric.extra_info` settings = key; the unit from `metric.name` (`_ms`, `(mb)`, `_us`, `instruction_count`, `tflops`, `gbps`; else unclassified, reported); each of `benchmark_values` a trial; `runners[0]` = machine, `dependencies.*.sha` = commit tags",
+            Format::NcuCsv => "Nsight Compute `--csv` (details page, `--page raw`, `--import`): kernel = variant of table `ncu`, each metric a counter in its canonical unit (ns, byte, byte/s, Hz, %), its kind in the note, stored undirected (diffed, never judged); grid and block of each launch kept; `n/a` null; the profiled program's own output in the same stream read by its own format",
+            Format::Rocprofv3Csv => "rocprofv3 `counter_collection.csv` and `kernel_trace.csv`: kernel = variant of table `rocprofv3`, each counter undirected, each dispatch's duration (end - start, ns), grid, workgroup, registers and LDS kept",
+            Format::ProtonHatchet => "Triton proton profile (hatchet JSON): each node with metrics = a kernel of table `proton`, the scopes above it = key, `time (ns)`, `bytes`, `flops*`, `count` as undirected counters; one device arch = the run's arch",
         }
     }
 }

@@ -78,11 +78,10 @@ fn each_changed_file(
         if !formats_tried.contains(&format) {
             continue;
         }
-        let Some(m) = p
-            .measurements
-            .iter()
-            .find(|m| m.value.is_some() && m.direction != Direction::None)
-        else {
+        let Some(m) = p.measurements.iter().find(|m| {
+            m.value.is_some()
+                && (m.direction != Direction::None || formats::counters::is_counter_table(&m.table))
+        }) else {
             continue;
         };
         let Some(bad) = change(&text, m, p.raw(m)) else {

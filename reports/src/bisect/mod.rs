@@ -81,7 +81,7 @@ pub fn run<M: Measure>(
     m.progress(&format!("the ends: {}{}", ends.found, why(&ends)));
     out.gpu_seconds += ends.seconds;
     let verified = ends.found == Found::Bad;
-    let ends_evidence = ends.evidence.clone();
+    let ends_evidence = (ends.evidence.clone(), ends.counters.clone());
     out.ends = Some(ends);
     if m.interrupted() {
         return Ok(Ended::Interrupted);
@@ -119,7 +119,7 @@ pub fn run<M: Measure>(
             if found == Found::Skip {
                 out.skipped.push(sha.clone());
             }
-            evidence_of.insert(i, step.evidence.clone());
+            evidence_of.insert(i, (step.evidence.clone(), step.counters.clone()));
             out.steps.push(step);
             if m.interrupted() {
                 return Ok(Ended::Interrupted);
@@ -137,7 +137,7 @@ pub fn run<M: Measure>(
         // The bad end, never stepped: its evidence is the ends' trials (first part), or
         // its own trials against the part's start (a later part): a culprit is never
         // named on the alert's word alone.
-        let evidence = match evidence_of.remove(&c) {
+        let (evidence, counters) = match evidence_of.remove(&c) {
             Some(e) => e,
             None if against == out.good && c + 1 == rest.len() => ends_evidence.clone(),
             None => {
@@ -145,7 +145,7 @@ pub fn run<M: Measure>(
                 let step = m.measure(&against, sha)?;
                 out.gpu_seconds += step.seconds;
                 let found = step.found;
-                let evidence = step.evidence.clone();
+                let evidence = (step.evidence.clone(), step.counters.clone());
                 if found != Found::Bad {
                     // Not worse than the part's start after all: no culprit here.
                     out.range = Some((against.clone(), sha.clone()));
@@ -167,6 +167,7 @@ pub fn run<M: Measure>(
             culprit: m.info(&rest[c])?,
             share,
             evidence,
+            counters,
         });
         let covered: f64 = out.parts.iter().filter_map(|p| p.share).sum();
         // Less than the step, with commits after it: search on from this culprit.

@@ -113,6 +113,9 @@ pub struct Step {
     pub trials_a_side: usize,
     pub seconds: f64,
     pub evidence: Vec<Evidence>,
+    /// The hardware counters that moved with the watched rows (`--profile`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counters: Vec<crate::compare::counters::Explained>,
 }
 
 impl Step {
@@ -126,6 +129,7 @@ impl Step {
             trials_a_side: 0,
             seconds: 0.0,
             evidence: Vec::new(),
+            counters: Vec::new(),
         }
     }
 }
@@ -140,6 +144,9 @@ pub struct Part {
     /// Trials of the culprit against its parent, the part's start or the good end (the
     /// ends' trials when the culprit is the bad end): never the alert's word alone.
     pub evidence: Vec<Evidence>,
+    /// The hardware counters that moved with it, from the same step (`--profile`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counters: Vec<crate::compare::counters::Explained>,
 }
 
 /// What a bisect found.

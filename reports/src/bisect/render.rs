@@ -88,6 +88,12 @@ fn headline(b: &Bisected) -> String {
         for e in &p.evidence {
             s.push_str(&format!("  {}\n", evidence_line(e)));
         }
+        for (row, lines) in crate::render::counter_lines(&p.counters, 6) {
+            s.push_str(&format!("  counters of {row}\n"));
+            for l in lines {
+                s.push_str(&format!("    {l}\n"));
+            }
+        }
     }
     s
 }
@@ -228,6 +234,7 @@ mod tests {
                     &found.to_string(),
                 )]
             },
+            counters: vec![],
         }
     }
 
@@ -241,6 +248,7 @@ mod tests {
             },
             share: Some(0.52),
             evidence: vec![evidence(1.15, "regression")],
+            counters: vec![],
         }
     }
 

@@ -23,6 +23,9 @@ pub(crate) struct RowId {
     pub(crate) unit: String,
 }
 
+/// Every counter value of a side, by identity.
+pub(crate) type Counters = BTreeMap<RowId, Vec<f64>>;
+
 pub(super) struct Loaded {
     pub(super) rows: BTreeMap<RowId, (Direction, Vec<Value>)>,
     /// (table, key) -> the key's source order (`["M","N","K"]`), for display.
@@ -32,6 +35,8 @@ pub(super) struct Loaded {
     /// Head-side numerics evidence from derived `err` columns: (table, variant, key).
     pub(super) err_nonzero: HashMap<(String, String, String), bool>,
     pub(super) derived_columns: BTreeMap<String, Vec<String>>,
+    /// Hardware counters (never judged: [`super::counters`] diffs them).
+    pub(super) counters: Counters,
 }
 
 fn filter_sql(filters: &[(String, String)]) -> String {
@@ -107,6 +112,7 @@ pub(super) fn load_side(
         repeated: BTreeMap::new(),
         err_nonzero: HashMap::new(),
         derived_columns: BTreeMap::new(),
+        counters: BTreeMap::new(),
     };
     // Arrow straight from DuckDB: no per-value conversion on the way.
     let (_, batches) = db.query(&sql)?;
@@ -142,6 +148,19 @@ pub(super) fn load_side(
                 .as_any()
                 .downcast_ref::<Float64Array>()
                 .ok_or_else(|| unexpected("value list is not DOUBLE"))?;
+            if perfdb_ingest::formats::counters::is_counter_table(&table) {
+                let id = RowId {
+                    table,
+                    variant,
+                    key,
+                    metric: metric_name,
+                    unit: units.value(i).to_string(),
+                };
+                loaded
+                    .counters
+                    .insert(id, values.iter().flatten().collect());
+                continue;
+            }
             if metric::is_derived(&metric_name) || direction == Direction::None {
                 let nonzero = values.iter().any(|v| v.is_some_and(|x| x != 0.0));
                 if metric_name == metric::ERROR && !variant.is_empty() && nonzero {

@@ -46,6 +46,7 @@ fn loaded(rows: &[MemoryRow]) -> Loaded {
         repeated: BTreeMap::new(),
         err_nonzero: HashMap::new(),
         derived_columns: BTreeMap::new(),
+        counters: BTreeMap::new(),
     };
     for r in rows {
         let mut sorted = r.key.clone();

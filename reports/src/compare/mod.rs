@@ -3,10 +3,12 @@
 //!
 //! One file per step: [`select`] the runs of each side, [`load`] their values,
 //! [`matching`] rows whose tables were printed differently, [`decide`] each row and the
-//! whole, [`summarise`]; the report types every exporter reads are in [`types`], the
+//! whole, [`summarise`], and show the hardware [`counters`] that moved with each changed
+//! row; the report types every exporter reads are in [`types`], the
 //! options (asked and resolved) in [`options`]. [`memory`] judges values held in memory
 //! (replays, simulations, the experiment's tests) by the same steps.
 
+pub mod counters;
 pub(crate) mod decide;
 mod load;
 mod margin;
@@ -150,6 +152,10 @@ fn build_report(
         std::mem::take(&mut b.derived_columns),
         std::mem::take(&mut h.derived_columns),
     ];
+    let counters = [
+        std::mem::take(&mut b.counters),
+        std::mem::take(&mut h.counters),
+    ];
     let mut t = std::time::Instant::now();
     let paired = pair::pair(b, h, opt);
     trace("pair and assess each row", &mut t);
@@ -230,6 +236,8 @@ fn build_report(
         opt,
     };
     let (verdict, reasons) = verdict::overall(&rows, &control, &evidence);
+    let (explained, unjoined) = counters::explain(&rows, &counters[0], &counters[1], opt);
+    warnings.extend(unjoined);
     Ok(Report {
         verdict,
         reason: Reason::prose(&reasons),
@@ -245,6 +253,8 @@ fn build_report(
         not_measured,
         key_basis,
         warnings,
+        counters: explained,
+        profiling: Vec::new(),
     })
 }
 

@@ -141,6 +141,16 @@ pub struct JudgeArgs {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub filters: Vec<(String, String)>,
+    /// Join a profiled kernel to the rows it runs under: rows whose table, variant or key
+    /// holds ROW get the counters of the kernels whose name holds KERNEL (repeatable;
+    /// without it a kernel joins a row by a word of its name, or as the only kernel)
+    #[arg(long = "kernel", value_name = "ROW=KERNEL", value_parser = kernel_join)]
+    #[serde(
+        rename = "kernel",
+        with = "form::joins",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub kernels: Vec<(String, String)>,
     /// Accept rows measured on base but missing on head (they are still listed)
     #[arg(long)]
     #[serde(with = "form::flag", skip_serializing_if = "is_false")]
@@ -180,6 +190,15 @@ fn filter(s: &str) -> Result<(String, String), String> {
     }
 }
 
+/// `--kernel ROW=KERNEL`, split at the last `=`: a row is often named by its key
+/// (`size=4096`), a kernel's name holds none.
+fn kernel_join(s: &str) -> Result<(String, String), String> {
+    match s.rsplit_once('=') {
+        Some((r, k)) if !r.is_empty() && !k.is_empty() => Ok((r.to_string(), k.to_string())),
+        _ => Err(format!("'{s}' is not ROW=KERNEL")),
+    }
+}
+
 impl JudgeArgs {
     /// What replays `o` exactly: every option it ran with, given explicitly (so a
     /// replay does not depend on the config where it is replayed).
@@ -193,6 +212,7 @@ impl JudgeArgs {
             control_tol: Some(o.control_tol),
             config: None,
             filters: o.filters.clone(),
+            kernels: o.kernels.clone(),
             allow_missing: o.allow_missing,
             allow_mixed_hardware: o.allow_mixed_hardware,
             strict_numerics: o.strict_numerics,
@@ -220,6 +240,9 @@ pub struct Options {
     /// `k=v` filters: table/variant/metric/unit on rows, arch/format/commit on runs,
     /// anything else a run tag or an identity key cell.
     pub filters: Vec<(String, String)>,
+    /// `row=kernel` joins of profiled kernels to rows (`--kernel`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kernels: Vec<(String, String)>,
     /// Rows measured on base but not on head are listed, not inconclusive.
     pub allow_missing: bool,
     /// Sides on different hardware (arch, image, `machine` tag) are compared anyway.
@@ -249,6 +272,7 @@ impl Default for Options {
             control_tol: 0.10,
             overrides: Vec::new(),
             filters: Vec::new(),
+            kernels: Vec::new(),
             allow_missing: false,
             allow_mixed_hardware: false,
             strict_numerics: false,
@@ -356,6 +380,20 @@ mod form {
         }
     }
 
+    /// `ROW=KERNEL` pairs, split at the last `=` ([`super::kernel_join`]).
+    pub mod joins {
+        use super::*;
+        pub fn deserialize<'de, D: Deserializer<'de>>(
+            d: D,
+        ) -> Result<Vec<(String, String)>, D::Error> {
+            list::deserialize(d)?
+                .into_iter()
+                .map(|p| super::super::kernel_join(&p).map_err(D::Error::custom))
+                .collect()
+        }
+        pub use super::pairs::serialize;
+    }
+
     pub mod flag {
         use super::*;
         pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
@@ -430,6 +468,7 @@ mod tests {
             threshold: 0.07,
             control: vec!["torch".into(), "aten*".into()],
             filters: vec![("arch".into(), "gfx942".into()), ("k".into(), "a=b".into())],
+            kernels: vec![("size=4096".into(), "add_kernel".into())],
             overrides: vec![Override {
                 variant: Some("triton".into()),
                 threshold: 0.2,

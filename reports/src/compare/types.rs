@@ -549,6 +549,13 @@ pub struct Report {
     pub not_measured: usize,
     pub key_basis: Vec<KeyBasis>,
     pub warnings: Vec<String>,
+    /// The hardware counters that moved with each changed row, when both sides were
+    /// profiled.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counters: Vec<super::counters::Explained>,
+    /// What profiling the sides cost (`perfdb ab --profile`), a line each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiling: Vec<String>,
 }
 
 impl Report {

@@ -223,6 +223,36 @@ pub fn detect_in_passes(
     })?;
     let events = join_tails(events, &position);
     let mut events: Vec<Event> = events.into_iter().map(with_kind).collect();
+    underneath(db, &mut events)?;
+    sort_events(&mut events);
+    Ok(Detection {
+        label: label.to_string(),
+        since: since.map(String::from),
+        series: n_series,
+        commits: order_of_commits.len() - start,
+        events,
+        order: order_of_commits,
+        since_at,
+        scope_from,
+    })
+}
+
+/// What changed underneath each step: the environment of its runs, read once.
+fn underneath(db: &Db, events: &mut [Event]) -> Result<(), DetectError> {
+    let envs = crate::environment::RunEnvironments::read(
+        db,
+        events
+            .iter()
+            .flat_map(|e| e.runs.iter().map(String::as_str)),
+    )?;
+    for e in events {
+        e.underneath = envs.across(&e.runs, &e.last_good_commit, &e.first_bad_commit);
+    }
+    Ok(())
+}
+
+/// Regressions first, then by first bad commit and the row.
+fn sort_events(events: &mut [Event]) {
     events.sort_by(|a, b| {
         (
             a.kind != EventKind::Regression,
@@ -239,16 +269,6 @@ pub fn detect_in_passes(
                 &b.key,
             ))
     });
-    Ok(Detection {
-        label: label.to_string(),
-        since: since.map(String::from),
-        series: n_series,
-        commits: order_of_commits.len() - start,
-        events,
-        order: order_of_commits,
-        since_at,
-        scope_from,
-    })
 }
 
 /// The window `detect --since` reads, as positions in the label's history: (the first

@@ -119,6 +119,7 @@ pub(super) fn series_events(
             confirmed: false,
             at_tip: false,
             returned: None,
+            underneath: Default::default(),
         };
         out.push((ev, mv));
     }

@@ -106,6 +106,9 @@ pub struct Event {
     pub at_tip: bool,
     /// Where the primary metric came back to its level before the step, if it did.
     pub returned: Option<Return>,
+    /// What changed underneath the step (driver, toolchain, image...), from the
+    /// environment tags of the runs either side of it.
+    pub underneath: crate::environment::Underneath,
 }
 
 impl Event {

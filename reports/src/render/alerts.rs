@@ -98,10 +98,20 @@ pub fn groups(groups: &[AlertGroup], format: AlertsFormat) -> String {
     }
 }
 
-/// One alert in full for the terminal: its row, each metric that moved, its status
-/// changes and, when given, how to confirm it.
-fn one(a: &AlertView, confirm: Option<&Confirmation>) -> String {
+/// One alert in full for the terminal: its row, what changed underneath it, each metric
+/// that moved, its status changes and, when given, how to confirm it.
+fn one(
+    a: &AlertView,
+    underneath: Option<&crate::environment::Underneath>,
+    confirm: Option<&Confirmation>,
+) -> String {
     let mut s = table(std::slice::from_ref(a));
+    if let Some(u) = underneath {
+        s.push_str(&format!(
+            "  underneath: {}\n",
+            u.between(&a.last_good_commit, &a.first_bad_commit)
+        ));
+    }
     for m in a.moved() {
         match m {
             Moved::Stale {
@@ -139,6 +149,8 @@ pub struct Shown<'a> {
     pub confirm: Option<&'a Confirmation>,
     /// What `perfdb bisect` found for it, when it ran here.
     pub bisect: Option<&'a crate::bisect::Bisected>,
+    /// What changed underneath its step (driver, toolchain, image...).
+    pub underneath: Option<&'a crate::environment::Underneath>,
 }
 
 /// The alerts in `format`: `one` shows the first alert in full (`alerts show`, and a
@@ -150,11 +162,16 @@ pub fn show(alerts: &[AlertView], format: AlertsFormat, one_alert: bool, shown: 
         .map(|b| crate::bisect::summary(b) + "\n")
         .unwrap_or_default();
     match format {
-        AlertsFormat::Table if one_alert => one(&alerts[0], shown.confirm) + &bisect,
+        AlertsFormat::Table if one_alert => {
+            one(&alerts[0], shown.underneath, shown.confirm) + &bisect
+        }
         AlertsFormat::Table => table(alerts),
         AlertsFormat::Markdown => markdown(alerts) + &bisect,
         AlertsFormat::Json if one_alert => {
             let mut v = serde_json::to_value(&alerts[0]).expect("alert serialises");
+            if let Some(u) = shown.underneath {
+                v["underneath"] = serde_json::to_value(u).expect("an environment serialises");
+            }
             if let Some(c) = shown.confirm {
                 v["confirm"] = serde_json::to_value(c).expect("confirmation serialises");
             }

@@ -15,6 +15,7 @@ pub struct EventRow {
 pub const EVENT_COLUMNS: &[Column<EventRow>] = &[
     Column::left("alert", |r: &EventRow| r.alert.clone()),
     Column::left("kind", |r: &EventRow| r.event.kind.to_string()),
+    Column::left("underneath", |r: &EventRow| r.event.underneath.text()),
     Column::left("kernel", |r: &EventRow| {
         format!("{} {}", r.event.table, r.event.variant)
     }),

@@ -355,6 +355,7 @@ impl Measure for Bench<'_> {
             }
         };
         (step.found, step.why, step.evidence) = perfdb_reports::bisect::judge(&self.watch, &report);
+        step.counters = report.counters.clone();
         Ok(step)
     }
 

@@ -79,6 +79,31 @@ impl Arms {
         }
     }
 
+    /// `program args` started where and as the arm's command starts (its folder, its
+    /// environment): what the arm's Python imports, this one imports.
+    pub fn alongside(&self, arm: Arm, program: &str, args: &[&str]) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.args(args);
+        match self {
+            Arms::Shell(_) => {}
+            Arms::Dirs(d, _) => {
+                cmd.current_dir(&d[arm.index()]);
+            }
+            Arms::Envs(e, _) => {
+                cmd.envs(e[arm.index()].iter().cloned());
+            }
+        }
+        cmd
+    }
+
+    /// The arm's command as words: a shell command as `sh -c CMD`.
+    pub fn argv(&self, arm: Arm) -> Vec<String> {
+        match self {
+            Arms::Shell(c) => vec!["sh".into(), "-c".into(), c[arm.index()].clone()],
+            Arms::Dirs(_, argv) | Arms::Envs(_, argv) => argv.clone(),
+        }
+    }
+
     /// The arm's command as a person would type it.
     pub fn describe(&self, arm: Arm) -> String {
         let i = arm.index();

@@ -8,7 +8,9 @@
 //! ingested ([`session`]), and [`experiment`], from flags to a report and exit code.
 
 mod arms;
+mod environment;
 mod gpu;
+mod profile;
 mod session;
 
 use super::judge_options as options;
@@ -105,14 +107,26 @@ fn session(
     if let Some(d) = gpu.and_then(|g| gpu::device_tag(g, a.machine.as_deref())) {
         tags.push(("device".to_string(), d));
     }
-    let meta = |arm: usize, commit: &Option<String>| RunMeta {
-        label: labels[arm].clone(),
-        commit: commit.clone(),
-        tags: tags.clone(),
-        ..Default::default()
+    // What ran underneath: the driver, and each arm's Python versions, read before
+    // any trial.
+    if let Some(g) = gpu {
+        tags.extend(environment::driver(g));
+    }
+    let meta = |arm: Arm, commit: &Option<String>| {
+        let mut tags = tags.clone();
+        tags.extend(environment::of_arm(&arms, arm));
+        RunMeta {
+            label: labels[arm.index()].clone(),
+            commit: commit.clone(),
+            tags,
+            ..Default::default()
+        }
     };
     let s = Session {
-        metas: [meta(0, &a.commit_base), meta(1, &a.commit_head)],
+        metas: [
+            meta(Arm::Base, &a.commit_base),
+            meta(Arm::Head, &a.commit_head),
+        ],
         selectors,
         arms,
         wh: Warehouse::new(root),
@@ -142,6 +156,37 @@ fn session(
     Ok((s, labels))
 }
 
+/// One profiled trial per arm after the timed trials decided, its counters joined to the
+/// report's changed rows and its cost said in the report.
+fn profiled_trials(
+    p: &profile::Profiling,
+    s: &Session,
+    report: &mut perfdb_reports::compare::Report,
+) -> anyhow::Result<()> {
+    // A profiler replays each kernel many times: a deadline far beyond a trial's.
+    let slowest = s.slowest.unwrap_or(60.0);
+    let deadline = Duration::from_secs_f64((slowest * 100.0).max(600.0));
+    let mut seconds = [0.0; 2];
+    for arm in [Arm::Base, Arm::Head] {
+        let dir = s.logs.join(format!("profile-{}", arm.name()));
+        say!("ab: profiling the {} arm ({})", arm.name(), dir.display());
+        seconds[arm.index()] = p.run(&s.arms, arm, &dir, &s.wh, &s.metas[arm.index()], deadline)?;
+    }
+    let db = perfdb_reports::db::Db::open(&s.root)
+        .with_context(|| format!("cannot open the warehouse at {}", s.root.display()))?;
+    perfdb_reports::compare::counters::attach(&db, report)?;
+    let timed: f64 = s.durations.iter().sum();
+    report.profiling.push(format!(
+        "one profiled trial a side under {}: base {}, head {} (the {} timed trials took {}); its counters are stored, never its time",
+        p.name(),
+        perfdb_reports::fmt::human_seconds(seconds[0]),
+        perfdb_reports::fmt::human_seconds(seconds[1]),
+        s.durations.len(),
+        perfdb_reports::fmt::human_seconds(timed)
+    ));
+    Ok(())
+}
+
 /// How an experiment ended.
 pub enum Ran {
     /// Compared: the last look's report, the run's record and the exit code it earns.
@@ -167,6 +212,8 @@ pub fn experiment(root: &Path, a: &AbArgs, by_commit: bool) -> anyhow::Result<Ra
             .unwrap_or(0)
     });
     let (mut s, labels) = session(root, a, &stamp, seed, by_commit)?;
+    // The profiler is found before any trial runs.
+    let profiling = profile::find(a.trials.profile, a.trials.profiler.as_deref(), &s.arms)?;
     // A cancelled job's SIGINT/SIGTERM stops the running trial with its process group;
     // what was stored stays, and the report says so.
     process::catch_interrupts();
@@ -213,6 +260,14 @@ pub fn experiment(root: &Path, a: &AbArgs, by_commit: bool) -> anyhow::Result<Ra
         }
     };
     let (stopped, failed) = (course.stopped, course.failed.clone());
+    let mut report = report;
+    if let (
+        Some(p),
+        Stopped::Decided | Stopped::MaxTrials | Stopped::MaxTime | Stopped::Unreliable,
+    ) = (&profiling, stopped)
+    {
+        profiled_trials(p, &s, &mut report)?;
+    }
     let seq = Sequential::new(course, &plan, s.facts(labels));
     let exit = if stopped == Stopped::Interrupted {
         Exit::Interrupted

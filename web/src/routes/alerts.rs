@@ -398,7 +398,7 @@ pub async fn one(
     State(s): State<AppState>,
     axum::extract::Path(id): axum::extract::Path<String>,
 ) -> Result<Html<String>, AppError> {
-    let (a, c, bisect) = blocking(s.clone(), move || {
+    let (a, c, bisect, underneath) = blocking(s.clone(), move || {
         let db = s.db()?;
         let a = alerts::find(&db, &id).map_err(|e| match e {
             alerts::TriageError::NotFound(_) | alerts::TriageError::Ambiguous { .. } => {
@@ -415,7 +415,9 @@ pub async fn one(
             Err(e) => return Err(AppError::internal(e.to_string())),
         };
         let bisect = perfdb_reports::bisect::store::load(&s.root, &a.id);
-        Ok((a, c, bisect))
+        let underneath = perfdb_reports::environment::of_alert(&db, &a)
+            .map_err(|e| AppError::internal(e.to_string()))?;
+        Ok((a, c, bisect, underneath))
     })
     .await?;
     let mut body =
@@ -435,6 +437,12 @@ pub async fn one(
         if a.status == AlertStatus::Active { "regression" } else { "" },
         esc(&a.change_text()),
     );
+    // What changed underneath the step comes first: a new driver or toolchain is the
+    // first thing to rule out.
+    body.push_str(&format!(
+        "<p id=\"underneath\">Underneath: {}</p>",
+        esc(&underneath.between(&a.last_good_commit, &a.first_bad_commit))
+    ));
     body.push_str("<h2>Status</h2><table><tr><th>status</th><th>by</th><th>note</th></tr>");
     for h in &a.history {
         body.push_str(&format!(

@@ -208,10 +208,33 @@ pub async fn page(
     }
     body.push_str("</table>");
     body.push_str(&nav);
+    body.push_str(&counters_html(&r));
     Ok(Html(layout(
         &format!("Compare {} → {}", r.base.selector, r.head.selector),
         &body,
     )))
+}
+
+/// The hardware counters that moved with each changed row (the report's texts), and
+/// what profiling cost; nothing when neither side was profiled.
+fn counters_html(r: &perfdb_reports::compare::Report) -> String {
+    let lines = perfdb_reports::render::counter_lines(&r.counters, 12);
+    if lines.is_empty() && r.profiling.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("<h2>Counters that moved</h2><ul id=\"counters\">");
+    for (row, moved) in lines {
+        out.push_str(&format!("<li>{}<ul>", esc(&row)));
+        for m in moved {
+            out.push_str(&format!("<li>{}</li>", esc(&m)));
+        }
+        out.push_str("</ul></li>");
+    }
+    out.push_str("</ul>");
+    for p in &r.profiling {
+        out.push_str(&format!("<p class=\"muted\">profiled: {}</p>", esc(p)));
+    }
+    out
 }
 
 /// The control's line: none given, or each of its metrics and whether it held.

@@ -1,0 +1,293 @@
+//! Hardware counters from the profilers kernel engineers run: Nsight Compute's CSV
+//! ([`ncu`]: the details page, the raw page, `--import`ed reports, with the profiled
+//! program's own output in the same stream), rocprofv3's counter-collection and
+//! kernel-trace CSVs ([`rocprof`]) and Triton proton's hatchet JSON ([`proton`]).
+//!
+//! Every counter is a measurement of table `ncu`, `rocprofv3` or `proton`, the kernel
+//! its variant: its value in a canonical unit (time in ns, bytes, byte/s, Hz; a count
+//! or a ratio as printed), its kind and direction in the note (`counter: time, lower
+//! is better`; `counter: ratio`). Every counter is stored with direction `none`: a
+//! profiled launch is no timed trial (the profiler replays it, flushes caches, fixes
+//! clocks), so compare and detect never judge a counter alone; it is diffed beside the
+//! rows it explains. `n/a`, `NaN` or an empty cell is null, never 0; a word where a
+//! number goes (ncu's `PolicySpread`) is kept as a setting with no value; anything else
+//! that is not a number refuses the file at its line.
+
+pub mod ncu;
+pub mod proton;
+pub mod rocprof;
+
+use super::support::emit::Row;
+use super::support::text::parse_value;
+use super::ParseError;
+use crate::model::{Direction, Measurement, Parsed};
+
+/// The tables counters are stored in: one a profiler.
+pub const TABLES: [&str; 3] = ["ncu", "rocprofv3", "proton"];
+
+/// Whether measurements of `table` are hardware counters.
+pub fn is_counter_table(table: &str) -> bool {
+    TABLES.contains(&table)
+}
+
+/// What a counter measures, told by its unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A duration: lower is better.
+    Time,
+    /// Bytes (or anything) a second.
+    Throughput,
+    /// A percentage or a per-unit rate (`inst/cycle`).
+    Ratio,
+    /// Bytes, cycles, instructions, warps, registers: how much.
+    Count,
+    /// A clock.
+    Frequency,
+    /// A word, not a number (`PolicySpread`): kept, no value.
+    Setting,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Time => "time",
+            Kind::Throughput => "throughput",
+            Kind::Ratio => "ratio",
+            Kind::Count => "count",
+            Kind::Frequency => "frequency",
+            Kind::Setting => "setting",
+        }
+    }
+
+    /// The direction a counter of this kind has, if any.
+    pub fn direction(self) -> Direction {
+        match self {
+            Kind::Time => Direction::Lower,
+            _ => Direction::None,
+        }
+    }
+
+    /// The note every counter of this kind is stored with.
+    pub fn note(self) -> &'static str {
+        match self {
+            Kind::Time => "counter: time, lower is better",
+            Kind::Throughput => "counter: throughput",
+            Kind::Ratio => "counter: ratio",
+            Kind::Count => "counter: count",
+            Kind::Frequency => "counter: frequency",
+            Kind::Setting => "counter: setting",
+        }
+    }
+
+    /// The kind a stored counter's note names.
+    pub fn of_note(note: &str) -> Option<Kind> {
+        [
+            Kind::Time,
+            Kind::Throughput,
+            Kind::Ratio,
+            Kind::Count,
+            Kind::Frequency,
+            Kind::Setting,
+        ]
+        .into_iter()
+        .find(|k| k.note() == note)
+    }
+}
+
+/// A printed unit: (canonical unit, factor to it, kind). Nsight Compute prints SI
+/// prefixes on words (`usecond`, `Mbyte`, `Gbyte/second`, `Mhz`, `cycle/nsecond`);
+/// rocprofv3 and proton print none (their counters' units come from their names).
+pub fn unit(printed: &str) -> (&'static str, f64, Kind) {
+    let p = printed.trim();
+    let prefix = |s: &str| -> Option<f64> {
+        Some(match s {
+            "" => 1.0,
+            "K" | "k" => 1e3,
+            "M" => 1e6,
+            "G" => 1e9,
+            "T" => 1e12,
+            "P" => 1e15,
+            _ => return None,
+        })
+    };
+    let time = |s: &str| -> Option<f64> {
+        Some(match s {
+            "nsecond" | "ns" => 1.0,
+            "usecond" | "us" => 1e3,
+            "msecond" | "ms" => 1e6,
+            "second" | "s" => 1e9,
+            _ => return None,
+        })
+    };
+    if p == "%" {
+        return ("%", 1.0, Kind::Ratio);
+    }
+    if let Some(f) = time(p) {
+        return ("ns", f, Kind::Time);
+    }
+    if let Some((num, per)) = p.split_once('/') {
+        // byte/second and its prefixes: a throughput in byte/s.
+        if let (Some(rest), Some(t)) = (num.strip_suffix("byte"), time(per)) {
+            if let Some(f) = prefix(rest) {
+                return ("byte/s", f * 1e9 / t, Kind::Throughput);
+            }
+        }
+        // cycle/nsecond (a clock, as newer ncu prints it).
+        if num == "cycle" {
+            if let Some(t) = time(per) {
+                return ("Hz", 1e9 / t, Kind::Frequency);
+            }
+        }
+        return ("", 1.0, Kind::Ratio);
+    }
+    if let Some(rest) = p.strip_suffix("byte") {
+        if let Some(f) = prefix(rest) {
+            return ("byte", f, Kind::Count);
+        }
+    }
+    if let Some(rest) = p.strip_suffix("hz").or_else(|| p.strip_suffix("Hz")) {
+        if let Some(f) = prefix(rest) {
+            return ("Hz", f, Kind::Frequency);
+        }
+    }
+    ("", 1.0, Kind::Count)
+}
+
+/// `v` in a unit `factor` times smaller, as the decimal the source printed would read
+/// there (`1048.58` Mbyte is 1048580000 byte, not 1048579999.9999999).
+fn scaled(v: f64, factor: f64) -> f64 {
+    if factor == 1.0 {
+        return v;
+    }
+    let exp = factor.log10().round() as i32;
+    if 10f64.powi(exp) == factor {
+        if let Ok(x) = format!("{v}e{exp}").parse::<f64>() {
+            return x;
+        }
+    }
+    v * factor
+}
+
+/// Whether a unit-less counter's name says it counts something (`Grid Size`, `# SMs`,
+/// `Waves Per SM`, `Elapsed Cycles`): a word there is a garbled number, never a setting.
+fn counts_something(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.starts_with('#')
+        || ["size", "count", "cycles", "waves", "per ", "__"]
+            .iter()
+            .any(|w| n.contains(w))
+}
+
+/// One kernel's counters, written into a [`Parsed`].
+pub(crate) struct Kernel<'a> {
+    pub table: &'static str,
+    pub name: &'a str,
+    /// The counter's place beside the kernel: ncu's section, proton's scope.
+    pub key: Vec<(String, String)>,
+    pub line: usize,
+    /// Whether a word may stand for a unit-less counter's value (ncu prints
+    /// `PolicySpread`); rocprofv3 and proton print numbers only.
+    pub settings: bool,
+}
+
+impl Kernel<'_> {
+    /// Store counter `name` printed as `cell` in `printed_unit`. A number in any form
+    /// perfdb reads (`1,215,000,000.00`, `4.34e-02`), a missing token (null), or, where
+    /// the profiler prints settings, a word for a counter with no unit (a setting, no
+    /// value); anything else refuses the file at the kernel's line.
+    pub fn put(
+        &self,
+        parsed: &mut Parsed,
+        name: &str,
+        printed_unit: &str,
+        cell: &str,
+    ) -> Result<(), ParseError> {
+        let cell = cell.trim();
+        let (canonical, factor, mut kind) = unit(printed_unit);
+        let value = match parse_value(cell) {
+            Ok(v) => v.map(|v| scaled(v, factor)),
+            Err(_)
+                if self.settings
+                    && printed_unit.trim().is_empty()
+                    && !counts_something(name)
+                    && cell.starts_with(|c: char| c.is_ascii_alphabetic()) =>
+            {
+                kind = Kind::Setting;
+                None
+            }
+            Err(_) => {
+                return Err(ParseError::at(
+                    self.line,
+                    format!(
+                        "counter {name} of kernel {} is `{}`, not a number",
+                        self.name,
+                        cell.escape_debug()
+                    ),
+                ))
+            }
+        };
+        let row = Row::new(
+            &mut parsed.keys,
+            self.table,
+            self.name,
+            &self.key,
+            self.line,
+        );
+        let raw = if printed_unit.trim().is_empty() || factor == 1.0 {
+            parsed.keys.raw(cell)
+        } else {
+            parsed.keys.raw_joined(cell, printed_unit.trim())
+        };
+        parsed.measurements.push(Measurement {
+            table: row.table,
+            variant: row.variant,
+            key: row.key,
+            key_order: row.key_order,
+            metric: name.into(),
+            unit: if kind == Kind::Setting {
+                "".into()
+            } else if canonical.is_empty() {
+                printed_unit.trim().into()
+            } else {
+                canonical.into()
+            },
+            direction: crate::model::Direction::None,
+            value,
+            raw,
+            column: name.into(),
+            numerics: crate::model::Numerics::NotChecked,
+            line: self.line as u32,
+            note: Some(kind.note().into()),
+        });
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_read_to_their_canonical_form() {
+        assert_eq!(unit("usecond"), ("ns", 1e3, Kind::Time));
+        assert_eq!(unit("Mbyte"), ("byte", 1e6, Kind::Count));
+        assert_eq!(unit("Gbyte/second"), ("byte/s", 1e9, Kind::Throughput));
+        assert_eq!(unit("Tbyte/s"), ("byte/s", 1e12, Kind::Throughput));
+        assert_eq!(unit("byte/usecond"), ("byte/s", 1e6, Kind::Throughput));
+        assert_eq!(unit("hz"), ("Hz", 1.0, Kind::Frequency));
+        assert_eq!(unit("Ghz"), ("Hz", 1e9, Kind::Frequency));
+        assert_eq!(unit("cycle/nsecond"), ("Hz", 1e9, Kind::Frequency));
+        assert_eq!(unit("%"), ("%", 1.0, Kind::Ratio));
+        assert_eq!(unit("inst/cycle"), ("", 1.0, Kind::Ratio));
+        assert_eq!(unit("cycle"), ("", 1.0, Kind::Count));
+        assert_eq!(unit("register/thread").2, Kind::Ratio);
+        assert_eq!(unit(""), ("", 1.0, Kind::Count));
+        assert_eq!(scaled(1048.58, 1e6), 1048580000.0);
+        assert_eq!(scaled(12.35, 1e3), 12350.0);
+        assert!(counts_something("Grid Size") && counts_something("# SMs"));
+        assert!(!counts_something("Cluster Scheduling Policy"));
+        for k in [Kind::Time, Kind::Ratio, Kind::Setting] {
+            assert_eq!(Kind::of_note(k.note()), Some(k));
+        }
+    }
+}

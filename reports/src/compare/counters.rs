@@ -1,0 +1,441 @@
+//! Step 5: the hardware counters that moved with the rows. A profiled trial's counters
+//! (tables `ncu`, `rocprofv3`, `proton`: ingest's `formats::counters`) are never judged:
+//! here each kernel's counters are diffed base against head, and the kernels are joined
+//! to the rows that changed — by `--kernel ROW=KERNEL`, else by a word of the kernel's
+//! name that names the row (`add_kernel` joins `add triton n=...`), else as the only
+//! kernel profiled on both sides. A launch that grew with the change (a padded buffer
+//! grows the grid) is a counter that moved, never a new kernel: the grid is no part of
+//! a kernel's identity.
+
+use super::load::{Counters, RowId};
+use super::{CompareError, Options, Report, Row, SideInfo, Verdict};
+use crate::db::{sql_str, Db};
+use crate::stats;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A counter moving less than this (relative) is unchanged.
+pub const MOVED: f64 = 0.05;
+
+/// The counters of a changed row's kernel, base against head.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Explained {
+    pub table: String,
+    pub variant: String,
+    pub key_text: String,
+    pub metric: String,
+    /// The row's own change (head / base - 1).
+    pub change: Option<f64>,
+    /// The profiler's table (`ncu`, `rocprofv3`, `proton`) and the kernel.
+    pub profiler: String,
+    pub kernel: String,
+    /// How the kernel was joined to the row.
+    pub joined_by: String,
+    /// The counters that moved by at least [`MOVED`], largest first.
+    pub moved: Vec<CounterMove>,
+    /// Counters present on both sides that did not move.
+    pub unchanged: usize,
+    /// What the moves say together, when they say something (`the kernel moves more
+    /// data`).
+    pub reading: Option<String>,
+}
+
+/// One counter of one kernel on both sides: the median of its values on each.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CounterMove {
+    pub name: String,
+    /// Where the profiler filed it (ncu's section, proton's scope), empty if nowhere.
+    pub place: String,
+    pub unit: String,
+    pub base: f64,
+    pub head: f64,
+    /// head / base - 1; `None` when base is 0.
+    pub change: Option<f64>,
+}
+
+/// One kernel's counters on both sides: (name, place, unit) -> (base, head).
+type Diffs = BTreeMap<(String, String, String), (f64, f64)>;
+
+/// The kernels profiled on both sides, each with its counters' medians.
+fn kernels(base: &Counters, head: &Counters) -> BTreeMap<(String, String), Diffs> {
+    let mut out: BTreeMap<(String, String), Diffs> = BTreeMap::new();
+    for (id, hv) in head {
+        let Some(bv) = base.get(id) else { continue };
+        let (Some(b), Some(h)) = (median(bv), median(hv)) else {
+            continue;
+        };
+        let place = place_of(&id.key);
+        out.entry((id.table.clone(), id.variant.clone()))
+            .or_default()
+            .insert((id.metric.clone(), place, id.unit.clone()), (b, h));
+    }
+    out
+}
+
+fn median(v: &[f64]) -> Option<f64> {
+    let v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    (!v.is_empty()).then(|| stats::median(&v))
+}
+
+/// The values of a counter's key (`{"section":"Memory Workload Analysis"}`), joined.
+fn place_of(key: &str) -> String {
+    match serde_json::from_str::<serde_json::Value>(key) {
+        Ok(serde_json::Value::Object(m)) => m
+            .values()
+            .filter_map(|v| v.as_str())
+            .collect::<Vec<_>>()
+            .join(" / "),
+        _ => String::new(),
+    }
+}
+
+/// Words of a name that can tell what it is: lower case, letters and digits, three
+/// characters or more, not a C type or a word every kernel carries.
+fn words(text: &str) -> BTreeSet<String> {
+    const COMMON: [&str; 20] = [
+        "kernel", "void", "float", "int", "const", "unsigned", "half", "char", "bool", "double",
+        "long", "struct", "std", "native", "detail", "impl", "the", "and", "triton", "cuda",
+    ];
+    text.split(|c: char| !c.is_ascii_alphanumeric())
+        .map(str::to_ascii_lowercase)
+        .filter(|w| w.len() >= 3 && !w.chars().all(|c| c.is_ascii_digit()))
+        .filter(|w| !COMMON.contains(&w.as_str()))
+        .collect()
+}
+
+/// The kernel(s) that explain `row`, and how they were joined.
+fn join<'a>(
+    row: &Row,
+    kernels: &'a BTreeMap<(String, String), Diffs>,
+    opt: &Options,
+) -> Vec<(&'a (String, String), String)> {
+    let text = format!("{} {} {}", row.table, row.variant, row.key_text);
+    let asked: Vec<_> = kernels
+        .keys()
+        .filter_map(|k| {
+            opt.kernels
+                .iter()
+                .find(|(r, kn)| text.contains(r.as_str()) && k.1.contains(kn.as_str()))
+                .map(|(r, kn)| (k, format!("--kernel {r}={kn}")))
+        })
+        .collect();
+    if !asked.is_empty()
+        || !opt.kernels.is_empty() && opt.kernels.iter().any(|(r, _)| text.contains(r.as_str()))
+    {
+        return asked;
+    }
+    let row_words = words(&text);
+    let by_name: Vec<_> = kernels
+        .keys()
+        .filter_map(|k| {
+            let shared: Vec<String> = words(&k.1).intersection(&row_words).cloned().collect();
+            (!shared.is_empty()).then(|| (k, format!("the name ({})", shared.join(", "))))
+        })
+        .collect();
+    if !by_name.is_empty() {
+        return by_name;
+    }
+    let names: BTreeSet<&String> = kernels.keys().map(|k| &k.1).collect();
+    if names.len() == 1 {
+        return kernels
+            .keys()
+            .map(|k| (k, "the only kernel profiled".to_string()))
+            .collect();
+    }
+    Vec::new()
+}
+
+/// The counters of every changed row's kernels, and a note when kernels were profiled
+/// that no changed row could be joined to.
+pub(crate) fn explain(
+    rows: &[Row],
+    base: &Counters,
+    head: &Counters,
+    opt: &Options,
+) -> (Vec<Explained>, Option<String>) {
+    let kernels = kernels(base, head);
+    if kernels.is_empty() {
+        return (Vec::new(), None);
+    }
+    let mut out = Vec::new();
+    let mut unjoined = 0;
+    let changed = rows
+        .iter()
+        .filter(|r| !r.control && matches!(r.verdict, Verdict::Regression | Verdict::Improvement));
+    for row in changed {
+        let joined = join(row, &kernels, opt);
+        if joined.is_empty() {
+            unjoined += 1;
+        }
+        for ((profiler, kernel), how) in joined {
+            let diffs = &kernels[&(profiler.clone(), kernel.clone())];
+            let mut moved: Vec<CounterMove> = diffs
+                .iter()
+                .map(|((name, place, unit), &(b, h))| CounterMove {
+                    name: name.clone(),
+                    place: place.clone(),
+                    unit: unit.clone(),
+                    base: b,
+                    head: h,
+                    change: (b != 0.0).then(|| h / b - 1.0),
+                })
+                .filter(|m| match m.change {
+                    Some(c) => c.abs() >= MOVED,
+                    None => m.head != 0.0,
+                })
+                .collect();
+            moved.sort_by(|a, b| size(b).total_cmp(&size(a)).then(a.name.cmp(&b.name)));
+            let unchanged = diffs.len() - moved.len();
+            out.push(Explained {
+                table: row.table.clone(),
+                variant: row.variant.clone(),
+                key_text: row.key_text.clone(),
+                metric: row.metric.clone(),
+                change: row.change,
+                profiler: profiler.clone(),
+                kernel: kernel.clone(),
+                joined_by: how,
+                reading: reading(&moved, diffs),
+                moved,
+                unchanged,
+            });
+        }
+    }
+    let note = (unjoined > 0).then(|| {
+        format!(
+            "{} kernel(s) were profiled on both sides, but {unjoined} changed row(s) name none \
+             of them: join them with --kernel ROW=KERNEL",
+            kernels.len()
+        )
+    });
+    (out, note)
+}
+
+/// The counters both sides' labels hold now, joined to the report's changed rows: for a
+/// comparison whose profiled trials were stored after it decided (`perfdb ab
+/// --profile`). A side selected by commit reads that commit's counters only.
+pub fn attach(db: &Db, report: &mut Report) -> Result<(), CompareError> {
+    let base = side_counters(db, &report.base)?;
+    let head = side_counters(db, &report.head)?;
+    let (explained, note) = explain(&report.rows, &base, &head, &report.options);
+    report.counters = explained;
+    report.warnings.extend(note);
+    Ok(())
+}
+
+fn side_counters(db: &Db, side: &SideInfo) -> Result<Counters, CompareError> {
+    let list = |v: &[String]| v.iter().map(|s| sql_str(s)).collect::<Vec<_>>().join(", ");
+    let tables: Vec<String> = perfdb_ingest::formats::counters::TABLES
+        .iter()
+        .map(|t| sql_str(t))
+        .collect();
+    let commits = if side.commits.is_empty() || side.matched_by == super::MatchedBy::Label {
+        String::new()
+    } else {
+        format!(
+            " AND m.run_id IN (SELECT run_id FROM runs WHERE \"commit\" IN ({}))",
+            list(&side.commits)
+        )
+    };
+    let sql = format!(
+        "SELECT m.table_name, m.variant, m.key, m.metric, m.unit, list(m.value) \
+         FROM measurements m WHERE m.label IN ({}) AND m.table_name IN ({}) \
+         AND m.value IS NOT NULL{commits} GROUP BY 1, 2, 3, 4, 5",
+        list(&side.labels),
+        tables.join(", ")
+    );
+    let mut stmt = db.conn.prepare(&sql)?;
+    let rows = stmt.query_map([], |r| {
+        let values: duckdb::types::Value = r.get(5)?;
+        let values = match values {
+            duckdb::types::Value::List(v) => v
+                .into_iter()
+                .filter_map(|x| match x {
+                    duckdb::types::Value::Double(d) => Some(d),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        Ok((
+            RowId {
+                table: r.get(0)?,
+                variant: r.get(1)?,
+                key: r.get(2)?,
+                metric: r.get(3)?,
+                unit: r.get(4)?,
+            },
+            values,
+        ))
+    })?;
+    let mut out = Counters::new();
+    for row in rows {
+        let (id, v) = row?;
+        out.insert(id, v);
+    }
+    Ok(out)
+}
+
+/// How far a counter moved, for ordering: |log(head/base)|, a counter from 0 first.
+fn size(m: &CounterMove) -> f64 {
+    match m.change {
+        Some(c) if c > -1.0 => (1.0 + c).ln().abs(),
+        _ => f64::INFINITY,
+    }
+}
+
+/// What a counter is about, told by its name and unit (ncu, rocprofv3 and proton
+/// spell them differently).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum About {
+    /// Bytes moved to and from device memory.
+    Traffic,
+    /// Arithmetic: flops, instructions, the SM's throughput.
+    Compute,
+    Occupancy,
+    Registers,
+    /// The launch: grid and block.
+    Launch,
+    Other,
+}
+
+fn about(name: &str, unit: &str) -> About {
+    let n = name.to_ascii_lowercase();
+    let has = |w: &str| n.contains(w);
+    if has("occupancy") || has("warps_active") || has("active warps") {
+        About::Occupancy
+    } else if has("register") || has("vgpr") || has("sgpr") || has("spill") || has("scratch") {
+        About::Registers
+    } else if matches!(
+        n.as_str(),
+        "grid size" | "block size" | "grid_size" | "workgroup_size" | "threads"
+    ) {
+        About::Launch
+    } else if (unit == "byte" || unit == "byte/s" || has("bytes"))
+        && (has("dram") || n == "bytes" || has("fetch_size") || has("write_size"))
+        || has("fetch_size")
+        || has("write_size")
+        || has("dram throughput")
+        || has("memory throughput")
+    {
+        About::Traffic
+    } else if has("flop")
+        || has("inst_executed")
+        || has("compute (sm)")
+        || has("sm__throughput")
+        || has("valu")
+    {
+        About::Compute
+    } else {
+        About::Other
+    }
+}
+
+/// The moves read together: more or less data, lost occupancy, more registers, a grown
+/// launch; compute said unchanged when it was profiled and did not move.
+fn reading(moved: &[CounterMove], all: &Diffs) -> Option<String> {
+    let largest = |a: About| {
+        moved
+            .iter()
+            .filter(|m| about(&m.name, &m.unit) == a)
+            .filter_map(|m| m.change)
+            .max_by(|x, y| x.abs().total_cmp(&y.abs()))
+    };
+    let mut said = Vec::new();
+    match largest(About::Traffic) {
+        Some(c) if c > 0.0 => said.push("the kernel moves more data".to_string()),
+        Some(_) => said.push("the kernel moves less data".to_string()),
+        None => {}
+    }
+    if let Some(c) = largest(About::Occupancy) {
+        said.push(
+            if c < 0.0 {
+                "it lost occupancy"
+            } else {
+                "it gained occupancy"
+            }
+            .to_string(),
+        );
+    }
+    if largest(About::Registers).is_some_and(|c| c > 0.0) {
+        said.push("it uses more registers or scratch".to_string());
+    }
+    if let Some(c) = largest(About::Launch) {
+        said.push(format!(
+            "its launch {} ({:+.0}%)",
+            if c > 0.0 { "grew" } else { "shrank" },
+            c * 100.0
+        ));
+    }
+    if said.is_empty() {
+        return None;
+    }
+    let compute_profiled = all.keys().any(|(n, _, u)| about(n, u) == About::Compute);
+    if compute_profiled && largest(About::Compute).is_none() {
+        said.push("compute unchanged".to_string());
+    }
+    Some(said.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mv(name: &str, unit: &str, change: f64) -> CounterMove {
+        CounterMove {
+            name: name.into(),
+            place: String::new(),
+            unit: unit.into(),
+            base: 100.0,
+            head: 100.0 * (1.0 + change),
+            change: Some(change),
+        }
+    }
+
+    #[test]
+    fn names_join_by_a_word_that_is_no_type_or_common_word() {
+        assert!(words("void addition_kernel<float>(float*, int)").contains("addition"));
+        assert!(!words("void addition_kernel<float>(float*, int)").contains("float"));
+        assert_eq!(words("add_kernel"), ["add".to_string()].into());
+        assert!(words("n=1048576 x").is_empty());
+    }
+
+    #[test]
+    fn counters_read_as_what_they_are_about() {
+        assert_eq!(about("dram__bytes_read.sum", "byte"), About::Traffic);
+        assert_eq!(about("DRAM Throughput", "%"), About::Traffic);
+        assert_eq!(about("FETCH_SIZE", ""), About::Traffic);
+        assert_eq!(about("bytes", "byte"), About::Traffic);
+        assert_eq!(about("Achieved Occupancy", "%"), About::Occupancy);
+        assert_eq!(
+            about("Registers Per Thread", "register/thread"),
+            About::Registers
+        );
+        assert_eq!(about("Grid Size", ""), About::Launch);
+        assert_eq!(about("flops16", ""), About::Compute);
+        assert_eq!(about("Compute (SM) Throughput", "%"), About::Compute);
+        assert_eq!(about("Elapsed Cycles", ""), About::Other);
+    }
+
+    #[test]
+    fn a_padded_kernel_reads_as_moving_more_data_with_compute_unchanged() {
+        let moved = vec![
+            mv("dram__bytes_read.sum", "byte", 0.2),
+            mv("Grid Size", "", 0.2),
+        ];
+        let mut all = Diffs::new();
+        all.insert(
+            (
+                "sm__throughput.avg.pct_of_peak_sustained_elapsed".into(),
+                String::new(),
+                "%".into(),
+            ),
+            (50.0, 50.5),
+        );
+        assert_eq!(
+            reading(&moved, &all).as_deref(),
+            Some("the kernel moves more data, its launch grew (+20%), compute unchanged")
+        );
+        assert_eq!(reading(&[mv("Elapsed Cycles", "", 0.3)], &all), None);
+    }
+}

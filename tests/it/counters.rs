@@ -1,0 +1,401 @@
+//! Why it moved: hardware counters joined to the rows they explain (compare, `ab
+//! --profile`), and the environment underneath a step (detect, `alerts show`).
+
+use crate::common::*;
+use serde_json::Value;
+
+const NCU_HEADER: &str = "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"";
+
+/// ncu's details page for one launch of `add_kernel` over `grid` blocks moving `mbytes`.
+fn ncu_csv(grid: u64, mbytes: f64, sm_pct: f64) -> String {
+    let rec = |section: &str, name: &str, unit: &str, v: String| {
+        format!("\"0\",\"7\",\"python3\",\"127.0.0.1\",\"add_kernel\",\"1\",\"7\",\"(1024, 1, 1)\",\"({grid}, 1, 1)\",\"0\",\"9.0\",\"{section}\",\"{name}\",\"{unit}\",\"{v}\"\n")
+    };
+    let mut s = format!("{NCU_HEADER}\n");
+    s += &rec(
+        "GPU Speed Of Light Throughput",
+        "Compute (SM) Throughput",
+        "%",
+        format!("{sm_pct:.2}"),
+    );
+    s += &rec(
+        "GPU Speed Of Light Throughput",
+        "DRAM Throughput",
+        "%",
+        "91.20".into(),
+    );
+    s += &rec(
+        "Memory Workload Analysis",
+        "dram__bytes_read.sum",
+        "Mbyte",
+        format!("{mbytes:.2}"),
+    );
+    s += &rec(
+        "Launch Statistics",
+        "Registers Per Thread",
+        "register/thread",
+        "16".into(),
+    );
+    s
+}
+
+/// Three trials a side of the H200 Triton vector-add print, head's Triton 20% slower,
+/// each with ncu's counters of the launch in the same output.
+fn profiled_sides(wh: &Wh) {
+    let stdout = std::fs::read_to_string(sample("h200-triton36/vector-add-stdout.txt")).unwrap();
+    for (label, slower, grid, mbytes) in [
+        ("base", 1.0, 131072, 1610.61),
+        ("head", 1.25, 157287, 1932.74),
+    ] {
+        for t in 0..3 {
+            let noise = 1.0 + 0.003 * t as f64;
+            let mut text = String::from("==PROF== Connected to process 7 (/usr/bin/python3)\n");
+            for l in stdout.lines() {
+                let cells: Vec<&str> = l.split_whitespace().collect();
+                // `i  size  Triton  Torch`: Triton slower on head, Torch the same; each
+                // number right-aligned where it was (the table is fixed-width).
+                if cells.len() == 4 && cells[0].parse::<u32>().is_ok() {
+                    let triton: f64 = cells[2].parse().unwrap();
+                    let torch: f64 = cells[3].parse().unwrap();
+                    let new = [
+                        cells[0].to_string(),
+                        cells[1].to_string(),
+                        format!("{:.6}", triton / slower * noise),
+                        format!("{:.6}", torch * noise),
+                    ];
+                    let mut line = String::new();
+                    let mut from = 0;
+                    for (old, new) in cells.iter().zip(&new) {
+                        let end = from + l[from..].find(old).unwrap() + old.len();
+                        let width = end - line.len();
+                        line += &format!("{new:>width$}");
+                        from = end;
+                    }
+                    text += &line;
+                    text.push('\n');
+                } else {
+                    text += l;
+                    text.push('\n');
+                }
+            }
+            text += "==PROF== Disconnected from process 7\n";
+            text += &ncu_csv(grid, mbytes * noise, 23.5);
+            let path = wh.dir.path().join(format!("{label}-{t}.txt"));
+            std::fs::write(&path, text).unwrap();
+            wh.ingest(&path, label);
+        }
+    }
+}
+
+/// A benchmark profiled by ncu on both sides: the regressed row shows the counters that
+/// moved with it, largest first, and what they say; the counters are never rows.
+#[test]
+fn compare_shows_the_counters_that_moved_with_a_regressed_row() {
+    let wh = Wh::new();
+    profiled_sides(&wh);
+    let formats = wh.sql("SELECT DISTINCT format FROM runs");
+    assert_eq!(
+        formats,
+        vec![serde_json::json!({"format": "triton-perf-report"})]
+    );
+    let (code, v) = compare_json(&wh, &["base", "head", "--control", "Torch"]);
+    assert_eq!(code, 1, "{}", v["reason"]);
+    // Counters are no rows: every row is the benchmark's.
+    assert!(v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["table"] == "vector-add-performance"));
+    let counters = v["counters"].as_array().expect("counters");
+    let regressed = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["verdict"] == "regression")
+        .count();
+    assert_eq!(counters.len(), regressed, "{counters:?}");
+    let e = &counters[0];
+    assert_eq!(e["kernel"], "add_kernel");
+    assert_eq!(e["profiler"], "ncu");
+    assert_eq!(e["joined_by"], "the name (add)");
+    let moved: Vec<&str> = e["moved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(moved, ["dram__bytes_read.sum", "Grid Size"], "{e}");
+    assert_eq!(
+        e["unchanged"], 4,
+        "SM throughput, DRAM throughput, registers, block"
+    );
+    assert_eq!(
+        e["reading"],
+        "the kernel moves more data, its launch grew (+20%), compute unchanged"
+    );
+    let text = stdout(&wh.run(&["compare", "base", "head", "--control", "Torch"]));
+    let section = text.split("counters that moved:").nth(1).expect(&text);
+    assert!(
+        section.contains("add_kernel (ncu, joined by the name (add)): the kernel moves more data"),
+        "{section}"
+    );
+    assert!(
+        section.contains(
+            "dram__bytes_read.sum [Memory Workload Analysis]: 1.615e9 -> 1.939e9 byte (+20.0%)"
+        ),
+        "{section}"
+    );
+}
+
+/// `--kernel ROW=KERNEL` joins a kernel whose name says nothing of the row; a changed row
+/// no kernel joins is said, never explained by a guess.
+#[test]
+fn a_kernel_joins_by_the_flag_and_an_unjoined_row_is_said() {
+    let wh = Wh::new();
+    profiled_sides(&wh);
+    let (_, v) = compare_json(
+        &wh,
+        &[
+            "base",
+            "head",
+            "--control",
+            "Torch",
+            "--kernel",
+            "size=4096=add",
+        ],
+    );
+    let counters = v["counters"].as_array().unwrap();
+    assert!(
+        counters
+            .iter()
+            .any(|e| e["joined_by"] == "--kernel size=4096=add" && e["key_text"] == "size=4096"),
+        "{counters:?}"
+    );
+    // The flag names the row: for it, no other join is tried.
+    assert!(!counters
+        .iter()
+        .any(|e| e["key_text"] == "size=4096" && e["joined_by"] != "--kernel size=4096=add"));
+    let (_, v) = compare_json(
+        &wh,
+        &[
+            "base",
+            "head",
+            "--control",
+            "Torch",
+            "--kernel",
+            "size=4096=gemm_kernel",
+        ],
+    );
+    let warnings = v["warnings"].to_string();
+    assert!(
+        warnings.contains("name none of them: join them with --kernel ROW=KERNEL"),
+        "{warnings}"
+    );
+}
+
+/// Fake `ncu` on PATH: runs the profiled command (its output discarded) and prints the
+/// details page of one launch, its DRAM bytes 20% up when the command is head's.
+fn fake_ncu(dir: &std::path::Path) -> std::ffi::OsString {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let base = ncu_csv(131072, 1610.61, 23.5);
+    let head = ncu_csv(131072, 1932.74, 23.5);
+    let script = format!(
+        "#!/bin/sh\nall=\"$*\"\nwhile [ \"$1\" != sh ]; do shift; done\n\"$@\" >/dev/null 2>&1\necho '==PROF== Disconnected from process 7'\ncase \"$all\" in\n  *head*) cat <<'EOF'\n{head}EOF\n  ;;\n  *) cat <<'EOF'\n{base}EOF\n  ;;\nesac\n"
+    );
+    let tool = bin.join("ncu");
+    std::fs::write(&tool, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut path = std::ffi::OsString::from(bin);
+    path.push(":");
+    path.push(std::env::var_os("PATH").unwrap_or_default());
+    path
+}
+
+/// Trials of a `[perf]` row, head's 20% slower, named `add`.
+fn arm(wh: &Wh, name: &str, us: f64) -> String {
+    let script = wh.dir.path().join(format!("{name}.sh"));
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\necho \"[perf] dim: (64,) dtype: bf16, torch avg: 5.00 us, add avg: {us} us\"\n"),
+    )
+    .unwrap();
+    format!("sh {}", script.display())
+}
+
+/// `ab --profile ncu`: the timed trials decide, then one profiled trial a side whose
+/// counters (never its time) are stored and shown with the regressed row.
+#[test]
+fn ab_profiles_each_arm_once_after_the_trials_decide() {
+    let wh = Wh::new();
+    let path = fake_ncu(wh.dir.path());
+    let (base, head) = (arm(&wh, "base", 10.0), arm(&wh, "head", 12.0));
+    let out = wh
+        .cmd()
+        .env("PATH", &path)
+        .args([
+            "ab",
+            "--quiet",
+            "--no-gpu-state",
+            "--format",
+            "json",
+            "--control",
+            "torch",
+            "--max-trials",
+            "4",
+            "--seed",
+            "3",
+            "--profile",
+            "ncu",
+            "--base",
+            &base,
+            "--head",
+            &head,
+        ])
+        .output()
+        .unwrap();
+    let v: Value =
+        serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let profiled = wh.sql(
+        "SELECT regexp_extract(tags, '\"arm\":\"([^\"]*)\"', 1) AS arm, format FROM runs \
+         WHERE contains(tags, '\"profiled\":\"ncu\"') ORDER BY arm",
+    );
+    assert_eq!(
+        profiled,
+        vec![
+            serde_json::json!({"arm": "base", "format": "ncu-csv"}),
+            serde_json::json!({"arm": "head", "format": "ncu-csv"})
+        ]
+    );
+    // The profiled trials stored counters only: the timed rows are the trials'.
+    let timed = wh.count(
+        "SELECT count(*) FROM measurements m JOIN runs r USING (run_id) \
+         WHERE contains(r.tags, '\"profiled\"') AND m.table_name = 'perf'",
+    );
+    assert_eq!(timed, 0);
+    let e = &v["counters"][0];
+    assert_eq!(e["kernel"], "add_kernel", "{v}");
+    assert_eq!(e["moved"][0]["name"], "dram__bytes_read.sum");
+    let cost = v["profiling"][0].as_str().unwrap();
+    assert!(
+        cost.starts_with("one profiled trial a side under ncu: base "),
+        "{cost}"
+    );
+}
+
+/// A profiler that is not there is an error before any trial runs.
+#[test]
+fn ab_without_its_profiler_runs_no_trial() {
+    let wh = Wh::new();
+    let (base, head) = (arm(&wh, "base", 10.0), arm(&wh, "head", 12.0));
+    let out = wh
+        .cmd()
+        .env("PATH", "/usr/bin:/bin")
+        .args([
+            "ab",
+            "--quiet",
+            "--no-gpu-state",
+            "--profile",
+            "ncu",
+            "--base",
+            &base,
+            "--head",
+            &head,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("`ncu` is not on PATH"),
+        "{}",
+        stderr(&out)
+    );
+    let runs = wh.run(&["sql", "SELECT count(*) AS n FROM runs", "--format", "csv"]);
+    assert!(
+        code(&runs) != 0 || stdout(&runs).ends_with("\n0\n"),
+        "no trial stored"
+    );
+}
+
+/// A history with a toolchain change (triton 3.5.1 -> 3.6.0 at c05) and a code change
+/// (at c12) raises two alerts, each saying which it is.
+#[test]
+fn a_toolchain_step_and_a_code_step_say_which_they_are() {
+    let wh = Wh::new();
+    for c in 0..18 {
+        let us = match c {
+            0..=4 => 10.0,
+            5..=11 => 11.0,
+            _ => 12.5,
+        };
+        let triton = if c < 5 { "3.5.1" } else { "3.6.0" };
+        let dir = wh.dir.path().join(format!("perf/c{c:02}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for t in 0..3 {
+            let v = us * (1.0 + 0.002 * t as f64);
+            std::fs::write(
+                dir.join(format!("t{t}.log")),
+                format!("[perf] dim: (64,) dtype: bf16, torch avg: 5.00 us, ck avg: {v:.3} us\n"),
+            )
+            .unwrap();
+        }
+        let time = format!("2026-07-01T{c:02}:00:00Z");
+        let tags = [format!("triton={triton}"), "driver=570.124.06".to_string()];
+        ingest_commit(
+            &wh,
+            &dir,
+            &format!("c{c:02}"),
+            &time,
+            &["--tag", &tags[0], "--tag", &tags[1]],
+        );
+    }
+    let out = wh.run(&["detect", "--label", "main", "--format", "json"]);
+    let v: Value =
+        serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    let events: Vec<&Value> = v["detection"]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "regression" && e["variant"] == "ck")
+        .collect();
+    let at: Vec<(&str, &Value)> = events
+        .iter()
+        .map(|e| (e["first_bad_commit"].as_str().unwrap(), &e["underneath"]))
+        .collect();
+    assert_eq!(at.len(), 2, "{at:?}");
+    assert_eq!(at[0].0, "c05");
+    assert_eq!(
+        at[0].1["changed"],
+        serde_json::json!([{"name": "triton", "before": "3.5.1", "after": "3.6.0"}])
+    );
+    assert_eq!(at[1].0, "c12");
+    assert_eq!(at[1].1["changed"], serde_json::json!([]));
+    assert_eq!(
+        at[1].1["unchanged"],
+        serde_json::json!(["driver", "triton"])
+    );
+    // The terminal table says it beside each step, and `alerts show` says it first.
+    let text = stdout(&wh.run(&["detect", "--label", "main"]));
+    assert!(text.contains("triton 3.5.1 -> 3.6.0"), "{text}");
+    assert!(
+        text.contains("not the environment (driver, triton unchanged)"),
+        "{text}"
+    );
+    let alerts = wh.sql("SELECT alert_id, first_bad_commit FROM alerts ORDER BY first_bad_commit");
+    let first = alerts[0]["alert_id"].as_str().unwrap();
+    let shown = stdout(&wh.run(&["alerts", "show", first]));
+    let lines: Vec<&str> = shown.lines().collect();
+    assert!(
+        lines[2].contains("underneath: triton 3.5.1 -> 3.6.0 between c04 and c05"),
+        "{shown}"
+    );
+    let page = crate::bisect::alert_page(&wh, first);
+    assert!(
+        page.contains(
+            "<p id=\"underneath\">Underneath: triton 3.5.1 -&gt; 3.6.0 between c04 and c05</p>"
+        ),
+        "{page}"
+    );
+}
