@@ -149,7 +149,7 @@ fn even_trials(s: &str) -> Result<usize, String> {
 }
 
 /// `90s`, `30m`, `2h`, or plain seconds.
-fn duration(s: &str) -> Result<std::time::Duration, String> {
+pub(crate) fn duration(s: &str) -> Result<std::time::Duration, String> {
     let (num, unit) = match s.find(|c: char| !(c.is_ascii_digit() || c == '.')) {
         Some(i) => s.split_at(i),
         None => (s, "s"),

@@ -228,9 +228,32 @@ pub enum DevicesFormat {
 
 #[derive(Debug, Args)]
 pub struct DevicesArgs {
+    #[command(subcommand)]
+    pub action: Option<DevicesAction>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: DevicesFormat,
     /// Config file with `[[device]]` entries [default: perfdb.toml if present]
     #[arg(long)]
     pub config: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DevicesAction {
+    /// Measure what this machine's GPU really reaches and store it: a 2 GiB copy
+    /// (bandwidth) and an 8192^3 matrix product per data type (compute), through torch
+    ///
+    /// The roofs are stored in the warehouse under the label `roofs`, with the GPU's
+    /// name, driver, clocks and power limit; `perfdb devices` and the roofline page show
+    /// them beside the datasheet's.
+    Measure(MeasureArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MeasureArgs {
+    /// The Python that imports torch
+    #[arg(long, default_value = "python3", value_name = "PYTHON")]
+    pub python: String,
+    /// Deadline of the measurement (`10m`): killed with what it started when passed
+    #[arg(long, value_name = "DURATION", default_value = "20m", value_parser = judge::duration)]
+    pub timeout: std::time::Duration,
 }

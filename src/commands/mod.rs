@@ -45,7 +45,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Bisect(a) => bisect::run(&wh, *a),
         Command::Noise(a) => noise::run(&wh, a),
         Command::Formats => ingest::formats(),
-        Command::Devices(a) => devices::run(a),
+        Command::Devices(a) => devices::run(&wh, a),
         Command::Demo => compare::demo(&wh),
     }
 }

@@ -431,6 +431,75 @@ fn the_device_table_and_the_peak_ceiling_in_chromium() {
     );
 }
 
+/// The roofline of a comparison in Chromium: the H200's bf16 roof, each GEMM row of
+/// the PyTorch v3 history at its intensity, an arrow from base, the regressed ones red.
+#[test]
+#[ignore = "needs chromium: run scripts/test"]
+fn the_roofline_draws_roofs_points_and_arrows_in_chromium() {
+    let Some(bin) = chromium() else {
+        missing("chromium");
+    };
+    let wh = Wh::new();
+    for c in [12, 13] {
+        let dir = sample(&format!("h200-gemm/history/c{c:02}"));
+        let time = format!("2026-07-01T{c:02}:00:00Z");
+        ingest_commit(&wh, &dir, &format!("c{c:02}"), &time, &["--device", "h200"]);
+    }
+    // What `devices measure` stored: a second, dashed roof under the datasheet's.
+    let python = crate::counters::fake_roofs_python(wh.dir.path(), 4150.0, 712.0);
+    wh.ok(&["devices", "measure", "--python", &python]);
+    let (_, v) = compare_json(&wh, &["c12", "c13"]);
+    let gemm_tflops = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| {
+            r["unit"] == "TFLOPS" && r["key"]["M"].is_string() && r["key"]["dtype"].is_string()
+        })
+        .count();
+    assert!(gemm_tflops > 0, "{v}");
+    let (_server, url) = serve(&wh);
+    let profile = wh.dir.path().join("chromium-profile-roofline");
+    let dom = stdout(&browser(
+        &bin,
+        &profile,
+        &["--dump-dom"],
+        &format!("{url}/roofline?base=c12&head=c13"),
+    ));
+    let svg = &dom[dom.find("<svg").expect("a roofline")..dom.find("</svg>").unwrap()];
+    assert!(svg.contains("class=\"roof\""), "no roof: {svg}");
+    assert!(
+        svg.contains("NVIDIA H200 SXM bf16 (datasheet): 4.800 TB/s, 989.5 TFLOPS"),
+        "{svg}"
+    );
+    assert!(
+        svg.contains("class=\"roof measured\""),
+        "no measured roof: {svg}"
+    );
+    assert!(
+        svg.contains("NVIDIA H200 SXM bf16 (measured): 4.150 TB/s, 712.0 TFLOPS"),
+        "{svg}"
+    );
+    assert_eq!(svg.matches("class=\"point\"").count(), gemm_tflops, "{svg}");
+    assert_eq!(svg.matches("class=\"arrow\"").count(), gemm_tflops, "{svg}");
+    assert!(
+        svg.contains("fill=\"#c00\""),
+        "the regressed rows are red: {svg}"
+    );
+    assert!(dom.contains("id=\"roofline-counts\""), "{dom}");
+    // The comparison links to it.
+    let dom = stdout(&browser(
+        &bin,
+        &profile,
+        &["--dump-dom"],
+        &format!("{url}/compare?base=c12&head=c13"),
+    ));
+    assert!(
+        dom.contains("id=\"to-roofline\" href=\"/roofline?base=c12&amp;head=c13\""),
+        "{dom}"
+    );
+}
+
 /// The value `script` returns in the page of session `sid`.
 fn execute(port: u16, sid: &str, script: &str) -> serde_json::Value {
     webdriver(

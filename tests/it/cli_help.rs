@@ -26,6 +26,10 @@ fn help_texts() {
     insta::assert_snapshot!("help_ab", help(&["ab", "--help"]));
     insta::assert_snapshot!("help_bisect", help(&["bisect", "--help"]));
     insta::assert_snapshot!("help_noise", help(&["noise", "--help"]));
+    insta::assert_snapshot!(
+        "help_devices_measure",
+        help(&["devices", "measure", "--help"])
+    );
     insta::assert_snapshot!("formats", help(&["formats"]));
 }
 

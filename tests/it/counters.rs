@@ -399,3 +399,83 @@ fn a_toolchain_step_and_a_code_step_say_which_they_are() {
         "{page}"
     );
 }
+
+/// A stand-in for the GPU's Python: prints what the bundled microbenchmark prints (its
+/// PyTorch v3 records) with the figures given; the real one needs a GPU.
+pub(crate) fn fake_roofs_python(dir: &std::path::Path, gbps: f64, tflops: f64) -> String {
+    let rec = |model: &str, dtype: Option<&str>, metric: &str, v: f64| {
+        let dtype = dtype
+            .map(|d| format!(",\"dtype\":\"{d}\""))
+            .unwrap_or_default();
+        format!(
+            "{{\"benchmark\":{{\"name\":\"roofs\"{dtype},\"extra_info\":{{\"roof\":\"x\"}}}},\"model\":{{\"name\":\"{model}\",\"backend\":\"torch\"}},\"metric\":{{\"name\":\"{metric}\",\"benchmark_values\":[{},{},{}]}},\"runners\":[{{\"name\":\"NVIDIA H200\",\"gpu_info\":\"NVIDIA H200\"}}]}}",
+            v * 0.99,
+            v,
+            v * 1.01
+        )
+    };
+    let json = format!(
+        "[{},{}]",
+        rec("copy", None, "bandwidth_gbps", gbps),
+        rec("gemm", Some("bf16"), "tflops", tflops)
+    );
+    let path = dir.join("fake-python");
+    std::fs::write(&path, format!("#!/bin/sh\ncat <<'EOF'\n{json}\nEOF\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+/// `devices measure` stores what the microbenchmark reached under `roofs`, says it
+/// against the datasheet, and `perfdb devices` shows it after; a Python that cannot run
+/// it is an error saying why, nothing stored.
+#[test]
+fn devices_measure_stores_the_roofs_and_devices_shows_them() {
+    let wh = Wh::new();
+    let python = fake_roofs_python(wh.dir.path(), 4150.0, 712.0);
+    let out = wh.run(&["devices", "measure", "--python", &python]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(
+        said.contains(
+            "NVIDIA H200 SXM bandwidth: 4.150 TB/s measured, 86% of the datasheet's 4.800"
+        ),
+        "{said}"
+    );
+    assert!(
+        said.contains("NVIDIA H200 SXM bf16: 712.0 TFLOPS measured, 72% of the datasheet's 989.5"),
+        "{said}"
+    );
+    let listed = stdout(&wh.run(&["devices"]));
+    assert!(
+        listed.contains("measured on this machine's GPUs"),
+        "{listed}"
+    );
+    let v: Value =
+        serde_json::from_str(&stdout(&wh.run(&["devices", "--format", "json"]))).unwrap();
+    let h200 = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["id"] == "h200")
+        .unwrap();
+    assert_eq!(h200["measured"].as_array().unwrap().len(), 2, "{h200}");
+    // No torch, no GPU: the script's own words, exit 2, nothing stored.
+    let failing = wh.dir.path().join("no-torch");
+    std::fs::write(
+        &failing,
+        "#!/bin/sh\necho 'perfdb devices measure needs torch: No module named torch' >&2\nexit 1\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&failing, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let before = wh.count("SELECT count(*) FROM runs");
+    let out = wh.run(&["devices", "measure", "--python", failing.to_str().unwrap()]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("needs torch: No module named torch"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(wh.count("SELECT count(*) FROM runs"), before);
+}

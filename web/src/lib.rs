@@ -51,6 +51,7 @@ pub fn app(state: AppState) -> Router {
         .route("/history", get(routes::history::page))
         .route("/api/history", get(routes::history::api))
         .route("/compare", get(routes::compare::page))
+        .route("/roofline", get(routes::roofline::page))
         .route("/api/alerts/detected", get(routes::alerts::detected_api))
         .route("/api/compare", get(routes::compare::api))
         .route("/alerts", get(routes::alerts::page))

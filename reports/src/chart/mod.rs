@@ -5,6 +5,7 @@
 
 mod history;
 pub mod ratio;
+pub mod roofline;
 mod shapes;
 
 pub use history::{

@@ -223,7 +223,9 @@ pub fn detect_in_passes(
     })?;
     let events = join_tails(events, &position);
     let mut events: Vec<Event> = events.into_iter().map(with_kind).collect();
+    perfdb_ingest::trace("detect: series and events", &mut t);
     underneath(db, &mut events)?;
+    perfdb_ingest::trace("detect: the environment under each step", &mut t);
     sort_events(&mut events);
     Ok(Detection {
         label: label.to_string(),

@@ -8,7 +8,7 @@
 //! ingested ([`session`]), and [`experiment`], from flags to a report and exit code.
 
 mod arms;
-mod environment;
+pub mod environment;
 mod gpu;
 mod profile;
 mod session;
@@ -19,7 +19,7 @@ use crate::process::{self, Echo};
 use crate::Exit;
 use anyhow::Context;
 use arms::Arms;
-use gpu::GpuTool;
+pub use gpu::GpuTool;
 use perfdb_ingest::model::RunMeta;
 use perfdb_ingest::warehouse::{Label, Warehouse};
 use perfdb_reports::ab::{self as experiment, Arm, Outcome, Plan, Sequential, Stopped};

@@ -72,7 +72,11 @@ fn saved(state: &AppState, name: &str) -> Result<Report, AppError> {
     })
 }
 
-fn run(state: &AppState, q: &CompareQuery, judge: &JudgeArgs) -> Result<Option<Report>, AppError> {
+pub(crate) fn run(
+    state: &AppState,
+    q: &CompareQuery,
+    judge: &JudgeArgs,
+) -> Result<Option<Report>, AppError> {
     if let Some(name) = given(&q.saved) {
         return saved(state, name).map(Some);
     }
@@ -209,6 +213,10 @@ pub async fn page(
     body.push_str("</table>");
     body.push_str(&nav);
     body.push_str(&counters_html(&r));
+    body.push_str(&format!(
+        "<p><a id=\"to-roofline\" href=\"/roofline?{}\">these rows on the roofline</a></p>",
+        esc(&same)
+    ));
     Ok(Html(layout(
         &format!("Compare {} → {}", r.base.selector, r.head.selector),
         &body,

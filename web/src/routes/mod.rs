@@ -4,4 +4,5 @@ pub mod compare;
 pub mod devices;
 pub mod history;
 pub mod overview;
+pub mod roofline;
 pub mod runs;

@@ -1,0 +1,402 @@
+//! The roofline of a comparison: each TFLOPS row at its arithmetic intensity (flop per
+//! byte of device memory) under its device's roofs, log-log, base -> head as an arrow.
+//!
+//! A row's intensity comes from its shape when the shape says it: a GEMM keyed by `M`,
+//! `N`, `K` (and a data type) does 2·M·N·K flop over A, B and C once each. A row whose
+//! shape says nothing is left off and counted. The roofs are the datasheet's (`perfdb
+//! devices`): the bandwidth slope and each data type's compute ceiling of the device the
+//! rows ran on, and what `perfdb devices measure` stored for it (dashed).
+
+use crate::compare::{Report, Row, Verdict};
+use crate::db::{run_device, Db, DbError, RUN_DEVICE_SQL};
+use perfdb_ingest::devices::{self, dtype::Dtype};
+use serde::Serialize;
+
+/// The label `perfdb devices measure` stores its roofs under.
+pub const LABEL: &str = "roofs";
+
+/// One row on the roofline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub label: String,
+    /// flop per byte.
+    pub intensity: f64,
+    pub base: Option<f64>,
+    pub head: Option<f64>,
+    pub verdict: Verdict,
+}
+
+/// A roof: a compute ceiling (TFLOPS) under a bandwidth slope (TB/s).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Roof {
+    pub label: String,
+    pub tflops: f64,
+    pub tb_s: f64,
+    /// Measured on the device (`perfdb devices measure`), not the datasheet's.
+    pub measured: bool,
+}
+
+/// One roof `perfdb devices measure` stored: the latest measurement of each device.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Measured {
+    pub device: String,
+    pub device_name: String,
+    /// `bandwidth`, or a data type (`bf16`).
+    pub quantity: String,
+    /// The median of its timed repeats, in `unit` (TB/s or TFLOPS).
+    pub value: f64,
+    pub unit: String,
+    /// The datasheet's figure for the same quantity, when the table has one.
+    pub datasheet: Option<f64>,
+    pub run_id: String,
+    /// When it was stored (µs since the epoch).
+    pub measured_at_us: i64,
+}
+
+impl Measured {
+    /// `NVIDIA H200 SXM bf16: 712.4 TFLOPS measured, 72% of the datasheet's 989.5`.
+    pub fn text(&self) -> String {
+        let of = self
+            .datasheet
+            .map(|d| {
+                format!(
+                    ", {:.0}% of the datasheet's {}",
+                    100.0 * self.value / d,
+                    crate::render::num(d)
+                )
+            })
+            .unwrap_or_default();
+        format!(
+            "{} {}: {} {} measured{of}",
+            self.device_name,
+            self.quantity,
+            crate::render::num(self.value),
+            self.unit
+        )
+    }
+}
+
+/// The roofs measured on each device (its latest `devices measure` run), by device.
+pub fn measured(db: &Db) -> Result<Vec<Measured>, DbError> {
+    let sql = format!(
+        "SELECT r.run_id, epoch_us(r.ingested_at), {RUN_DEVICE_SQL}, m.unit, m.key, list(m.value) \
+         FROM measurements m JOIN runs r ON m.run_id = r.run_id \
+         WHERE m.label = '{LABEL}' AND m.table_name = 'roofs' AND m.unit IN ('TFLOPS', 'TB/s') \
+         AND m.value IS NOT NULL \
+         GROUP BY r.run_id, r.ingested_at, r.tags, r.arch, m.unit, m.key ORDER BY 2 DESC, 1"
+    );
+    let mut stmt = db.conn.prepare(&sql).map_err(DbError::Query)?;
+    let rows = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)?,
+                run_device(r, 2)?,
+                r.get::<_, String>(5)?,
+                r.get::<_, String>(6)?,
+                crate::db::list_f64(r.get(7)?),
+            ))
+        })
+        .map_err(DbError::Query)?;
+    let mut out: Vec<Measured> = Vec::new();
+    let mut latest: std::collections::HashMap<String, String> = Default::default();
+    for row in rows {
+        let (run, at, device, unit, key, values) = row.map_err(DbError::Query)?;
+        let Some(d) = device else { continue };
+        // Newest run first: a device's roofs are those of its newest run.
+        if latest.entry(d.id.clone()).or_insert_with(|| run.clone()) != &run {
+            continue;
+        }
+        let quantity = if unit == "TB/s" {
+            devices::Quantity::Bandwidth
+        } else {
+            match devices::dtype::of_key(&perfdb_ingest::model::key_from_json(&key)) {
+                Some(t) => devices::Quantity::Compute(t),
+                None => continue,
+            }
+        };
+        let mut v = values;
+        if v.is_empty() {
+            continue;
+        }
+        v.sort_by(f64::total_cmp);
+        out.push(Measured {
+            device: d.id.clone(),
+            device_name: d.name.clone(),
+            quantity: quantity.name().to_string(),
+            value: crate::stats::median(&v),
+            unit,
+            datasheet: d.figure(quantity),
+            run_id: run,
+            measured_at_us: at,
+        });
+    }
+    Ok(out)
+}
+
+/// Bytes an element of `d` takes.
+fn bytes_of(d: Dtype) -> f64 {
+    match d {
+        Dtype::Fp64 => 8.0,
+        Dtype::Fp32 | Dtype::Tf32 => 4.0,
+        Dtype::Bf16 | Dtype::Fp16 => 2.0,
+        Dtype::Fp8 => 1.0,
+        Dtype::Fp4 => 0.5,
+    }
+}
+
+/// A GEMM's intensity from its key: `M`, `N`, `K` and a data type; None otherwise.
+pub fn gemm_intensity(key: &[(String, String)]) -> Option<f64> {
+    let dim = |name: &str| -> Option<f64> {
+        key.iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .and_then(|(_, v)| v.trim().parse::<f64>().ok())
+            .filter(|v| *v > 0.0)
+    };
+    let (m, n, k) = (dim("m")?, dim("n")?, dim("k")?);
+    let e = bytes_of(devices::dtype::of_key(key)?);
+    Some(2.0 * m * n * k / (e * (m * k + k * n + m * n)))
+}
+
+/// The rows a roofline shows (TFLOPS rows whose intensity the shape gives) and how many
+/// TFLOPS rows it left off.
+pub fn points(report: &Report) -> (Vec<Point>, usize) {
+    let tflops: Vec<&Row> = report.rows.iter().filter(|r| r.unit == "TFLOPS").collect();
+    let shown: Vec<Point> = tflops
+        .iter()
+        .filter_map(|r| {
+            Some(Point {
+                label: format!("{} {} {}", r.table, r.variant, r.key_display()),
+                intensity: gemm_intensity(&r.key)?,
+                base: r.base.median,
+                head: r.head.median,
+                verdict: if r.control {
+                    Verdict::NoSignificantChange
+                } else {
+                    r.verdict
+                },
+            })
+        })
+        .collect();
+    let left = tflops.len() - shown.len();
+    (shown, left)
+}
+
+/// The roofs of the devices the rows were held against, one a data type: the
+/// datasheet's, and the measured one where `measured` has it.
+pub fn roofs(report: &Report, measured: &[Measured]) -> Vec<Roof> {
+    let table = devices::table();
+    let mut out: Vec<Roof> = Vec::new();
+    for r in report.rows.iter().filter(|r| r.unit == "TFLOPS") {
+        let Some(p) = &r.peak else { continue };
+        let Some(d) = table.get(&p.device) else {
+            continue;
+        };
+        let Some(bw) = d.bandwidth else { continue };
+        let label = format!("{} {} (datasheet)", d.name, p.quantity);
+        if !out.iter().any(|o| o.label == label) {
+            out.push(Roof {
+                label,
+                tflops: p.value,
+                tb_s: bw,
+                measured: false,
+            });
+        }
+        // What the device really reached, when `devices measure` ran on it.
+        let of = |q: &str| {
+            measured
+                .iter()
+                .find(|m| m.device == d.id && m.quantity == q)
+        };
+        if let Some(c) = of(&p.quantity) {
+            let label = format!("{} {} (measured)", d.name, p.quantity);
+            if !out.iter().any(|o| o.label == label) {
+                out.push(Roof {
+                    label,
+                    tflops: c.value,
+                    tb_s: of("bandwidth").map_or(bw, |b| b.value),
+                    measured: true,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Log-log SVG: x intensity (flop/byte), y TFLOPS; each roof a slope then a ceiling
+/// (`class="roof"`), each row a point at head (`class="point"`, red when it regressed)
+/// and an arrow from base (`class="arrow"`); a `<title>` on each for the reader.
+pub fn svg(points: &[Point], roofs: &[Roof]) -> String {
+    let (w, h, left, top, right, bottom) = (960.0, 560.0, 70.0, 20.0, 40.0, 50.0);
+    // A decade as people write it: 0.1, 1, 10, 1000.
+    let tick = |v: f64| {
+        if v >= 1.0 {
+            format!("{v:.0}")
+        } else {
+            format!("{v}")
+        }
+    };
+    let xs: Vec<f64> = points
+        .iter()
+        .map(|p| p.intensity)
+        .chain(roofs.iter().map(|r| r.tflops / r.tb_s))
+        .collect();
+    let ys: Vec<f64> = points
+        .iter()
+        .flat_map(|p| [p.base, p.head])
+        .flatten()
+        .chain(roofs.iter().map(|r| r.tflops))
+        .filter(|v| *v > 0.0)
+        .collect();
+    let decade = |v: f64, up: bool| {
+        if up {
+            10f64.powf(v.log10().ceil())
+        } else {
+            10f64.powf(v.log10().floor())
+        }
+    };
+    let (x0, x1) = (
+        decade(
+            xs.iter().copied().fold(f64::INFINITY, f64::min).min(1.0),
+            false,
+        ),
+        decade(xs.iter().copied().fold(1.0, f64::max) * 4.0, true),
+    );
+    let (y0, y1) = (
+        decade(
+            ys.iter().copied().fold(f64::INFINITY, f64::min).min(1.0),
+            false,
+        ),
+        decade(ys.iter().copied().fold(1.0, f64::max) * 1.5, true),
+    );
+    let px =
+        |x: f64| left + (x.log10() - x0.log10()) / (x1.log10() - x0.log10()) * (w - left - right);
+    let py =
+        |y: f64| top + (y1.log10() - y.log10()) / (y1.log10() - y0.log10()) * (h - top - bottom);
+    let esc = super::esc;
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\">\
+         <rect width=\"{w}\" height=\"{h}\" fill=\"white\"/>"
+    );
+    // Decade grid and labels.
+    let mut x = x0;
+    while x <= x1 * 1.0001 {
+        s += &format!(
+            "<line x1=\"{0:.1}\" y1=\"{top}\" x2=\"{0:.1}\" y2=\"{1:.1}\" stroke=\"#ddd\"/><text x=\"{0:.1}\" y=\"{2:.1}\" font-size=\"12\" text-anchor=\"middle\">{3}</text>",
+            px(x), h - bottom, h - bottom + 16.0, tick(x)
+        );
+        x *= 10.0;
+    }
+    let mut y = y0;
+    while y <= y1 * 1.0001 {
+        s += &format!(
+            "<line x1=\"{left}\" y1=\"{0:.1}\" x2=\"{1:.1}\" y2=\"{0:.1}\" stroke=\"#ddd\"/><text x=\"{2:.1}\" y=\"{3:.1}\" font-size=\"12\" text-anchor=\"end\">{4}</text>",
+            py(y), w - right, left - 6.0, py(y) + 4.0, tick(y)
+        );
+        y *= 10.0;
+    }
+    s += &format!(
+        "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"13\" text-anchor=\"middle\">arithmetic intensity (flop/byte)</text>\
+         <text x=\"14\" y=\"{:.1}\" font-size=\"13\" transform=\"rotate(-90 14 {:.1})\" text-anchor=\"middle\">TFLOPS</text>",
+        (left + w - right) / 2.0,
+        h - 10.0,
+        (top + h - bottom) / 2.0,
+        (top + h - bottom) / 2.0
+    );
+    for r in roofs {
+        let ridge = r.tflops / r.tb_s;
+        let start = x0.max(y0 / r.tb_s);
+        s += &format!(
+            "<polyline class=\"roof{}\" fill=\"none\" stroke=\"#444\" stroke-width=\"2\"{} points=\"{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}\"><title>{}: {} TB/s, {} TFLOPS (ridge at {} flop/byte)</title></polyline>",
+            if r.measured { " measured" } else { "" },
+            if r.measured { " stroke-dasharray=\"6 4\"" } else { "" },
+            px(start), py(start * r.tb_s), px(ridge), py(r.tflops), px(x1), py(r.tflops),
+            esc(&r.label), crate::render::num(r.tb_s), crate::render::num(r.tflops), crate::render::num(ridge)
+        );
+    }
+    for p in points {
+        let color = match p.verdict {
+            Verdict::Regression => "#c00",
+            Verdict::Improvement => "#080",
+            _ => "#246",
+        };
+        if let (Some(b), Some(hd)) = (p.base, p.head) {
+            s += &format!(
+                "<line class=\"arrow\" x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"{color}\" stroke-width=\"1.5\" opacity=\"0.7\"><title>{}: base {} -> head {} TFLOPS</title></line>",
+                px(p.intensity), py(b), px(p.intensity), py(hd), esc(&p.label),
+                crate::render::num(b), crate::render::num(hd)
+            );
+        }
+        if let Some(hd) = p.head {
+            s += &format!(
+                "<circle class=\"point\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"{color}\"><title>{} at {} flop/byte: {} TFLOPS ({})</title></circle>",
+                px(p.intensity), py(hd), esc(&p.label), crate::render::num(p.intensity),
+                crate::render::num(hd), p.verdict.as_str()
+            );
+        }
+    }
+    s + "</svg>"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn a_gemm_shape_gives_its_intensity() {
+        // 8192^3 bf16: 2·8192^3 flop over 3·8192^2 elements of 2 bytes = 8192/3.
+        let i = gemm_intensity(&key(&[
+            ("M", "8192"),
+            ("N", "8192"),
+            ("K", "8192"),
+            ("dtype", "bf16"),
+        ]));
+        assert!((i.unwrap() - 8192.0 / 3.0).abs() < 1e-9);
+        let i = gemm_intensity(&key(&[
+            ("m", "512"),
+            ("n", "4096"),
+            ("k", "4096"),
+            ("dtype", "torch.float32"),
+        ]));
+        let want = 2.0 * 512.0 * 4096.0 * 4096.0 / (4.0 * (512.0 * 4096.0 * 2.0 + 4096.0 * 4096.0));
+        assert!((i.unwrap() - want).abs() < 1e-9);
+        assert_eq!(
+            gemm_intensity(&key(&[("M", "8192"), ("N", "8192"), ("K", "8192")])),
+            None,
+            "no type"
+        );
+        assert_eq!(
+            gemm_intensity(&key(&[("size", "4096"), ("dtype", "bf16")])),
+            None
+        );
+    }
+
+    #[test]
+    fn the_svg_draws_each_roof_point_and_arrow() {
+        let points = [Point {
+            label: "gemm triton M=512".into(),
+            intensity: 300.0,
+            base: Some(520.0),
+            head: Some(180.0),
+            verdict: Verdict::Regression,
+        }];
+        let roofs = [Roof {
+            label: "H200 bf16 (datasheet)".into(),
+            tflops: 989.5,
+            tb_s: 4.8,
+            measured: false,
+        }];
+        let s = svg(&points, &roofs);
+        assert_eq!(s.matches("class=\"roof\"").count(), 1);
+        assert_eq!(s.matches("class=\"point\"").count(), 1);
+        assert_eq!(s.matches("class=\"arrow\"").count(), 1);
+        assert!(s.contains("ridge at 206.1 flop/byte"), "{s}");
+    }
+}
