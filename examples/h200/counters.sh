@@ -28,7 +28,7 @@ proton.start('proton-$tag', hook='triton')
 runpy.run_path('bench.py')
 proton.finalize()" > "proton-$tag.stdout" 2>&1
 done
-python3 "$here/roofs.py" > roofs.json 2> roofs.stderr
+python3 "$here/../../src/commands/devices/roofs.py" > roofs.json 2> roofs.stderr
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit --format=csv
   python3 -c 'import torch, triton; print("torch", torch.__version__, "cuda", torch.version.cuda, "triton", triton.__version__)'
   ncu --version | tail -1; } > versions.txt 2>&1

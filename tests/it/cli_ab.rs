@@ -600,17 +600,11 @@ fn fake_nvidia_smi(dir: &std::path::Path, product: &str) -> std::ffi::OsString {
     std::fs::create_dir_all(&bin).unwrap();
     let reading = std::fs::read_to_string(sample("h200-triton36/nvidia-smi-query.txt")).unwrap();
     let script = format!(
-        "#!/bin/sh\ncase \"$*\" in\n  *--query-gpu=name*) echo '{product}' ;;\n  *) echo '{}' ;;\nesac\n",
+        "#!/bin/sh\ncase \"$*\" in\n  *--query-gpu=name*) echo '{product}' ;;\n  *--query-gpu=driver_version*) echo '570.124.06' ;;\n  *) echo '{}' ;;\nesac\n",
         reading.lines().next().unwrap()
     );
-    let tool = bin.join("nvidia-smi");
-    std::fs::write(&tool, script).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let mut path = std::ffi::OsString::from(bin);
-    path.push(":");
-    path.push(std::env::var_os("PATH").unwrap_or_default());
-    path
+    executable(&bin.join("nvidia-smi"), &script);
+    path_with(&bin)
 }
 
 /// `ab` asks the GPU tool which GPU it runs on: a GPU the device table knows holds every
@@ -640,11 +634,14 @@ fn ab_names_the_device_from_the_gpu_tool() {
         cmd.env("PATH", &path);
         let (_, v, err) = ab_json_in(cmd, &base, &head, &["--seed", "7", "--max-trials", "4"]);
         assert!(err.contains(said), "{err}");
-        let tags = wh.sql("SELECT DISTINCT regexp_extract(tags, '\"device\":\"([^\"]*)\"', 1) AS d, \
-                           regexp_extract(tags, '\"gpu_clock_mhz_before\":\"([^\"]*)\"', 1) AS c FROM runs");
+        let tags = wh.sql(
+            "SELECT DISTINCT regexp_extract(tags, '\"device\":\"([^\"]*)\"', 1) AS d, \
+                           regexp_extract(tags, '\"gpu_clock_mhz_before\":\"([^\"]*)\"', 1) AS c, \
+                           regexp_extract(tags, '\"driver\":\"([^\"]*)\"', 1) AS v FROM runs",
+        );
         assert_eq!(
             tags,
-            vec![serde_json::json!({"d": device, "c": "1980"})],
+            vec![serde_json::json!({"d": device, "c": "1980", "v": "570.124.06"})],
             "{err}"
         );
         let rows = v["rows"].as_array().unwrap();

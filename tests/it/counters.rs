@@ -203,14 +203,8 @@ fn fake_ncu(dir: &std::path::Path) -> std::ffi::OsString {
     let script = format!(
         "#!/bin/sh\nall=\"$*\"\nwhile [ \"$1\" != sh ]; do shift; done\n\"$@\" >/dev/null 2>&1\necho '==PROF== Disconnected from process 7'\ncase \"$all\" in\n  *head*) cat <<'EOF'\n{head}EOF\n  ;;\n  *) cat <<'EOF'\n{base}EOF\n  ;;\nesac\n"
     );
-    let tool = bin.join("ncu");
-    std::fs::write(&tool, script).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let mut path = std::ffi::OsString::from(bin);
-    path.push(":");
-    path.push(std::env::var_os("PATH").unwrap_or_default());
-    path
+    executable(&bin.join("ncu"), &script);
+    path_with(&bin)
 }
 
 /// Trials of a `[perf]` row, head's 20% slower, named `add`.
@@ -331,25 +325,8 @@ fn a_toolchain_step_and_a_code_step_say_which_they_are() {
             _ => 12.5,
         };
         let triton = if c < 5 { "3.5.1" } else { "3.6.0" };
-        let dir = wh.dir.path().join(format!("perf/c{c:02}"));
-        std::fs::create_dir_all(&dir).unwrap();
-        for t in 0..3 {
-            let v = us * (1.0 + 0.002 * t as f64);
-            std::fs::write(
-                dir.join(format!("t{t}.log")),
-                format!("[perf] dim: (64,) dtype: bf16, torch avg: 5.00 us, ck avg: {v:.3} us\n"),
-            )
-            .unwrap();
-        }
-        let time = format!("2026-07-01T{c:02}:00:00Z");
-        let tags = [format!("triton={triton}"), "driver=570.124.06".to_string()];
-        ingest_commit(
-            &wh,
-            &dir,
-            &format!("c{c:02}"),
-            &time,
-            &["--tag", &tags[0], "--tag", &tags[1]],
-        );
+        let tag = format!("triton={triton}");
+        perf_commit_with(&wh, c, us, &["--tag", &tag, "--tag", "driver=570.124.06"]);
     }
     let out = wh.run(&["detect", "--label", "main", "--format", "json"]);
     let v: Value =
@@ -420,9 +397,7 @@ pub(crate) fn fake_roofs_python(dir: &std::path::Path, gbps: f64, tflops: f64) -
         rec("gemm", Some("bf16"), "tflops", tflops)
     );
     let path = dir.join("fake-python");
-    std::fs::write(&path, format!("#!/bin/sh\ncat <<'EOF'\n{json}\nEOF\n")).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    executable(&path, &format!("#!/bin/sh\ncat <<'EOF'\n{json}\nEOF\n"));
     path.to_string_lossy().into_owned()
 }
 
@@ -460,6 +435,23 @@ fn devices_measure_stores_the_roofs_and_devices_shows_them() {
         .find(|d| d["id"] == "h200")
         .unwrap();
     assert_eq!(h200["measured"].as_array().unwrap().len(), 2, "{h200}");
+    // Percent of peak, of the datasheet's and of what was measured.
+    for c in [12, 13] {
+        let dir = sample(&format!("h200-gemm/history/c{c:02}"));
+        let time = format!("2026-07-01T{c:02}:00:00Z");
+        ingest_commit(&wh, &dir, &format!("c{c:02}"), &time, &["--device", "h200"]);
+    }
+    let (_, v) = compare_json(&wh, &["c12", "c13"]);
+    let bf16: Vec<&Value> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["peak"]["quantity"] == "bf16")
+        .collect();
+    assert!(!bf16.is_empty());
+    assert!(bf16.iter().all(|r| r["measured_peak"] == 712.0), "{bf16:?}");
+    let text = stdout(&wh.run(&["compare", "c12", "c13"]));
+    assert!(text.contains("% of measured)"), "{text}");
     // No torch, no GPU: the script's own words, exit 2, nothing stored.
     let failing = wh.dir.path().join("no-torch");
     std::fs::write(

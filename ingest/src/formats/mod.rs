@@ -140,12 +140,19 @@ pub trait Parser: Sync {
 ///
 /// A text carrying Nsight Compute's CSV is the profiled program's output with ncu's lines
 /// in it: its format is the one the rest of the text is in, the counters ride along
-/// ([`parse_in`]); with no other format there, it is [`Format::NcuCsv`].
+/// ([`parse_in`]); with no other format there, it is [`Format::NcuCsv`]. ncu's lines
+/// claim no format of their own, so a text that is another format with them in it is
+/// still that format.
 pub fn detect(text: &str) -> Result<Format, ParseError> {
-    if counters::ncu::carries(text) {
-        return Ok(detect_among(&counters::ncu::without_own(text)).unwrap_or(Format::NcuCsv));
+    // The common case pays nothing for ncu: its lines are looked for only when the text
+    // is no other format as it stands, or when one is found (`parse_in` masks them).
+    match detect_among(text) {
+        Ok(f) => Ok(f),
+        Err(_) if counters::ncu::carries(text) => {
+            Ok(detect_among(&counters::ncu::without_own(text)).unwrap_or(Format::NcuCsv))
+        }
+        Err(e) => Err(e),
     }
-    detect_among(text)
 }
 
 /// [`detect`] over a text that carries no ncu CSV.

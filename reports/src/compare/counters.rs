@@ -246,17 +246,7 @@ fn side_counters(db: &Db, side: &SideInfo) -> Result<Counters, CompareError> {
     );
     let mut stmt = db.conn.prepare(&sql)?;
     let rows = stmt.query_map([], |r| {
-        let values: duckdb::types::Value = r.get(5)?;
-        let values = match values {
-            duckdb::types::Value::List(v) => v
-                .into_iter()
-                .filter_map(|x| match x {
-                    duckdb::types::Value::Double(d) => Some(d),
-                    _ => None,
-                })
-                .collect(),
-            _ => Vec::new(),
-        };
+        let values = crate::db::list_f64(r.get(5)?);
         Ok((
             RowId {
                 table: r.get(0)?,

@@ -148,14 +148,15 @@ pub(super) fn load_side(
                 .as_any()
                 .downcast_ref::<Float64Array>()
                 .ok_or_else(|| unexpected("value list is not DOUBLE"))?;
+            let id_of = |table, variant, key, metric| RowId {
+                table,
+                variant,
+                key,
+                metric,
+                unit: units.value(i).to_string(),
+            };
             if perfdb_ingest::formats::counters::is_counter_table(&table) {
-                let id = RowId {
-                    table,
-                    variant,
-                    key,
-                    metric: metric_name,
-                    unit: units.value(i).to_string(),
-                };
+                let id = id_of(table, variant, key, metric_name);
                 loaded
                     .counters
                     .insert(id, values.iter().flatten().collect());
@@ -196,13 +197,7 @@ pub(super) fn load_side(
                 .downcast_ref::<UInt64Array>()
                 .ok_or_else(|| unexpected("run hash list is not UBIGINT"))?;
             let (vals, most) = per_run(vals, runs.values());
-            let id = RowId {
-                table,
-                variant,
-                key,
-                metric: metric_name,
-                unit: units.value(i).to_string(),
-            };
+            let id = id_of(table, variant, key, metric_name);
             if most > 1 {
                 loaded.repeated.insert(id.clone(), most);
             }

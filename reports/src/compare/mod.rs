@@ -63,6 +63,7 @@ pub fn compare(db: &Db, base: &str, head: &str, opt: &Options) -> Result<Report,
     let gpu = gpu_state_warnings(db, &base_side, &head_side)?;
     trace("GPU-state tags of the runs", &mut t);
     let mut r = build_report(base_side, head_side, b, h, opt)?;
+    peaks::hold_to_measured(db, &mut r.rows)?;
     r.warnings.extend(gpu);
     trace("the report (statistics, summary included)", &mut t);
     Ok(r)

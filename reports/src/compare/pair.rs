@@ -218,6 +218,7 @@ fn row(
         state: None,
         trials_needed: None,
         peak: None,
+        measured_peak: None,
     };
     assess(&mut row, bvals, hvals, opt);
     // Each side on its own: pooled, a real change is two modes too.

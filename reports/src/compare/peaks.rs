@@ -66,3 +66,23 @@ pub(super) fn hold(rows: &mut [Row], base: &SideInfo, head: &SideInfo) {
         }
     }
 }
+
+/// Each row with a peak, also against what `perfdb devices measure` reached on its device
+/// for the same quantity (one read, only when some row has a peak).
+pub(super) fn hold_to_measured(
+    db: &crate::db::Db,
+    rows: &mut [Row],
+) -> Result<(), crate::db::DbError> {
+    if !rows.iter().any(|r| r.peak.is_some()) {
+        return Ok(());
+    }
+    let measured = crate::chart::roofline::measured(db)?;
+    for row in rows.iter_mut() {
+        let Some(p) = &row.peak else { continue };
+        row.measured_peak = measured
+            .iter()
+            .find(|m| m.device == p.device && m.quantity == p.quantity && m.unit == p.unit)
+            .map(|m| m.value);
+    }
+    Ok(())
+}

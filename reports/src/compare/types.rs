@@ -277,6 +277,10 @@ pub struct Row {
     /// or the data type is not known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak: Option<perfdb_ingest::devices::Peak>,
+    /// What `perfdb devices measure` reached on the same device for the same quantity
+    /// (in the peak's unit), when it ran there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_peak: Option<f64>,
 }
 
 /// Head's numerics judged against base (docs/STATS.md, "Numerics").
@@ -353,6 +357,7 @@ pub(crate) fn test_row(base: SideStats, head: SideStats) -> Row {
         state: None,
         trials_needed: None,
         peak: None,
+        measured_peak: None,
     }
 }
 

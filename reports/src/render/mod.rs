@@ -244,8 +244,11 @@ impl RowView {
             p: pval(r.p),
             q: pval(if r.control { r.p } else { r.q }),
             reason: r.reason.clone(),
-            peak: match (&r.peak, h) {
-                (Some(p), Some(v)) => format!("{:.1}%", p.percent(v)),
+            peak: match (&r.peak, h, r.measured_peak) {
+                (Some(p), Some(v), Some(m)) => {
+                    format!("{:.1}% ({:.0}% of measured)", p.percent(v), 100.0 * v / m)
+                }
+                (Some(p), Some(v), None) => format!("{:.1}%", p.percent(v)),
                 _ => String::new(),
             },
             bad: r.numerics_failed() || (r.verdict == Verdict::Regression && !r.control),

@@ -195,6 +195,11 @@ pub fn receiver(
 
 /// Three trials of one `[perf]` row at `us` (a little noise), as commit `c` of `main`.
 pub fn perf_commit(wh: &Wh, c: usize, us: f64) {
+    perf_commit_with(wh, c, us, &[]);
+}
+
+/// [`perf_commit`] with more `ingest` arguments (`--tag triton=3.6.0`).
+pub fn perf_commit_with(wh: &Wh, c: usize, us: f64, extra: &[&str]) {
     let dir = wh.dir.path().join(format!("perf/c{c:02}"));
     std::fs::create_dir_all(&dir).unwrap();
     for t in 0..3 {
@@ -206,7 +211,22 @@ pub fn perf_commit(wh: &Wh, c: usize, us: f64) {
         .unwrap();
     }
     let time = format!("2026-07-{:02}T{:02}:00:00Z", 1 + c / 24, c % 24);
-    ingest_commit(wh, &dir, &format!("c{c:02}"), &time, &[]);
+    ingest_commit(wh, &dir, &format!("c{c:02}"), &time, extra);
+}
+
+/// Write `text` to `path` as an executable script (a stand-in for a tool).
+pub fn executable(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// PATH with `bin` first: the stand-ins there are found before the real tools.
+pub fn path_with(bin: &Path) -> std::ffi::OsString {
+    let mut path = std::ffi::OsString::from(bin);
+    path.push(":");
+    path.push(std::env::var_os("PATH").unwrap_or_default());
+    path
 }
 
 /// The rows a comparison calls regressions, as `table variant key metric`.

@@ -22,6 +22,15 @@ use super::support::text::parse_value;
 use super::ParseError;
 use crate::model::{Direction, Measurement, Parsed};
 
+/// A profiler's file is known by its own header or structure: a signature or nothing.
+pub(crate) fn signature_if(found: bool) -> super::Evidence {
+    if found {
+        super::Evidence::Signature
+    } else {
+        super::Evidence::None
+    }
+}
+
 /// The tables counters are stored in: one a profiler.
 pub const TABLES: [&str; 3] = ["ncu", "rocprofv3", "proton"];
 

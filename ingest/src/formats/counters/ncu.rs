@@ -33,11 +33,7 @@ impl Parser for NcuCsv {
         find_header(text).is_some() || nothing_profiled(text).is_some()
     }
     fn evidence(&self, text: &str) -> Evidence {
-        if self.sniff(text) {
-            Evidence::Signature
-        } else {
-            Evidence::None
-        }
+        super::signature_if(self.sniff(text))
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         let mut parsed = Parsed::default();
@@ -85,8 +81,15 @@ fn header_of(no: usize, line: &str) -> Option<Header> {
     })
 }
 
+/// Whether `text` names ncu's `Kernel Name` column (one cached search).
+fn names_kernels(text: &str) -> bool {
+    crate::formats::support::text::finder!("\"Kernel Name\"")
+        .find(text.as_bytes())
+        .is_some()
+}
+
 fn find_header(text: &str) -> Option<Header> {
-    if !crate::formats::support::text::has(text, "\"Kernel Name\"") {
+    if !names_kernels(text) {
         return None;
     }
     lines(text).find_map(|(no, l)| header_of(no, &l))
@@ -94,9 +97,8 @@ fn find_header(text: &str) -> Option<Header> {
 
 /// `==PROF== ... No kernels were profiled.`: its line.
 fn nothing_profiled(text: &str) -> Option<usize> {
-    if !crate::formats::support::text::has(text, "No kernels were profiled") {
-        return None;
-    }
+    let said = crate::formats::support::text::finder!("No kernels were profiled");
+    said.find(text.as_bytes())?;
     lines(text)
         .find(|(_, l)| l.starts_with("==") && l.contains("No kernels were profiled"))
         .map(|(no, _)| no)
@@ -105,7 +107,7 @@ fn nothing_profiled(text: &str) -> Option<usize> {
 /// Whether `text` carries Nsight Compute's CSV (a header, or its note that nothing was
 /// profiled).
 pub fn carries(text: &str) -> bool {
-    NcuCsv.sniff(text)
+    (names_kernels(text) && find_header(text).is_some()) || nothing_profiled(text).is_some()
 }
 
 /// The lines of `text` that are Nsight Compute's: the CSV's headers, units and records,

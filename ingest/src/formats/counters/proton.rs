@@ -22,18 +22,21 @@ impl Parser for ProtonHatchet {
         Format::ProtonHatchet
     }
     fn sniff(&self, text: &str) -> bool {
-        let t = text.trim_start();
-        t.starts_with('[')
-            && crate::formats::support::text::has(t, "\"frame\"")
-            && crate::formats::support::text::has(t, "\"ROOT\"")
-            && crate::formats::support::text::has(t, "\"children\"")
+        // A JSON array of objects (`[{`), not a log line (`[aiter] ...`), before any scan.
+        let Some(rest) = text.trim_start().strip_prefix('[') else {
+            return false;
+        };
+        if !rest.trim_start().starts_with('{') {
+            return false;
+        }
+        use crate::formats::support::text::finder;
+        let b = text.as_bytes();
+        finder!("\"frame\"").find(b).is_some()
+            && finder!("\"ROOT\"").find(b).is_some()
+            && finder!("\"children\"").find(b).is_some()
     }
     fn evidence(&self, text: &str) -> Evidence {
-        if self.sniff(text) {
-            Evidence::Signature
-        } else {
-            Evidence::None
-        }
+        super::signature_if(self.sniff(text))
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         let v: Value = serde_json::from_str(text)

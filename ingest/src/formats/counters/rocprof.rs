@@ -50,11 +50,7 @@ impl Parser for Rocprofv3Csv {
         kind_of(first).is_some()
     }
     fn evidence(&self, text: &str) -> Evidence {
-        if self.sniff(text) {
-            Evidence::Signature
-        } else {
-            Evidence::None
-        }
+        super::signature_if(self.sniff(text))
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         let (hno, header, records) = header_and_records(text)?;
