@@ -147,6 +147,24 @@ fn compare_shows_the_counters_that_moved_with_a_regressed_row() {
     );
 }
 
+/// Sides that hold counters only compare nothing, and say why: never "no regression".
+#[test]
+fn counters_alone_are_never_judged() {
+    let wh = Wh::new();
+    let file = sample("realworld/ncu-csv/superbench_cublaslt_ncu.log");
+    wh.ingest(&file, "a");
+    let copy = wh.dir.path().join("again.log");
+    std::fs::copy(&file, &copy).unwrap();
+    wh.ingest(&copy, "b");
+    let (code, v) = compare_json(&wh, &["a", "b"]);
+    assert_eq!(code, 3, "{v}");
+    assert!(v["rows"].as_array().unwrap().is_empty());
+    assert!(
+        v["warnings"].to_string().contains("hardware counters only"),
+        "{v}"
+    );
+}
+
 /// `--kernel ROW=KERNEL` joins a kernel whose name says nothing of the row; a changed row
 /// no kernel joins is said, never explained by a guess.
 #[test]

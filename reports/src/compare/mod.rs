@@ -239,6 +239,14 @@ fn build_report(
     let (verdict, reasons) = verdict::overall(&rows, &control, &evidence);
     let (explained, unjoined) = counters::explain(&rows, &counters[0], &counters[1], opt);
     warnings.extend(unjoined);
+    if rows.is_empty() && counters.iter().any(|c| !c.is_empty()) {
+        warnings.push(
+            "the sides hold hardware counters only (ncu, rocprofv3, proton): a counter is \
+             diffed beside the benchmark rows it explains, never judged alone; ingest the \
+             benchmark's own output under the same labels"
+                .into(),
+        );
+    }
     Ok(Report {
         verdict,
         reason: Reason::prose(&reasons),
