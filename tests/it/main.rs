@@ -6,6 +6,7 @@ mod common;
 mod ab_deadlines;
 mod alert_groups;
 mod alert_lifecycle;
+mod architecture;
 mod bisect;
 mod browser;
 mod ci_recipes;

@@ -1,0 +1,91 @@
+//! docs/architecture.md follows the code: every path its map names exists, and every
+//! top-level folder of each crate's sources is in the map.
+
+use std::path::{Path, PathBuf};
+
+/// Where the descriptions start: a line indented this far continues one.
+const NAMES: usize = 31;
+
+/// Each path the map names (its tree read by indentation: two spaces a level), with the
+/// map's line.
+fn named_paths(doc: &str) -> Vec<(usize, PathBuf)> {
+    let block = doc.split("```").nth(1).expect("the map's code block");
+    let first_line = doc[..doc.find("```").unwrap()].lines().count() + 1;
+    let mut stack: Vec<(usize, PathBuf)> = Vec::new();
+    let mut out = Vec::new();
+    for (i, line) in block.lines().enumerate() {
+        let content = line.trim_start();
+        let spaces = line.len() - content.len();
+        if content.is_empty() || spaces >= NAMES {
+            continue; // a description's continuation
+        }
+        // The names, then two spaces or more, then the description.
+        let names = content.split("  ").next().unwrap_or("");
+        let indent = spaces / 2;
+        stack.truncate(indent);
+        let parent = stack.last().map(|(_, p)| p.clone()).unwrap_or_default();
+        let mut last = None;
+        for name in names.split_whitespace() {
+            let path = parent.join(name.trim_end_matches('/'));
+            out.push((first_line + i, path.clone()));
+            if name.ends_with('/') {
+                last = Some(path);
+            }
+        }
+        if let Some(dir) = last {
+            stack.push((indent, dir));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_architecture_map_names_what_exists_and_every_crate_folder() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let named = named_paths(&doc);
+    assert!(named.len() > 50, "the map was not read: {named:?}");
+    let missing: Vec<String> = named
+        .iter()
+        .filter(|(_, p)| !root.join(p).exists())
+        .map(|(line, p)| {
+            format!(
+                "docs/architecture.md:{line}: {} does not exist",
+                p.display()
+            )
+        })
+        .collect();
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+    let mut omitted = Vec::new();
+    for src in ["src", "ingest/src", "reports/src", "web/src"] {
+        for e in std::fs::read_dir(root.join(src)).unwrap().flatten() {
+            let path = Path::new(src).join(e.file_name());
+            if e.path().is_dir() && !named.iter().any(|(_, p)| *p == path) {
+                omitted.push(format!(
+                    "{}/ is not in docs/architecture.md's map",
+                    path.display()
+                ));
+            }
+        }
+    }
+    assert!(omitted.is_empty(), "{}", omitted.join("\n"));
+}
+
+#[test]
+fn the_map_is_read_by_indentation() {
+    let doc = "x\n```\nsrc/                           the binary\n  cli/                         flags\n    a.rs b.rs                  two\n                               more words\n  main.rs                      exit\n```\n";
+    let named: Vec<String> = named_paths(doc)
+        .into_iter()
+        .map(|(_, p)| p.display().to_string())
+        .collect();
+    assert_eq!(
+        named,
+        [
+            "src",
+            "src/cli",
+            "src/cli/a.rs",
+            "src/cli/b.rs",
+            "src/main.rs"
+        ]
+    );
+}
