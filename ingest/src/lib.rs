@@ -20,18 +20,10 @@ pub mod model;
 pub mod pipeline;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+pub mod timing;
 pub mod warehouse;
 
 pub use pipeline::{
     expand_inputs, ingest_bytes, ingest_files, prepare_bytes, prepare_file, FileError, FileReport,
     Ingested, NO_FORMAT,
 };
-
-/// With `PERFDB_TRACE=1`, print how long the phase since `t` took (to stderr); `t`
-/// restarts for the next phase. Ingest and compare report their phases this way.
-pub fn trace(phase: &str, t: &mut std::time::Instant) {
-    if std::env::var_os("PERFDB_TRACE").is_some() {
-        eprintln!("trace: {phase}: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
-    }
-    *t = std::time::Instant::now();
-}

@@ -1,8 +1,69 @@
-//! Numbers and text as a person reads them, defined once: a signed percent of a change
-//! and of a ratio, a duration, and text read from outside made safe for a terminal. A
-//! leaf: it imports nothing of this crate.
+//! Numbers and text as a person reads them, defined once: significant figures, a signed
+//! percent of a change and of a ratio, a duration, names sorted as people sort them, and
+//! text read from outside made safe for a terminal. A leaf: it imports nothing of this
+//! crate.
 
 use std::borrow::Cow;
+use std::cmp::Ordering;
+
+/// Significant-figure formatting for values: 4 significant digits, no exponent for
+/// ordinary magnitudes.
+pub fn num(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let mag = v.abs().log10().floor() as i32;
+    if !(-4..6).contains(&mag) {
+        return format!("{v:.3e}");
+    }
+    let decimals = (3 - mag).max(0) as usize;
+    format!("{v:.decimals$}")
+}
+
+/// A level as a person reads it: four significant digits, at most six decimals, never
+/// an exponent (the control's tolerance band).
+pub fn four_figures(x: f64) -> String {
+    let digits = (3 - x.abs().log10().floor() as i32).clamp(0, 6) as usize;
+    format!("{x:.digits$}")
+}
+
+/// Compare two strings with digit runs compared as numbers: `M=16` < `M=128`.
+pub fn natural_cmp(a: &str, b: &str) -> Ordering {
+    let (mut a, mut b) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (a.first(), b.first()) {
+            (None, None) => return Ordering::Equal,
+            (None, _) => return Ordering::Less,
+            (_, None) => return Ordering::Greater,
+            (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
+                let la = a.iter().take_while(|c| c.is_ascii_digit()).count();
+                let lb = b.iter().take_while(|c| c.is_ascii_digit()).count();
+                let na: u128 = std::str::from_utf8(&a[..la])
+                    .ok()
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or(0);
+                let nb: u128 = std::str::from_utf8(&b[..lb])
+                    .ok()
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or(0);
+                match na.cmp(&nb) {
+                    Ordering::Equal => {
+                        a = &a[la..];
+                        b = &b[lb..];
+                    }
+                    o => return o,
+                }
+            }
+            (Some(x), Some(y)) => match x.cmp(y) {
+                Ordering::Equal => {
+                    a = &a[1..];
+                    b = &b[1..];
+                }
+                o => return o,
+            },
+        }
+    }
+}
 
 /// `+12.3%` of a relative change (0.123).
 pub fn signed_pct(change: f64) -> String {

@@ -12,9 +12,9 @@
 //! active), then the largest latest step for the worse, then the most commits since the
 //! series was last measured, then any latest step.
 
-use crate::chart::natural_cmp;
 use crate::config::DetectConfig;
 use crate::db::{list_f64, sql_str, Db, DbError, MACHINE_CLASS_SQL};
+use crate::fmt::natural_cmp;
 use crate::stats::changepoint;
 use perfdb_ingest::model::{in_source_order, key_display, key_from_json, AlertStatus, Direction};
 use serde::Serialize;

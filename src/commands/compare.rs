@@ -16,7 +16,7 @@ pub fn run(root: &Path, a: CompareArgs) -> anyhow::Result<Exit> {
     let opt = options(&a.judge, a.baseline_window)?;
     let db = Db::open(root)
         .with_context(|| format!("cannot open the warehouse at {}", root.display()))?;
-    perfdb_ingest::trace("open the warehouse", &mut t);
+    perfdb_ingest::timing::trace("open the warehouse", &mut t);
     let side = |spec: &str| {
         super::merge_base::resolve(&db, spec, a.git_dir.as_deref(), a.nearest_measured)
     };
@@ -28,7 +28,7 @@ pub fn run(root: &Path, a: CompareArgs) -> anyhow::Result<Exit> {
         a.format,
         super::use_color(),
     ))?;
-    perfdb_ingest::trace("render", &mut t);
+    perfdb_ingest::timing::trace("render", &mut t);
     if a.save {
         let path = perfdb_reports::saved::save(root, &report)?;
         say!("saved the comparison to {}", path.display());

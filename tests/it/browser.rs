@@ -500,6 +500,62 @@ fn the_roofline_draws_roofs_points_and_arrows_in_chromium() {
     );
 }
 
+/// `/devices` at 1400 px: one heading, and the table within the window (no scrolling
+/// sideways, the "matched by" column not squeezed to a word a line).
+#[test]
+#[ignore = "needs chromium and chromedriver: run scripts/test"]
+fn the_devices_page_reads_without_scrolling_sideways_in_chromium() {
+    let (Some(bin), Some(driver)) = (chromium(), which("chromedriver")) else {
+        missing("chromium and chromedriver");
+    };
+    let wh = Wh::new();
+    wh.ingest(&sample("h200-gemm/history/c01"), "main");
+    let (_server, url) = serve(&wh);
+    let profile = wh.dir.path().join("chromium-profile-devices-width");
+    let (_driver, port, sid) = session(&bin, &driver, &profile);
+    let run = |script: &str| execute(port, &sid, script);
+    webdriver(
+        port,
+        "POST",
+        &format!("/session/{sid}/window/rect"),
+        &serde_json::json!({"width": 1400, "height": 900}),
+    );
+    webdriver(
+        port,
+        "POST",
+        &format!("/session/{sid}/url"),
+        &serde_json::json!({"url": format!("{url}/devices")}),
+    );
+    let headings = run("return document.querySelectorAll('h1').length");
+    let inner = run("return window.innerWidth");
+    let scroll = run("return document.documentElement.scrollWidth");
+    let table = run("return document.getElementById('devices').getBoundingClientRect().right");
+    // The "matched by" cells: each at least 12em wide, never a word a line.
+    let narrowest = run(
+        "return Math.min(...[...document.querySelectorAll('td.names')].map(c => c.getBoundingClientRect().width))",
+    );
+    webdriver(
+        port,
+        "DELETE",
+        &format!("/session/{sid}"),
+        &serde_json::json!({}),
+    );
+    assert_eq!(headings, 1, "the heading once");
+    let (inner, scroll) = (inner.as_f64().unwrap(), scroll.as_f64().unwrap());
+    assert!(
+        scroll <= inner,
+        "the page scrolls sideways: {scroll} > {inner}"
+    );
+    assert!(
+        table.as_f64().unwrap() <= inner,
+        "the table is wider than the window"
+    );
+    assert!(
+        narrowest.as_f64().unwrap() >= 12.0 * 14.0,
+        "matched by squeezed: {narrowest}"
+    );
+}
+
 /// The value `script` returns in the page of session `sid`.
 fn execute(port: u16, sid: &str, script: &str) -> serde_json::Value {
     webdriver(

@@ -12,7 +12,8 @@ main{padding:1em 1.5em}table{border-collapse:collapse;font-size:14px}\
 td,th{border:1px solid #ddd;padding:3px 8px;text-align:left}th{background:#f3f4f6}\
 td.num{text-align:right;font-variant-numeric:tabular-nums}.error{color:#b91c1c;font-weight:600}\
 .regression{color:#b91c1c;font-weight:600}.improvement{color:#15803d}.muted{color:#6b7280}\
-form{margin:.5em 0 1em}select,input{margin-right:.8em}.verdict{font-size:1.2em;font-weight:700}";
+form{margin:.5em 0 1em}select,input{margin-right:.8em}.verdict{font-size:1.2em;font-weight:700}\
+td.names{min-width:16em}td.source{max-width:18em}";
 
 /// The page's one script (no inline script: see `guard`); a static export drops it
 /// with the forms it serves.

@@ -9,7 +9,8 @@
 
 use super::support::csv::{cells, cells_into, file_table, header_and_records, Columns};
 use super::support::emit::Spec;
-use super::{Context, Format, ParseError, Parser};
+use crate::formats::parser::{Context, ParseError, Parser};
+use crate::model::Format;
 use crate::model::{metric, Name, Parsed};
 use std::borrow::Cow;
 

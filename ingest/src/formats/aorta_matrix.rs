@@ -5,8 +5,10 @@
 //!   (compared), `Failure rate`, `Failures` and `Iters` derived (kept, not compared),
 //!   `Mitigations` and `Confound` kept as notes.
 
-use super::{lines, Format, ParseError, Parser};
+use crate::formats::parser::{ParseError, Parser};
 use crate::formats::support::emit::{KeyLayout, Row, Spec};
+use crate::formats::support::lines;
+use crate::model::Format;
 use crate::model::{metric, Name, Parsed};
 use std::borrow::Cow;
 
@@ -23,7 +25,7 @@ fn md_cells<'a>(line: &'a str, out: &mut Vec<&'a str>) -> bool {
     else {
         return false;
     };
-    crate::formats::for_each_cell(inner, b'|', |c| out.push(c));
+    crate::formats::support::for_each_cell(inner, b'|', |c| out.push(c));
     true
 }
 

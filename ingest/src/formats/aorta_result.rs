@@ -6,9 +6,10 @@
 //!   `tier_durations_ms` and `capture` are kept derived. The cell is the variant of
 //!   table `aorta`; `trial_index` and `timed_out` become tags.
 
-use super::{Format, ParseError, Parser};
+use crate::formats::parser::{ParseError, Parser};
 use crate::formats::support::emit::{lines_of, Row, Spec};
 use crate::formats::support::json::{self, Fields};
+use crate::model::Format;
 use crate::model::{empty_order, metric, Direction, Parsed, RunVerdict};
 use std::borrow::Cow;
 

@@ -3,7 +3,9 @@
 //! number read the wrong thing (refused); one whose every cell says its kernel failed
 //! read a failed run (stored as one).
 
-use super::{support, Format, ParseError};
+use crate::formats::parser::ParseError;
+use crate::formats::support;
+use crate::model::Format;
 use crate::model::Parsed;
 
 /// What a file's measured values hold.

@@ -9,9 +9,11 @@
 //! (column `ratio vs <ref>`); `current=missing` keeps no value and says so. `[perf]`
 //! lines in the same log are read as the `perf-lines` format reads them.
 
-use super::{lines, Format, ParseError, Parser};
+use crate::formats::parser::{ParseError, Parser};
 use crate::formats::support::emit::{KeyLayout, Row, Spec};
+use crate::formats::support::lines;
 use crate::formats::support::text::parse_value;
+use crate::model::Format;
 use crate::model::{metric, Name, Parsed, Warning};
 
 pub struct FlydslBench;

@@ -13,10 +13,11 @@
 //! `_stddev`, `_cv`) are kept as derived values, and when only aggregates were reported
 //! the median is the value.
 
-use super::{Format, ParseError, Parser};
+use crate::formats::parser::{ParseError, Parser};
 use crate::formats::support::emit::{lines_of, KeyLayout, Spec, SpecsByPlace};
 use crate::formats::support::json::{self, Fields};
 use crate::formats::support::json_scan;
+use crate::model::Format;
 use crate::model::{Direction, Measurement, Name, Parsed};
 use std::borrow::Cow;
 

@@ -25,9 +25,10 @@
 //! The layout nvbench wrote in 2021 (its examples' committed outputs: `states` and
 //! `summaries` objects keyed by name, no tags) is read too ([`layout_2021`]).
 
-use super::{Format, ParseError, Parser};
+use crate::formats::parser::{Context, ParseError, Parser};
 use crate::formats::support::emit::{lines_of, Row, Spec};
 use crate::formats::support::json::{self, Fields};
+use crate::model::Format;
 use crate::model::{Direction, Parsed, Warning};
 use std::borrow::Cow;
 
@@ -211,9 +212,9 @@ impl Parser for NvbenchJson {
             && crate::formats::support::text::has(text, "\"summaries\"")
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
-        self.parse_in(text, &super::Context::default())
+        self.parse_in(text, &Context::default())
     }
-    fn parse_in(&self, text: &str, cx: &super::Context) -> Result<Parsed, ParseError> {
+    fn parse_in(&self, text: &str, cx: &Context) -> Result<Parsed, ParseError> {
         // The 2021 layout is rewritten into today's; lines are still counted in `text`.
         let upgraded = layout_2021(text);
         let doc: Doc = serde_json::from_str(upgraded.as_deref().unwrap_or(text))

@@ -9,9 +9,11 @@
 //! ```
 //! Row identity is the text between `[perf]` and the first metric, whitespace collapsed.
 
-use super::{lines, Format, ParseError, Parser};
+use crate::formats::parser::{ParseError, Parser};
+use crate::formats::support::lines;
 use crate::formats::support::text::{collapse_ws, parse_value, split_glued_unit};
 use crate::formats::support::units::{to_canonical, Unit};
+use crate::model::Format;
 use crate::model::{
     empty_order, key_of, metric, Direction, Keys, Measurement, Name, Numerics, Parsed, Raw,
 };

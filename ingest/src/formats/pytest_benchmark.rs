@@ -10,9 +10,10 @@
 //! (`machine_info.cpu.brand_raw`, else `machine_info.machine`; the host as a tag) fill
 //! in what the command line did not give.
 
-use super::{Format, ParseError, Parser};
+use crate::formats::parser::{ParseError, Parser};
 use crate::formats::support::emit::{lines_of, Row, Spec};
 use crate::formats::support::json::{self, Fields};
+use crate::model::Format;
 use crate::model::Parsed;
 use std::borrow::Cow;
 

@@ -8,8 +8,10 @@
 
 use super::support::csv::{cells, cells_into, Columns};
 use super::support::emit::Spec;
-use super::{lines, Format, ParseError, Parser};
+use crate::formats::parser::{ParseError, Parser};
+use crate::formats::support::lines;
 use crate::formats::support::text::trim;
+use crate::model::Format;
 use crate::model::{Name, Parsed, Warning};
 use std::borrow::Cow;
 

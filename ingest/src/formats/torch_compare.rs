@@ -16,9 +16,11 @@
 //! (IQR above 10% of the median) stays on the value as a noise note. Anything else in
 //! the text (a `Measurement` repr) is not a Compare table and is ignored.
 
-use super::{lines, Format, ParseError, Parser};
+use crate::formats::parser::{ParseError, Parser};
 use crate::formats::support::emit::{KeyLayout, Spec};
+use crate::formats::support::lines;
 use crate::formats::support::text::trim;
+use crate::model::Format;
 use crate::model::{Name, Parsed, Warning};
 use std::borrow::Cow;
 use std::ops::Range;
@@ -148,7 +150,7 @@ impl Parser for TorchCompare {
                 continue;
             };
             if expect_header {
-                let mut parts = crate::formats::split_bytes(&line, b'|');
+                let mut parts = crate::formats::support::split_bytes(&line, b'|');
                 let _row_labels = parts.next();
                 p.variants = parts.map(|v| trim(v).to_string()).collect();
                 if p.variants.is_empty() {
@@ -317,7 +319,7 @@ fn emit(
         // Most rows have no `(! XX%)` mark: their cells are numbers alone.
         let marked = memchr::memchr(b'(', cells_text.as_bytes()).is_some();
         row_cells.clear();
-        crate::formats::for_each_cell(cells_text, b'|', |c| row_cells.push(c));
+        crate::formats::support::for_each_cell(cells_text, b'|', |c| row_cells.push(c));
         for ((variant, spec), &text) in specs.iter().zip(&row_cells) {
             let bad = || ParseError::at(no, format!("`{text}` under `{variant}` is not a number"));
             let (value, printed, warn) = if marked {

@@ -13,8 +13,9 @@
 use super::support::csv::{cells, file_table, float_cell, header_and_records};
 use super::support::emit::{key_number, KeyLayout, Spec};
 use super::triton_perf_report::{labelled_lines, line_and_ylabel};
-use super::{Context, Format, ParseError, Parser};
+use crate::formats::parser::{Context, ParseError, Parser};
 use crate::formats::support::text::parse_value;
+use crate::model::Format;
 use crate::model::{metric, Name, Parsed, Warning};
 use std::borrow::Cow;
 
@@ -72,7 +73,7 @@ impl Parser for TritonCsv {
                 Cow::Owned(_) => return Err(ParseError::at(no, "not a CSV row")),
             };
             let before = cells_.len();
-            crate::formats::for_each_cell(l, b',', |c| cells_.push(c));
+            crate::formats::support::for_each_cell(l, b',', |c| cells_.push(c));
             if cells_.len() - before != width {
                 return Err(ParseError::at(
                     no,

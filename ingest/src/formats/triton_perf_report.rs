@@ -24,8 +24,9 @@
 //! table whose middle pandas elided (a `..` row, and a `[N rows x M columns]` footer)
 //! is read around the gap, with a warning saying how many rows were not printed.
 
-use super::{Context, Format, ParseError, Parser};
+use crate::formats::parser::{Context, Evidence, ParseError, Parser};
 use crate::formats::support::emit::{key_number, KeyLayout, Spec};
+use crate::model::Format;
 use crate::model::{metric, Name, Parsed, Warning};
 
 pub struct TritonPerfReport;
@@ -136,11 +137,11 @@ impl Parser for TritonPerfReport {
     /// A `<plot_name>:` line over a pandas header and a row indexed `0` is printed by
     /// Triton's `perf_report` alone: a signature, so a log that also holds another
     /// format's signature (aiter's banner) is refused, never read as half of itself.
-    fn evidence(&self, text: &str) -> super::Evidence {
+    fn evidence(&self, text: &str) -> Evidence {
         if self.sniff(text) {
-            super::Evidence::Signature
+            Evidence::Signature
         } else {
-            super::Evidence::None
+            Evidence::None
         }
     }
 

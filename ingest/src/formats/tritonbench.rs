@@ -23,10 +23,11 @@
 //! (`--side-a`/`--side-b`) prints two configurations in one output and is refused:
 //! each side is a run of its own.
 
-use super::{Context, Format, ParseError, Parser};
+use crate::formats::parser::{Context, ParseError, Parser};
 use crate::formats::support::emit::{key_number, Row, Spec};
 use crate::formats::support::json::{self, Fields};
 use crate::formats::support::text::{has, parse_value};
+use crate::model::Format;
 use crate::model::{metric, Parsed, RunVerdict, Warning};
 
 pub struct Tritonbench;

@@ -1,7 +1,8 @@
 //! TokenSpeed `kernel_bench.<token>.json`: a JSON array of benchmark records.
 
 use super::ts_probe::{field_metric, numerics_of};
-use super::{Format, ParseError, Parser};
+use crate::formats::parser::{ParseError, Parser};
+use crate::model::Format;
 use crate::model::{key_of, Direction, Measurement, Name, Numerics, Parsed};
 use serde_json::Value;
 

@@ -5,8 +5,10 @@
 //! not checked. A failure is a `TS_KERNEL_FAIL: <reason>` line; there is no
 //! `TS_KERNEL_RESULT: fail`, while the serving probe does print `TS_BENCH_RESULT: fail`.
 
-use super::{lines, Format, ParseError, Parser};
+use crate::formats::parser::{ParseError, Parser};
+use crate::formats::support::lines;
 use crate::formats::support::text::parse_value;
+use crate::model::Format;
 use crate::model::{
     key_of, metric, Direction, Keys, Measurement, Name, Numerics, Parsed, Raw, Warning,
 };

@@ -11,7 +11,7 @@ pub use prepare::{prepare, prepare_bytes, prepare_file, run_id};
 
 use crate::formats::Format;
 use crate::model::{self, RunMeta};
-use crate::trace;
+use crate::timing::trace;
 use crate::warehouse::{Outcome, Prepared, Warehouse, WarehouseError};
 use std::path::PathBuf;
 

@@ -102,7 +102,7 @@ impl Warehouse {
                         append(&logs, Table::Measurements, m_adds.clone()).await?;
                         append(&logs, Table::Summaries, s_adds.clone()).await
                     })?;
-                    crate::trace("measurements and summaries committed", &mut t);
+                    crate::timing::trace("measurements and summaries committed", &mut t);
                     let adds = [(Table::Measurements, m_adds), (Table::Summaries, s_adds)];
                     written = Some(Written {
                         runs: fresh.clone(),
@@ -125,12 +125,12 @@ impl Warehouse {
             let mut t = std::time::Instant::now();
             let won =
                 block_on(runs_t.commit_next(&mut snap, || logs.metadata(Table::Runs), actions))?;
-            crate::trace("runs committed", &mut t);
+            crate::timing::trace("runs committed", &mut t);
             if won {
                 if let Some(w) = &written {
                     keep_gated(&logs, &w.adds)?;
                 }
-                crate::trace("values checked live", &mut t);
+                crate::timing::trace("values checked live", &mut t);
                 return Ok(outcomes);
             }
             block_on(async {
@@ -168,12 +168,12 @@ impl Warehouse {
             // The measurements and their summaries are written side by side (two cores).
             let mut t = std::time::Instant::now();
             let values = measurements_batch(&ms);
-            crate::trace("measurements batch", &mut t);
+            crate::timing::trace("measurements batch", &mut t);
             let (written, summarised) = std::thread::scope(|s| {
                 let summaries = s.spawn(|| {
                     let mut t = std::time::Instant::now();
                     let sums = summary::from_batch(&values);
-                    crate::trace("summaries batch", &mut t);
+                    crate::timing::trace("summaries batch", &mut t);
                     let r = self.write_file(
                         &s_rel,
                         Table::Summaries,
@@ -181,7 +181,7 @@ impl Warehouse {
                         Some(summary::ROW_GROUP),
                         tags.clone(),
                     );
-                    crate::trace("summaries file", &mut t);
+                    crate::timing::trace("summaries file", &mut t);
                     r
                 });
                 let written = self.write_file(
@@ -195,7 +195,7 @@ impl Warehouse {
             });
             m_adds.push(written?);
             s_adds.push(summarised?);
-            crate::trace("measurements and summaries", &mut t);
+            crate::timing::trace("measurements and summaries", &mut t);
         }
         Ok((m_adds, s_adds))
     }

@@ -1,10 +1,10 @@
 //! One series (table, variant, key, metric) over commits, with its change points.
 
 use super::{
-    add_titles, check_table_metric, draw_dots, natural_cmp, register_font, thin, ChartError, Trial,
-    PALETTE,
+    add_titles, check_table_metric, draw_dots, register_font, thin, ChartError, Trial, PALETTE,
 };
 use crate::db::{one_device, run_device, sql_str, Db, MACHINE_CLASS_SQL, RUN_DEVICE_SQL};
+use crate::fmt::natural_cmp;
 use crate::stats;
 use perfdb_ingest::model::{key_display, key_from_json};
 use plotters::prelude::*;
@@ -341,11 +341,8 @@ pub fn history_svg(h: &HistoryData) -> String {
                     h.metric,
                     h.unit,
                     match (&h.peak, ceiling) {
-                        (Some(p), None) => format!(
-                            "; peak {} {} far above",
-                            crate::render::num(p.value),
-                            p.unit
-                        ),
+                        (Some(p), None) =>
+                            format!("; peak {} {} far above", crate::fmt::num(p.value), p.unit),
                         _ => String::new(),
                     }
                 ),
@@ -406,7 +403,7 @@ pub fn history_svg(h: &HistoryData) -> String {
             titles.push(format!(
                 "{}: median {} {} over {} trial(s){of_peak}",
                 p.point,
-                crate::render::num(p.median),
+                crate::fmt::num(p.median),
                 h.unit,
                 p.values.len()
             ));

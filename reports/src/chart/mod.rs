@@ -18,6 +18,7 @@ use plotters::coord::CoordTranslate;
 
 use crate::compare::CompareError;
 use crate::db::{Db, DbError};
+use crate::fmt::natural_cmp;
 use plotters::prelude::*;
 use serde::Serialize;
 use std::cmp::Ordering;
@@ -86,44 +87,6 @@ fn check_table_metric(db: &Db, table: &str, metric: &str) -> Result<(), ChartErr
         ));
     }
     Ok(())
-}
-
-/// Compare two strings with digit runs compared as numbers: `M=16` < `M=128`.
-pub fn natural_cmp(a: &str, b: &str) -> Ordering {
-    let (mut a, mut b) = (a.as_bytes(), b.as_bytes());
-    loop {
-        match (a.first(), b.first()) {
-            (None, None) => return Ordering::Equal,
-            (None, _) => return Ordering::Less,
-            (_, None) => return Ordering::Greater,
-            (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
-                let la = a.iter().take_while(|c| c.is_ascii_digit()).count();
-                let lb = b.iter().take_while(|c| c.is_ascii_digit()).count();
-                let na: u128 = std::str::from_utf8(&a[..la])
-                    .ok()
-                    .and_then(|s| s.parse().ok())
-                    .unwrap_or(0);
-                let nb: u128 = std::str::from_utf8(&b[..lb])
-                    .ok()
-                    .and_then(|s| s.parse().ok())
-                    .unwrap_or(0);
-                match na.cmp(&nb) {
-                    Ordering::Equal => {
-                        a = &a[la..];
-                        b = &b[lb..];
-                    }
-                    o => return o,
-                }
-            }
-            (Some(x), Some(y)) => match x.cmp(y) {
-                Ordering::Equal => {
-                    a = &a[1..];
-                    b = &b[1..];
-                }
-                o => return o,
-            },
-        }
-    }
 }
 
 /// Natural order of keys: cell by cell, numbers as numbers.
@@ -252,7 +215,7 @@ pub(crate) fn draw_dots<CT>(
             .unwrap_or_default();
         titles.push(format!(
             "{what}: {} {unit} — trial {} of {}{commit}, on {machine} (run {})",
-            crate::render::num(t.value),
+            crate::fmt::num(t.value),
             t.trial,
             t.label,
             &t.run_id[..t.run_id.len().min(12)]
@@ -296,7 +259,7 @@ pub(crate) fn draw_ceiling<CT>(
     ));
     titles.push(format!(
         "{what}: {} {} ({} dense {})",
-        crate::render::num(p.value),
+        crate::fmt::num(p.value),
         p.unit,
         p.device_name,
         p.quantity

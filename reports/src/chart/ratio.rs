@@ -165,9 +165,9 @@ pub fn trials_strip(row: &crate::compare::Row) -> String {
         out.push_str(&format!(
             "<g fill=\"none\" stroke=\"{color}\"><title>{name}: {} trial(s){shown}; median {}, range {} to {} {}</title>",
             sorted.len(),
-            median.map(crate::render::num).unwrap_or_else(|| "-".into()),
-            sorted.first().map(|v| crate::render::num(*v)).unwrap_or_default(),
-            sorted.last().map(|v| crate::render::num(*v)).unwrap_or_default(),
+            median.map(crate::fmt::num).unwrap_or_else(|| "-".into()),
+            sorted.first().map(|v| crate::fmt::num(*v)).unwrap_or_default(),
+            sorted.last().map(|v| crate::fmt::num(*v)).unwrap_or_default(),
             esc(&row.unit)
         ));
         for v in dots {

@@ -62,7 +62,7 @@ impl Measured {
                 format!(
                     ", {:.0}% of the datasheet's {}",
                     100.0 * self.value / d,
-                    crate::render::num(d)
+                    crate::fmt::num(d)
                 )
             })
             .unwrap_or_default();
@@ -70,7 +70,7 @@ impl Measured {
             "{} {}: {} {} measured{of}",
             self.device_name,
             self.quantity,
-            crate::render::num(self.value),
+            crate::fmt::num(self.value),
             self.unit
         )
     }
@@ -311,7 +311,7 @@ pub fn svg(points: &[Point], roofs: &[Roof]) -> String {
             if r.measured { " measured" } else { "" },
             if r.measured { " stroke-dasharray=\"6 4\"" } else { "" },
             px(start), py(start * r.tb_s), px(ridge), py(r.tflops), px(x1), py(r.tflops),
-            esc(&r.label), crate::render::num(r.tb_s), crate::render::num(r.tflops), crate::render::num(ridge)
+            esc(&r.label), crate::fmt::num(r.tb_s), crate::fmt::num(r.tflops), crate::fmt::num(ridge)
         );
     }
     for p in points {
@@ -324,14 +324,14 @@ pub fn svg(points: &[Point], roofs: &[Roof]) -> String {
             s += &format!(
                 "<line class=\"arrow\" x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"{color}\" stroke-width=\"1.5\" opacity=\"0.7\"><title>{}: base {} -> head {} TFLOPS</title></line>",
                 px(p.intensity), py(b), px(p.intensity), py(hd), esc(&p.label),
-                crate::render::num(b), crate::render::num(hd)
+                crate::fmt::num(b), crate::fmt::num(hd)
             );
         }
         if let Some(hd) = p.head {
             s += &format!(
                 "<circle class=\"point\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"{color}\"><title>{} at {} flop/byte: {} TFLOPS ({})</title></circle>",
-                px(p.intensity), py(hd), esc(&p.label), crate::render::num(p.intensity),
-                crate::render::num(hd), p.verdict.as_str()
+                px(p.intensity), py(hd), esc(&p.label), crate::fmt::num(p.intensity),
+                crate::fmt::num(hd), p.verdict.as_str()
             );
         }
     }

@@ -393,10 +393,10 @@ pub fn chart_svg(d: &ChartData) -> String {
                     "{} {}: median {} {} (min {}, max {}, {} trial(s)){of_peak}",
                     v,
                     d.shapes[p.shape],
-                    crate::render::num(p.median),
+                    crate::fmt::num(p.median),
                     d.unit,
-                    crate::render::num(p.min),
-                    crate::render::num(p.max),
+                    crate::fmt::num(p.min),
+                    crate::fmt::num(p.max),
                     p.n
                 ));
             }

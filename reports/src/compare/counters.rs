@@ -211,6 +211,28 @@ pub(crate) fn explain(
     (out, note)
 }
 
+/// The report's counters section: the counters of every changed row's kernels (both
+/// sides' `counters`), and a warning when kernels were profiled that no changed row
+/// joins, or when the sides hold counters and nothing else.
+pub(crate) fn section(
+    rows: &[Row],
+    counters: &[Counters; 2],
+    opt: &Options,
+    warnings: &mut Vec<String>,
+) -> Vec<Explained> {
+    let (explained, unjoined) = explain(rows, &counters[0], &counters[1], opt);
+    warnings.extend(unjoined);
+    if rows.is_empty() && counters.iter().any(|c| !c.is_empty()) {
+        warnings.push(
+            "the sides hold hardware counters only (ncu, rocprofv3, proton): a counter is \
+             diffed beside the benchmark rows it explains, never judged alone; ingest the \
+             benchmark's own output under the same labels"
+                .into(),
+        );
+    }
+    explained
+}
+
 /// The counters both sides' labels hold now, joined to the report's changed rows: for a
 /// comparison whose profiled trials were stored after it decided (`perfdb ab
 /// --profile`). A side selected by commit reads that commit's counters only.

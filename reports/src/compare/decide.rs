@@ -371,8 +371,8 @@ pub fn note_modes(r: &mut Row) {
         };
         let note = format!(
             "a side's trials split into two modes (~{} and ~{}{unit}): the medians weigh how often each side ran in the slow one",
-            short(lo),
-            short(hi)
+            crate::fmt::four_figures(lo),
+            crate::fmt::four_figures(hi)
         );
         r.reason = if r.reason.is_empty() {
             note
@@ -380,12 +380,6 @@ pub fn note_modes(r: &mut Row) {
             format!("{}; {note}", r.reason)
         };
     }
-}
-
-/// A level as a person reads it: four significant digits.
-fn short(x: f64) -> String {
-    let digits = (3 - x.abs().log10().floor() as i32).clamp(0, 6) as usize;
-    format!("{x:.digits$}")
 }
 
 /// Regressed non-control rows grouped by kernel and shape (`us` and `TFLOPS` moving

@@ -69,7 +69,7 @@ pub fn compare(db: &Db, base: &str, head: &str, opt: &Options) -> Result<Report,
     Ok(r)
 }
 
-use perfdb_ingest::trace;
+use perfdb_ingest::timing::trace;
 
 /// What the GPU-state tags of the runs say against the comparison (`perfdb ab`
 /// records them, docs/STATS.md): the sides' mean clocks more than 2% apart, trials that
@@ -237,16 +237,7 @@ fn build_report(
         opt,
     };
     let (verdict, reasons) = verdict::overall(&rows, &control, &evidence);
-    let (explained, unjoined) = counters::explain(&rows, &counters[0], &counters[1], opt);
-    warnings.extend(unjoined);
-    if rows.is_empty() && counters.iter().any(|c| !c.is_empty()) {
-        warnings.push(
-            "the sides hold hardware counters only (ncu, rocprofv3, proton): a counter is \
-             diffed beside the benchmark rows it explains, never judged alone; ingest the \
-             benchmark's own output under the same labels"
-                .into(),
-        );
-    }
+    let explained = counters::section(&rows, &counters, opt, &mut warnings);
     Ok(Report {
         verdict,
         reason: Reason::prose(&reasons),

@@ -103,7 +103,7 @@ impl Db {
         let (db, files) = Db::define(conn, root)?;
         let mut t = std::time::Instant::now();
         db.lock_down(&files)?;
-        perfdb_ingest::trace("open: lock down", &mut t);
+        perfdb_ingest::timing::trace("open: lock down", &mut t);
         Ok(db)
     }
 
@@ -133,16 +133,16 @@ impl Db {
         // One read of the logs for every table (each read is six snapshots; on a remote
         // warehouse, GETs).
         let c = wh.committed()?;
-        perfdb_ingest::trace("open: committed", &mut t);
+        perfdb_ingest::timing::trace("open: committed", &mut t);
         let (runs, ms) = (wh.local_all(&c.runs)?, wh.local_all(&c.measurements)?);
-        perfdb_ingest::trace("open: local", &mut t);
+        perfdb_ingest::timing::trace("open: local", &mut t);
         // Warehouse files never change once committed (new names per commit): their
         // footers can be kept between queries.
         conn.execute_batch("SET parquet_metadata_cache = true")?;
         conn.execute_batch(&view_sql("runs", &runs, &RUNS_SCHEMA))?;
-        perfdb_ingest::trace("open: runs", &mut t);
+        perfdb_ingest::timing::trace("open: runs", &mut t);
         conn.execute_batch(&view_sql("measurements", &ms, &MEASUREMENTS_SCHEMA))?;
-        perfdb_ingest::trace("open: measurements", &mut t);
+        perfdb_ingest::timing::trace("open: measurements", &mut t);
         let (sums, bare) = wh.summaries_of(&c)?;
         conn.execute_batch(&summaries_view_sql(&sums, &bare))?;
         let (alerts, status, delivery) = (
@@ -178,7 +178,7 @@ impl Db {
             &status,
             &schema::ALERT_STATUS_SCHEMA,
         ))?;
-        perfdb_ingest::trace("open: rest", &mut t);
+        perfdb_ingest::timing::trace("open: rest", &mut t);
         let n_files = runs.len() + ms.len();
         let summary_files = bare.is_empty().then(|| std::sync::Arc::new(sums.clone()));
         let mut ranges = Ranges {

@@ -140,7 +140,7 @@ pub fn detect_in_passes(
 ) -> Result<Detection, DetectError> {
     let mut t = std::time::Instant::now();
     let runs = runs_of(db, label)?;
-    perfdb_ingest::trace("detect: runs", &mut t);
+    perfdb_ingest::timing::trace("detect: runs", &mut t);
     if runs.is_empty() {
         return Err(DetectError::NoRuns(label.to_string()));
     }
@@ -223,9 +223,9 @@ pub fn detect_in_passes(
     })?;
     let events = join_tails(events, &position);
     let mut events: Vec<Event> = events.into_iter().map(with_kind).collect();
-    perfdb_ingest::trace("detect: series and events", &mut t);
+    perfdb_ingest::timing::trace("detect: series and events", &mut t);
     underneath(db, &mut events)?;
-    perfdb_ingest::trace("detect: the environment under each step", &mut t);
+    perfdb_ingest::timing::trace("detect: the environment under each step", &mut t);
     sort_events(&mut events);
     Ok(Detection {
         label: label.to_string(),

@@ -304,7 +304,7 @@ pub(super) fn for_each_group(
 ) -> Result<(), DetectError> {
     let mut t = std::time::Instant::now();
     let series = series_of(db, scope)?;
-    perfdb_ingest::trace("detect: series", &mut t);
+    perfdb_ingest::timing::trace("detect: series", &mut t);
     let series_codes = unique_codes(series.iter().map(|s| s.hash));
     let run_codes = unique_codes(runs.iter().map(|r| r.hash));
     let codes = match (coding, series_codes, run_codes) {
@@ -380,7 +380,7 @@ pub(super) fn for_each_group(
         }
     }
     drop(stmt);
-    perfdb_ingest::trace("detect: scan", &mut t);
+    perfdb_ingest::timing::trace("detect: scan", &mut t);
     for sink in sinks {
         let mut rows = sink.into_rows().map_err(spill_error)?;
         rows.sort_unstable_by_key(|a| (a.0, a.1.run));
@@ -395,6 +395,6 @@ pub(super) fn for_each_group(
         }
         each(&group);
     }
-    perfdb_ingest::trace("detect: series examined", &mut t);
+    perfdb_ingest::timing::trace("detect: series examined", &mut t);
     Ok(())
 }

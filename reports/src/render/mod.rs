@@ -47,19 +47,7 @@ pub fn report(report: &Report, format: ReportFormat, color: bool) -> String {
     }
 }
 
-/// Significant-figure formatting for values: 4 significant digits, no exponent for
-/// ordinary magnitudes.
-pub fn num(v: f64) -> String {
-    if v == 0.0 {
-        return "0".into();
-    }
-    let mag = v.abs().log10().floor() as i32;
-    if !(-4..6).contains(&mag) {
-        return format!("{v:.3e}");
-    }
-    let decimals = (3 - mag).max(0) as usize;
-    format!("{v:.decimals$}")
-}
+pub use crate::fmt::num;
 
 /// The counters that moved with each changed row (`compare::counters`): a line a row
 /// and kernel (the row, its change, the kernel, how it was joined, what the moves say),

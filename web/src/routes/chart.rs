@@ -28,9 +28,9 @@ type Resolved = (Vec<(String, Vec<String>)>, ChartData);
 fn resolve(state: &AppState, q: &ChartQuery) -> Result<Option<Resolved>, AppError> {
     let mut t = std::time::Instant::now();
     let db = state.db()?;
-    perfdb_ingest::trace("chart: db", &mut t);
+    perfdb_ingest::timing::trace("chart: db", &mut t);
     let cat = catalog(&db)?;
-    perfdb_ingest::trace("chart: catalog", &mut t);
+    perfdb_ingest::timing::trace("chart: catalog", &mut t);
     if cat.is_empty() {
         return Ok(None);
     }
@@ -62,7 +62,7 @@ fn resolve(state: &AppState, q: &ChartQuery) -> Result<Option<Resolved>, AppErro
         q.runs.as_deref(),
         q.machine.as_deref(),
     )?;
-    perfdb_ingest::trace("chart: data", &mut t);
+    perfdb_ingest::timing::trace("chart: data", &mut t);
     Ok(Some((cat, data)))
 }
 
@@ -122,9 +122,9 @@ pub async fn page(
             match data.points.iter().find(|p| p.shape == i && &p.variant == v) {
                 Some(p) => rows.push_str(&format!(
                     "<td class=\"num\">{}</td><td class=\"num muted\">{} – {} (n={})</td>",
-                    perfdb_reports::render::num(p.median),
-                    perfdb_reports::render::num(p.min),
-                    perfdb_reports::render::num(p.max),
+                    perfdb_reports::fmt::num(p.median),
+                    perfdb_reports::fmt::num(p.min),
+                    perfdb_reports::fmt::num(p.max),
                     p.n
                 )),
                 None => rows.push_str("<td>—</td><td></td>"),

@@ -39,17 +39,17 @@ pub async fn page() -> Html<String> {
             };
             format!(
                 "<tr id=\"device-{id}\"><td><b>{id}</b></td><td>{name}</td><td>{arch}</td>{cells}\
-                 <td class=\"muted\">{source}{from}</td><td class=\"muted\">{ids}</td></tr>",
+                 <td class=\"muted source\">{source}{from}</td><td class=\"muted names\">{ids}</td></tr>",
                 id = esc(&d.id),
                 name = esc(&d.name),
                 arch = esc(&d.arch),
-                source = esc(&d.source),
+                source = source_html(&d.source),
                 ids = esc(&d.identities.join(", ")),
             )
         })
         .collect();
     let body = format!(
-        "<h1>Devices</h1><p>Dense peak TFLOPS per data type and memory bandwidth in TB/s \
+        "<p>Dense peak TFLOPS per data type and memory bandwidth in TB/s \
          (hover a figure for the document's own words). Every TFLOPS and TB/s value of a run \
          on one of these devices is shown as a percent of its peak; a value more than {:.0}% \
          above it is impossible on the device: a warning at ingest, <i>invalid</i> in compare, \
@@ -62,4 +62,18 @@ pub async fn page() -> Html<String> {
         100.0 * devices::MARGIN
     );
     Html(layout("Devices", &body))
+}
+
+/// A figure's source as the table shows it: the document's name, its address on hover
+/// when the source ends with one in parentheses (`NVIDIA H200 datasheet (https://...)`);
+/// no link off the site (an exported site opens from disk with every link its own).
+fn source_html(source: &str) -> String {
+    match source
+        .strip_suffix(')')
+        .and_then(|s| s.rsplit_once(" ("))
+        .filter(|(_, url)| url.starts_with("https://"))
+    {
+        Some((name, url)) => format!("<span title=\"{}\">{}</span>", esc(url), esc(name)),
+        None => esc(source),
+    }
 }

@@ -151,8 +151,8 @@ pub async fn page(
                 format!(
                     "<li class=\"change\">step at <b>{}</b>: {} → {} {} ({:+.1}%)</li>",
                     esc(&d.points[i].point),
-                    perfdb_reports::render::num(before),
-                    perfdb_reports::render::num(after),
+                    perfdb_reports::fmt::num(before),
+                    perfdb_reports::fmt::num(after),
                     esc(&d.unit),
                     (after / before - 1.0) * 100.0
                 )
@@ -172,7 +172,7 @@ pub async fn page(
     let peak = match (&d.peak, d.points.last()) {
         (Some(p), Some(last)) => format!(
             "<p id=\"peak\">Peak: <b>{} {}</b>, the {}'s dense {} (<a href=\"/devices\">device table</a>); the last commit's median is <b>{:.1}%</b> of it. The dashed line is the peak.</p>",
-            perfdb_reports::render::num(p.value),
+            perfdb_reports::fmt::num(p.value),
             esc(&p.unit),
             esc(&p.device_name),
             esc(&p.quantity),

@@ -61,8 +61,8 @@ pub async fn page(
             body.push_str(&format!(
                 "<li>{}: {} TB/s, {} TFLOPS</li>",
                 esc(&roof.label),
-                perfdb_reports::render::num(roof.tb_s),
-                perfdb_reports::render::num(roof.tflops)
+                perfdb_reports::fmt::num(roof.tb_s),
+                perfdb_reports::fmt::num(roof.tflops)
             ));
         }
         body.push_str("</ul>");

@@ -4,7 +4,7 @@
 /// The trimmed cells of `| a | b |`; `None` when the line is not closed by `|`.
 pub(super) fn cells(line: &str) -> Option<impl Iterator<Item = &str>> {
     let inner = line.trim_ascii().strip_prefix('|')?.strip_suffix('|')?;
-    Some(crate::formats::split_bytes(inner, b'|').map(str::trim_ascii))
+    Some(crate::formats::support::split_bytes(inner, b'|').map(str::trim_ascii))
 }
 
 pub(super) fn split_cells(line: &str) -> Option<Vec<&str>> {

@@ -8,6 +8,7 @@ use crate::formats::aiter_table::calling::check_allclose;
 use crate::formats::aiter_table::cells::is_separator_line;
 use crate::formats::aiter_table::layout::TableError;
 use crate::formats::aiter_table::tables::table_title;
+use crate::formats::parser::{Evidence, ParseError, Parser};
 mod calling;
 mod cells;
 mod emit;
@@ -15,9 +16,10 @@ mod layout;
 mod tables;
 
 use super::perf_lines::parse_perf_line;
-use super::{lines, Format, ParseError, Parser};
 use crate::formats::support::columns::KNOWN_VARIANTS;
+use crate::formats::support::lines;
 use crate::formats::support::text::{find_marker, strip_aiter_prefix};
+use crate::model::Format;
 use crate::model::{Direction, Keys, Measurement, Name, Numerics, Parsed, Warning};
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -32,18 +34,18 @@ impl Parser for AiterTables {
         Format::AiterTable
     }
     fn sniff(&self, text: &str) -> bool {
-        self.evidence(text) > crate::formats::Evidence::None
+        self.evidence(text) > Evidence::None
     }
     /// aiter's banner (`[aiter] <test> summary (markdown):`) is its signature; a pipe
     /// table's separator row (pandas' `|---:|`, GitHub's `| --- |` and `|:-:|`) only a
     /// marker, which other tools print too.
-    fn evidence(&self, text: &str) -> crate::formats::Evidence {
+    fn evidence(&self, text: &str) -> Evidence {
         let b = text.as_bytes();
         if crate::formats::support::text::finder!("summary (markdown):")
             .find(b)
             .is_some()
         {
-            return crate::formats::Evidence::Signature;
+            return Evidence::Signature;
         }
         let separator = crate::formats::support::text::finder!("(markdown):")
             .find(b)
@@ -63,9 +65,9 @@ impl Parser for AiterTables {
                     is_separator_line(&text[start..end])
                 });
         if separator {
-            crate::formats::Evidence::Marker
+            Evidence::Marker
         } else {
-            crate::formats::Evidence::None
+            Evidence::None
         }
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {

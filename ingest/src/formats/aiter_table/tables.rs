@@ -11,8 +11,8 @@ use crate::formats::aiter_table::layout::Layout;
 use crate::formats::aiter_table::layout::Role;
 use crate::formats::aiter_table::layout::TableError;
 use crate::formats::aiter_table::State;
+use crate::formats::parser::ParseError;
 use crate::formats::support::text::parse_value;
-use crate::formats::ParseError;
 use std::borrow::Cow;
 
 /// Can this line belong to a `to_string` table? Not blank, not a `[...]` log line, no

@@ -19,15 +19,15 @@ pub mod rocprof;
 
 use super::support::emit::Row;
 use super::support::text::parse_value;
-use super::ParseError;
+use crate::formats::parser::{Evidence, ParseError};
 use crate::model::{Direction, Measurement, Parsed};
 
 /// A profiler's file is known by its own header or structure: a signature or nothing.
-pub(crate) fn signature_if(found: bool) -> super::Evidence {
+pub(crate) fn signature_if(found: bool) -> Evidence {
     if found {
-        super::Evidence::Signature
+        Evidence::Signature
     } else {
-        super::Evidence::None
+        Evidence::None
     }
 }
 

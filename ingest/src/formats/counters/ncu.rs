@@ -18,8 +18,10 @@
 //! (`formats::parse_in`).
 
 use super::Kernel;
+use crate::formats::parser::{Evidence, ParseError, Parser};
 use crate::formats::support::csv::cells;
-use crate::formats::{lines, Evidence, Format, ParseError, Parser};
+use crate::formats::support::lines;
+use crate::model::Format;
 use crate::model::Parsed;
 use std::borrow::Cow;
 
@@ -135,7 +137,7 @@ pub fn without_own(text: &str) -> String {
     let own = own_lines(text);
     let mut out = String::with_capacity(text.len());
     let mut next = own.iter().peekable();
-    for (i, l) in crate::formats::split_bytes(text, b'\n').enumerate() {
+    for (i, l) in crate::formats::support::split_bytes(text, b'\n').enumerate() {
         if i > 0 {
             out.push('\n');
         }

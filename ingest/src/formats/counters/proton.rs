@@ -10,8 +10,9 @@
 //! in the profile is the run's arch (`sm_90`, `gfx942`).
 
 use super::Kernel;
+use crate::formats::parser::{Evidence, ParseError, Parser};
 use crate::formats::support::emit::lines_of;
-use crate::formats::{Evidence, Format, ParseError, Parser};
+use crate::model::Format;
 use crate::model::Parsed;
 use serde_json::Value;
 

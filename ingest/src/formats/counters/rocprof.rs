@@ -13,8 +13,9 @@
 //! `kernel_stats.csv` is refused by detection (totals of a profiled run).
 
 use super::Kernel;
+use crate::formats::parser::{Evidence, ParseError, Parser};
 use crate::formats::support::csv::{cells, header_and_records};
-use crate::formats::{Evidence, Format, ParseError, Parser};
+use crate::model::Format;
 use crate::model::Parsed;
 use std::borrow::Cow;
 

@@ -32,12 +32,13 @@ use crate::formats::nvbench_markdown::columns::Column;
 use crate::formats::nvbench_markdown::columns::SUMMARY_COLUMNS;
 use crate::formats::nvbench_markdown::columns::TIME_SUMMARIES;
 use crate::formats::nvbench_markdown::rows::row;
+use crate::formats::parser::{Context, Evidence, ParseError, Parser};
 mod cells;
 mod columns;
 mod rows;
 
-use super::{Format, ParseError, Parser};
 use crate::formats::support::text::has;
+use crate::model::Format;
 use crate::model::{Parsed, Warning};
 
 pub struct NvbenchMarkdown;
@@ -68,13 +69,13 @@ impl Parser for NvbenchMarkdown {
         Format::NvbenchMarkdown
     }
     fn sniff(&self, text: &str) -> bool {
-        self.evidence(text) > super::Evidence::None
+        self.evidence(text) > Evidence::None
     }
     /// A signature: a pipe-table header with nvbench's own summary columns (two or more
     /// of `Samples`, `CPU Time`, `GPU Time`, `Noise`, `Elem/s`, ...; a time among them)
     /// over a row with a time as nvbench prints it (`1.431 ms`). nvbench pads its cells
     /// to the widest value, so names are matched as cells, not as `| GPU Time`.
-    fn evidence(&self, text: &str) -> super::Evidence {
+    fn evidence(&self, text: &str) -> Evidence {
         let b = text.as_bytes();
         let mut rows = crate::formats::support::text::finder!("GPU Time")
             .find_iter(b)
@@ -83,7 +84,7 @@ impl Parser for NvbenchMarkdown {
         // every benchmark has no data holds none either: `detect` asks
         // [`only_no_data`] when no format claimed the text.
         if rows.peek().is_none() {
-            return super::Evidence::None;
+            return Evidence::None;
         }
         let signed = rows.any(|at| {
             let start = text[..at].rfind('\n').map_or(0, |s| s + 1);
@@ -94,17 +95,17 @@ impl Parser for NvbenchMarkdown {
             }
         });
         if signed {
-            super::Evidence::Signature
+            Evidence::Signature
         } else if has(text, "# Benchmark Results") {
-            super::Evidence::Marker
+            Evidence::Marker
         } else {
-            super::Evidence::None
+            Evidence::None
         }
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
-        self.parse_in(text, &super::Context::default())
+        self.parse_in(text, &Context::default())
     }
-    fn parse_in(&self, text: &str, cx: &super::Context) -> Result<Parsed, ParseError> {
+    fn parse_in(&self, text: &str, cx: &Context) -> Result<Parsed, ParseError> {
         let mut parsed = Parsed::sized_for(text, 40);
         let mut devices: Vec<(String, String, Option<String>)> = Vec::new(); // id, name, arch
         let mut log: Vec<LogState> = Vec::new();

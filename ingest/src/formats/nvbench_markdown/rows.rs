@@ -4,15 +4,15 @@ use crate::formats::nvbench_markdown::cells::read_cell;
 use crate::formats::nvbench_markdown::cells::{axis_value, same_axis_value};
 use crate::formats::nvbench_markdown::columns::Column;
 use crate::formats::nvbench_markdown::LogState;
+use crate::formats::parser::{Context, ParseError};
 use crate::formats::support::emit::Row;
 use crate::formats::support::emit::Spec;
-use crate::formats::ParseError;
 use crate::model::Parsed;
 use crate::model::Warning;
 /// One table row: its key, its values, and the throttle count of its state.
 pub(super) fn row(
     parsed: &mut Parsed,
-    cx: &crate::formats::Context,
+    cx: &Context,
     (bench, device, several_devices): (&str, Option<&str>, bool),
     cols: &[Column],
     cells: &[&str],

@@ -31,10 +31,11 @@
 
 pub mod write;
 
-use super::{Format, ParseError, Parser};
+use crate::formats::parser::{ParseError, Parser};
 use crate::formats::support::emit::{lines_of, Row, Spec};
 use crate::formats::support::text::has;
 use crate::formats::support::units;
+use crate::model::Format;
 use crate::model::{metric, Direction, Parsed, Warning};
 use serde_json::Value;
 

@@ -104,8 +104,8 @@ pub fn key_in_order(key_json: &str, order_json: Option<&str>) -> Vec<(String, St
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::formats::parser::Parser;
     use crate::formats::pytorch_v3::PytorchV3;
-    use crate::formats::Parser;
 
     fn row() -> ExportRow {
         ExportRow {

@@ -18,7 +18,7 @@
 //! ([`super`]). A block ends at its closing `=====` line, a blank line or the
 //! text's end; section rules (`----Time to First Token----`) are skipped.
 
-use crate::formats::ParseError;
+use crate::formats::parser::ParseError;
 
 /// `============ Serving Benchmark Result ============` (vLLM, SGLang).
 pub fn is_title(line: &str) -> bool {

@@ -12,9 +12,10 @@
 
 mod console;
 
-use super::{Format, ParseError, Parser};
+use crate::formats::parser::{Evidence, ParseError, Parser};
 use crate::formats::support::emit::{lines_of, Row, Spec, SpecsByPlace};
 use crate::formats::support::json::{self, Fields};
+use crate::model::Format;
 use crate::model::{Direction, Parsed};
 
 pub struct Serving;
@@ -131,23 +132,23 @@ impl Parser for Serving {
         Format::Serving
     }
     fn sniff(&self, text: &str) -> bool {
-        self.evidence(text) != super::Evidence::None
+        self.evidence(text) != Evidence::None
     }
-    fn evidence(&self, text: &str) -> super::Evidence {
+    fn evidence(&self, text: &str) -> Evidence {
         // One look a text: a JSON result by its fields, else the printed block, whose
         // title is vLLM's and SGLang's own.
         if text.trim_start().starts_with('{') {
             let fields = crate::formats::support::text::has(text, "\"request_throughput\"")
                 || crate::formats::support::text::has(text, "_ttft_ms\"");
             if fields {
-                super::Evidence::Marker
+                Evidence::Marker
             } else {
-                super::Evidence::None
+                Evidence::None
             }
         } else if printed(text) {
-            super::Evidence::Signature
+            Evidence::Signature
         } else {
-            super::Evidence::None
+            Evidence::None
         }
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
@@ -180,7 +181,7 @@ impl Parser for Serving {
             Err(_) => {
                 let mut out = Vec::new();
                 let mut at = 0;
-                for (no, line) in crate::formats::split_bytes(text, b'\n').enumerate() {
+                for (no, line) in crate::formats::support::split_bytes(text, b'\n').enumerate() {
                     let start = at;
                     at += line.len() + 1;
                     if line.trim().is_empty() {

@@ -2,9 +2,10 @@
 //! records, the table a file-named format takes from its source, pandas' float cells,
 //! and a header laid out once into stored columns and the key.
 
+use crate::formats::parser::{Context, ParseError};
 use crate::formats::support::emit::{KeyLayout, Spec};
+use crate::formats::support::lines;
 use crate::formats::support::text::parse_value;
-use crate::formats::{lines, Context, ParseError};
 use crate::model::{metric, Name, Parsed};
 use std::borrow::Cow;
 
@@ -20,7 +21,7 @@ pub(crate) fn cells(line: &str) -> Vec<Cow<'_, str>> {
 pub(crate) fn cells_into<'a>(line: &'a str, out: &mut Vec<Cow<'a, str>>) {
     out.clear();
     if memchr::memchr(b'"', line.as_bytes()).is_none() {
-        crate::formats::for_each_cell(line, b',', |c| out.push(Cow::Borrowed(c)));
+        crate::formats::support::for_each_cell(line, b',', |c| out.push(Cow::Borrowed(c)));
         return;
     }
     let mut cur = String::new();

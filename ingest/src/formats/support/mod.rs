@@ -92,11 +92,11 @@ mod tests {
             "é é é é | ü ü ü ü ü |\u{a0}\u{a0}\u{a0}\u{a0}|",
         ] {
             for sep in [b'\n', b'|', b','] {
-                let ours: Vec<&str> = crate::formats::split_bytes(text, sep).collect();
+                let ours: Vec<&str> = crate::formats::support::split_bytes(text, sep).collect();
                 let std: Vec<&str> = text.split(sep as char).collect();
                 assert_eq!(ours, std, "{text:?}");
                 let mut trimmed = Vec::new();
-                crate::formats::for_each_cell(text, sep, |c| trimmed.push(c));
+                crate::formats::support::for_each_cell(text, sep, |c| trimmed.push(c));
                 let std_trimmed: Vec<&str> = std
                     .iter()
                     .map(|c| crate::formats::support::text::trim(c))

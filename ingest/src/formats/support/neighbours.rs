@@ -4,7 +4,7 @@
 //! profiler's table sums one profiled run per operator.
 
 use super::text::has;
-use crate::formats::ParseError;
+use crate::formats::parser::ParseError;
 
 /// Why `text` is a neighbouring tool's output, or `None`.
 pub fn refusal(text: &str) -> Option<ParseError> {
