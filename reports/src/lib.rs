@@ -10,6 +10,7 @@ pub mod db;
 pub mod detect;
 pub mod environment;
 pub mod fmt;
+pub mod git;
 pub mod noise;
 pub mod overview;
 pub mod par;

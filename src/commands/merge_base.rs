@@ -6,21 +6,12 @@
 use anyhow::{bail, Context};
 use perfdb_reports::db::{sql_str, Db};
 use std::path::Path;
-use std::process::Command;
 
 /// Ancestors of the merge base searched for a measured one.
 const NEAREST_WITHIN: usize = 1000;
 
 fn git(dir: &Path, args: &[&str]) -> Option<String> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    perfdb_reports::git::run(dir, args).ok()
 }
 
 /// `spec` as `compare` takes it: `LABEL@merge-base` resolved to `LABEL@COMMIT`; any other

@@ -105,28 +105,20 @@ fn git_range(dir: &Path, good: &str, bad: &str) -> Result<Vec<String>, ConfirmEr
         dir: dir.display().to_string(),
         why,
     };
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        // Commit names are data, never options, whatever a file said.
-        .args([
+    // Commit names are data, never options, whatever a file said.
+    let range = format!("{good}..{bad}");
+    let list = crate::git::run(
+        dir,
+        &[
             "rev-list",
             "--reverse",
             "--ancestry-path",
             "--end-of-options",
-        ])
-        .arg(format!("{good}..{bad}"))
-        .output()
-        .map_err(|e| fail(format!("cannot run git: {e}")))?;
-    if !out.status.success() {
-        return Err(fail(
-            String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(str::to_string)
-        .collect())
+            &range,
+        ],
+    )
+    .map_err(|e| fail(e.why))?;
+    Ok(list.lines().map(str::to_string).collect())
 }
 
 /// The command and the `machine` tag the alert's runs were made with, when perfdb ran

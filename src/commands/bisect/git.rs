@@ -3,30 +3,12 @@
 
 use anyhow::{bail, Context};
 use perfdb_reports::bisect::CommitInfo;
+use perfdb_reports::git;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn git(repo: &Path, args: &[&str]) -> anyhow::Result<String> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(args)
-        .output()
-        .with_context(|| format!("cannot run git in {}", repo.display()))?;
-    if !out.status.success() {
-        bail!(
-            "git {} in {}: {}",
-            args.first().unwrap_or(&""),
-            repo.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
 
 /// The full sha `rev` names (a sha, a prefix, a branch or tag).
 pub fn resolve(repo: &Path, rev: &str) -> anyhow::Result<String> {
-    git(
+    git::run(
         repo,
         &[
             "rev-parse",
@@ -41,20 +23,14 @@ pub fn resolve(repo: &Path, rev: &str) -> anyhow::Result<String> {
 
 /// The commits after `good` up to `bad` on the path between them, oldest first.
 pub fn range(repo: &Path, good: &str, bad: &str) -> anyhow::Result<Vec<String>> {
-    let ancestor = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(["merge-base", "--is-ancestor", good, bad])
-        .status()
-        .context("cannot run git")?;
-    if !ancestor.success() {
+    if !git::succeeds(repo, &["merge-base", "--is-ancestor", good, bad]) {
         bail!(
             "the good commit {} is not an ancestor of the bad commit {}: nothing to bisect between them",
             short(good),
             short(bad)
         );
     }
-    let list = git(
+    let list = git::run(
         repo,
         &[
             "rev-list",
@@ -68,7 +44,7 @@ pub fn range(repo: &Path, good: &str, bad: &str) -> anyhow::Result<Vec<String>> 
 
 /// The commit as a person reads it in a culprit line.
 pub fn info(repo: &Path, sha: &str) -> anyhow::Result<CommitInfo> {
-    let out = git(
+    let out = git::run(
         repo,
         &["log", "-1", "--format=%H%x1f%s%x1f%an <%ae>%x1f%cI", sha],
     )?;
@@ -111,7 +87,7 @@ impl Worktrees {
         let path = self.dir.join(short(sha));
         if !self.made.contains(&path) {
             let p = path.to_string_lossy().to_string();
-            git(
+            git::run(
                 &self.repo,
                 &["worktree", "add", "--detach", "--force", &p, sha],
             )?;
@@ -124,18 +100,10 @@ impl Worktrees {
 impl Drop for Worktrees {
     fn drop(&mut self) {
         for p in &self.made {
-            let _ = Command::new("git")
-                .arg("-C")
-                .arg(&self.repo)
-                .args(["worktree", "remove", "--force"])
-                .arg(p)
-                .output();
+            let p = p.to_string_lossy();
+            let _ = git::run(&self.repo, &["worktree", "remove", "--force", &p]);
         }
-        let _ = Command::new("git")
-            .arg("-C")
-            .arg(&self.repo)
-            .args(["worktree", "prune"])
-            .output();
+        let _ = git::run(&self.repo, &["worktree", "prune"]);
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

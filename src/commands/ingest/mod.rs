@@ -245,20 +245,17 @@ fn git_commit_time(dir: &Path, commit: Option<&str>) -> anyhow::Result<String> {
     let Some(commit) = commit else {
         anyhow::bail!("--git-dir reads the time of --commit: give --commit too");
     };
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["show", "-s", "--format=%cI", "--end-of-options", commit])
-        .output()
-        .with_context(|| format!("cannot run git for --git-dir {}", dir.display()))?;
-    if !out.status.success() {
-        anyhow::bail!(
+    perfdb_reports::git::run(
+        dir,
+        &["show", "-s", "--format=%cI", "--end-of-options", commit],
+    )
+    .map_err(|e| {
+        anyhow::anyhow!(
             "--git-dir {}: git cannot show commit {commit}: {}",
             dir.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+            e.why
+        )
+    })
 }
 
 /// `perfdb formats`: every format with its one line (the README's table holds the same).
