@@ -195,16 +195,7 @@ fn build_report(
             opt.control.join(",")
         ));
     }
-    // Sort: numerics failures and regressions first, worst change first.
-    rows.sort_by(|a, b| {
-        (!a.numerics_failed(), a.control, a.verdict)
-            .cmp(&(!b.numerics_failed(), b.control, b.verdict))
-            .then(
-                b.change
-                    .unwrap_or(f64::NEG_INFINITY)
-                    .total_cmp(&a.change.unwrap_or(f64::NEG_INFINITY)),
-            )
-    });
+    worst_first(&mut rows);
     let key_basis = key_names
         .into_iter()
         .map(|(table, key_columns)| KeyBasis {
@@ -256,6 +247,20 @@ fn build_report(
         counters: explained,
         profiling: Vec::new(),
     })
+}
+
+/// Numerics failures and regressions first, the control after its peers, worst change
+/// first within each verdict.
+fn worst_first(rows: &mut [Row]) {
+    rows.sort_by(|a, b| {
+        (!a.numerics_failed(), a.control, a.verdict)
+            .cmp(&(!b.numerics_failed(), b.control, b.verdict))
+            .then(
+                b.change
+                    .unwrap_or(f64::NEG_INFINITY)
+                    .total_cmp(&a.change.unwrap_or(f64::NEG_INFINITY)),
+            )
+    });
 }
 
 /// Every row judged: the control gate, Benjamini-Hochberg over the rows still in the

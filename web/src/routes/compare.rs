@@ -137,19 +137,7 @@ pub async fn page(
     }
     let (qq, jj) = (q.clone(), judge.clone());
     let report = blocking(s.clone(), move || run(&s, &qq, &jj)).await?;
-    let form = format!(
-        "<form method=\"get\"><label>base <input name=\"base\" value=\"{}\" size=\"10\"></label>\
-         <label>head <input name=\"head\" value=\"{}\" size=\"10\"></label>\
-         <label>control <input name=\"control\" value=\"{}\" size=\"10\"></label>\
-         <label>threshold <input name=\"threshold\" value=\"{}\" size=\"5\"></label><button>Compare</button></form>\
-         <p class=\"muted\">labels: {}</p>",
-        // A saved comparison fills the form with what it compared.
-        esc(given(&q.base).or(report.as_ref().map(|r| r.base.selector.as_str())).unwrap_or("")),
-        esc(given(&q.head).or(report.as_ref().map(|r| r.head.selector.as_str())).unwrap_or("")),
-        esc(&Some(judge.control.join(",")).filter(|c| !c.is_empty()).or(report.as_ref().map(|r| r.options.control.join(","))).unwrap_or_default()),
-        esc(&judge.threshold.or(report.as_ref().map(|r| r.options.threshold)).unwrap_or(0.05).to_string()),
-        esc(&labels.join(", "))
-    );
+    let form = form_html(&q, &judge, report.as_ref(), &labels);
     let Some(r) = report else {
         return Ok(Html(layout(
             "Compare",
@@ -221,6 +209,29 @@ pub async fn page(
         &format!("Compare {} → {}", r.base.selector, r.head.selector),
         &body,
     )))
+}
+
+/// The comparison's form, filled with what was asked (or what a saved comparison
+/// compared), and the labels to choose from.
+fn form_html(
+    q: &CompareQuery,
+    judge: &JudgeArgs,
+    report: Option<&Report>,
+    labels: &[String],
+) -> String {
+    format!(
+        "<form method=\"get\"><label>base <input name=\"base\" value=\"{}\" size=\"10\"></label>\
+         <label>head <input name=\"head\" value=\"{}\" size=\"10\"></label>\
+         <label>control <input name=\"control\" value=\"{}\" size=\"10\"></label>\
+         <label>threshold <input name=\"threshold\" value=\"{}\" size=\"5\"></label><button>Compare</button></form>\
+         <p class=\"muted\">labels: {}</p>",
+        // A saved comparison fills the form with what it compared.
+        esc(given(&q.base).or(report.map(|r| r.base.selector.as_str())).unwrap_or("")),
+        esc(given(&q.head).or(report.map(|r| r.head.selector.as_str())).unwrap_or("")),
+        esc(&Some(judge.control.join(",")).filter(|c| !c.is_empty()).or(report.map(|r| r.options.control.join(","))).unwrap_or_default()),
+        esc(&judge.threshold.or(report.map(|r| r.options.threshold)).unwrap_or(0.05).to_string()),
+        esc(&labels.join(", "))
+    )
 }
 
 /// The hardware counters that moved with each changed row (the report's texts), and
