@@ -223,19 +223,91 @@ pub fn roofs(report: &Report, measured: &[Measured]) -> Vec<Roof> {
     out
 }
 
-/// Log-log SVG: x intensity (flop/byte), y TFLOPS; each roof a slope then a ceiling
-/// (`class="roof"`), each row a point at head (`class="point"`, red when it regressed)
-/// and an arrow from base (`class="arrow"`); a `<title>` on each for the reader.
-pub fn svg(points: &[Point], roofs: &[Roof]) -> String {
-    let (w, h, left, top, right, bottom) = (960.0, 560.0, 70.0, 20.0, 40.0, 50.0);
-    // A decade as people write it: 0.1, 1, 10, 1000.
-    let tick = |v: f64| {
-        if v >= 1.0 {
-            format!("{v:.0}")
-        } else {
-            format!("{v}")
+/// The plot's frame: its size, margins and log ranges, and where a value falls in it.
+struct Frame {
+    w: f64,
+    h: f64,
+    left: f64,
+    top: f64,
+    right: f64,
+    bottom: f64,
+    /// Decades of intensity (flop/byte) and of TFLOPS the axes span.
+    x: (f64, f64),
+    y: (f64, f64),
+}
+
+impl Frame {
+    /// A frame whose decades hold every value of `xs` and `ys` (and 1 of each).
+    fn holding(xs: &[f64], ys: &[f64]) -> Frame {
+        let down = |v: f64| 10f64.powf(v.log10().floor());
+        let up = |v: f64| 10f64.powf(v.log10().ceil());
+        let lo = |v: &[f64]| down(v.iter().copied().fold(f64::INFINITY, f64::min).min(1.0));
+        let hi = |v: &[f64], room: f64| up(v.iter().copied().fold(1.0, f64::max) * room);
+        Frame {
+            w: 960.0,
+            h: 560.0,
+            left: 70.0,
+            top: 20.0,
+            right: 40.0,
+            bottom: 50.0,
+            x: (lo(xs), hi(xs, 4.0)),
+            y: (lo(ys), hi(ys, 1.5)),
         }
-    };
+    }
+
+    fn px(&self, x: f64) -> f64 {
+        let (a, b) = (self.x.0.log10(), self.x.1.log10());
+        self.left + (x.log10() - a) / (b - a) * (self.w - self.left - self.right)
+    }
+
+    fn py(&self, y: f64) -> f64 {
+        let (a, b) = (self.y.0.log10(), self.y.1.log10());
+        self.top + (b - y.log10()) / (b - a) * (self.h - self.top - self.bottom)
+    }
+
+    /// The decade grid, its labels (0.1, 1, 10, 1000) and the axes' names.
+    fn axes(&self) -> String {
+        let tick = |v: f64| {
+            if v >= 1.0 {
+                format!("{v:.0}")
+            } else {
+                format!("{v}")
+            }
+        };
+        let (w, h, left, top, right, bottom) =
+            (self.w, self.h, self.left, self.top, self.right, self.bottom);
+        let mut s = String::new();
+        let mut x = self.x.0;
+        while x <= self.x.1 * 1.0001 {
+            s += &format!(
+                "<line x1=\"{0:.1}\" y1=\"{top}\" x2=\"{0:.1}\" y2=\"{1:.1}\" stroke=\"#ddd\"/><text x=\"{0:.1}\" y=\"{2:.1}\" font-size=\"12\" text-anchor=\"middle\">{3}</text>",
+                self.px(x), h - bottom, h - bottom + 16.0, tick(x)
+            );
+            x *= 10.0;
+        }
+        let mut y = self.y.0;
+        while y <= self.y.1 * 1.0001 {
+            s += &format!(
+                "<line x1=\"{left}\" y1=\"{0:.1}\" x2=\"{1:.1}\" y2=\"{0:.1}\" stroke=\"#ddd\"/><text x=\"{2:.1}\" y=\"{3:.1}\" font-size=\"12\" text-anchor=\"end\">{4}</text>",
+                self.py(y), w - right, left - 6.0, self.py(y) + 4.0, tick(y)
+            );
+            y *= 10.0;
+        }
+        let mid = (top + h - bottom) / 2.0;
+        s + &format!(
+            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"13\" text-anchor=\"middle\">arithmetic intensity (flop/byte)</text>\
+             <text x=\"14\" y=\"{mid:.1}\" font-size=\"13\" transform=\"rotate(-90 14 {mid:.1})\" text-anchor=\"middle\">TFLOPS</text>",
+            (left + w - right) / 2.0,
+            h - 10.0
+        )
+    }
+}
+
+/// Log-log SVG: x intensity (flop/byte), y TFLOPS; each roof a slope then a ceiling
+/// (`class="roof"`, dashed when measured), each row a point at head (`class="point"`,
+/// red when it regressed) and an arrow from base (`class="arrow"`); a `<title>` on each
+/// for the reader.
+pub fn svg(points: &[Point], roofs: &[Roof]) -> String {
     let xs: Vec<f64> = points
         .iter()
         .map(|p| p.intensity)
@@ -248,70 +320,25 @@ pub fn svg(points: &[Point], roofs: &[Roof]) -> String {
         .chain(roofs.iter().map(|r| r.tflops))
         .filter(|v| *v > 0.0)
         .collect();
-    let decade = |v: f64, up: bool| {
-        if up {
-            10f64.powf(v.log10().ceil())
-        } else {
-            10f64.powf(v.log10().floor())
-        }
-    };
-    let (x0, x1) = (
-        decade(
-            xs.iter().copied().fold(f64::INFINITY, f64::min).min(1.0),
-            false,
-        ),
-        decade(xs.iter().copied().fold(1.0, f64::max) * 4.0, true),
-    );
-    let (y0, y1) = (
-        decade(
-            ys.iter().copied().fold(f64::INFINITY, f64::min).min(1.0),
-            false,
-        ),
-        decade(ys.iter().copied().fold(1.0, f64::max) * 1.5, true),
-    );
-    let px =
-        |x: f64| left + (x.log10() - x0.log10()) / (x1.log10() - x0.log10()) * (w - left - right);
-    let py =
-        |y: f64| top + (y1.log10() - y.log10()) / (y1.log10() - y0.log10()) * (h - top - bottom);
+    let f = Frame::holding(&xs, &ys);
+    let (px, py) = (|x: f64| f.px(x), |y: f64| f.py(y));
+    let num = crate::fmt::num;
     let esc = super::esc;
     let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\">\
-         <rect width=\"{w}\" height=\"{h}\" fill=\"white\"/>"
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" role=\"img\">\
+         <rect width=\"{0}\" height=\"{1}\" fill=\"white\"/>",
+        f.w, f.h
     );
-    // Decade grid and labels.
-    let mut x = x0;
-    while x <= x1 * 1.0001 {
-        s += &format!(
-            "<line x1=\"{0:.1}\" y1=\"{top}\" x2=\"{0:.1}\" y2=\"{1:.1}\" stroke=\"#ddd\"/><text x=\"{0:.1}\" y=\"{2:.1}\" font-size=\"12\" text-anchor=\"middle\">{3}</text>",
-            px(x), h - bottom, h - bottom + 16.0, tick(x)
-        );
-        x *= 10.0;
-    }
-    let mut y = y0;
-    while y <= y1 * 1.0001 {
-        s += &format!(
-            "<line x1=\"{left}\" y1=\"{0:.1}\" x2=\"{1:.1}\" y2=\"{0:.1}\" stroke=\"#ddd\"/><text x=\"{2:.1}\" y=\"{3:.1}\" font-size=\"12\" text-anchor=\"end\">{4}</text>",
-            py(y), w - right, left - 6.0, py(y) + 4.0, tick(y)
-        );
-        y *= 10.0;
-    }
-    s += &format!(
-        "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"13\" text-anchor=\"middle\">arithmetic intensity (flop/byte)</text>\
-         <text x=\"14\" y=\"{:.1}\" font-size=\"13\" transform=\"rotate(-90 14 {:.1})\" text-anchor=\"middle\">TFLOPS</text>",
-        (left + w - right) / 2.0,
-        h - 10.0,
-        (top + h - bottom) / 2.0,
-        (top + h - bottom) / 2.0
-    );
+    s += &f.axes();
     for r in roofs {
         let ridge = r.tflops / r.tb_s;
-        let start = x0.max(y0 / r.tb_s);
+        let start = f.x.0.max(f.y.0 / r.tb_s);
         s += &format!(
             "<polyline class=\"roof{}\" fill=\"none\" stroke=\"#444\" stroke-width=\"2\"{} points=\"{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}\"><title>{}: {} TB/s, {} TFLOPS (ridge at {} flop/byte)</title></polyline>",
             if r.measured { " measured" } else { "" },
             if r.measured { " stroke-dasharray=\"6 4\"" } else { "" },
-            px(start), py(start * r.tb_s), px(ridge), py(r.tflops), px(x1), py(r.tflops),
-            esc(&r.label), crate::fmt::num(r.tb_s), crate::fmt::num(r.tflops), crate::fmt::num(ridge)
+            px(start), py(start * r.tb_s), px(ridge), py(r.tflops), px(f.x.1), py(r.tflops),
+            esc(&r.label), num(r.tb_s), num(r.tflops), num(ridge)
         );
     }
     for p in points {
@@ -323,15 +350,13 @@ pub fn svg(points: &[Point], roofs: &[Roof]) -> String {
         if let (Some(b), Some(hd)) = (p.base, p.head) {
             s += &format!(
                 "<line class=\"arrow\" x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"{color}\" stroke-width=\"1.5\" opacity=\"0.7\"><title>{}: base {} -> head {} TFLOPS</title></line>",
-                px(p.intensity), py(b), px(p.intensity), py(hd), esc(&p.label),
-                crate::fmt::num(b), crate::fmt::num(hd)
+                px(p.intensity), py(b), px(p.intensity), py(hd), esc(&p.label), num(b), num(hd)
             );
         }
         if let Some(hd) = p.head {
             s += &format!(
                 "<circle class=\"point\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"{color}\"><title>{} at {} flop/byte: {} TFLOPS ({})</title></circle>",
-                px(p.intensity), py(hd), esc(&p.label), crate::fmt::num(p.intensity),
-                crate::fmt::num(hd), p.verdict.as_str()
+                px(p.intensity), py(hd), esc(&p.label), num(p.intensity), num(hd), p.verdict.as_str()
             );
         }
     }

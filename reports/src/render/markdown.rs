@@ -111,19 +111,12 @@ impl Exporter for Markdown {
             }
             let _ = writeln!(s, "\n</details>\n");
         }
-        for line in &report.profiling {
-            let _ = writeln!(s, "\nprofiled: {line}");
-        }
-        let counters = counter_lines(&report.counters, 8);
-        if !counters.is_empty() {
-            let _ = writeln!(s, "**Counters that moved**\n");
-        }
-        for (row, lines) in counters {
-            let _ = writeln!(s, "- {row}");
-            for l in lines {
-                let _ = writeln!(s, "  - {l}");
-            }
-        }
+        s.push_str(&counters_block(
+            report,
+            "\n**Counters that moved**\n",
+            "- ",
+            "  - ",
+        ));
         s
     }
 }

@@ -117,6 +117,28 @@ pub fn counter_lines(
         .collect()
 }
 
+/// What profiling cost and the counters that moved, as a report's last section: the
+/// heading, each row after `row`, each of its counters after `counter` (the terminal
+/// indents, markdown lists). Empty when nothing was profiled.
+pub(crate) fn counters_block(report: &Report, heading: &str, row: &str, counter: &str) -> String {
+    let mut s = String::new();
+    for line in &report.profiling {
+        s.push_str(&format!("profiled: {line}\n"));
+    }
+    let counters = counter_lines(&report.counters, 8);
+    if !counters.is_empty() {
+        s.push_str(heading);
+        s.push('\n');
+    }
+    for (r, lines) in counters {
+        s.push_str(&format!("{row}{r}\n"));
+        for l in lines {
+            s.push_str(&format!("{counter}{l}\n"));
+        }
+    }
+    s
+}
+
 fn opt_num(v: Option<f64>) -> String {
     v.map(num).unwrap_or_else(|| "-".into())
 }

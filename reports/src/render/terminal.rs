@@ -91,19 +91,12 @@ impl Exporter for Terminal {
                 report.not_measured
             );
         }
-        for line in &report.profiling {
-            let _ = writeln!(s, "profiled: {line}");
-        }
-        let counters = counter_lines(&report.counters, 8);
-        if !counters.is_empty() {
-            let _ = writeln!(s, "\ncounters that moved:");
-        }
-        for (row, lines) in counters {
-            let _ = writeln!(s, "  {row}");
-            for l in lines {
-                let _ = writeln!(s, "    {l}");
-            }
-        }
+        s.push_str(&counters_block(
+            report,
+            "\ncounters that moved:",
+            "  ",
+            "    ",
+        ));
         s
     }
 }

@@ -169,16 +169,9 @@ impl Profiling {
         Ok(profiled.seconds)
     }
 
-    fn trial(
-        &self,
-        arms: &Arms,
-        arm: Arm,
-        dir: &Path,
-        deadline: Duration,
-    ) -> anyhow::Result<Profiled> {
-        let argv = arms.argv(arm);
-        let dir_s = dir.to_string_lossy().into_owned();
-        let mut args: Vec<String> = match self.profiler {
+    /// The profiler's own arguments before the profiled command, its output under `dir`.
+    fn args(&self, dir: &Path) -> Vec<String> {
+        match self.profiler {
             Profiler::Ncu => [
                 "--csv",
                 "--target-processes",
@@ -202,7 +195,7 @@ impl Profiling {
                 "--output-format".into(),
                 "csv".into(),
                 "-d".into(),
-                dir_s.clone(),
+                dir.to_string_lossy().into_owned(),
                 "-o".into(),
                 "profile".into(),
                 "--".into(),
@@ -213,7 +206,18 @@ impl Profiling {
                 "-n".into(),
                 dir.join("profile").to_string_lossy().into_owned(),
             ],
-        };
+        }
+    }
+
+    fn trial(
+        &self,
+        arms: &Arms,
+        arm: Arm,
+        dir: &Path,
+        deadline: Duration,
+    ) -> anyhow::Result<Profiled> {
+        let argv = arms.argv(arm);
+        let mut args = self.args(dir);
         let command = match self.profiler {
             // proton runs the script itself: the words after the interpreter.
             Profiler::Proton => {
