@@ -49,10 +49,12 @@ pub fn run(root: &Path, a: AlertsArgs) -> anyhow::Result<Exit> {
             let bisect = perfdb_reports::bisect::store::load(root, &alert.id)
                 .map_err(|e| anyhow::anyhow!("alerts show: {e}"))?;
             let underneath = perfdb_reports::environment::of_alert(&db, &alert)?;
+            let counters = perfdb_reports::compare::counters::of_alert(&db, &alert)?;
             let shown = Shown {
                 confirm: c.as_ref(),
                 bisect: bisect.as_ref(),
                 underneath: Some(&underneath),
+                counters: &counters,
             };
             let text = show(std::slice::from_ref(&alert), a.format, true, shown);
             super::print_out(&text)?;

@@ -489,3 +489,57 @@ fn devices_measure_stores_the_roofs_and_devices_shows_them() {
     );
     assert_eq!(wh.count("SELECT count(*) FROM runs"), before);
 }
+
+/// A history profiled at every commit: the alert of a step says which counters moved
+/// across it, in `alerts show` (text and JSON) and on its page.
+#[test]
+fn an_alert_shows_the_counters_that_moved_across_its_step() {
+    let wh = Wh::new();
+    for c in 0..16 {
+        let (us, mbytes) = if c < 8 {
+            (10.0, 1610.61)
+        } else {
+            (12.0, 1932.74)
+        };
+        let dir = wh.dir.path().join(format!("prof/c{c:02}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for t in 0..3 {
+            let v = us * (1.0 + 0.002 * t as f64);
+            let text = format!(
+                "[perf] dim: (64,) dtype: bf16, torch avg: 5.00 us, ck avg: {v:.3} us\n{}",
+                ncu_csv(131072, mbytes * (1.0 + 0.001 * t as f64), 23.5)
+            );
+            std::fs::write(dir.join(format!("t{t}.log")), text).unwrap();
+        }
+        let time = format!("2026-07-01T{c:02}:00:00Z");
+        ingest_commit(&wh, &dir, &format!("c{c:02}"), &time, &[]);
+    }
+    wh.run(&["detect", "--label", "main"]);
+    let alerts = wh.sql("SELECT alert_id FROM alerts WHERE first_bad_commit = 'c08'");
+    let id = alerts[0]["alert_id"].as_str().expect("an alert at c08");
+    let shown = stdout(&wh.run(&["alerts", "show", id]));
+    assert!(shown.contains("counters at the step, perf ck"), "{shown}");
+    assert!(
+        shown.contains(
+            "add_kernel (ncu, joined by the only kernel profiled): the kernel moves more data"
+        ),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("dram__bytes_read.sum [Memory Workload Analysis]"),
+        "{shown}"
+    );
+    let v: Value = serde_json::from_str(&stdout(
+        &wh.run(&["alerts", "show", id, "--format", "json"]),
+    ))
+    .unwrap();
+    assert_eq!(
+        v["counters"][0]["moved"][0]["name"], "dram__bytes_read.sum",
+        "{v}"
+    );
+    let page = crate::bisect::alert_page(&wh, id);
+    assert!(
+        page.contains("<h2>Counters that moved at the step</h2>"),
+        "{page}"
+    );
+}

@@ -103,25 +103,33 @@ fn words(text: &str) -> BTreeSet<String> {
         .collect()
 }
 
+/// A row that changed, as the join and the section read it: a compared row, or the
+/// series of a stored alert.
+pub(crate) struct Changed<'a> {
+    pub(crate) table: &'a str,
+    pub variant: &'a str,
+    pub key_text: &'a str,
+    pub metric: &'a str,
+    pub change: Option<f64>,
+}
+
 /// The kernel(s) that explain `row`, and how they were joined.
 fn join<'a>(
-    row: &Row,
+    row: &Changed,
     kernels: &'a BTreeMap<(String, String), Diffs>,
-    opt: &Options,
+    asked_joins: &[(String, String)],
 ) -> Vec<(&'a (String, String), String)> {
     let text = format!("{} {} {}", row.table, row.variant, row.key_text);
     let asked: Vec<_> = kernels
         .keys()
         .filter_map(|k| {
-            opt.kernels
+            asked_joins
                 .iter()
                 .find(|(r, kn)| text.contains(r.as_str()) && k.1.contains(kn.as_str()))
                 .map(|(r, kn)| (k, format!("--kernel {r}={kn}")))
         })
         .collect();
-    if !asked.is_empty()
-        || !opt.kernels.is_empty() && opt.kernels.iter().any(|(r, _)| text.contains(r.as_str()))
-    {
+    if !asked.is_empty() || asked_joins.iter().any(|(r, _)| text.contains(r.as_str())) {
         return asked;
     }
     let row_words = words(&text);
@@ -153,52 +161,41 @@ pub(crate) fn explain(
     head: &Counters,
     opt: &Options,
 ) -> (Vec<Explained>, Option<String>) {
+    let changed: Vec<Changed> = rows
+        .iter()
+        .filter(|r| !r.control && matches!(r.verdict, Verdict::Regression | Verdict::Improvement))
+        .map(|r| Changed {
+            table: &r.table,
+            variant: &r.variant,
+            key_text: &r.key_text,
+            metric: &r.metric,
+            change: r.change,
+        })
+        .collect();
+    explain_changed(&changed, base, head, &opt.kernels)
+}
+
+/// [`explain`] over rows given as [`Changed`], with the `--kernel` joins asked for.
+pub(crate) fn explain_changed(
+    changed: &[Changed],
+    base: &Counters,
+    head: &Counters,
+    asked_joins: &[(String, String)],
+) -> (Vec<Explained>, Option<String>) {
     let kernels = kernels(base, head);
     if kernels.is_empty() {
         return (Vec::new(), None);
     }
     let mut out = Vec::new();
     let mut unjoined = 0;
-    let changed = rows
-        .iter()
-        .filter(|r| !r.control && matches!(r.verdict, Verdict::Regression | Verdict::Improvement));
     for row in changed {
-        let joined = join(row, &kernels, opt);
+        let joined = join(row, &kernels, asked_joins);
         if joined.is_empty() {
             unjoined += 1;
         }
         for ((profiler, kernel), how) in joined {
             let diffs = &kernels[&(profiler.clone(), kernel.clone())];
-            let mut moved: Vec<CounterMove> = diffs
-                .iter()
-                .map(|((name, place, unit), &(b, h))| CounterMove {
-                    name: name.clone(),
-                    place: place.clone(),
-                    unit: unit.clone(),
-                    base: b,
-                    head: h,
-                    change: (b != 0.0).then(|| h / b - 1.0),
-                })
-                .filter(|m| match m.change {
-                    Some(c) => c.abs() >= MOVED,
-                    None => m.head != 0.0,
-                })
-                .collect();
-            moved.sort_by(|a, b| size(b).total_cmp(&size(a)).then(a.name.cmp(&b.name)));
-            let unchanged = diffs.len() - moved.len();
-            out.push(Explained {
-                table: row.table.clone(),
-                variant: row.variant.clone(),
-                key_text: row.key_text.clone(),
-                metric: row.metric.clone(),
-                change: row.change,
-                profiler: profiler.clone(),
-                kernel: kernel.clone(),
-                joined_by: how,
-                reading: reading(&moved, diffs),
-                moved,
-                unchanged,
-            });
+            out.push(moved_counters(row, profiler, kernel, how, diffs));
         }
     }
     let note = (unjoined > 0).then(|| {
@@ -209,6 +206,77 @@ pub(crate) fn explain(
         )
     });
     (out, note)
+}
+
+/// One joined kernel's counters that moved, largest first, with their reading.
+fn moved_counters(
+    row: &Changed,
+    profiler: &str,
+    kernel: &str,
+    how: String,
+    diffs: &Diffs,
+) -> Explained {
+    let mut moved: Vec<CounterMove> = diffs
+        .iter()
+        .map(|((name, place, unit), &(b, h))| CounterMove {
+            name: name.clone(),
+            place: place.clone(),
+            unit: unit.clone(),
+            base: b,
+            head: h,
+            change: (b != 0.0).then(|| h / b - 1.0),
+        })
+        .filter(|m| match m.change {
+            Some(c) => c.abs() >= MOVED,
+            None => m.head != 0.0,
+        })
+        .collect();
+    moved.sort_by(|a, b| size(b).total_cmp(&size(a)).then(a.name.cmp(&b.name)));
+    Explained {
+        table: row.table.to_string(),
+        variant: row.variant.to_string(),
+        key_text: row.key_text.to_string(),
+        metric: row.metric.to_string(),
+        change: row.change,
+        profiler: profiler.to_string(),
+        kernel: kernel.to_string(),
+        joined_by: how,
+        reading: reading(&moved, diffs),
+        unchanged: diffs.len() - moved.len(),
+        moved,
+    }
+}
+
+/// The counters that moved across a stored alert's step: the counters the label's runs
+/// hold at its last good commit against those at its first bad one, joined to its
+/// series. Empty when neither commit was profiled.
+pub fn of_alert(db: &Db, a: &crate::alerts::AlertView) -> Result<Vec<Explained>, CompareError> {
+    let at = |commit: &str| -> Result<Counters, CompareError> {
+        let side = SideInfo {
+            selector: format!("{}@{commit}", a.label),
+            matched_by: super::MatchedBy::LabelAtCommit,
+            runs: Vec::new(),
+            labels: vec![a.label.clone()],
+            commits: vec![commit.to_string()],
+            failed_runs: Vec::new(),
+            archs: Vec::new(),
+            image_digests: Vec::new(),
+            machines: Vec::new(),
+            methods: Vec::new(),
+            devices: Vec::new(),
+        };
+        side_counters(db, &side)
+    };
+    let (base, head) = (at(&a.last_good_commit)?, at(&a.first_bad_commit)?);
+    let metric = a.metrics.first().map(String::as_str).unwrap_or("");
+    let row = Changed {
+        table: &a.table,
+        variant: &a.variant,
+        key_text: &a.key_text,
+        metric,
+        change: Some(a.ratio - 1.0),
+    };
+    Ok(explain_changed(&[row], &base, &head, &[]).0)
 }
 
 /// The report's counters section: the counters of every changed row's kernels (both

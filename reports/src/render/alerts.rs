@@ -100,17 +100,19 @@ pub fn groups(groups: &[AlertGroup], format: AlertsFormat) -> String {
 
 /// One alert in full for the terminal: its row, what changed underneath it, each metric
 /// that moved, its status changes and, when given, how to confirm it.
-fn one(
-    a: &AlertView,
-    underneath: Option<&crate::environment::Underneath>,
-    confirm: Option<&Confirmation>,
-) -> String {
+fn one(a: &AlertView, shown: &Shown) -> String {
     let mut s = table(std::slice::from_ref(a));
-    if let Some(u) = underneath {
+    if let Some(u) = shown.underneath {
         s.push_str(&format!(
             "  underneath: {}\n",
             u.between(&a.last_good_commit, &a.first_bad_commit)
         ));
+    }
+    for (row, lines) in crate::render::counter_lines(shown.counters, 8) {
+        s.push_str(&format!("  counters at the step, {row}\n"));
+        for l in lines {
+            s.push_str(&format!("    {l}\n"));
+        }
     }
     for m in a.moved() {
         match m {
@@ -136,7 +138,7 @@ fn one(
     for h in &a.history {
         s.push_str(&format!("  status {} by {}: {}\n", h.status, h.who, h.note));
     }
-    if let Some(c) = confirm {
+    if let Some(c) = shown.confirm {
         s.push_str(&render_text(c));
     }
     s
@@ -151,6 +153,8 @@ pub struct Shown<'a> {
     pub bisect: Option<&'a crate::bisect::Bisected>,
     /// What changed underneath its step (driver, toolchain, image...).
     pub underneath: Option<&'a crate::environment::Underneath>,
+    /// The hardware counters that moved across its step, when both commits were profiled.
+    pub counters: &'a [crate::compare::counters::Explained],
 }
 
 /// The alerts in `format`: `one` shows the first alert in full (`alerts show`, and a
@@ -162,15 +166,16 @@ pub fn show(alerts: &[AlertView], format: AlertsFormat, one_alert: bool, shown: 
         .map(|b| crate::bisect::summary(b) + "\n")
         .unwrap_or_default();
     match format {
-        AlertsFormat::Table if one_alert => {
-            one(&alerts[0], shown.underneath, shown.confirm) + &bisect
-        }
+        AlertsFormat::Table if one_alert => one(&alerts[0], &shown) + &bisect,
         AlertsFormat::Table => table(alerts),
         AlertsFormat::Markdown => markdown(alerts) + &bisect,
         AlertsFormat::Json if one_alert => {
             let mut v = serde_json::to_value(&alerts[0]).expect("alert serialises");
             if let Some(u) = shown.underneath {
                 v["underneath"] = serde_json::to_value(u).expect("an environment serialises");
+            }
+            if !shown.counters.is_empty() {
+                v["counters"] = serde_json::to_value(shown.counters).expect("counters serialise");
             }
             if let Some(c) = shown.confirm {
                 v["confirm"] = serde_json::to_value(c).expect("confirmation serialises");

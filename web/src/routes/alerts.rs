@@ -398,7 +398,7 @@ pub async fn one(
     State(s): State<AppState>,
     axum::extract::Path(id): axum::extract::Path<String>,
 ) -> Result<Html<String>, AppError> {
-    let (a, c, bisect, underneath) = blocking(s.clone(), move || {
+    let (a, c, bisect, (underneath, counters)) = blocking(s.clone(), move || {
         let db = s.db()?;
         let a = alerts::find(&db, &id).map_err(|e| match e {
             alerts::TriageError::NotFound(_) | alerts::TriageError::Ambiguous { .. } => {
@@ -417,7 +417,9 @@ pub async fn one(
         let bisect = perfdb_reports::bisect::store::load(&s.root, &a.id);
         let underneath = perfdb_reports::environment::of_alert(&db, &a)
             .map_err(|e| AppError::internal(e.to_string()))?;
-        Ok((a, c, bisect, underneath))
+        let counters = perfdb_reports::compare::counters::of_alert(&db, &a)
+            .map_err(|e| AppError::internal(e.to_string()))?;
+        Ok((a, c, bisect, (underneath, counters)))
     })
     .await?;
     let mut body =
@@ -443,6 +445,18 @@ pub async fn one(
         "<p id=\"underneath\">Underneath: {}</p>",
         esc(&underneath.between(&a.last_good_commit, &a.first_bad_commit))
     ));
+    let moved = perfdb_reports::render::counter_lines(&counters, 12);
+    if !moved.is_empty() {
+        body.push_str("<h2>Counters that moved at the step</h2><ul id=\"counters\">");
+        for (row, lines) in moved {
+            body.push_str(&format!("<li>{}<ul>", esc(&row)));
+            for l in lines {
+                body.push_str(&format!("<li>{}</li>", esc(&l)));
+            }
+            body.push_str("</ul></li>");
+        }
+        body.push_str("</ul>");
+    }
     body.push_str("<h2>Status</h2><table><tr><th>status</th><th>by</th><th>note</th></tr>");
     for h in &a.history {
         body.push_str(&format!(
