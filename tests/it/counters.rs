@@ -393,6 +393,28 @@ fn a_toolchain_step_and_a_code_step_say_which_they_are() {
         ),
         "{page}"
     );
+    // The message says it first too: the code step's (the toolchain step's alert was
+    // superseded by it), and, on a history that ends before the code step, the
+    // toolchain step's.
+    let (url, got) = receiver(vec![]);
+    wh.run(&["detect", "--label", "main", "--notify", &url]);
+    let text = got.lock().unwrap()[0]["text"].as_str().unwrap().to_string();
+    assert!(text.starts_with("perfdb: perf ck"), "{text}");
+    let wh2 = Wh::new();
+    for c in 0..11 {
+        let us = if c < 5 { 10.0 } else { 11.0 };
+        let tag = format!("triton={}", if c < 5 { "3.5.1" } else { "3.6.0" });
+        perf_commit_with(&wh2, c, us, &["--tag", &tag]);
+    }
+    let (url, got) = receiver(vec![]);
+    wh2.run(&["detect", "--label", "main", "--notify", &url]);
+    let got = got.lock().unwrap();
+    let text = got[0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("triton 3.5.1 -> 3.6.0 between c04 and c05 · perfdb: perf ck"),
+        "{text}"
+    );
+    assert_eq!(got[0]["underneath"]["changed"][0]["name"], "triton");
 }
 
 /// A stand-in for the GPU's Python: prints what the bundled microbenchmark prints (its

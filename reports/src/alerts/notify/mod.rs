@@ -102,6 +102,11 @@ pub fn deliver(
         .filter(|a| a.label == label)
         .collect();
     let groups = alerts::group(&db, active)?;
+    // What changed underneath each group's step, from its worst alert's runs.
+    let underneath: Vec<crate::environment::Underneath> = groups
+        .iter()
+        .map(|g| crate::environment::of_alert(&db, g.worst()))
+        .collect::<Result<_, _>>()?;
     let wh = Warehouse::new(root);
     let mut wanted = Vec::new();
     for t in targets {
@@ -121,16 +126,21 @@ pub fn deliver(
                     .iter()
                     .find(|t| t.shown == pair.1)
                     .expect("a wanted target");
-                let g = groups
+                let at = groups
                     .iter()
-                    .find(|g| g.id == pair.0)
+                    .position(|g| g.id == pair.0)
                     .expect("a wanted group");
+                let g = &groups[at];
                 let key = format!("{}-{}", g.id, &sha256_hex(t.shown.as_bytes())[..8]);
-                let (status, attempts, err) =
-                    match post_with_retries(t, &body_for(t.preset, g), &key, timeout) {
-                        Ok((status, attempts)) => (status as i32, attempts, None),
-                        Err((status, e)) => (status, ATTEMPTS, Some(e)),
-                    };
+                let (status, attempts, err) = match post_with_retries(
+                    t,
+                    &body_for(t.preset, g, Some(&underneath[at])),
+                    &key,
+                    timeout,
+                ) {
+                    Ok((status, attempts)) => (status as i32, attempts, None),
+                    Err((status, e)) => (status, ATTEMPTS, Some(e)),
+                };
                 wh.commit_delivery(&Delivery {
                     alert_id: g.id.clone(),
                     target: t.shown.clone(),

@@ -8,9 +8,14 @@ use crate::alerts::{AlertGroup, AlertView};
 /// Series listed in a Slack or GitHub message before "and N more".
 const LISTED: usize = 20;
 
-/// The body of one group for a target's preset.
-pub fn body_for(preset: Preset, g: &AlertGroup) -> serde_json::Value {
-    let plain = payload(g);
+/// The body of one group for a target's preset; what changed underneath its step, when
+/// known, leads its text.
+pub fn body_for(
+    preset: Preset,
+    g: &AlertGroup,
+    underneath: Option<&crate::environment::Underneath>,
+) -> serde_json::Value {
+    let plain = payload(g, underneath);
     let text = plain["text"].as_str().unwrap_or_default().to_string();
     let a = g.worst();
     match preset {
@@ -54,15 +59,30 @@ fn listed(g: &AlertGroup, bullet: &str) -> String {
     format!("{} series:\n{}", series.len(), lines.join("\n"))
 }
 
-/// The JSON body of one group.
-pub fn payload(g: &AlertGroup) -> serde_json::Value {
+/// The JSON body of one group: `underneath` (what changed under its step) beside the
+/// worst alert, and said first in `text` when something did.
+pub fn payload(
+    g: &AlertGroup,
+    underneath: Option<&crate::environment::Underneath>,
+) -> serde_json::Value {
     let a = g.worst();
     let mut v = serde_json::to_value(a).expect("alert serialises");
     let more = match g.alerts.len() {
         1 => String::new(),
         n => format!(" and {} more series", n - 1),
     };
-    v["text"] = serde_json::Value::String(one_line(a, &more, g));
+    let line = one_line(a, &more, g);
+    let text = match underneath.filter(|u| !u.changed.is_empty()) {
+        Some(u) => format!(
+            "{} · {line}",
+            u.between(&g.last_good_commit, &g.first_bad_commit)
+        ),
+        None => line,
+    };
+    v["text"] = serde_json::Value::String(text);
+    if let Some(u) = underneath {
+        v["underneath"] = serde_json::to_value(u).expect("an environment serialises");
+    }
     v["group"] = serde_json::json!({
         "id": g.id,
         "alerts": g.alerts.len(),
@@ -123,7 +143,7 @@ pub fn bisect_body(
     );
     match preset {
         Preset::Json => {
-            let mut v = payload(g);
+            let mut v = payload(g, None);
             v["text"] = serde_json::Value::String(text);
             v["bisect"] = serde_json::to_value(result).expect("a bisect record serialises");
             v
