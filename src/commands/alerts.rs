@@ -50,11 +50,13 @@ pub fn run(root: &Path, a: AlertsArgs) -> anyhow::Result<Exit> {
                 .map_err(|e| anyhow::anyhow!("alerts show: {e}"))?;
             let underneath = perfdb_reports::environment::of_alert(&db, &alert)?;
             let counters = perfdb_reports::compare::counters::of_alert(&db, &alert)?;
+            let beside = perfdb_reports::alerts::beside::beside(&db, &alert)?;
             let shown = Shown {
                 confirm: c.as_ref(),
                 bisect: bisect.as_ref(),
                 underneath: Some(&underneath),
                 counters: &counters,
+                beside: &beside,
             };
             let text = show(std::slice::from_ref(&alert), a.format, true, shown);
             super::print_out(&text)?;

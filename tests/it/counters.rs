@@ -386,6 +386,11 @@ fn a_toolchain_step_and_a_code_step_say_which_they_are() {
         lines[2].contains("underneath: triton 3.5.1 -> 3.6.0 between c04 and c05"),
         "{shown}"
     );
+    // The control beside it: torch did not move across the same commits.
+    assert!(
+        lines[3].contains("beside it, the same shape across the same commits: torch +0.0%"),
+        "{shown}"
+    );
     let page = crate::bisect::alert_page(&wh, first);
     assert!(
         page.contains(

@@ -3,6 +3,7 @@
 //! status changes people make ([`triage`]), their delivery ([`notify`]), and how to
 //! confirm one ([`confirm`]: the range, `perfdb ab`, a bisect plan).
 
+pub mod beside;
 pub mod confirm;
 pub mod group;
 pub mod notify;

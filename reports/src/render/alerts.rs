@@ -108,6 +108,12 @@ fn one(a: &AlertView, shown: &Shown) -> String {
             u.between(&a.last_good_commit, &a.first_bad_commit)
         ));
     }
+    if !shown.beside.is_empty() {
+        s.push_str(&format!(
+            "  beside it, the same shape across the same commits: {}\n",
+            crate::alerts::beside::text(shown.beside)
+        ));
+    }
     for (row, lines) in crate::render::counter_lines(shown.counters, 8) {
         s.push_str(&format!("  counters at the step, {row}\n"));
         for l in lines {
@@ -155,6 +161,8 @@ pub struct Shown<'a> {
     pub underneath: Option<&'a crate::environment::Underneath>,
     /// The hardware counters that moved across its step, when both commits were profiled.
     pub counters: &'a [crate::compare::counters::Explained],
+    /// The same shape's other variants across the same step (the control among them).
+    pub beside: &'a [crate::alerts::beside::Beside],
 }
 
 /// The alerts in `format`: `one` shows the first alert in full (`alerts show`, and a
@@ -176,6 +184,9 @@ pub fn show(alerts: &[AlertView], format: AlertsFormat, one_alert: bool, shown: 
             }
             if !shown.counters.is_empty() {
                 v["counters"] = serde_json::to_value(shown.counters).expect("counters serialise");
+            }
+            if !shown.beside.is_empty() {
+                v["beside"] = serde_json::to_value(shown.beside).expect("variants serialise");
             }
             if let Some(c) = shown.confirm {
                 v["confirm"] = serde_json::to_value(c).expect("confirmation serialises");

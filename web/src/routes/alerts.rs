@@ -398,7 +398,7 @@ pub async fn one(
     State(s): State<AppState>,
     axum::extract::Path(id): axum::extract::Path<String>,
 ) -> Result<Html<String>, AppError> {
-    let (a, c, bisect, (underneath, counters)) = blocking(s.clone(), move || {
+    let (a, c, bisect, (underneath, counters, beside)) = blocking(s.clone(), move || {
         let db = s.db()?;
         let a = alerts::find(&db, &id).map_err(|e| match e {
             alerts::TriageError::NotFound(_) | alerts::TriageError::Ambiguous { .. } => {
@@ -419,7 +419,9 @@ pub async fn one(
             .map_err(|e| AppError::internal(e.to_string()))?;
         let counters = perfdb_reports::compare::counters::of_alert(&db, &a)
             .map_err(|e| AppError::internal(e.to_string()))?;
-        Ok((a, c, bisect, (underneath, counters)))
+        let beside = perfdb_reports::alerts::beside::beside(&db, &a)
+            .map_err(|e| AppError::internal(e.to_string()))?;
+        Ok((a, c, bisect, (underneath, counters, beside)))
     })
     .await?;
     let mut body =
@@ -445,6 +447,12 @@ pub async fn one(
         "<p id=\"underneath\">Underneath: {}</p>",
         esc(&underneath.between(&a.last_good_commit, &a.first_bad_commit))
     ));
+    if !beside.is_empty() {
+        body.push_str(&format!(
+            "<p id=\"beside\">Beside it, the same shape across the same commits: {}</p>",
+            esc(&perfdb_reports::alerts::beside::text(&beside))
+        ));
+    }
     let moved = perfdb_reports::render::counter_lines(&counters, 12);
     if !moved.is_empty() {
         body.push_str("<h2>Counters that moved at the step</h2><ul id=\"counters\">");

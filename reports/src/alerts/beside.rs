@@ -1,0 +1,78 @@
+//! What else moved across an alert's step: the same shape's other variants (the
+//! control among them) between the same two commits. A step every variant took,
+//! control included, is the machine's or the environment's; one only the alerted
+//! variant took is its code's.
+
+use super::AlertView;
+use crate::db::{sql_str, Db, DbError};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Another variant of the alert's shape and metric across the same step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Beside {
+    pub variant: String,
+    /// Its median at the first bad commit over its median at the last good one.
+    pub ratio: f64,
+}
+
+/// The other variants of `a`'s table, key and first metric measured at both of its
+/// commits, by name.
+pub fn beside(db: &Db, a: &AlertView) -> Result<Vec<Beside>, DbError> {
+    let Some(metric) = a.metrics.first() else {
+        return Ok(Vec::new());
+    };
+    let sql = format!(
+        "SELECT m.variant, r.\"commit\", median(m.value) FROM measurements m \
+         JOIN runs r ON m.run_id = r.run_id \
+         WHERE m.label = {} AND m.table_name = {} AND m.key = {} AND m.metric = {} \
+         AND m.variant <> {} AND r.\"commit\" IN ({}, {}) AND m.value IS NOT NULL \
+         GROUP BY 1, 2",
+        sql_str(&a.label),
+        sql_str(&a.table),
+        sql_str(&a.key_json),
+        sql_str(metric),
+        sql_str(&a.variant),
+        sql_str(&a.last_good_commit),
+        sql_str(&a.first_bad_commit)
+    );
+    let mut stmt = db.conn.prepare(&sql).map_err(DbError::Query)?;
+    let rows = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, f64>(2)?,
+            ))
+        })
+        .map_err(DbError::Query)?;
+    let mut at: BTreeMap<String, (Option<f64>, Option<f64>)> = BTreeMap::new();
+    for row in rows {
+        let (variant, commit, median) = row.map_err(DbError::Query)?;
+        let e = at.entry(variant).or_default();
+        if commit == a.last_good_commit {
+            e.0 = Some(median);
+        } else {
+            e.1 = Some(median);
+        }
+    }
+    Ok(at
+        .into_iter()
+        .filter_map(|(variant, (b, h))| match (b, h) {
+            (Some(b), Some(h)) if b != 0.0 => Some(Beside {
+                variant,
+                ratio: h / b,
+            }),
+            _ => None,
+        })
+        .collect())
+}
+
+/// `torch +0.3%, ck +20.1%`: each other variant's move, as the alert's own is printed.
+pub fn text(beside: &[Beside]) -> String {
+    beside
+        .iter()
+        .map(|b| format!("{} {}", b.variant, crate::fmt::ratio_pct(b.ratio)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
