@@ -54,13 +54,8 @@ pub enum NoiseError {
     BadFilter(String),
 }
 
-pub fn noise(
-    db: &Db,
-    label: &str,
-    filters: &[(String, String)],
-    alpha: f64,
-    threshold: f64,
-) -> Result<NoiseReport, NoiseError> {
+/// The measurements' condition: the label and the `--where` filters noise reads.
+fn filter_sql(label: &str, filters: &[(String, String)]) -> Result<String, NoiseError> {
     let mut cond = format!("m.label = {}", sql_str(label));
     for (k, v) in filters {
         let col = match k.as_str() {
@@ -72,14 +67,16 @@ pub fn noise(
         };
         cond.push_str(&format!(" AND {col} = {}", sql_str(v)));
     }
-    let runs: i64 = db.conn.query_row(
-        &format!("SELECT count(*) FROM runs WHERE label = {}", sql_str(label)),
-        [],
-        |r| r.get(0),
-    )?;
-    if runs == 0 {
-        return Err(NoiseError::NoRuns(label.to_string()));
-    }
+    Ok(cond)
+}
+
+/// Each series of the rows `cond` selects: its printed key order and its values grouped
+/// by commit (a run's repeats reduced to their median).
+#[allow(clippy::type_complexity)]
+fn series_of(
+    db: &Db,
+    cond: &str,
+) -> Result<Vec<(SeriesId, Option<String>, Vec<Vec<f64>>)>, NoiseError> {
     let sql = format!(
         "SELECT m.table_name, m.variant, m.key, any_value(m.key_order), m.metric, m.unit, \
                 {MACHINE_CLASS_SQL} AS machine, coalesce(r.\"commit\", '') AS c, median(m.value) \
@@ -115,6 +112,26 @@ pub fn noise(
         }
         last_commit = commit;
     }
+    Ok(series)
+}
+
+pub fn noise(
+    db: &Db,
+    label: &str,
+    filters: &[(String, String)],
+    alpha: f64,
+    threshold: f64,
+) -> Result<NoiseReport, NoiseError> {
+    let cond = filter_sql(label, filters)?;
+    let runs: i64 = db.conn.query_row(
+        &format!("SELECT count(*) FROM runs WHERE label = {}", sql_str(label)),
+        [],
+        |r| r.get(0),
+    )?;
+    if runs == 0 {
+        return Err(NoiseError::NoRuns(label.to_string()));
+    }
+    let series = series_of(db, &cond)?;
     let mut out = Vec::new();
     let mut without_repeats = 0;
     for (id, order, groups) in series {

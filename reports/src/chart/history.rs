@@ -149,28 +149,21 @@ fn machine_class(
     Ok((chosen, machines))
 }
 
-/// One series over commits (ordered by commit time, then first ingest time), every
-/// trial of each commit (its median for the series), from the per-run summaries, with
-/// the change points over the whole series; thinned to `MAX_POINTS` for drawing.
-pub fn history_data(
-    db: &Db,
-    s: &Series,
-    params: &stats::changepoint::Params,
-) -> Result<HistoryData, ChartError> {
+/// Every run of the series `s` (of its label, when it names one) with its median for
+/// the series, what names its point and its device: one pass over the summaries.
+fn run_points(db: &Db, s: &Series) -> Result<Vec<RunPoint>, ChartError> {
     let Series {
         table,
         variant,
         key,
         metric,
         label,
-        machine,
+        ..
     } = *s;
-    check_table_metric(db, table, metric)?;
     let label_pred = label
         .filter(|l| !l.is_empty())
         .map(|l| format!(" AND s.label = {}", sql_str(l)))
         .unwrap_or_default();
-    // One pass over the series' summaries: each run's median with what names it.
     let sql = format!(
         "SELECT {MACHINE_CLASS_SQL} AS class, coalesce(r.\"commit\", r.label) AS point, \
                 epoch_us(r.ingested_at), epoch_us(r.commit_time), r.trial, r.label, r.\"commit\", \
@@ -202,6 +195,27 @@ pub fn history_data(
             })
         })?
         .collect::<Result<_, _>>()?;
+    Ok(runs)
+}
+
+/// One series over commits (ordered by commit time, then first ingest time), every
+/// trial of each commit (its median for the series), from the per-run summaries, with
+/// the change points over the whole series; thinned to `MAX_POINTS` for drawing.
+pub fn history_data(
+    db: &Db,
+    s: &Series,
+    params: &stats::changepoint::Params,
+) -> Result<HistoryData, ChartError> {
+    let Series {
+        table,
+        variant,
+        key,
+        metric,
+        machine,
+        ..
+    } = *s;
+    check_table_metric(db, table, metric)?;
+    let runs = run_points(db, s)?;
     let (machine, machines) = machine_class(&runs, machine)?;
     // Points by commit (or label), ordered by commit time, then first ingest, then name.
     let shown: Vec<RunPoint> = runs.into_iter().filter(|r| r.class == machine).collect();

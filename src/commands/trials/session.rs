@@ -8,6 +8,7 @@ use super::gpu::GpuTool;
 use crate::process::{self, Echo, Ended};
 use anyhow::Context;
 use perfdb_ingest::formats::Format;
+use perfdb_ingest::gpu_state::GpuState;
 use perfdb_ingest::model::RunMeta;
 use perfdb_ingest::warehouse::Warehouse;
 use perfdb_reports::ab::{Arm, Facts, LookError, Trial, TrialEnd, Trials};
@@ -152,21 +153,7 @@ impl Trials for Session {
             return Ok(trial);
         }
         self.durations.push(seconds);
-        for (reading, when) in [(before, "before"), (after, "after")] {
-            match reading {
-                Some(Ok(g)) => {
-                    if let Some(c) = g.clock_mhz {
-                        self.clocks[arm.index()].push(c);
-                    }
-                    if g.throttled() && when == "after" {
-                        self.throttled += 1;
-                    }
-                    tags.extend(g.tags(when));
-                }
-                Some(Err(e)) => tags.push((format!("gpu_error_{when}"), e)),
-                None => {}
-            }
-        }
+        tags.extend(self.gpu_readings(arm, before, after));
         self.store(arm, &out.stdout, &trial.log, tags, failed)?;
         self.perfdb_time += perfdb_start.elapsed();
         Ok(trial)
@@ -209,6 +196,33 @@ impl Trials for Session {
 }
 
 impl Session {
+    /// The GPU's state before and after a measured trial, as tags; its clocks and any
+    /// throttling kept for the run's facts.
+    fn gpu_readings(
+        &mut self,
+        arm: Arm,
+        before: Option<Result<GpuState, String>>,
+        after: Option<Result<GpuState, String>>,
+    ) -> Vec<(String, String)> {
+        let mut tags = Vec::new();
+        for (reading, when) in [(before, "before"), (after, "after")] {
+            match reading {
+                Some(Ok(g)) => {
+                    if let Some(c) = g.clock_mhz {
+                        self.clocks[arm.index()].push(c);
+                    }
+                    if g.throttled() && when == "after" {
+                        self.throttled += 1;
+                    }
+                    tags.extend(g.tags(when));
+                }
+                Some(Err(e)) => tags.push((format!("gpu_error_{when}"), e)),
+                None => {}
+            }
+        }
+        tags
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn base_tags(
         &self,
