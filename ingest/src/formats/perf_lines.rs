@@ -87,6 +87,42 @@ pub(crate) fn numerics_of_tail(tail: &str) -> Numerics {
     }
 }
 
+/// The value after `NAME avg:` at token `i` and its time unit, glued (`12.3us`) or the
+/// next token: (the number as printed, its value, the unit as printed, the unit, the
+/// tokens read).
+fn avg_value<'a>(
+    toks: &[(usize, &'a str)],
+    i: usize,
+    name: &str,
+    no: usize,
+) -> Result<(&'a str, Option<f64>, &'a str, Unit, usize), ParseError> {
+    let value_tok = toks.get(i + 1).map(|t| t.1).unwrap_or("");
+    let (num, glued_unit) = split_number(value_tok.trim_end_matches(','));
+    let value = parse_value(num).map_err(|_| {
+        ParseError::at(
+            no,
+            format!("`{name} avg:` value '{value_tok}' is not a number"),
+        )
+    })?;
+    let mut unit = glued_unit.and_then(is_unit);
+    let mut consumed = 2;
+    if unit.is_none() {
+        if let Some((_, u)) = toks.get(i + 2) {
+            if let Some(u) = is_unit(u.trim_end_matches(',')) {
+                unit = Some(u);
+                consumed = 3;
+            }
+        }
+    }
+    let (printed, unit) = unit.ok_or_else(|| {
+        ParseError::at(
+            no,
+            format!("`{name} avg: {num}` has no time unit (us, ms, ns or s)"),
+        )
+    })?;
+    Ok((num, value, printed, unit, consumed))
+}
+
 /// Parse one cleaned line. `Ok(None)` when the line has no `[perf]` marker.
 /// Keys go to `keys`.
 pub fn parse_perf_line(
@@ -145,30 +181,7 @@ pub fn parse_perf_line(
             continue;
         };
         identity_end.get_or_insert(start);
-        let value_tok = toks.get(i + 1).map(|t| t.1).unwrap_or("");
-        let (num, glued_unit) = split_number(value_tok.trim_end_matches(','));
-        let value = parse_value(num).map_err(|_| {
-            ParseError::at(
-                no,
-                format!("`{name} avg:` value '{value_tok}' is not a number"),
-            )
-        })?;
-        let mut unit = glued_unit.and_then(is_unit);
-        let mut consumed = 2;
-        if unit.is_none() {
-            if let Some((_, u)) = toks.get(i + 2) {
-                if let Some(u) = is_unit(u.trim_end_matches(',')) {
-                    unit = Some(u);
-                    consumed = 3;
-                }
-            }
-        }
-        let (printed, unit) = unit.ok_or_else(|| {
-            ParseError::at(
-                no,
-                format!("`{name} avg: {num}` has no time unit (us, ms, ns or s)"),
-            )
-        })?;
+        let (num, value, printed, unit, consumed) = avg_value(&toks, i, name, no)?;
         let (value, raw) = value_in(keys, value, num, printed, &unit);
         // The first variant is the reference the check compares against.
         let numerics = if variants_seen == 0 {
