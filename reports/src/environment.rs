@@ -173,19 +173,6 @@ impl RunEnvironments {
     }
 }
 
-/// What changed underneath a stored alert's step, from the runs it names.
-pub fn of_alert(db: &Db, a: &crate::alerts::AlertView) -> Result<Underneath, DbError> {
-    let runs: Vec<String> = a
-        .runs
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|r| r.as_str().map(String::from))
-        .collect();
-    let envs = RunEnvironments::read(db, runs.iter().map(String::as_str))?;
-    Ok(envs.across(&runs, &a.last_good_commit, &a.first_bad_commit))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -48,8 +48,8 @@ pub fn run(root: &Path, a: AlertsArgs) -> anyhow::Result<Exit> {
             // What `perfdb bisect` found, when it ran here.
             let bisect = perfdb_reports::bisect::store::load(root, &alert.id)
                 .map_err(|e| anyhow::anyhow!("alerts show: {e}"))?;
-            let underneath = perfdb_reports::environment::of_alert(&db, &alert)?;
-            let counters = perfdb_reports::compare::counters::of_alert(&db, &alert)?;
+            let underneath = perfdb_reports::alerts::beside::underneath(&db, &alert)?;
+            let counters = perfdb_reports::alerts::beside::counters(&db, &alert)?;
             let beside = perfdb_reports::alerts::beside::beside(&db, &alert)?;
             let shown = Shown {
                 confirm: c.as_ref(),

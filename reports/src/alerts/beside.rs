@@ -1,10 +1,14 @@
-//! What else moved across an alert's step: the same shape's other variants (the
-//! control among them) between the same two commits. A step every variant took,
-//! control included, is the machine's or the environment's; one only the alerted
-//! variant took is its code's.
+//! What else moved across an alert's step, between the same two commits: the same
+//! shape's other variants (the control among them: a step every variant took is the
+//! machine's or the environment's, one only the alerted variant took is its code's),
+//! the environment underneath (driver, toolchain, image), and the hardware counters of
+//! its kernel when both commits were profiled.
 
 use super::AlertView;
+use crate::compare::counters::Explained;
+use crate::compare::CompareError;
 use crate::db::{sql_str, Db, DbError};
+use crate::environment::Underneath;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -66,6 +70,51 @@ pub fn beside(db: &Db, a: &AlertView) -> Result<Vec<Beside>, DbError> {
             _ => None,
         })
         .collect())
+}
+
+/// What changed underneath a stored alert's step, from the runs it names.
+pub fn underneath(db: &Db, a: &AlertView) -> Result<Underneath, DbError> {
+    let runs: Vec<String> = a
+        .runs
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.as_str().map(String::from))
+        .collect();
+    let envs = crate::environment::RunEnvironments::read(db, runs.iter().map(String::as_str))?;
+    Ok(envs.across(&runs, &a.last_good_commit, &a.first_bad_commit))
+}
+
+/// The counters that moved across a stored alert's step: the counters the label's runs
+/// hold at its last good commit against those at its first bad one, joined to its
+/// series. Empty when neither commit was profiled.
+pub fn counters(db: &Db, a: &AlertView) -> Result<Vec<Explained>, CompareError> {
+    let at = |commit: &str| -> Result<crate::compare::counters::Counters, CompareError> {
+        let side = crate::compare::SideInfo {
+            selector: format!("{}@{commit}", a.label),
+            matched_by: crate::compare::MatchedBy::LabelAtCommit,
+            runs: Vec::new(),
+            labels: vec![a.label.clone()],
+            commits: vec![commit.to_string()],
+            failed_runs: Vec::new(),
+            archs: Vec::new(),
+            image_digests: Vec::new(),
+            machines: Vec::new(),
+            methods: Vec::new(),
+            devices: Vec::new(),
+        };
+        crate::compare::counters::side_counters(db, &side)
+    };
+    let (base, head) = (at(&a.last_good_commit)?, at(&a.first_bad_commit)?);
+    let metric = a.metrics.first().map(String::as_str).unwrap_or("");
+    let row = crate::compare::counters::Changed {
+        table: &a.table,
+        variant: &a.variant,
+        key_text: &a.key_text,
+        metric,
+        change: Some(a.ratio - 1.0),
+    };
+    Ok(crate::compare::counters::explain_changed(&[row], &base, &head, &[]).0)
 }
 
 /// `torch +0.3%, ck +20.1%`: each other variant's move, as the alert's own is printed.

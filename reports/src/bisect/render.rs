@@ -88,7 +88,7 @@ fn headline(b: &Bisected) -> String {
         for e in &p.evidence {
             s.push_str(&format!("  {}\n", evidence_line(e)));
         }
-        for (row, lines) in crate::render::counter_lines(&p.counters, 6) {
+        for (row, lines) in crate::compare::counters::lines(&p.counters, 6) {
             s.push_str(&format!("  counters of {row}\n"));
             for l in lines {
                 s.push_str(&format!("    {l}\n"));

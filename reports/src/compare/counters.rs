@@ -7,7 +7,8 @@
 //! grows the grid) is a counter that moved, never a new kernel: the grid is no part of
 //! a kernel's identity.
 
-use super::load::{Counters, RowId};
+pub(crate) use super::load::Counters;
+use super::load::RowId;
 use super::{CompareError, Options, Report, Row, SideInfo, Verdict};
 use crate::db::{sql_str, Db};
 use crate::stats;
@@ -247,38 +248,6 @@ fn moved_counters(
     }
 }
 
-/// The counters that moved across a stored alert's step: the counters the label's runs
-/// hold at its last good commit against those at its first bad one, joined to its
-/// series. Empty when neither commit was profiled.
-pub fn of_alert(db: &Db, a: &crate::alerts::AlertView) -> Result<Vec<Explained>, CompareError> {
-    let at = |commit: &str| -> Result<Counters, CompareError> {
-        let side = SideInfo {
-            selector: format!("{}@{commit}", a.label),
-            matched_by: super::MatchedBy::LabelAtCommit,
-            runs: Vec::new(),
-            labels: vec![a.label.clone()],
-            commits: vec![commit.to_string()],
-            failed_runs: Vec::new(),
-            archs: Vec::new(),
-            image_digests: Vec::new(),
-            machines: Vec::new(),
-            methods: Vec::new(),
-            devices: Vec::new(),
-        };
-        side_counters(db, &side)
-    };
-    let (base, head) = (at(&a.last_good_commit)?, at(&a.first_bad_commit)?);
-    let metric = a.metrics.first().map(String::as_str).unwrap_or("");
-    let row = Changed {
-        table: &a.table,
-        variant: &a.variant,
-        key_text: &a.key_text,
-        metric,
-        change: Some(a.ratio - 1.0),
-    };
-    Ok(explain_changed(&[row], &base, &head, &[]).0)
-}
-
 /// The report's counters section: the counters of every changed row's kernels (both
 /// sides' `counters`), and a warning when kernels were profiled that no changed row
 /// joins, or when the sides hold counters and nothing else.
@@ -313,7 +282,7 @@ pub fn attach(db: &Db, report: &mut Report) -> Result<(), CompareError> {
     Ok(())
 }
 
-fn side_counters(db: &Db, side: &SideInfo) -> Result<Counters, CompareError> {
+pub(crate) fn side_counters(db: &Db, side: &SideInfo) -> Result<Counters, CompareError> {
     let list = |v: &[String]| v.iter().map(|s| sql_str(s)).collect::<Vec<_>>().join(", ");
     let tables: Vec<String> = perfdb_ingest::formats::counters::TABLES
         .iter()
@@ -354,6 +323,73 @@ fn side_counters(db: &Db, side: &SideInfo) -> Result<Counters, CompareError> {
         out.insert(id, v);
     }
     Ok(out)
+}
+
+/// The counters that moved with each changed row, as every report prints them: a line a row
+/// and kernel (the row, its change, the kernel, how it was joined, what the moves say),
+/// then its counters, largest move first, at most `most` of them.
+pub fn lines(counters: &[Explained], most: usize) -> Vec<(String, Vec<String>)> {
+    counters
+        .iter()
+        .map(|e| {
+            let head = format!(
+                "{} {} {} {} {}: {} ({}, joined by {}){}",
+                e.table,
+                e.variant,
+                e.key_text,
+                e.metric,
+                e.change
+                    .map(crate::fmt::signed_pct)
+                    .unwrap_or_else(|| "-".into()),
+                e.kernel,
+                e.profiler,
+                e.joined_by,
+                e.reading
+                    .as_ref()
+                    .map(|r| format!(": {r}"))
+                    .unwrap_or_default()
+            );
+            let mut lines: Vec<String> = e
+                .moved
+                .iter()
+                .take(most)
+                .map(|m| {
+                    let place = if m.place.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" [{}]", m.place)
+                    };
+                    let unit = if m.unit.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" {}", m.unit)
+                    };
+                    format!(
+                        "{}{place}: {} -> {}{unit} ({})",
+                        m.name,
+                        crate::fmt::num(m.base),
+                        crate::fmt::num(m.head),
+                        m.change
+                            .map(crate::fmt::signed_pct)
+                            .unwrap_or_else(|| "from 0".into())
+                    )
+                })
+                .collect();
+            if e.moved.len() > most {
+                lines.push(format!("{} more moved", e.moved.len() - most));
+            }
+            lines.push(if e.moved.is_empty() {
+                format!(
+                    "no counter moved by {:.0}% or more ({} compared)",
+                    MOVED * 100.0,
+                    e.unchanged
+                )
+            } else {
+                format!("{} other counter(s) unchanged", e.unchanged)
+            });
+            (head, lines)
+        })
+        .collect()
 }
 
 /// How far a counter moved, for ordering: |log(head/base)|, a counter from 0 first.

@@ -76,7 +76,7 @@ pub(super) fn hold_to_measured(
     if !rows.iter().any(|r| r.peak.is_some()) {
         return Ok(());
     }
-    let measured = crate::chart::roofline::measured(db)?;
+    let measured = crate::db::roofs::measured(db)?;
     for row in rows.iter_mut() {
         let Some(p) = &row.peak else { continue };
         row.measured_peak = measured

@@ -5,6 +5,7 @@
 mod error;
 mod facts;
 mod peaks;
+pub mod roofs;
 
 pub use peaks::{one_device, run_device};
 mod series;

@@ -114,7 +114,7 @@ fn one(a: &AlertView, shown: &Shown) -> String {
             crate::alerts::beside::text(shown.beside)
         ));
     }
-    for (row, lines) in crate::render::counter_lines(shown.counters, 8) {
+    for (row, lines) in crate::compare::counters::lines(shown.counters, 8) {
         s.push_str(&format!("  counters at the step, {row}\n"));
         for l in lines {
             s.push_str(&format!("    {l}\n"));

@@ -49,74 +49,6 @@ pub fn report(report: &Report, format: ReportFormat, color: bool) -> String {
 
 pub use crate::fmt::num;
 
-/// The counters that moved with each changed row (`compare::counters`): a line a row
-/// and kernel (the row, its change, the kernel, how it was joined, what the moves say),
-/// then its counters, largest move first, at most `most` of them.
-pub fn counter_lines(
-    counters: &[crate::compare::counters::Explained],
-    most: usize,
-) -> Vec<(String, Vec<String>)> {
-    counters
-        .iter()
-        .map(|e| {
-            let head = format!(
-                "{} {} {} {} {}: {} ({}, joined by {}){}",
-                e.table,
-                e.variant,
-                e.key_text,
-                e.metric,
-                pct(e.change),
-                e.kernel,
-                e.profiler,
-                e.joined_by,
-                e.reading
-                    .as_ref()
-                    .map(|r| format!(": {r}"))
-                    .unwrap_or_default()
-            );
-            let mut lines: Vec<String> = e
-                .moved
-                .iter()
-                .take(most)
-                .map(|m| {
-                    let place = if m.place.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" [{}]", m.place)
-                    };
-                    let unit = if m.unit.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" {}", m.unit)
-                    };
-                    format!(
-                        "{}{place}: {} -> {}{unit} ({})",
-                        m.name,
-                        num(m.base),
-                        num(m.head),
-                        m.change
-                            .map(crate::fmt::signed_pct)
-                            .unwrap_or_else(|| "from 0".into())
-                    )
-                })
-                .collect();
-            if e.moved.len() > most {
-                lines.push(format!("{} more moved", e.moved.len() - most));
-            }
-            lines.push(if e.moved.is_empty() {
-                format!(
-                    "no counter moved by {:.0}% or more ({} compared)",
-                    crate::compare::counters::MOVED * 100.0,
-                    e.unchanged
-                )
-            } else {
-                format!("{} other counter(s) unchanged", e.unchanged)
-            });
-            (head, lines)
-        })
-        .collect()
-}
-
 /// What profiling cost and the counters that moved, as a report's last section: the
 /// heading, each row after `row`, each of its counters after `counter` (the terminal
 /// indents, markdown lists). Empty when nothing was profiled.
@@ -125,7 +57,7 @@ pub(crate) fn counters_block(report: &Report, heading: &str, row: &str, counter:
     for line in &report.profiling {
         s.push_str(&format!("profiled: {line}\n"));
     }
-    let counters = counter_lines(&report.counters, 8);
+    let counters = crate::compare::counters::lines(&report.counters, 8);
     if !counters.is_empty() {
         s.push_str(heading);
         s.push('\n');

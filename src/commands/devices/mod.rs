@@ -15,7 +15,7 @@ use std::time::Instant;
 /// The microbenchmark `devices measure` runs.
 const ROOFS: &str = include_str!("roofs.py");
 /// The label measured roofs are stored under.
-pub const LABEL: &str = perfdb_reports::chart::roofline::LABEL;
+pub const LABEL: &str = perfdb_reports::db::roofs::LABEL;
 
 pub fn run(root: &Path, a: DevicesArgs) -> anyhow::Result<Exit> {
     perfdb_reports::config::Config::load_or_default(a.config.as_deref())?;
@@ -26,7 +26,7 @@ pub fn run(root: &Path, a: DevicesArgs) -> anyhow::Result<Exit> {
     // What `devices measure` stored in this warehouse, when there is one.
     let measured = if root.join("runs").exists() {
         let db = perfdb_reports::db::Db::open(root)?;
-        perfdb_reports::chart::roofline::measured(&db)?
+        perfdb_reports::db::roofs::measured(&db)?
     } else {
         Vec::new()
     };
@@ -126,7 +126,7 @@ fn measure(root: &Path, a: &MeasureArgs) -> anyhow::Result<Exit> {
         }
     }
     let db = perfdb_reports::db::Db::open(root)?;
-    let roofs = perfdb_reports::chart::roofline::measured(&db)?;
+    let roofs = perfdb_reports::db::roofs::measured(&db)?;
     let mut o = std::io::stdout().lock();
     for r in &roofs {
         writeln!(o, "{}", r.text())?;

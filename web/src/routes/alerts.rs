@@ -415,9 +415,9 @@ pub async fn one(
             Err(e) => return Err(AppError::internal(e.to_string())),
         };
         let bisect = perfdb_reports::bisect::store::load(&s.root, &a.id);
-        let underneath = perfdb_reports::environment::of_alert(&db, &a)
+        let underneath = perfdb_reports::alerts::beside::underneath(&db, &a)
             .map_err(|e| AppError::internal(e.to_string()))?;
-        let counters = perfdb_reports::compare::counters::of_alert(&db, &a)
+        let counters = perfdb_reports::alerts::beside::counters(&db, &a)
             .map_err(|e| AppError::internal(e.to_string()))?;
         let beside = perfdb_reports::alerts::beside::beside(&db, &a)
             .map_err(|e| AppError::internal(e.to_string()))?;
@@ -453,7 +453,7 @@ pub async fn one(
             esc(&perfdb_reports::alerts::beside::text(&beside))
         ));
     }
-    let moved = perfdb_reports::render::counter_lines(&counters, 12);
+    let moved = perfdb_reports::compare::counters::lines(&counters, 12);
     if !moved.is_empty() {
         body.push_str("<h2>Counters that moved at the step</h2><ul id=\"counters\">");
         for (row, lines) in moved {

@@ -237,7 +237,7 @@ fn form_html(
 /// The hardware counters that moved with each changed row (the report's texts), and
 /// what profiling cost; nothing when neither side was profiled.
 fn counters_html(r: &perfdb_reports::compare::Report) -> String {
-    let lines = perfdb_reports::render::counter_lines(&r.counters, 12);
+    let lines = perfdb_reports::compare::counters::lines(&r.counters, 12);
     if lines.is_empty() && r.profiling.is_empty() {
         return String::new();
     }

@@ -19,8 +19,8 @@ pub async fn page(
     let query = uri.query().unwrap_or("").to_string();
     let report = blocking(s.clone(), move || {
         let r = run(&s, &q, &judge)?;
-        let measured =
-            roofline::measured(&s.db()?).map_err(|e| AppError::internal(e.to_string()))?;
+        let measured = perfdb_reports::db::roofs::measured(&s.db()?)
+            .map_err(|e| AppError::internal(e.to_string()))?;
         Ok(r.map(|r| (r, measured)))
     })
     .await?;

@@ -105,7 +105,7 @@ pub fn deliver(
     // What changed underneath each group's step, from its worst alert's runs.
     let underneath: Vec<crate::environment::Underneath> = groups
         .iter()
-        .map(|g| crate::environment::of_alert(&db, g.worst()))
+        .map(|g| crate::alerts::beside::underneath(&db, g.worst()))
         .collect::<Result<_, _>>()?;
     let wh = Warehouse::new(root);
     let mut wanted = Vec::new();
