@@ -319,6 +319,34 @@ fn class_device(
     Ok(crate::db::one_device(named))
 }
 
+/// The alerts still open (pending or active) of `label` on `machine`.
+fn open_alerts<'a>(
+    alerts: &'a [crate::alerts::AlertView],
+    label: &str,
+    machine: &str,
+) -> Vec<&'a crate::alerts::AlertView> {
+    alerts
+        .iter()
+        .filter(|a| {
+            matches!(a.status, AlertStatus::Pending | AlertStatus::Active)
+                && a.label == label
+                && a.machine == machine
+        })
+        .collect()
+}
+
+/// The series that need attention first, then by name as people sort names.
+fn worst_first(rows: &mut [Row]) {
+    rows.sort_by(|a, b| {
+        b.attention()
+            .cmp(&a.attention())
+            .then_with(|| natural_cmp(&a.table, &b.table))
+            .then_with(|| natural_cmp(&a.variant, &b.variant))
+            .then_with(|| natural_cmp(&a.key_text, &b.key_text))
+            .then_with(|| a.metric.cmp(&b.metric))
+    });
+}
+
 /// The overview `ask` asks for.
 pub fn overview(db: &Db, ask: &Ask, detect: &DetectConfig) -> Result<Overview, OverviewError> {
     let labels = strings(
@@ -372,14 +400,7 @@ pub fn overview(db: &Db, ask: &Ask, detect: &DetectConfig) -> Result<Overview, O
     }
     // Open alerts by series.
     let alerts = crate::alerts::list(db, None)?;
-    let open: Vec<&crate::alerts::AlertView> = alerts
-        .iter()
-        .filter(|a| {
-            matches!(a.status, AlertStatus::Pending | AlertStatus::Active)
-                && a.label == label
-                && a.machine == machine
-        })
-        .collect();
+    let open = open_alerts(&alerts, &label, &machine);
     let class_stale: Vec<String> = open
         .iter()
         .filter(|a| a.table.is_empty())
@@ -415,14 +436,7 @@ pub fn overview(db: &Db, ask: &Ask, detect: &DetectConfig) -> Result<Overview, O
             r.percent_of_peak = peak.zip(last).map(|(p, v)| p.percent(v));
         }
     }
-    out.sort_by(|a, b| {
-        b.attention()
-            .cmp(&a.attention())
-            .then_with(|| natural_cmp(&a.table, &b.table))
-            .then_with(|| natural_cmp(&a.variant, &b.variant))
-            .then_with(|| natural_cmp(&a.key_text, &b.key_text))
-            .then_with(|| a.metric.cmp(&b.metric))
-    });
+    worst_first(&mut out);
     Ok(Overview {
         label,
         labels,

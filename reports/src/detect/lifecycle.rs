@@ -231,6 +231,39 @@ fn withdrawal_note(d: &Detection, a: &AlertView) -> String {
     }
 }
 
+/// A new alert's id for step `e`: salted until no stored alert and no alert of this run
+/// has it.
+fn fresh_id(
+    label: &str,
+    e: &Event,
+    taken: &std::collections::HashSet<&str>,
+    fresh: &[String],
+) -> String {
+    let mut salt = 0;
+    loop {
+        let id = alert_id(label, e, salt);
+        if !taken.contains(id.as_str()) && !fresh.contains(&id) {
+            return id;
+        }
+        salt += 1;
+    }
+}
+
+/// The status an alert moves to: what the data says (`want`), unless a person's word
+/// stands: a dismissal always, an acknowledgement and a reopen until the data resolves it.
+fn next_status(current: Option<AlertStatus>, want: AlertStatus, reopened: bool) -> AlertStatus {
+    match current {
+        Some(AlertStatus::Dismissed) => AlertStatus::Dismissed,
+        Some(AlertStatus::Acknowledged) if want != AlertStatus::Resolved => {
+            AlertStatus::Acknowledged
+        }
+        Some(AlertStatus::Active) if reopened && want != AlertStatus::Resolved => {
+            AlertStatus::Active
+        }
+        _ => want,
+    }
+}
+
 /// Hold the label's stored alerts to detection `d` (the module docs), in one commit of
 /// records and then one of status changes.
 pub fn raise(db: &Db, wh: &Warehouse, d: &Detection) -> Result<Raised, DetectError> {
@@ -275,16 +308,7 @@ pub fn raise(db: &Db, wh: &Warehouse, d: &Detection) -> Result<Raised, DetectErr
         let alert = alert_of_step.get(&si).map(|ai| in_scope[*ai]);
         let id = match alert {
             Some(a) => a.id.clone(),
-            None => {
-                let mut salt = 0;
-                loop {
-                    let id = alert_id(&d.label, e, salt);
-                    if !taken.contains(id.as_str()) && !fresh_ids.contains(&id) {
-                        break id;
-                    }
-                    salt += 1;
-                }
-            }
+            None => fresh_id(&d.label, e, &taken, &fresh_ids),
         };
         let fp = revision(&id, e);
         if alert.is_none_or(|a| a.fingerprint != fp) {
@@ -304,17 +328,7 @@ pub fn raise(db: &Db, wh: &Warehouse, d: &Detection) -> Result<Raised, DetectErr
                 .map(|h| h.at_us)
         });
         let want = derived(d, &step_events, e, reopened_at);
-        let next = match current {
-            Some(AlertStatus::Dismissed) => AlertStatus::Dismissed,
-            Some(AlertStatus::Acknowledged) if want != AlertStatus::Resolved => {
-                AlertStatus::Acknowledged
-            }
-            // A person's reopen stands until the data resolves it.
-            Some(AlertStatus::Active) if reopened_at.is_some() && want != AlertStatus::Resolved => {
-                AlertStatus::Active
-            }
-            _ => want,
-        };
+        let next = next_status(current, want, reopened_at.is_some());
         raised.events.insert(*ei, (id.clone(), next));
         if current != Some(next) {
             changes.push(change(&id, next, status_note(next, e)));

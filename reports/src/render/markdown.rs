@@ -5,6 +5,29 @@ use super::*;
 
 pub struct Markdown;
 
+/// The rows' counts and how they were judged: `1 regression, ... (reduce: median, test:
+/// Welch's t on log values, threshold ±5%, alpha 0.05)`.
+fn rows_line(report: &Report) -> String {
+    format!(
+        "{} (reduce: {}, test: {}, threshold ±{:.0}%, alpha {})",
+        counts(report),
+        match report.options.reduce {
+            crate::compare::Reduce::Best => "best of N",
+            crate::compare::Reduce::Median => "median",
+        },
+        match report.options.test {
+            crate::compare::Test::Welch => "Welch's t on log values",
+            crate::compare::Test::MannWhitney => "Mann-Whitney U",
+            crate::compare::Test::Trimmed => "Yuen's t on 20%-trimmed log values",
+            crate::compare::Test::Adaptive => {
+                "Yuen's t on 20%-trimmed log values where a few trials lie far out, else Welch's t"
+            }
+        },
+        report.options.threshold * 100.0,
+        report.options.alpha
+    )
+}
+
 impl Exporter for Markdown {
     fn render(&self, report: &Report) -> String {
         let mut s = String::new();
@@ -16,25 +39,7 @@ impl Exporter for Markdown {
         let _ = writeln!(s, "## perfdb: {icon} {}\n", headline(report));
         let _ = writeln!(s, "- {}", side_line("base", &report.base));
         let _ = writeln!(s, "- {}", side_line("head", &report.head));
-        let _ = writeln!(
-            s,
-            "- rows: {} (reduce: {}, test: {}, threshold ±{:.0}%, alpha {})",
-            counts(report),
-            match report.options.reduce {
-                crate::compare::Reduce::Best => "best of N",
-                crate::compare::Reduce::Median => "median",
-            },
-            match report.options.test {
-                crate::compare::Test::Welch => "Welch's t on log values",
-                crate::compare::Test::MannWhitney => "Mann-Whitney U",
-                crate::compare::Test::Trimmed => "Yuen's t on 20%-trimmed log values",
-                crate::compare::Test::Adaptive => {
-                    "Yuen's t on 20%-trimmed log values where a few trials lie far out, else Welch's t"
-                }
-            },
-            report.options.threshold * 100.0,
-            report.options.alpha
-        );
+        let _ = writeln!(s, "- rows: {}", rows_line(report));
         let _ = writeln!(s, "- {}", summary_line(report));
         for c in control_lines(report) {
             let _ = writeln!(s, "- {c}");
