@@ -330,6 +330,20 @@ fn thin_points(points: Vec<HistoryPoint>, cps: &[usize]) -> (Vec<HistoryPoint>, 
     )
 }
 
+/// The chart's caption; with `no_ceiling`, the peak said as far above.
+fn caption(h: &HistoryData, no_ceiling: bool) -> String {
+    let far = match (&h.peak, no_ceiling) {
+        (Some(p), true) => format!("; peak {} {} far above", crate::fmt::num(p.value), p.unit),
+        _ => String::new(),
+    };
+    format!(
+        "{} {} {} — {} ({}) over commits{far}",
+        h.table, h.variant, h.key, h.metric, h.unit
+    )
+}
+
+/// The series over commits as SVG: each commit's trials and median, its change points,
+/// and its device's peak as a ceiling when the series reaches a quarter of it.
 pub fn history_svg(h: &HistoryData) -> String {
     register_font();
     let n = h.points.len();
@@ -346,22 +360,7 @@ pub fn history_svg(h: &HistoryData) -> String {
         let root = SVGBackend::with_string(&mut svg, (960, 480)).into_drawing_area();
         let _ = root.fill(&WHITE);
         let mut chart = ChartBuilder::on(&root)
-            .caption(
-                format!(
-                    "{} {} {} — {} ({}) over commits{}",
-                    h.table,
-                    h.variant,
-                    h.key,
-                    h.metric,
-                    h.unit,
-                    match (&h.peak, ceiling) {
-                        (Some(p), None) =>
-                            format!("; peak {} {} far above", crate::fmt::num(p.value), p.unit),
-                        _ => String::new(),
-                    }
-                ),
-                ("sans-serif", 18),
-            )
+            .caption(caption(h, ceiling.is_none()), ("sans-serif", 18))
             .margin(12)
             .x_label_area_size(70)
             .y_label_area_size(80)

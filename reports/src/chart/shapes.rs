@@ -310,6 +310,34 @@ fn class_device(
     Ok(one_device(named))
 }
 
+/// The chart's caption; `far_peaks` when the ceilings are too far above to draw.
+fn caption(d: &ChartData, far_peaks: bool) -> String {
+    format!(
+        "{} — {} ({}) per shape, runs '{}' (n={}){}",
+        d.table,
+        d.metric,
+        d.unit,
+        d.runs,
+        d.n_runs,
+        if far_peaks { "; peaks far above" } else { "" }
+    )
+}
+
+/// A point's hover text: variant, shape, median, range, trials and percent of peak.
+fn median_title(d: &ChartData, v: &str, p: &ShapePoint) -> String {
+    let of_peak = super::of_peak(d.peaks[p.shape].as_ref(), p.median);
+    format!(
+        "{} {}: median {} {} (min {}, max {}, {} trial(s)){of_peak}",
+        v,
+        d.shapes[p.shape],
+        crate::fmt::num(p.median),
+        d.unit,
+        crate::fmt::num(p.min),
+        crate::fmt::num(p.max),
+        p.n
+    )
+}
+
 /// Per shape and variant: the median over trials as a point, min-max as a bar.
 pub fn chart_svg(d: &ChartData) -> String {
     register_font();
@@ -334,19 +362,7 @@ pub fn chart_svg(d: &ChartData) -> String {
         let width = (160 + 70 * n as u32).clamp(640, 1400);
         let root = SVGBackend::with_string(&mut svg, (width, 520)).into_drawing_area();
         let _ = root.fill(&WHITE);
-        let caption = format!(
-            "{} — {} ({}) per shape, runs '{}' (n={}){}",
-            d.table,
-            d.metric,
-            d.unit,
-            d.runs,
-            d.n_runs,
-            if highest > 0.0 && !ceilings {
-                "; peaks far above"
-            } else {
-                ""
-            }
-        );
+        let caption = caption(d, highest > 0.0 && !ceilings);
         let mut chart = ChartBuilder::on(&root)
             .caption(caption, ("sans-serif", 18))
             .margin(12)
@@ -387,19 +403,7 @@ pub fn chart_svg(d: &ChartData) -> String {
                     &d.machine,
                 );
             }
-            for p in &pts {
-                let of_peak = super::of_peak(d.peaks[p.shape].as_ref(), p.median);
-                titles.push(format!(
-                    "{} {}: median {} {} (min {}, max {}, {} trial(s)){of_peak}",
-                    v,
-                    d.shapes[p.shape],
-                    crate::fmt::num(p.median),
-                    d.unit,
-                    crate::fmt::num(p.min),
-                    crate::fmt::num(p.max),
-                    p.n
-                ));
-            }
+            titles.extend(pts.iter().map(|p| median_title(d, v, p)));
             let _ = chart
                 .draw_series(
                     pts.iter()
