@@ -220,21 +220,7 @@ impl Parser for NvbenchJson {
         let doc: Doc = serde_json::from_str(upgraded.as_deref().unwrap_or(text))
             .map_err(|e| ParseError::at(e.line(), format!("not an nvbench JSON: {e}")))?;
         let mut parsed = Parsed::sized_for(text, 200);
-        // Devices by id: (name, sm_version).
-        let devices: Vec<(i64, String, Option<String>)> = doc
-            .devices
-            .iter()
-            .filter_map(|d| {
-                let id = d.get("id").and_then(|v| v.parse().ok())?;
-                let name = d.str("name").map(Cow::into_owned).unwrap_or_default();
-                // nvbench's sm_version is major * 100 + minor * 10: 900 is sm_90.
-                let sm = d
-                    .get("sm_version")
-                    .and_then(|v| v.trim_matches('"').parse::<i64>().ok())
-                    .map(|v| format!("sm_{}", v / 10));
-                Some((id, name, sm))
-            })
-            .collect();
+        let devices = devices_of(&doc);
         let several = devices.len() > 1;
         let state_lines = lines_of(text, "\"axis_values\"");
         let mut used_devices: Vec<i64> = Vec::new();
@@ -332,6 +318,24 @@ impl Parser for NvbenchJson {
         ));
         Ok(parsed)
     }
+}
+
+/// The devices of a report by id: (id, name, `sm_XX` from nvbench's sm_version, which
+/// is major * 100 + minor * 10: 900 is sm_90).
+fn devices_of(doc: &Doc) -> Vec<(i64, String, Option<String>)> {
+    doc.devices
+        .iter()
+        .filter_map(|d| {
+            let id = d.get("id").and_then(|v| v.parse().ok())?;
+            let name = d.str("name").map(Cow::into_owned).unwrap_or_default();
+            // nvbench's sm_version is major * 100 + minor * 10: 900 is sm_90.
+            let sm = d
+                .get("sm_version")
+                .and_then(|v| v.trim_matches('"').parse::<i64>().ok())
+                .map(|v| format!("sm_{}", v / 10));
+            Some((id, name, sm))
+        })
+        .collect()
 }
 
 /// The machine and arch of the devices the states ran on (every device listed when no

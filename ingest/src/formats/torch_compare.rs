@@ -93,6 +93,57 @@ struct PendingRow<'a> {
     cells: Range<usize>,
 }
 
+impl<'a> Pending<'a> {
+    /// The warning for a table that ended without its `Times are in` footer.
+    fn no_footer(&self) -> Warning {
+        Warning {
+            line: self.title_line,
+            reason: format!(
+                "Compare table `{}` has no `Times are in` footer (skipped)",
+                self.label
+            ),
+        }
+    }
+
+    /// A row of the table at line `no`: as many cells as descriptions, under a thread
+    /// group.
+    fn push_row(&mut self, no: usize, line: Cow<'a, str>) -> Result<(), ParseError> {
+        let bar = memchr::memchr(b'|', line.as_bytes());
+        let n_cells = match bar {
+            Some(at) => {
+                crate::formats::support::text::count_byte(&line.as_bytes()[at + 1..], b'|') + 1
+            }
+            None => 0,
+        };
+        if n_cells != self.variants.len() {
+            return Err(ParseError::at(
+                no,
+                format!(
+                    "{n_cells} cells under {} descriptions in Compare table `{}`",
+                    self.variants.len(),
+                    self.label
+                ),
+            ));
+        }
+        let Some(group) = self.groups.len().checked_sub(1) else {
+            return Err(ParseError::at(
+                no,
+                "a Compare row before any `N threads:` line",
+            ));
+        };
+        let bar = bar.unwrap_or(line.len());
+        let len = line.len();
+        self.rows.push(PendingRow {
+            no,
+            group,
+            line,
+            labels: 0..bar,
+            cells: (bar + 1).min(len)..len,
+        });
+        Ok(())
+    }
+}
+
 impl Parser for TorchCompare {
     fn format(&self) -> Format {
         Format::TorchCompare
@@ -127,13 +178,7 @@ impl Parser for TorchCompare {
             // Rows' sub-labels start with `[` too (`[64, 64]`): a title with `[-`.
             if let Some(label) = start.starts_with("[-").then(|| title(&line)).flatten() {
                 if let Some(p) = pending.take() {
-                    parsed.warnings.push(Warning {
-                        line: p.title_line,
-                        reason: format!(
-                            "Compare table `{}` has no `Times are in` footer (skipped)",
-                            p.label
-                        ),
-                    });
+                    parsed.warnings.push(p.no_footer());
                 }
                 pending = Some(Pending {
                     label: label.to_string(),
@@ -183,47 +228,10 @@ impl Parser for TorchCompare {
             if first.is_none() {
                 continue;
             }
-            let bar = memchr::memchr(b'|', line.as_bytes());
-            let n_cells = match bar {
-                Some(at) => {
-                    crate::formats::support::text::count_byte(&line.as_bytes()[at + 1..], b'|') + 1
-                }
-                None => 0,
-            };
-            if n_cells != p.variants.len() {
-                return Err(ParseError::at(
-                    no,
-                    format!(
-                        "{n_cells} cells under {} descriptions in Compare table `{}`",
-                        p.variants.len(),
-                        p.label
-                    ),
-                ));
-            }
-            let Some(group) = p.groups.len().checked_sub(1) else {
-                return Err(ParseError::at(
-                    no,
-                    "a Compare row before any `N threads:` line",
-                ));
-            };
-            let bar = bar.unwrap_or(line.len());
-            let len = line.len();
-            p.rows.push(PendingRow {
-                no,
-                group,
-                line,
-                labels: 0..bar,
-                cells: (bar + 1).min(len)..len,
-            });
+            p.push_row(no, line)?;
         }
         if let Some(p) = pending {
-            parsed.warnings.push(Warning {
-                line: p.title_line,
-                reason: format!(
-                    "Compare table `{}` has no `Times are in` footer (skipped)",
-                    p.label
-                ),
-            });
+            parsed.warnings.push(p.no_footer());
         }
         if parsed.measurements.is_empty() {
             return Err(parsed.warnings.first().map_or_else(
