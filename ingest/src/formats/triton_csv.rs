@@ -123,23 +123,7 @@ impl Parser for TritonCsv {
                     .to_string(),
             });
         }
-        let lines_: Vec<(Name, Spec)> = names[n_x..]
-            .iter()
-            .zip(&ylabels[n_x..])
-            .map(|(n, ylabel)| match (ylabel, cx.unit) {
-                (Some((line, ylabel)), _) => (Name::new(line), Spec::measured(None, ylabel, n)),
-                (None, Some(unit)) => (Name::new(n), Spec::measured(None, unit, n)),
-                (None, None) => (
-                    Name::new(n),
-                    Spec::derived(
-                        metric::UNCLASSIFIED,
-                        "",
-                        n,
-                        Some("no ylabel in the CSV; give --unit"),
-                    ),
-                ),
-            })
-            .collect();
+        let lines_ = line_specs(&names[n_x..], &ylabels[n_x..], cx.unit);
         parsed.measurements.reserve(nos.len() * lines_.len());
         let layout = KeyLayout::new(&names[..n_x]);
         let table = Name::new(table);
@@ -165,4 +149,30 @@ impl Parser for TritonCsv {
         }
         Ok(parsed)
     }
+}
+
+/// Each line column's variant and spec: its name and the ylabel's unit (Triton 3.6),
+/// else its name in `--unit`, else kept unclassified.
+fn line_specs(
+    names: &[Cow<str>],
+    ylabels: &[Option<(&str, &str)>],
+    unit: Option<&str>,
+) -> Vec<(Name, Spec)> {
+    names
+        .iter()
+        .zip(ylabels)
+        .map(|(n, ylabel)| match (ylabel, unit) {
+            (Some((line, ylabel)), _) => (Name::new(line), Spec::measured(None, ylabel, n)),
+            (None, Some(unit)) => (Name::new(n), Spec::measured(None, unit, n)),
+            (None, None) => (
+                Name::new(n),
+                Spec::derived(
+                    metric::UNCLASSIFIED,
+                    "",
+                    n,
+                    Some("no ylabel in the CSV; give --unit"),
+                ),
+            ),
+        })
+        .collect()
 }
