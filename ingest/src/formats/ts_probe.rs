@@ -227,6 +227,20 @@ fn bench_fields(
     Ok(())
 }
 
+/// A TS_KERNEL_METRIC record's `key=value` fields, in order.
+fn metric_fields(rest: &str, no: usize) -> Result<Vec<(&str, &str)>, ParseError> {
+    rest.split_whitespace()
+        .map(|f| {
+            f.split_once('=').ok_or_else(|| {
+                ParseError::at(no, format!("TS_KERNEL_METRIC field '{f}' is not key=value"))
+            })
+        })
+        .collect()
+}
+
+/// One TS_KERNEL_METRIC record: its measurements, keyed by the shape, the problem's
+/// fields and its own descriptive ones; a field named like a measurement perfdb does not
+/// know is kept unclassified, out of the key, and warned.
 fn metric_line(
     rest: &str,
     table: &str,
@@ -235,13 +249,7 @@ fn metric_line(
     warnings: &mut Vec<Warning>,
     keys: &mut Keys,
 ) -> Result<Vec<Measurement>, ParseError> {
-    let mut fields: Vec<(&str, &str)> = Vec::new();
-    for f in rest.split_whitespace() {
-        let (k, v) = f.split_once('=').ok_or_else(|| {
-            ParseError::at(no, format!("TS_KERNEL_METRIC field '{f}' is not key=value"))
-        })?;
-        fields.push((k, v));
-    }
+    let fields = metric_fields(rest, no)?;
     let get = |k: &str| fields.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
     let kernel = get("kernel")
         .ok_or_else(|| ParseError::at(no, "TS_KERNEL_METRIC record has no kernel= field"))?;

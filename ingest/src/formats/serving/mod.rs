@@ -255,14 +255,7 @@ fn results(
                      median_ttft_ms, ...)",
             ));
         }
-        let key: Vec<(String, String)> = KEY_FIELDS
-            .iter()
-            .zip(&key_cells)
-            .filter_map(|(k, v)| {
-                v.filter(|v| json::scalar(v) != json::Scalar::Null)
-                    .map(|v| (k.to_string(), json::key_text(v).into_owned()))
-            })
-            .collect();
+        let key = key_of(&key_cells);
         let variant = variant.flatten();
         let trial = {
             let n = seen
@@ -271,9 +264,7 @@ fn results(
             *n += 1;
             *n - 1
         };
-        let none_completed = obj
-            .get("completed")
-            .is_some_and(|c| matches!(json::scalar(c), json::Scalar::Number(x, _) if x == 0.0));
+        let none_completed = none_completed(obj);
         if none_completed {
             failed_results.push(no);
         }
@@ -317,6 +308,25 @@ fn results(
     }
     note_failed_results(&mut parsed, &failed_results, objects.len());
     Ok(parsed)
+}
+
+/// A record's key: each key field it gives (not null), in KEY_FIELDS' order.
+fn key_of(cells: &[Option<&str>; KEY_FIELDS.len()]) -> Vec<(String, String)> {
+    KEY_FIELDS
+        .iter()
+        .zip(cells)
+        .filter_map(|(k, v)| {
+            v.filter(|v| json::scalar(v) != json::Scalar::Null)
+                .map(|v| (k.to_string(), json::key_text(v).into_owned()))
+        })
+        .collect()
+}
+
+/// Whether a result says no request completed (`completed: 0`): its latencies and
+/// throughputs measure nothing.
+fn none_completed(obj: &Fields) -> bool {
+    obj.get("completed")
+        .is_some_and(|c| matches!(json::scalar(c), json::Scalar::Number(x, _) if x == 0.0))
 }
 
 /// Results in which no request completed: a warning naming their lines, and a failed
