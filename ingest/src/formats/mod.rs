@@ -136,6 +136,34 @@ fn detect_among(text: &str) -> Result<Format, ParseError> {
     })
 }
 
+/// `text` read as `format`. Nsight Compute's CSV in the output of the program it
+/// profiled: the program's output read by its own format (ncu's lines blanked), the
+/// counters added to the same run; read as ncu's CSV alone, the program lines left
+/// unread are said.
+fn read_with_ncu(format: Format, text: &str, cx: &Context) -> Result<Parsed, ParseError> {
+    if format == Format::NcuCsv {
+        let mut parsed = parser_of(format).parse_in(text, cx)?;
+        let program = counters::ncu::without_own(text);
+        let lines = program.lines().filter(|l| !l.trim().is_empty()).count();
+        if lines > 0 {
+            parsed.warnings.push(crate::model::Warning {
+                line: 0,
+                reason: format!(
+                    "{lines} line(s) of the profiled program's own output are in no format \
+                     perfdb reads: only Nsight Compute's counters are stored"
+                ),
+            });
+        }
+        return Ok(parsed);
+    }
+    if !counters::ncu::carries(text) {
+        return parser_of(format).parse_in(text, cx);
+    }
+    let mut parsed = parser_of(format).parse_in(&counters::ncu::without_own(text), cx)?;
+    counters::ncu::read_into(text, &mut parsed)?;
+    Ok(parsed)
+}
+
 /// A text two formats each claim by a signature.
 fn ambiguous(a: Format, b: Format) -> ParseError {
     ParseError::at(
@@ -191,30 +219,7 @@ pub fn parse_in(
         Some(f) => f,
         None => detect(text)?,
     };
-    // Nsight Compute's CSV in the output of the program it profiled: the program's
-    // output read by its format, the counters added to the same run.
-    let ncu = format != Format::NcuCsv && counters::ncu::carries(text);
-    let program = if ncu || format == Format::NcuCsv {
-        Some(counters::ncu::without_own(text))
-    } else {
-        None
-    };
-    let mut parsed = match (&program, ncu) {
-        (Some(rest), true) => parser_of(format).parse_in(rest, cx)?,
-        _ => parser_of(format).parse_in(text, cx)?,
-    };
-    if ncu {
-        counters::ncu::read_into(text, &mut parsed)?;
-    } else if let Some(rest) = program.filter(|r| r.lines().any(|l| !l.trim().is_empty())) {
-        let lines = rest.lines().filter(|l| !l.trim().is_empty()).count();
-        parsed.warnings.push(crate::model::Warning {
-            line: 0,
-            reason: format!(
-                "{lines} line(s) of the profiled program's own output are in no format \
-                 perfdb reads: only Nsight Compute's counters are stored"
-            ),
-        });
-    }
+    let mut parsed = read_with_ncu(format, text, cx)?;
     // A forced format that reads the text's structure but finds not one value in it (a
     // pytest-benchmark JSON read as google-benchmark: the same `benchmarks` list, other
     // fields) read the wrong thing: refused, as any other forced mismatch is.

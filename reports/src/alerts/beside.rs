@@ -89,22 +89,9 @@ pub fn underneath(db: &Db, a: &AlertView) -> Result<Underneath, DbError> {
 /// hold at its last good commit against those at its first bad one, joined to its
 /// series. Empty when neither commit was profiled.
 pub fn counters(db: &Db, a: &AlertView) -> Result<Vec<Explained>, CompareError> {
-    let at = |commit: &str| -> Result<crate::compare::counters::Counters, CompareError> {
-        let side = crate::compare::SideInfo {
-            selector: format!("{}@{commit}", a.label),
-            matched_by: crate::compare::MatchedBy::LabelAtCommit,
-            runs: Vec::new(),
-            labels: vec![a.label.clone()],
-            commits: vec![commit.to_string()],
-            failed_runs: Vec::new(),
-            archs: Vec::new(),
-            image_digests: Vec::new(),
-            machines: Vec::new(),
-            methods: Vec::new(),
-            devices: Vec::new(),
-        };
-        crate::compare::counters::side_counters(db, &side)
-    };
+    let labels = [a.label.clone()];
+    let at =
+        |commit: &str| crate::compare::counters::counters_at(db, &labels, &[commit.to_string()]);
     let (base, head) = (at(&a.last_good_commit)?, at(&a.first_bad_commit)?);
     let metric = a.metrics.first().map(String::as_str).unwrap_or("");
     let row = crate::compare::counters::Changed {

@@ -282,25 +282,39 @@ pub fn attach(db: &Db, report: &mut Report) -> Result<(), CompareError> {
     Ok(())
 }
 
-pub(crate) fn side_counters(db: &Db, side: &SideInfo) -> Result<Counters, CompareError> {
+fn side_counters(db: &Db, side: &SideInfo) -> Result<Counters, CompareError> {
+    let commits: &[String] = if side.matched_by == super::MatchedBy::Label {
+        &[]
+    } else {
+        &side.commits
+    };
+    counters_at(db, &side.labels, commits)
+}
+
+/// Every counter value the runs of `labels` hold, those of `commits` only when given.
+pub(crate) fn counters_at(
+    db: &Db,
+    labels: &[String],
+    commits: &[String],
+) -> Result<Counters, CompareError> {
     let list = |v: &[String]| v.iter().map(|s| sql_str(s)).collect::<Vec<_>>().join(", ");
     let tables: Vec<String> = perfdb_ingest::formats::counters::TABLES
         .iter()
         .map(|t| sql_str(t))
         .collect();
-    let commits = if side.commits.is_empty() || side.matched_by == super::MatchedBy::Label {
+    let commits = if commits.is_empty() {
         String::new()
     } else {
         format!(
             " AND m.run_id IN (SELECT run_id FROM runs WHERE \"commit\" IN ({}))",
-            list(&side.commits)
+            list(commits)
         )
     };
     let sql = format!(
         "SELECT m.table_name, m.variant, m.key, m.metric, m.unit, list(m.value) \
          FROM measurements m WHERE m.label IN ({}) AND m.table_name IN ({}) \
          AND m.value IS NOT NULL{commits} GROUP BY 1, 2, 3, 4, 5",
-        list(&side.labels),
+        list(labels),
         tables.join(", ")
     );
     let mut stmt = db.conn.prepare(&sql)?;

@@ -20,7 +20,7 @@ pub mod rocprof;
 use super::support::emit::Row;
 use super::support::text::parse_value;
 use crate::formats::parser::{Evidence, ParseError};
-use crate::model::{Direction, Measurement, Parsed};
+use crate::model::{Measurement, Parsed};
 
 /// A profiler's file is known by its own header or structure: a signature or nothing.
 pub(crate) fn signature_if(found: bool) -> Evidence {
@@ -57,25 +57,6 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Time => "time",
-            Kind::Throughput => "throughput",
-            Kind::Ratio => "ratio",
-            Kind::Count => "count",
-            Kind::Frequency => "frequency",
-            Kind::Setting => "setting",
-        }
-    }
-
-    /// The direction a counter of this kind has, if any.
-    pub fn direction(self) -> Direction {
-        match self {
-            Kind::Time => Direction::Lower,
-            _ => Direction::None,
-        }
-    }
-
     /// The note every counter of this kind is stored with.
     pub fn note(self) -> &'static str {
         match self {
@@ -86,20 +67,6 @@ impl Kind {
             Kind::Frequency => "counter: frequency",
             Kind::Setting => "counter: setting",
         }
-    }
-
-    /// The kind a stored counter's note names.
-    pub fn of_note(note: &str) -> Option<Kind> {
-        [
-            Kind::Time,
-            Kind::Throughput,
-            Kind::Ratio,
-            Kind::Count,
-            Kind::Frequency,
-            Kind::Setting,
-        ]
-        .into_iter()
-        .find(|k| k.note() == note)
     }
 }
 
@@ -295,8 +262,5 @@ mod tests {
         assert_eq!(scaled(12.35, 1e3), 12350.0);
         assert!(counts_something("Grid Size") && counts_something("# SMs"));
         assert!(!counts_something("Cluster Scheduling Policy"));
-        for k in [Kind::Time, Kind::Ratio, Kind::Setting] {
-            assert_eq!(Kind::of_note(k.note()), Some(k));
-        }
     }
 }

@@ -32,7 +32,7 @@ impl Parser for NcuCsv {
         Format::NcuCsv
     }
     fn sniff(&self, text: &str) -> bool {
-        find_header(text).is_some() || nothing_profiled(text).is_some()
+        carries(text)
     }
     fn evidence(&self, text: &str) -> Evidence {
         super::signature_if(self.sniff(text))
@@ -109,7 +109,7 @@ fn nothing_profiled(text: &str) -> Option<usize> {
 /// Whether `text` carries Nsight Compute's CSV (a header, or its note that nothing was
 /// profiled).
 pub fn carries(text: &str) -> bool {
-    (names_kernels(text) && find_header(text).is_some()) || nothing_profiled(text).is_some()
+    find_header(text).is_some() || nothing_profiled(text).is_some()
 }
 
 /// The lines of `text` that are Nsight Compute's: the CSV's headers, units and records,

@@ -102,11 +102,6 @@ pub fn deliver(
         .filter(|a| a.label == label)
         .collect();
     let groups = alerts::group(&db, active)?;
-    // What changed underneath each group's step, from its worst alert's runs.
-    let underneath: Vec<crate::environment::Underneath> = groups
-        .iter()
-        .map(|g| crate::alerts::beside::underneath(&db, g.worst()))
-        .collect::<Result<_, _>>()?;
     let wh = Warehouse::new(root);
     let mut wanted = Vec::new();
     for t in targets {
@@ -126,15 +121,16 @@ pub fn deliver(
                     .iter()
                     .find(|t| t.shown == pair.1)
                     .expect("a wanted target");
-                let at = groups
+                let g = groups
                     .iter()
-                    .position(|g| g.id == pair.0)
+                    .find(|g| g.id == pair.0)
                     .expect("a wanted group");
-                let g = &groups[at];
+                // What changed underneath its step, read for the groups sent only.
+                let underneath = crate::alerts::beside::underneath(&db, g.worst())?;
                 let key = format!("{}-{}", g.id, &sha256_hex(t.shown.as_bytes())[..8]);
                 let (status, attempts, err) = match post_with_retries(
                     t,
-                    &body_for(t.preset, g, Some(&underneath[at])),
+                    &body_for(t.preset, g, Some(&underneath)),
                     &key,
                     timeout,
                 ) {
