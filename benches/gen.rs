@@ -157,7 +157,14 @@ pub fn build_warehouse(dir: &std::path::Path, rows: usize) -> Warehouse {
         let prepared: Vec<_> = (i..i + n)
             .map(|k| {
                 let (meta, parsed, bytes) = synthetic_run("history", k, 1.0);
-                prepare("gen", &bytes, Some(Format::AiterTable), parsed, &meta)
+                prepare(
+                    "gen",
+                    &bytes,
+                    Some(Format::AiterTable),
+                    parsed,
+                    &meta,
+                    perfdb_ingest::devices::builtin(),
+                )
             })
             .collect();
         wh.commit(prepared).unwrap();
@@ -167,7 +174,14 @@ pub fn build_warehouse(dir: &std::path::Path, rows: usize) -> Warehouse {
         .map(|k| {
             let (label, slow) = if k < 5 { ("base", 1.0) } else { ("head", 1.5) };
             let (meta, parsed, bytes) = synthetic_run(label, k, slow);
-            prepare("gen", &bytes, Some(Format::AiterTable), parsed, &meta)
+            prepare(
+                "gen",
+                &bytes,
+                Some(Format::AiterTable),
+                parsed,
+                &meta,
+                perfdb_ingest::devices::builtin(),
+            )
         })
         .collect();
     wh.commit(sides).unwrap();
@@ -196,7 +210,14 @@ pub fn build_history(dir: &std::path::Path, rows: usize, runs_per_commit: usize)
                 meta.commit = Some(format!("c{c:04}"));
                 meta.commit_time_us = Some(1_700_000_000_000_000 + c as i64 * 3_600_000_000);
                 bytes.extend_from_slice(format!("-c{c}").as_bytes());
-                prepare("gen", &bytes, Some(Format::AiterTable), parsed, &meta)
+                prepare(
+                    "gen",
+                    &bytes,
+                    Some(Format::AiterTable),
+                    parsed,
+                    &meta,
+                    perfdb_ingest::devices::builtin(),
+                )
             })
             .collect();
         wh.commit(prepared).unwrap();
@@ -205,7 +226,14 @@ pub fn build_history(dir: &std::path::Path, rows: usize, runs_per_commit: usize)
         .map(|k| {
             let (label, slow) = if k < 5 { ("base", 1.0) } else { ("head", 1.5) };
             let (meta, parsed, bytes) = synthetic_run_rows(label, k, slow, HISTORY_ROWS_PER_RUN);
-            prepare("gen", &bytes, Some(Format::AiterTable), parsed, &meta)
+            prepare(
+                "gen",
+                &bytes,
+                Some(Format::AiterTable),
+                parsed,
+                &meta,
+                perfdb_ingest::devices::builtin(),
+            )
         })
         .collect();
     wh.commit(sides).unwrap();
@@ -526,7 +554,14 @@ pub fn build_year(
             let prepared: Vec<_> = (0..5)
                 .map(|t| {
                     let (meta, parsed, bytes) = year_run("main", c, m, t, 1.15, step_at);
-                    prepare("year", &bytes, Some(Format::AiterTable), parsed, &meta)
+                    prepare(
+                        "year",
+                        &bytes,
+                        Some(Format::AiterTable),
+                        parsed,
+                        &meta,
+                        perfdb_ingest::devices::builtin(),
+                    )
                 })
                 .collect();
             wh.commit(prepared).unwrap();

@@ -117,7 +117,15 @@ fn bench(c: &mut Criterion) {
             b.iter(|| {
                 round += 1;
                 let wh = Warehouse::new(dir.path().join(format!("wh{round}")));
-                let r = perfdb_ingest::ingest_files(&wh, files, None, &meta, &|_| {}).unwrap();
+                let r = perfdb_ingest::ingest_files(
+                    &wh,
+                    files,
+                    None,
+                    &meta,
+                    perfdb_ingest::devices::builtin(),
+                    &|_| {},
+                )
+                .unwrap();
                 assert!(r.iter().all(|f| f.result.is_ok()));
                 r.len()
             })

@@ -237,21 +237,26 @@ pub fn check_overrides(overrides: &[Override]) -> Result<(), OptionError> {
 
 impl Config {
     /// `path`, or `perfdb.toml` in the working directory when it exists, or the defaults:
-    /// the process's configuration. Its `[[device]]` entries join the device table every
-    /// command reads (`ingest::devices::table`), so this runs before any run is read.
+    /// the process's configuration.
     pub fn load_or_default(path: Option<&Path>) -> Result<Config, ConfigError> {
-        let cfg = match path {
-            Some(p) => Config::load(p)?,
-            None if Path::new(DEFAULT_CONFIG).exists() => Config::load(Path::new(DEFAULT_CONFIG))?,
-            None => Config::default(),
-        };
-        if !cfg.device.is_empty() {
-            let table = perfdb_ingest::devices::Table::with(cfg.device.clone())
-                .expect("checked when parsed");
-            // Once a process: a second load (the web's reload) keeps the first table.
-            let _ = perfdb_ingest::devices::configure(table);
+        match path {
+            Some(p) => Config::load(p),
+            None if Path::new(DEFAULT_CONFIG).exists() => Config::load(Path::new(DEFAULT_CONFIG)),
+            None => Ok(Config::default()),
         }
-        Ok(cfg)
+    }
+
+    /// The device table runs are read against: the built-in one, with this config's
+    /// `[[device]]` entries added. A command makes it once, after loading its config, and
+    /// passes it where runs are read (ingest, the warehouse, the pages); it lives as long
+    /// as the process.
+    pub fn device_table(&self) -> &'static perfdb_ingest::devices::Table {
+        if self.device.is_empty() {
+            return perfdb_ingest::devices::builtin();
+        }
+        let table =
+            perfdb_ingest::devices::Table::with(self.device.clone()).expect("checked when parsed");
+        Box::leak(Box::new(table))
     }
 
     /// The options of a comparison: what was asked, else this config, else the

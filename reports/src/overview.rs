@@ -312,7 +312,7 @@ fn class_device(
     );
     let mut stmt = db.conn.prepare(&sql).map_err(DbError::from)?;
     let named: Vec<_> = stmt
-        .query_map([], |r| crate::db::run_device(r, 0))
+        .query_map([], |r| crate::db::run_device(db.devices, r, 0))
         .map_err(DbError::from)?
         .collect::<Result<_, _>>()
         .map_err(DbError::from)?;

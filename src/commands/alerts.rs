@@ -13,8 +13,10 @@ pub fn run(root: &Path, a: AlertsArgs) -> anyhow::Result<Exit> {
         .who
         .or_else(|| std::env::var("USER").ok())
         .unwrap_or_else(|| "unknown".into());
+    let devices = super::device_table(None)?;
     let open = || {
-        Db::open(root).with_context(|| format!("cannot open the warehouse at {}", root.display()))
+        Db::open(root, devices)
+            .with_context(|| format!("cannot open the warehouse at {}", root.display()))
     };
     let list = AlertsAction::List {
         status: None,
@@ -63,13 +65,13 @@ pub fn run(root: &Path, a: AlertsArgs) -> anyhow::Result<Exit> {
             return Ok(Exit::Ok);
         }
         AlertsAction::Ack { id, note, group } => {
-            triage(root, &id, Action::Acknowledge, &who, &note, group)?
+            triage(root, devices, &id, Action::Acknowledge, &who, &note, group)?
         }
         AlertsAction::Dismiss { id, note, group } => {
-            triage(root, &id, Action::Dismiss, &who, &note, group)?
+            triage(root, devices, &id, Action::Dismiss, &who, &note, group)?
         }
         AlertsAction::Reopen { id, note, group } => {
-            triage(root, &id, Action::Reopen, &who, &note, group)?
+            triage(root, devices, &id, Action::Reopen, &who, &note, group)?
         }
     };
     super::print_out(&show(&alerts, a.format, one, Shown::default()))?;
@@ -80,6 +82,7 @@ pub fn run(root: &Path, a: AlertsArgs) -> anyhow::Result<Exit> {
 /// to, in one commit.
 fn triage(
     root: &Path,
+    devices: &'static perfdb_ingest::devices::Table,
     id: &str,
     action: Action,
     who: &str,
@@ -87,10 +90,13 @@ fn triage(
     group: bool,
 ) -> anyhow::Result<(Vec<alerts::AlertView>, bool)> {
     if group {
-        let changed = alerts::act_on_group(root, id, action, who, note)?;
+        let changed = alerts::act_on_group(root, devices, id, action, who, note)?;
         let one = changed.len() == 1;
         Ok((changed, one))
     } else {
-        Ok((vec![alerts::act(root, id, action, who, note)?], true))
+        Ok((
+            vec![alerts::act(root, devices, id, action, who, note)?],
+            true,
+        ))
     }
 }

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 
 pub fn run(root: &Path, a: CompareArgs) -> anyhow::Result<Exit> {
     let mut t = std::time::Instant::now();
-    let opt = options(&a.judge, a.baseline_window)?;
-    let db = Db::open(root)
+    let (opt, devices) = options(&a.judge, a.baseline_window)?;
+    let db = Db::open(root, devices)
         .with_context(|| format!("cannot open the warehouse at {}", root.display()))?;
     perfdb_ingest::timing::trace("open the warehouse", &mut t);
     let side = |spec: &str| {
@@ -89,6 +89,8 @@ fn sample_dir() -> anyhow::Result<PathBuf> {
 pub fn demo(root: &Path) -> anyhow::Result<Exit> {
     let wh = Warehouse::new(root);
     let dir = sample_dir()?;
+    // The demo reads its sample against the built-in table: the sample's H200 is there.
+    let devices = perfdb_ingest::devices::builtin();
     for label in ["base", "head"] {
         let files = perfdb_ingest::expand_inputs(&[dir.join(label)])?;
         // The sample's trials ran on an H200: their TFLOPS and TB/s are held against it.
@@ -97,7 +99,7 @@ pub fn demo(root: &Path) -> anyhow::Result<Exit> {
             tags: vec![("device".to_string(), "h200".to_string())],
             ..Default::default()
         };
-        let reports = perfdb_ingest::ingest_files(&wh, &files, None, &meta, &|_| {})?;
+        let reports = perfdb_ingest::ingest_files(&wh, &files, None, &meta, devices, &|_| {})?;
         let added = reports
             .iter()
             .filter(|r| matches!(&r.result, Ok(i) if i.trial.is_some()))
@@ -117,7 +119,7 @@ pub fn demo(root: &Path) -> anyhow::Result<Exit> {
         control: vec!["torch".into()],
         ..Options::default()
     };
-    let db = Db::open(root)?;
+    let db = Db::open(root, devices)?;
     let report = compare(&db, "base", "head", &opt)?;
     super::print_out(
         &Terminal {

@@ -307,3 +307,49 @@ fn perfdb_devices_lists_the_table() {
     let wh = Wh::new();
     insta::assert_snapshot!(wh.ok(&["devices"]));
 }
+
+/// A `[[device]]` of perfdb.toml is the table each command reads runs against, passed
+/// from the config it loaded: the device ingest stores, the peak compare holds a row
+/// to, and `sql`'s percent of peak all name it.
+#[test]
+fn a_configured_device_is_the_one_every_command_reads() {
+    let wh = Wh::new();
+    std::fs::write(
+        wh.dir.path().join("perfdb.toml"),
+        "[[device]]\nid = \"ours\"\nname = \"our H200\"\nidentities = [\"ci-box-7\"]\nbf16 = 900.0\nbandwidth = 4.0\n",
+    )
+    .unwrap();
+    for (c, label) in [("c01", "base"), ("c02", "head")] {
+        let dir = sample(&format!("h200-gemm/history/{c}"));
+        let dir = dir.to_str().unwrap();
+        wh.ok(&["ingest", dir, "--label", label, "--machine", "ci-box-7"]);
+    }
+    let stored = wh.sql("SELECT DISTINCT device FROM percent_of_peak");
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert_eq!(stored[0]["device"], "ours");
+    let (_, r) = compare_json(&wh, &["base", "head", "--control", "torch"]);
+    let held: Vec<&serde_json::Value> = r["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|row| row["unit"] == "TFLOPS")
+        .collect();
+    assert!(!held.is_empty());
+    for row in held {
+        assert_eq!(row["peak"]["device"], "ours", "{row}");
+        assert_eq!(row["peak"]["value"], 900.0, "{row}");
+    }
+    // `--device` names it by its id or an identity, once, in ingest.
+    let dir = sample("h200-gemm/history/c03");
+    wh.ok(&[
+        "ingest",
+        dir.to_str().unwrap(),
+        "--label",
+        "x",
+        "--device",
+        "ci-box-7",
+    ]);
+    let x = wh.sql("SELECT DISTINCT device FROM percent_of_peak WHERE label = 'x'");
+    assert_eq!(x.len(), 1, "{x:?}");
+    assert_eq!(x[0]["device"], "ours");
+}

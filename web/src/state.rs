@@ -13,6 +13,9 @@ pub struct AppState {
     /// `perfdb.toml` as `perfdb serve` found it: comparisons resolve their options
     /// through it exactly as `perfdb compare` does.
     pub config: Arc<perfdb_reports::config::Config>,
+    /// The device table of `config` (`Config::device_table`), made once with it: the
+    /// pages and every database opened read runs against it.
+    pub devices: &'static perfdb_ingest::devices::Table,
     /// With `perfdb serve --allow-triage`: the token every triage form carries (random
     /// per server start), so another site cannot post one. `None`: read-only.
     pub triage_token: Option<Arc<String>>,
@@ -40,6 +43,7 @@ impl AppState {
         AppState {
             root: Arc::new(root.to_path_buf()),
             config: Default::default(),
+            devices: perfdb_ingest::devices::builtin(),
             triage_token: None,
             allowed_hosts: None,
             open: Default::default(),
@@ -118,6 +122,7 @@ impl AppState {
 
     /// The same state, comparing with `config`'s defaults and overrides.
     pub fn with_config(mut self, config: perfdb_reports::config::Config) -> Self {
+        self.devices = config.device_table();
         self.config = Arc::new(config);
         self
     }
@@ -130,7 +135,8 @@ impl AppState {
         let conn = match open.as_ref() {
             Some((s, db)) if *s == sig => db.try_clone().map_err(internal)?,
             _ => {
-                let db = perfdb_reports::db::Db::open(&self.root).map_err(internal)?;
+                let db =
+                    perfdb_reports::db::Db::open(&self.root, self.devices).map_err(internal)?;
                 let conn = db.try_clone().map_err(internal)?;
                 *open = Some((sig, db));
                 conn

@@ -480,17 +480,12 @@ fn refuse_twice_named(extra: &[Device]) -> Result<(), String> {
     Ok(())
 }
 
-static TABLE: OnceLock<Table> = OnceLock::new();
-
-/// Set the process's table (the built-in one with perfdb.toml's `[[device]]`s). Once,
-/// before the first [`table`]; a later call is refused.
-pub fn configure(t: Table) -> Result<(), Table> {
-    TABLE.set(t)
-}
-
-/// The process's table: the configured one, else the built-in one.
-pub fn table() -> &'static Table {
-    TABLE.get_or_init(Table::builtin)
+/// The built-in table (`ingest/devices.toml`), parsed once: the table of a process
+/// with no `[[device]]` entries. A process with entries builds its own
+/// ([`Table::with`]) and passes it where runs are read; nothing installs it globally.
+pub fn builtin() -> &'static Table {
+    static BUILTIN: OnceLock<Table> = OnceLock::new();
+    BUILTIN.get_or_init(Table::builtin)
 }
 
 #[cfg(test)]

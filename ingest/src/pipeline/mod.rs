@@ -9,6 +9,7 @@ mod prepare;
 pub use inputs::expand_inputs;
 pub use prepare::{prepare, prepare_bytes, prepare_file, run_id};
 
+use crate::devices::Table;
 use crate::formats::Format;
 use crate::model::{self, RunMeta};
 use crate::timing::trace;
@@ -76,11 +77,14 @@ pub struct Ingested {
 
 /// Ingest `files` into `wh`: parse each (on all cores), then commit every file that
 /// parsed in one transaction. Files that fail are reported and nothing of them is written.
+/// `devices` is the table a run's device is found in (`devices::builtin`, or the one
+/// perfdb.toml's `[[device]]` entries make).
 pub fn ingest_files(
     wh: &Warehouse,
     files: &[PathBuf],
     format: Option<Format>,
     meta: &RunMeta,
+    devices: &Table,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<Vec<FileReport>, WarehouseError> {
     let threads = std::thread::available_parallelism()
@@ -99,7 +103,7 @@ pub fn ingest_files(
                 s.spawn(move || {
                     part.iter()
                         .map(|f| {
-                            let r = prepare_file(f, format, meta);
+                            let r = prepare_file(f, format, meta, devices);
                             progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
                             r
                         })
@@ -126,8 +130,9 @@ pub fn ingest_bytes(
     bytes: &[u8],
     format: Option<Format>,
     meta: &RunMeta,
+    devices: &Table,
 ) -> Result<Vec<FileReport>, WarehouseError> {
-    let result = prepare_bytes(name, bytes, format, meta);
+    let result = prepare_bytes(name, bytes, format, meta, devices);
     commit_prepared(wh, vec![name.to_string()], vec![result])
 }
 

@@ -27,13 +27,14 @@ pub fn prepare_file(
     path: &Path,
     format: Option<Format>,
     meta: &RunMeta,
+    devices: &devices::Table,
 ) -> Result<Prepared, FileError> {
     let display = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|source| FileError::Read {
         path: display.clone(),
         source,
     })?;
-    prepare_bytes(&display, &bytes, format, meta)
+    prepare_bytes(&display, &bytes, format, meta, devices)
 }
 
 /// Parse `bytes` (the content of `path`) into a run ready to commit.
@@ -42,6 +43,7 @@ pub fn prepare_bytes(
     bytes: &[u8],
     format: Option<Format>,
     meta: &RunMeta,
+    devices: &devices::Table,
 ) -> Result<Prepared, FileError> {
     let line_at = |offset: usize| 1 + bytes[..offset].iter().filter(|b| **b == b'\n').count();
     let text = std::str::from_utf8(bytes).map_err(|e| FileError::NotText {
@@ -103,7 +105,7 @@ pub fn prepare_bytes(
             }
         }
     }
-    Ok(prepare(path, bytes, format, parsed, meta))
+    Ok(prepare(path, bytes, format, parsed, meta, devices))
 }
 
 /// The run id: a hash of one ingested file — its content, its name and its metadata —
@@ -160,8 +162,9 @@ pub fn prepare(
     format: Option<Format>,
     parsed: Parsed,
     meta: &RunMeta,
+    devices: &devices::Table,
 ) -> Prepared {
-    prepare_keyed(source_path, bytes, format, parsed, None, meta)
+    prepare_keyed(source_path, bytes, format, parsed, None, meta, devices)
 }
 
 /// What a run's device makes of it.
@@ -176,7 +179,7 @@ struct OnDevice {
 
 /// The device the run names (`--device`, its machine, the GPU its output prints, its
 /// arch), and what of it that device could not have produced.
-fn on_device(parsed: &Parsed, keys: &Keys, meta: &RunMeta) -> OnDevice {
+fn on_device(parsed: &Parsed, keys: &Keys, meta: &RunMeta, table: &devices::Table) -> OnDevice {
     let prov = parsed
         .trial_provenance
         .first()
@@ -187,7 +190,7 @@ fn on_device(parsed: &Parsed, keys: &Keys, meta: &RunMeta) -> OnDevice {
             .find(|(t, _)| t == k)
             .map(|(_, v)| v.as_str())
     };
-    let device = devices::table().of_output(
+    let device = table.of_output(
         tag("device"),
         tag("machine"),
         prov.machine.as_deref(),
@@ -219,13 +222,14 @@ fn prepare_keyed(
     parsed: Parsed,
     shared: Option<&Keys>,
     meta: &RunMeta,
+    devices: &devices::Table,
 ) -> Prepared {
     let sha = sha256_hex(bytes);
     let OnDevice {
         tag: device_tag,
         impossible,
         unknown_device_rows,
-    } = on_device(&parsed, shared.unwrap_or(&parsed.keys), meta);
+    } = on_device(&parsed, shared.unwrap_or(&parsed.keys), meta, devices);
     // Values per table, tables in order of appearance (a log may print thousands of
     // tables: find each by its interned name, not by scanning the list).
     let mut tables: Vec<(String, usize)> = Vec::new();
@@ -262,6 +266,7 @@ fn prepare_keyed(
                     rep,
                     Some(&keys),
                     meta,
+                    devices,
                 )
             }
         })

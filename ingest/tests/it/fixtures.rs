@@ -83,14 +83,31 @@ fn identical_logs_are_distinct_trials() {
             .filter(|r| r.result.as_ref().unwrap().trial.is_some())
             .count()
     };
-    let first = perfdb_ingest::ingest_files(&wh, &files, None, &meta, &|_| {}).unwrap();
+    let first = perfdb_ingest::ingest_files(
+        &wh,
+        &files,
+        None,
+        &meta,
+        perfdb_ingest::devices::builtin(),
+        &|_| {},
+    )
+    .unwrap();
     assert_eq!(added(first), 4, "four processes, four trials");
     // Re-ingesting the same files adds nothing.
-    let again = perfdb_ingest::ingest_files(&wh, &files, None, &meta, &|_| {}).unwrap();
+    let again = perfdb_ingest::ingest_files(
+        &wh,
+        &files,
+        None,
+        &meta,
+        perfdb_ingest::devices::builtin(),
+        &|_| {},
+    )
+    .unwrap();
     assert_eq!(added(again), 0);
     // The same file spelled another way (`./`, `..`) is the same file: its identity is
     // its canonical path.
-    let p = perfdb_ingest::prepare_file(&files[0], None, &meta).unwrap();
+    let p = perfdb_ingest::prepare_file(&files[0], None, &meta, perfdb_ingest::devices::builtin())
+        .unwrap();
     let parent = files[0].parent().unwrap();
     let dotted = format!(
         "{}/./../{}/{}",
@@ -98,7 +115,14 @@ fn identical_logs_are_distinct_trials() {
         parent.file_name().unwrap().to_string_lossy(),
         files[0].file_name().unwrap().to_string_lossy()
     );
-    let q = perfdb_ingest::prepare_bytes(&dotted, &texts[0], None, &meta).unwrap();
+    let q = perfdb_ingest::prepare_bytes(
+        &dotted,
+        &texts[0],
+        None,
+        &meta,
+        perfdb_ingest::devices::builtin(),
+    )
+    .unwrap();
     assert_eq!(p.run.run_id, q.run.run_id);
     assert!(matches!(
         wh.commit(vec![q]).unwrap()[0],

@@ -94,7 +94,13 @@ fn a_table_cut_at_every_byte_is_rejected_or_read() {
         for cut in 0..=bytes.len() {
             let prefix = &bytes[..cut];
             let meta = perfdb_ingest::model::RunMeta::default();
-            match perfdb_ingest::prepare_bytes("cut.log", prefix, None, &meta) {
+            match perfdb_ingest::prepare_bytes(
+                "cut.log",
+                prefix,
+                None,
+                &meta,
+                perfdb_ingest::devices::builtin(),
+            ) {
                 Ok(_) => accepted += 1,
                 Err(_) => rejected += 1,
             }

@@ -13,6 +13,7 @@ pub use perfdb_ingest::model::AlertAction as Action;
 /// as it now stands.
 pub fn act(
     root: &std::path::Path,
+    devices: &'static perfdb_ingest::devices::Table,
     prefix: &str,
     action: Action,
     who: &str,
@@ -21,7 +22,7 @@ pub fn act(
     if action == Action::Dismiss && note.trim().is_empty() {
         return Err(TriageError::NoteNeeded);
     }
-    let db = Db::open(root)?;
+    let db = Db::open(root, devices)?;
     let alert = find(&db, prefix)?;
     if !action.allowed_from(alert.status) {
         return Err(TriageError::Transition {
@@ -42,7 +43,7 @@ pub fn act(
         note: note.to_string(),
     };
     Warehouse::new(root).commit_alerts(|_| (Vec::new(), vec![change]))?;
-    find(&Db::open(root)?, &alert.id)
+    find(&Db::open(root, devices)?, &alert.id)
 }
 
 /// Apply `action` to every alert of the group that holds the alert `prefix` names, those
@@ -50,6 +51,7 @@ pub fn act(
 /// returns them as they now stand. None applying is the one alert's transition error.
 pub fn act_on_group(
     root: &std::path::Path,
+    devices: &'static perfdb_ingest::devices::Table,
     prefix: &str,
     action: Action,
     who: &str,
@@ -58,7 +60,7 @@ pub fn act_on_group(
     if action == Action::Dismiss && note.trim().is_empty() {
         return Err(TriageError::NoteNeeded);
     }
-    let db = Db::open(root)?;
+    let db = Db::open(root, devices)?;
     let (_, group) = find_group(&db, prefix)?;
     let at_us = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -86,6 +88,6 @@ pub fn act_on_group(
     }
     let ids: Vec<String> = changes.iter().map(|c| c.alert_id.clone()).collect();
     Warehouse::new(root).commit_alerts(|_| (Vec::new(), changes))?;
-    let db = Db::open(root)?;
+    let db = Db::open(root, devices)?;
     ids.iter().map(|id| find(&db, id)).collect()
 }

@@ -191,7 +191,7 @@ fn run_points(db: &Db, s: &Series) -> Result<Vec<RunPoint>, ChartError> {
                     value: r.get(8)?,
                 },
                 unit: r.get(9)?,
-                device: run_device(r, 10)?,
+                device: run_device(db.devices, r, 10)?,
             })
         })?
         .collect::<Result<_, _>>()?;

@@ -9,7 +9,7 @@
 
 use crate::compare::{Report, Row, Verdict};
 use crate::db::roofs::Measured;
-use perfdb_ingest::devices::{self, dtype::Dtype};
+use perfdb_ingest::devices::{self, dtype::Dtype, Table};
 
 /// One row on the roofline.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,8 +82,7 @@ pub fn points(report: &Report) -> (Vec<Point>, usize) {
 
 /// The roofs of the devices the rows were held against, one a data type: the
 /// datasheet's, and the measured one where `measured` has it.
-pub fn roofs(report: &Report, measured: &[Measured]) -> Vec<Roof> {
-    let table = devices::table();
+pub fn roofs(report: &Report, measured: &[Measured], table: &Table) -> Vec<Roof> {
     let mut out: Vec<Roof> = Vec::new();
     for r in report.rows.iter().filter(|r| r.unit == "TFLOPS") {
         let Some(p) = &r.peak else { continue };

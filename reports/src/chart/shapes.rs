@@ -305,7 +305,7 @@ fn class_device(
     );
     let mut stmt = db.conn.prepare(&sql)?;
     let named: Vec<_> = stmt
-        .query_map([], |r| run_device(r, 0))?
+        .query_map([], |r| run_device(db.devices, r, 0))?
         .collect::<Result<_, _>>()?;
     Ok(one_device(named))
 }
@@ -540,11 +540,12 @@ mod tests {
                     Some(perfdb_ingest::model::Format::PerfLines),
                     parsed,
                     &meta,
+                    perfdb_ingest::devices::builtin(),
                 )
             })
             .collect();
         Warehouse::new(dir).commit(prepared).unwrap();
-        Db::open(dir).unwrap()
+        Db::open(dir, perfdb_ingest::devices::builtin()).unwrap()
     }
 
     #[test]

@@ -62,13 +62,14 @@ pub fn compare(db: &Db, base: &str, head: &str, opt: &Options) -> Result<Report,
     trace("load both sides", &mut t);
     let gpu = gpu_state_warnings(db, &base_side, &head_side)?;
     trace("GPU-state tags of the runs", &mut t);
-    let mut r = build_report(base_side, head_side, b, h, opt)?;
+    let mut r = build_report(base_side, head_side, b, h, opt, db.devices)?;
     peaks::hold_to_measured(db, &mut r.rows)?;
     r.warnings.extend(gpu);
     trace("the report (statistics, summary included)", &mut t);
     Ok(r)
 }
 
+use perfdb_ingest::devices::Table;
 use perfdb_ingest::timing::trace;
 
 /// What the GPU-state tags of the runs say against the comparison (`perfdb ab`
@@ -145,6 +146,7 @@ fn build_report(
     mut b: Loaded,
     mut h: Loaded,
     opt: &Options,
+    devices: &Table,
 ) -> Result<Report, CompareError> {
     let control_one_sided = check_control(&b, &h, opt)?;
     let mixed_hardware = mixed_hardware(&base_side, &head_side);
@@ -169,7 +171,7 @@ fn build_report(
         mut warnings,
         unpaired_tables,
     } = paired;
-    peaks::hold(&mut rows, &base_side, &head_side);
+    peaks::hold(&mut rows, &base_side, &head_side, devices);
     let control = judge(&mut rows, opt);
     trace("judge every row", &mut t);
     let summary = summarize(&rows, opt);

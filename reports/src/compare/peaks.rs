@@ -5,12 +5,12 @@
 
 use super::{Row, SideInfo, Verdict};
 use perfdb_ingest::devices::check::{implied_tflops, HeldRow};
-use perfdb_ingest::devices::{self, Device};
+use perfdb_ingest::devices::{Device, Table};
 
-/// The one device a side's runs name, if they name one.
-fn device(side: &SideInfo) -> Option<&'static Device> {
+/// The one device a side's runs name in `table`, if they name one.
+fn device<'t>(side: &SideInfo, table: &'t Table) -> Option<&'t Device> {
     match side.devices.as_slice() {
-        [one] => devices::table().get(one),
+        [one] => table.get(one),
         _ => None,
     }
 }
@@ -45,8 +45,8 @@ fn impossible(row: &Row, d: Option<&Device>, values: &[Option<f64>], side: &str)
 }
 
 /// Give each row its peak, and make invalid each row a side's device cannot produce.
-pub(super) fn hold(rows: &mut [Row], base: &SideInfo, head: &SideInfo) {
-    let (bd, hd) = (device(base), device(head));
+pub(super) fn hold(rows: &mut [Row], base: &SideInfo, head: &SideInfo, table: &Table) {
+    let (bd, hd) = (device(base, table), device(head, table));
     if bd.is_none() && hd.is_none() {
         return;
     }

@@ -20,6 +20,7 @@ pub use sql::{
 };
 
 use duckdb::Connection;
+use perfdb_ingest::devices::Table;
 use perfdb_ingest::warehouse::schema::{self, MEASUREMENTS_SCHEMA, RUNS_SCHEMA};
 use perfdb_ingest::warehouse::Warehouse;
 use sql::{flat_view_sql, summaries_select, summaries_view_sql, view_sql};
@@ -38,6 +39,8 @@ pub struct Db {
     /// Each measurements and summaries file with the range of its runs' ingest times
     /// when it names one (compacted files), to read only the files holding a few runs.
     ranges: std::sync::Arc<Ranges>,
+    /// The device table the runs are read against (`Config::device_table`).
+    pub devices: &'static Table,
 }
 
 /// The measurements files, and the ingest-time range of each file that names one.
@@ -95,13 +98,14 @@ impl Db {
     /// locked down: DuckDB may read the committed Parquet files and nothing else on disk
     /// or the network (no `read_text`, `COPY ... TO`, `ATTACH`, `INSTALL`, `LOAD`), and
     /// that setting cannot be changed back by a later statement. Every reader uses this.
-    pub fn open(root: &Path) -> Result<Db, DbError> {
-        Db::open_on(Connection::open_in_memory()?, root)
+    /// `devices` is the table a run's device is found in (`Config::device_table`).
+    pub fn open(root: &Path, devices: &'static Table) -> Result<Db, DbError> {
+        Db::open_on(Connection::open_in_memory()?, root, devices)
     }
 
     /// [`Db::open`] on a connection to a fresh in-memory database.
-    pub fn open_on(conn: Connection, root: &Path) -> Result<Db, DbError> {
-        let (db, files) = Db::define(conn, root)?;
+    pub fn open_on(conn: Connection, root: &Path, devices: &'static Table) -> Result<Db, DbError> {
+        let (db, files) = Db::define(conn, root, devices)?;
         let mut t = std::time::Instant::now();
         db.lock_down(&files)?;
         perfdb_ingest::timing::trace("open: lock down", &mut t);
@@ -110,8 +114,8 @@ impl Db {
 
     /// Open the warehouse with DuckDB's file and network access left on, for
     /// `perfdb sql --write` (an export with `COPY ... TO`).
-    pub fn open_unrestricted(root: &Path) -> Result<Db, DbError> {
-        Ok(Db::define(Connection::open_in_memory()?, root)?.0)
+    pub fn open_unrestricted(root: &Path, devices: &'static Table) -> Result<Db, DbError> {
+        Ok(Db::define(Connection::open_in_memory()?, root, devices)?.0)
     }
 
     /// Only the committed files stay readable; external access off; settings locked.
@@ -128,7 +132,11 @@ impl Db {
     }
 
     /// The views over the committed files, on `conn`; also every file they read.
-    fn define(conn: Connection, root: &Path) -> Result<(Db, Vec<PathBuf>), DbError> {
+    fn define(
+        conn: Connection,
+        root: &Path,
+        devices: &'static Table,
+    ) -> Result<(Db, Vec<PathBuf>), DbError> {
         let mut t = std::time::Instant::now();
         let wh = Warehouse::new(root);
         // One read of the logs for every table (each read is six snapshots; on a remote
@@ -196,6 +204,7 @@ impl Db {
             series: Default::default(),
             summary_files,
             ranges: std::sync::Arc::new(ranges),
+            devices,
         };
         Ok((db, files))
     }
@@ -208,6 +217,7 @@ impl Db {
             series: self.series.clone(),
             summary_files: self.summary_files.clone(),
             ranges: self.ranges.clone(),
+            devices: self.devices,
         })
     }
 

@@ -50,7 +50,7 @@ pub(super) fn runs_of(db: &Db, label: &str) -> Result<Vec<RunPoint>, DetectError
                 ingested_at: r.get(3)?,
                 machine: r.get(4)?,
                 hash: r.get(5)?,
-                device: run_device(r, 6)?,
+                device: run_device(db.devices, r, 6)?,
             })
         })?
         .collect::<Result<_, _>>()?;

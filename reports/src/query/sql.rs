@@ -43,7 +43,10 @@ pub struct SqlDb {
 
 impl SqlDb {
     /// The same database [`Db::open`] gives, with a classifying connection beside it.
-    pub fn open(root: &Path) -> Result<SqlDb, DbError> {
+    pub fn open(
+        root: &Path,
+        devices: &'static perfdb_ingest::devices::Table,
+    ) -> Result<SqlDb, DbError> {
         let mut raw_db: ffi::duckdb_database = std::ptr::null_mut();
         // SAFETY: a null path opens an in-memory database; `raw_db` is written on success.
         let rc = unsafe { ffi::duckdb_open(std::ptr::null(), &mut raw_db) };
@@ -64,7 +67,7 @@ impl SqlDb {
         // SAFETY: `raw_db` stays open until `drop`, which drops this connection first
         // (`open_from_raw` does not close the database on drop).
         let conn = unsafe { duckdb::Connection::open_from_raw(this.raw_db)? };
-        this.db = Some(Db::open_on(conn, root)?);
+        this.db = Some(Db::open_on(conn, root, devices)?);
         Ok(this)
     }
 
@@ -196,7 +199,7 @@ mod tests {
     #[test]
     fn queries_pass_and_statements_that_change_files_are_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let db = SqlDb::open(dir.path()).unwrap();
+        let db = SqlDb::open(dir.path(), perfdb_ingest::devices::builtin()).unwrap();
         for q in [
             "SELECT count(*) FROM runs",
             "FROM measurements LIMIT 1",

@@ -28,8 +28,8 @@ struct FromAlert {
     machine: Option<String>,
 }
 
-fn from_alert(root: &Path, prefix: &str) -> anyhow::Result<FromAlert> {
-    let db = Db::open(root)
+fn from_alert(root: &Path, a: &BisectArgs, prefix: &str) -> anyhow::Result<FromAlert> {
+    let db = Db::open(root, super::device_table(a.judge.config.as_deref())?)
         .with_context(|| format!("cannot open the warehouse at {}", root.display()))?;
     let (alert, group) = alerts::find_group(&db, prefix)?;
     if alert.kind != alerts::AlertKind::Regression {
@@ -69,7 +69,7 @@ fn plan(root: &Path, a: &BisectArgs) -> anyhow::Result<Plan> {
         bail!("--notify tells an alert's watchers: give the alert's id");
     }
     let from = match &a.alert {
-        Some(p) => Some(from_alert(root, p)?),
+        Some(p) => Some(from_alert(root, a, p)?),
         None => None,
     };
     let (good, bad) = match (&a.good, &a.bad, &from) {

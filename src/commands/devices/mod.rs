@@ -4,7 +4,7 @@
 use crate::cli::{DevicesAction, DevicesArgs, DevicesFormat, MeasureArgs};
 use crate::Exit;
 use anyhow::Context;
-use perfdb_ingest::devices;
+use perfdb_ingest::devices::Table;
 use perfdb_ingest::formats::Format;
 use perfdb_ingest::model::RunMeta;
 use perfdb_ingest::warehouse::Warehouse;
@@ -18,14 +18,13 @@ const ROOFS: &str = include_str!("roofs.py");
 pub const LABEL: &str = perfdb_reports::db::roofs::LABEL;
 
 pub fn run(root: &Path, a: DevicesArgs) -> anyhow::Result<Exit> {
-    perfdb_reports::config::Config::load_or_default(a.config.as_deref())?;
+    let t = super::device_table(a.config.as_deref())?;
     if let Some(DevicesAction::Measure(m)) = &a.action {
-        return measure(root, m);
+        return measure(root, m, t);
     }
-    let t = devices::table();
     // What `devices measure` stored in this warehouse, when there is one.
     let measured = if root.join("runs").exists() {
-        let db = perfdb_reports::db::Db::open(root)?;
+        let db = perfdb_reports::db::Db::open(root, t)?;
         perfdb_reports::db::roofs::measured(&db)?
     } else {
         Vec::new()
@@ -69,7 +68,7 @@ pub fn run(root: &Path, a: DevicesArgs) -> anyhow::Result<Exit> {
 /// `perfdb devices measure`: the bundled microbenchmark run on this machine's GPU, its
 /// roofs stored under the label `roofs` with the GPU's name (its device), driver, clocks
 /// and power limit, and printed beside the datasheet's.
-fn measure(root: &Path, a: &MeasureArgs) -> anyhow::Result<Exit> {
+fn measure(root: &Path, a: &MeasureArgs, devices: &'static Table) -> anyhow::Result<Exit> {
     let dir = perfdb_ingest::warehouse::location::fresh_private_dir("perfdb-roofs")
         .context("cannot make a private folder for the microbenchmark")?;
     let script = dir.join("roofs.py");
@@ -118,6 +117,7 @@ fn measure(root: &Path, a: &MeasureArgs) -> anyhow::Result<Exit> {
         &out.stdout,
         Some(Format::PytorchV3),
         &meta,
+        devices,
     )
     .context("cannot write the warehouse")?;
     for r in &reports {
@@ -125,7 +125,7 @@ fn measure(root: &Path, a: &MeasureArgs) -> anyhow::Result<Exit> {
             anyhow::bail!("the microbenchmark's output could not be read: {e}");
         }
     }
-    let db = perfdb_reports::db::Db::open(root)?;
+    let db = perfdb_reports::db::Db::open(root, devices)?;
     let roofs = perfdb_reports::db::roofs::measured(&db)?;
     let mut o = std::io::stdout().lock();
     for r in &roofs {

@@ -6,6 +6,7 @@ pub mod command;
 use crate::cli::{IngestArgs, IngestOptions};
 use crate::Exit;
 use anyhow::Context;
+use perfdb_ingest::devices::Table;
 use perfdb_ingest::formats::Format;
 use perfdb_ingest::model::RunMeta;
 use perfdb_ingest::warehouse::{Label, Warehouse, DEFAULT_LABEL};
@@ -16,8 +17,12 @@ use std::path::Path;
 /// Inputs at least this long get a progress bar (on a terminal).
 const PROGRESS_MIN_FILES: usize = 50;
 
-/// The label, format and metadata `ingest` and `run` share.
-pub(super) fn options(a: IngestOptions) -> anyhow::Result<(Label, Option<Format>, RunMeta)> {
+/// What `ingest` and `run` share: the label, format and metadata, and the device table
+/// runs are read against (perfdb.toml's `[[device]]` entries with the built-in ones).
+pub(super) type Options = (Label, Option<Format>, RunMeta, &'static Table);
+
+/// The [`Options`] of the flags: `--device` is resolved here, once, to the id stored.
+pub(super) fn options(a: IngestOptions) -> anyhow::Result<Options> {
     let format = a.format.0;
     let label = Label::new(a.label.as_deref().unwrap_or(DEFAULT_LABEL))?;
     let commit_time = match (&a.commit_time, &a.git_dir) {
@@ -25,21 +30,15 @@ pub(super) fn options(a: IngestOptions) -> anyhow::Result<(Label, Option<Format>
         (None, Some(dir)) => Some(git_commit_time(dir, a.commit.as_deref())?),
         (None, None) => None,
     };
-    // perfdb.toml's [[device]] entries join the device table before any run is read.
-    perfdb_reports::config::Config::load_or_default(None)?;
+    let devices = super::device_table(None)?;
     let device = match a.device.as_deref() {
         None => None,
-        Some(d) => Some(
-            perfdb_ingest::devices::table()
-                .named(d)
-                .map(|d| d.id.clone())
-                .ok_or_else(|| {
-                    anyhow::anyhow!(
-                        "--device {d}: not a device perfdb knows; `perfdb devices` lists them, \
+        Some(d) => Some(devices.named(d).map(|d| d.id.clone()).ok_or_else(|| {
+            anyhow::anyhow!(
+                "--device {d}: not a device perfdb knows; `perfdb devices` lists them, \
                          and a [[device]] entry in perfdb.toml adds one"
-                    )
-                })?,
-        ),
+            )
+        })?),
     };
     let meta = RunMeta {
         label: label.as_str().to_string(),
@@ -83,11 +82,11 @@ pub(super) fn options(a: IngestOptions) -> anyhow::Result<(Label, Option<Format>
         variant_axis: a.variant_axis,
         failed: None,
     };
-    Ok((label, format, meta))
+    Ok((label, format, meta, devices))
 }
 
 pub fn run(root: &Path, a: IngestArgs) -> anyhow::Result<Exit> {
-    let (label, format, meta) = options(a.options)?;
+    let (label, format, meta, devices) = options(a.options)?;
     let wh = Warehouse::new(root);
     let stdin = a.paths.iter().any(|p| p.as_os_str() == "-");
     if stdin {
@@ -105,7 +104,7 @@ pub fn run(root: &Path, a: IngestArgs) -> anyhow::Result<Exit> {
         let mut bytes = Vec::new();
         std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)
             .context("cannot read standard input")?;
-        let reports = perfdb_ingest::ingest_bytes(&wh, name, &bytes, format, &meta)
+        let reports = perfdb_ingest::ingest_bytes(&wh, name, &bytes, format, &meta, devices)
             .with_context(|| format!("cannot write the warehouse at {}", root.display()))?;
         return report(root, &label, &reports);
     }
@@ -139,7 +138,7 @@ pub fn run(root: &Path, a: IngestArgs) -> anyhow::Result<Exit> {
             }
         }
     };
-    let reports = perfdb_ingest::ingest_files(&wh, &files, format, &meta, &progress)
+    let reports = perfdb_ingest::ingest_files(&wh, &files, format, &meta, devices, &progress)
         .with_context(|| format!("cannot write the warehouse at {}", root.display()))?;
     report(root, &label, &reports)
 }

@@ -1,5 +1,6 @@
 //! The GPU's state around each trial, from the vendor's query tool on PATH.
 
+use perfdb_ingest::devices::Table;
 use perfdb_ingest::gpu_state::{self, GpuState};
 use std::process::Command;
 
@@ -98,13 +99,13 @@ impl GpuTool {
 /// later finds it). None when `--machine` already names a device the tool does not
 /// contradict, or the tool names nothing. What it found is said on stderr, once a
 /// process: each step of a bisect is an experiment of its own on the same GPU.
-pub fn device_tag(tool: GpuTool, machine: Option<&str>) -> Option<String> {
+pub fn device_tag(tool: GpuTool, machine: Option<&str>, table: &Table) -> Option<String> {
     static ONCE: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
-    ONCE.get_or_init(|| ask_device(tool, machine)).clone()
+    ONCE.get_or_init(|| ask_device(tool, machine, table))
+        .clone()
 }
 
-fn ask_device(tool: GpuTool, machine: Option<&str>) -> Option<String> {
-    let table = perfdb_ingest::devices::table();
+fn ask_device(tool: GpuTool, machine: Option<&str>, table: &Table) -> Option<String> {
     let given = machine.and_then(|m| table.named(m));
     let name = match tool.product() {
         Ok(name) => name,

@@ -20,6 +20,7 @@ use crate::Exit;
 use anyhow::Context;
 use arms::Arms;
 pub use gpu::GpuTool;
+use perfdb_ingest::devices::Table;
 use perfdb_ingest::model::RunMeta;
 use perfdb_ingest::warehouse::{Label, Warehouse};
 use perfdb_reports::ab::{self as experiment, Arm, Outcome, Plan, Sequential, Stopped};
@@ -30,9 +31,10 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// The comparison each look makes: `compare`'s options with the sequential rule.
-fn look_options(a: &AbArgs) -> anyhow::Result<Options> {
-    let opt = options(&a.judge, None)?;
+/// The comparison each look makes: `compare`'s options with the sequential rule; the
+/// device table of the same config.
+fn look_options(a: &AbArgs) -> anyhow::Result<(Options, &'static Table)> {
+    let (opt, devices) = options(&a.judge, None)?;
     if opt.test == Test::MannWhitney {
         anyhow::bail!("--test mann-whitney: ab's stopping rule is built on t-tests of log values");
     }
@@ -42,7 +44,7 @@ fn look_options(a: &AbArgs) -> anyhow::Result<Options> {
     if let Some(test) = chosen {
         opt.test = test;
     }
-    Ok(opt)
+    Ok((opt, devices))
 }
 
 /// The two labels: given, or `ab-base-SESSION` and `ab-head-SESSION`. One label for both
@@ -77,7 +79,7 @@ fn session(
     by_commit: bool,
 ) -> anyhow::Result<(Session, [String; 2])> {
     let arms = Arms::from_args(a)?;
-    let opt = look_options(a)?;
+    let (opt, devices) = look_options(a)?;
     let format = a.trials.input_format.0;
     let labels = labels(a, stamp, by_commit)?;
     // What each look compares: the labels, or each arm's commit within them (so the
@@ -104,7 +106,7 @@ fn session(
     if gpu.is_none() && !a.trials.no_gpu_state {
         say!("ab: neither nvidia-smi nor amd-smi is on PATH: the GPU's clock and power are not recorded");
     }
-    if let Some(d) = gpu.and_then(|g| gpu::device_tag(g, a.machine.as_deref())) {
+    if let Some(d) = gpu.and_then(|g| gpu::device_tag(g, a.machine.as_deref(), devices)) {
         tags.push(("device".to_string(), d));
     }
     // What ran underneath: the driver, and each arm's Python versions, read before
@@ -131,6 +133,7 @@ fn session(
         arms,
         wh: Warehouse::new(root),
         root: root.to_path_buf(),
+        devices,
         format,
         logs,
         echo: if a.trials.quiet {
@@ -170,9 +173,9 @@ fn profiled_trials(
     for arm in [Arm::Base, Arm::Head] {
         let dir = s.logs.join(format!("profile-{}", arm.name()));
         say!("ab: profiling the {} arm ({})", arm.name(), dir.display());
-        seconds[arm.index()] = p.run(&s.arms, arm, &dir, &s.wh, &s.metas[arm.index()], deadline)?;
+        seconds[arm.index()] = p.run(s, arm, &dir, deadline)?;
     }
-    let db = perfdb_reports::db::Db::open(&s.root)
+    let db = perfdb_reports::db::Db::open(&s.root, s.devices)
         .with_context(|| format!("cannot open the warehouse at {}", s.root.display()))?;
     perfdb_reports::compare::counters::attach(&db, report)?;
     let timed: f64 = s.durations.iter().sum();

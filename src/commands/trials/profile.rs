@@ -5,11 +5,11 @@
 //! trial runs; its absence is an error then, not after an hour of trials.
 
 use super::arms::Arms;
+use super::session::Session;
 use crate::process::{self, Echo};
 use anyhow::Context;
 use perfdb_ingest::formats::Format;
 use perfdb_ingest::model::RunMeta;
-use perfdb_ingest::warehouse::Warehouse;
 use perfdb_reports::ab::Arm;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -123,19 +123,19 @@ impl Profiling {
         name_of(self.profiler)
     }
 
-    /// One profiled trial of `arm` (its output under `dir`), its counters stored with
-    /// `meta` tagged `profiled=PROFILER`. Returns the seconds it took.
+    /// One profiled trial of `arm` of the session `s` (its output under `dir`), its
+    /// counters stored with the arm's metadata tagged `profiled=PROFILER`. Returns the
+    /// seconds it took.
     pub fn run(
         &self,
-        arms: &Arms,
+        s: &Session,
         arm: Arm,
         dir: &Path,
-        wh: &Warehouse,
-        meta: &RunMeta,
         deadline: Duration,
     ) -> anyhow::Result<f64> {
+        let (wh, meta) = (&s.wh, &s.metas[arm.index()]);
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        let profiled = self.trial(arms, arm, dir, deadline)?;
+        let profiled = self.trial(&s.arms, arm, dir, deadline)?;
         let mut tags = meta.tags.clone();
         tags.push(("profiled".into(), name_of(self.profiler).into()));
         tags.push(("arm".into(), arm.name().into()));
@@ -155,8 +155,9 @@ impl Profiling {
             let bytes =
                 std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
             let name = file.to_string_lossy();
-            let reports = perfdb_ingest::ingest_bytes(wh, &name, &bytes, Some(*format), &meta)
-                .context("cannot write the warehouse")?;
+            let reports =
+                perfdb_ingest::ingest_bytes(wh, &name, &bytes, Some(*format), &meta, s.devices)
+                    .context("cannot write the warehouse")?;
             for r in &reports {
                 if let Err(e) = &r.result {
                     anyhow::bail!(

@@ -32,6 +32,8 @@ pub struct Session {
     pub arms: Arms,
     pub wh: Warehouse,
     pub root: PathBuf,
+    /// The device table of the config (`Config::device_table`).
+    pub devices: &'static perfdb_ingest::devices::Table,
     pub format: Option<Format>,
     pub metas: [RunMeta; 2],
     /// What a look compares: each arm's label, or `LABEL@COMMIT`.
@@ -161,7 +163,7 @@ impl Trials for Session {
 
     fn look(&mut self) -> Result<Report, LookError<anyhow::Error>> {
         let t0 = Instant::now();
-        let db = Db::open(&self.root)
+        let db = Db::open(&self.root, self.devices)
             .with_context(|| format!("cannot open the warehouse at {}", self.root.display()))
             .map_err(LookError::Failed)?;
         let report = compare(&db, &self.selectors[0], &self.selectors[1], &self.opt);
@@ -274,8 +276,11 @@ impl Session {
             failed,
             ..self.metas[arm.index()].clone()
         };
-        let reports = perfdb_ingest::ingest_bytes(&self.wh, log, stdout, self.format, &meta)
-            .with_context(|| format!("cannot write the warehouse at {}", self.root.display()))?;
+        let reports =
+            perfdb_ingest::ingest_bytes(&self.wh, log, stdout, self.format, &meta, self.devices)
+                .with_context(|| {
+                    format!("cannot write the warehouse at {}", self.root.display())
+                })?;
         for r in &reports {
             if let Err(e) = &r.result {
                 // A trial whose output perfdb cannot read decides nothing: stop and say

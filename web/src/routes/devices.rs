@@ -2,16 +2,18 @@
 //! against (`perfdb devices`), with the document each figure comes from.
 
 use crate::page::{esc, layout};
+use crate::AppState;
+use axum::extract::State;
 use axum::response::Html;
 use axum::Json;
-use perfdb_ingest::devices::{self, Device, Quantity};
+use perfdb_ingest::devices::{Device, Quantity};
 
-pub async fn api() -> Json<Vec<Device>> {
-    Json(devices::table().devices.clone())
+pub async fn api(State(s): State<AppState>) -> Json<Vec<Device>> {
+    Json(s.devices.devices.clone())
 }
 
-pub async fn page() -> Html<String> {
-    let t = devices::table();
+pub async fn page(State(s): State<AppState>) -> Html<String> {
+    let t = s.devices;
     let qs = Quantity::ALL;
     let head: String = qs
         .iter()
@@ -59,7 +61,7 @@ pub async fn page() -> Html<String> {
          in perfdb.toml add devices or replace one.</p>\
          <table id=\"devices\"><thead><tr><th>id</th><th>name</th><th>arch</th>{head}\
          <th>source</th><th>matched by</th></tr></thead><tbody>{rows}</tbody></table>",
-        100.0 * devices::MARGIN
+        100.0 * perfdb_ingest::devices::MARGIN
     );
     Html(layout("Devices", &body))
 }

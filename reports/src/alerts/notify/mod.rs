@@ -92,11 +92,12 @@ pub fn lease(timeout: Duration) -> Duration {
 /// within `timeout`.
 pub fn deliver(
     root: &std::path::Path,
+    devices: &'static perfdb_ingest::devices::Table,
     label: &str,
     targets: &[Target],
     timeout: Duration,
 ) -> Result<Delivered, NotifyError> {
-    let db = Db::open(root)?;
+    let db = Db::open(root, devices)?;
     let active: Vec<AlertView> = alerts::list(&db, Some(AlertStatus::Active))?
         .into_iter()
         .filter(|a| a.label == label)

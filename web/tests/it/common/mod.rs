@@ -19,7 +19,14 @@ pub fn ingest(root: &Path, dir: &str, label: &str, commit: Option<&str>) {
         commit: commit.map(String::from),
         ..Default::default()
     };
-    let r =
-        perfdb_ingest::ingest_files(&Warehouse::new(root), &files, None, &meta, &|_| {}).unwrap();
+    let r = perfdb_ingest::ingest_files(
+        &Warehouse::new(root),
+        &files,
+        None,
+        &meta,
+        perfdb_ingest::devices::builtin(),
+        &|_| {},
+    )
+    .unwrap();
     assert!(r.iter().all(|f| f.result.is_ok()));
 }

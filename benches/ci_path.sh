@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# perfdb's CI path against the tool it replaces, paired on one machine.
+#
+# The pull-request perf check as CI runs it: three perfdb processes (ingest the base
+# arm's aiter logs, ingest the head's, compare head with base gated on the torch
+# control) on a fresh warehouse each time, against the perf stage of aiter's
+# validate-kernel-pr skill (`scrape_perf.py --base ... --head ...`: parse, best-of-N,
+# verdict) on the same logs. The logs are the real H200 A/B of sample-data/h200-gemm/ab
+# (five trials a side) repeated to N trials a side. One hyperfine call runs both
+# commands' series (warm-up runs first, the warehouse removed before each perfdb run)
+# and the script prints the ratio of their medians; then one traced perfdb run shows
+# each process's steps (PERFDB_TRACE=1). Figures: BENCHMARKS.md, "The CI path".
+#
+#   bash benches/ci_path.sh [TRIALS=1000] [RUNS=20] [SCRAPER=../shared/peer/scrape_perf.py]
+#
+# Exit 2 when the scraper is not at SCRAPER: there is no ratio without it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TRIALS="${1:-1000}"
+RUNS="${2:-20}"
+SCRAPER="$(realpath -m "${3:-../shared/peer/scrape_perf.py}")"
+[ -f "$SCRAPER" ] || { echo "ci_path.sh: no scraper at $SCRAPER (pass its path as the third argument)" >&2; exit 2; }
+command -v hyperfine >/dev/null || { apt-get update -qq && apt-get install -y -qq hyperfine >/dev/null; }
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfdb/target}"
+cargo build --release --quiet --bin perfdb
+P="$CARGO_TARGET_DIR/release/perfdb"
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+
+# The real logs, trial k of a side copied to trial k, k+5, k+10, ... up to TRIALS.
+for side in base head; do
+  mkdir -p "$TMP/$side"
+  src=(sample-data/h200-gemm/ab/aiter/$side/trial*.log)
+  for ((i = 0; i < TRIALS; i++)); do
+    cp "${src[$((i % ${#src[@]}))]}" "$(printf '%s/%s/trial%04d.log' "$TMP" "$side" "$i")"
+  done
+done
+
+PERFDB="$P --warehouse $TMP/wh ingest $TMP/base --label base >/dev/null && \
+$P --warehouse $TMP/wh ingest $TMP/head --label head >/dev/null && \
+{ $P --warehouse $TMP/wh compare base head --control torch >/dev/null; test \$? -le 1; }"
+PEER="python3 $SCRAPER --base $TMP/base/*.log --head $TMP/head/*.log >/dev/null"
+
+# Both commands' verdicts first: the pair only counts if both read the logs.
+$P --warehouse "$TMP/check" ingest "$TMP/base" --label base >/dev/null
+$P --warehouse "$TMP/check" ingest "$TMP/head" --label head >/dev/null
+$P --warehouse "$TMP/check" compare base head --control torch --format json >"$TMP/verdict.json" || [ $? -le 1 ]
+python3 - "$TMP/verdict.json" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+rows = r.get("rows", [])
+print(f"perfdb: {len(rows)} rows compared, verdict {r.get('verdict', r.get('status', '?'))}")
+EOF
+python3 "$SCRAPER" --base "$TMP"/base/*.log --head "$TMP"/head/*.log \
+  | python3 -c "import json,sys; r=json.load(sys.stdin); print(f\"scraper: {r['matched_rows']} rows matched, status {r['status']}\")"
+
+hyperfine --style basic --warmup 3 --runs "$RUNS" --prepare "rm -rf $TMP/wh" \
+  --export-json "$TMP/pair.json" \
+  --command-name "perfdb: ingest base + ingest head + compare ($TRIALS trials a side)" "$PERFDB" \
+  --command-name "scrape_perf.py ($TRIALS trials a side)" "$PEER"
+python3 - "$TMP/pair.json" "$TRIALS" <<'EOF'
+import json, statistics, sys
+res = json.load(open(sys.argv[1]))["results"]
+med = [statistics.median(r["times"]) * 1e3 for r in res]
+lo = [min(r["times"]) * 1e3 for r in res]
+print(f"{sys.argv[2]} trials a side: perfdb median {med[0]:.1f} ms (min {lo[0]:.1f}), "
+      f"scraper median {med[1]:.1f} ms (min {lo[1]:.1f}): perfdb {med[1] / med[0]:.2f}x faster")
+EOF
+
+echo "== where perfdb's time goes (one run, PERFDB_TRACE=1)"
+rm -rf "$TMP/wh"
+for side in base head; do
+  echo "-- ingest $side"
+  PERFDB_TRACE=1 /usr/bin/time -f "process: %e s wall, %M KB max RSS" \
+    "$P" --warehouse "$TMP/wh" ingest "$TMP/$side" --label $side >/dev/null
+done
+echo "-- compare"
+PERFDB_TRACE=1 /usr/bin/time -f "process: %e s wall, %M KB max RSS" \
+  "$P" --warehouse "$TMP/wh" compare base head --control torch >/dev/null || true
