@@ -121,6 +121,15 @@ impl MatrixHeader {
             layout,
         }
     }
+
+    /// The key of a row of the environment `env` (none when the table has no
+    /// Environment column).
+    fn key(&self, keys: &mut crate::model::Keys, env: &str) -> crate::model::KeyId {
+        match self.env {
+            Some(_) => self.layout.key(keys, &[env]),
+            None => self.layout.key::<&str>(keys, &[]),
+        }
+    }
 }
 
 impl Parser for AortaMatrix {
@@ -207,23 +216,12 @@ impl Parser for AortaMatrix {
             let key = match &last_key {
                 Some((e, key)) if e == env => *key,
                 _ => {
-                    let key = match h.env {
-                        Some(_) => h.layout.key(&mut parsed.keys, &[env]),
-                        None => h.layout.key::<&str>(&mut parsed.keys, &[]),
-                    };
+                    let key = h.key(&mut parsed.keys, env);
                     last_key = Some((env.to_string(), key));
                     key
                 }
             };
-            let variant = match variants.get(row_at) {
-                Some(v) if v.as_str() == cells[0] => *v,
-                _ => {
-                    let v = Name::new(cells[0]);
-                    variants.truncate(row_at);
-                    variants.push(v);
-                    v
-                }
-            };
+            let variant = variant_at(&mut variants, row_at, cells[0]);
             row_at += 1;
             let row = Row {
                 table,
@@ -248,6 +246,21 @@ impl Parser for AortaMatrix {
             ));
         }
         Ok(parsed)
+    }
+}
+
+/// The variant of the table's row `at` named `cell`: the name the last table's row there
+/// had when it is the same (a sweep's matrices list the same cells in the same order),
+/// else a new one in its place.
+fn variant_at(variants: &mut Vec<Name>, at: usize, cell: &str) -> Name {
+    match variants.get(at) {
+        Some(v) if v.as_str() == cell => *v,
+        _ => {
+            let v = Name::new(cell);
+            variants.truncate(at);
+            variants.push(v);
+            v
+        }
     }
 }
 

@@ -172,6 +172,28 @@ impl Layouts {
     }
 }
 
+/// The table a file's values go under: the benchmark executable's file name.
+fn table_name(doc: &Doc) -> String {
+    let exe = doc.context.as_ref().and_then(|c| c.str("executable"));
+    exe.as_deref()
+        .and_then(|e| e.rsplit(['/', '\\']).next())
+        .filter(|e| !e.is_empty())
+        .unwrap_or("google-benchmark")
+        .to_string()
+}
+
+/// A record's time unit as perfdb spells it (`s` is `sec`); another unit is refused.
+fn time_unit<'r>(rec: &'r Record, run_name: &str, no: usize) -> Result<&'r str, ParseError> {
+    let unit = rec.time_unit.as_deref().unwrap_or("ns");
+    if crate::formats::support::units::unit_of(unit).is_none() && unit != "s" {
+        return Err(ParseError::at(
+            no,
+            format!("`{run_name}`: time_unit `{unit}` is not ns, us, ms or s"),
+        ));
+    }
+    Ok(if unit == "s" { "sec" } else { unit })
+}
+
 impl Parser for GoogleBenchmark {
     fn format(&self) -> Format {
         Format::GoogleBenchmark
@@ -185,13 +207,7 @@ impl Parser for GoogleBenchmark {
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
         let doc = Doc::read(text)
             .map_err(|e| ParseError::at(e.line(), format!("not a google-benchmark JSON: {e}")))?;
-        let exe = doc.context.as_ref().and_then(|c| c.str("executable"));
-        let table = exe
-            .as_deref()
-            .and_then(|e| e.rsplit(['/', '\\']).next())
-            .filter(|e| !e.is_empty())
-            .unwrap_or("google-benchmark")
-            .to_string();
+        let table = table_name(&doc);
         let mut parsed = Parsed::sized_for(text, 150);
         if let Some(h) = doc.context.as_ref().and_then(|c| c.str("host_name")) {
             parsed
@@ -238,14 +254,7 @@ impl Parser for GoogleBenchmark {
             let row = layouts
                 .of(&names)
                 .row(&mut parsed.keys, table, variant, &values, no);
-            let unit = rec.time_unit.as_deref().unwrap_or("ns");
-            if crate::formats::support::units::unit_of(unit).is_none() && unit != "s" {
-                return Err(ParseError::at(
-                    no,
-                    format!("`{run_name}`: time_unit `{unit}` is not ns, us, ms or s"),
-                ));
-            }
-            let unit = if unit == "s" { "sec" } else { unit };
+            let unit = time_unit(rec, run_name, no)?;
             let aggregate = rec.aggregate();
             let rep = if aggregate {
                 0

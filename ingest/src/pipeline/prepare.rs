@@ -214,6 +214,46 @@ fn on_device(parsed: &Parsed, keys: &Keys, meta: &RunMeta, table: &devices::Tabl
     }
 }
 
+/// Values per table, tables in order of appearance (a log may print thousands of
+/// tables: each is found by its interned name, not by scanning the list).
+fn count_tables(measurements: &[model::Measurement]) -> Vec<(String, usize)> {
+    let mut tables: Vec<(String, usize)> = Vec::new();
+    let mut at: HashMap<crate::model::Name, usize> = HashMap::new();
+    for m in measurements {
+        match at.get(&m.table) {
+            Some(&i) => tables[i].1 += 1,
+            None => {
+                at.insert(m.table, tables.len());
+                tables.push((m.table.to_string(), 1));
+            }
+        }
+    }
+    tables
+}
+
+/// A run's tags: the command line's, then what the output says (its tags, machine and
+/// the device found) that the command line did not; the output's tags are taken.
+fn run_tags(
+    meta: &RunMeta,
+    p: &mut model::Provenance,
+    device_tag: Option<String>,
+) -> Vec<(String, String)> {
+    let mut tags = meta.tags.clone();
+    let mut from_output = std::mem::take(&mut p.tags);
+    if let Some(m) = p.machine.take() {
+        from_output.push(("machine".to_string(), m));
+    }
+    if let Some(d) = device_tag {
+        from_output.push(("device".to_string(), d));
+    }
+    for (k, v) in from_output {
+        if !tags.iter().any(|(t, _)| *t == k) {
+            tags.push((k, v));
+        }
+    }
+    tags
+}
+
 /// [`prepare`], for a repetition whose values' keys are its file's (`shared`).
 fn prepare_keyed(
     source_path: &str,
@@ -230,19 +270,7 @@ fn prepare_keyed(
         impossible,
         unknown_device_rows,
     } = on_device(&parsed, shared.unwrap_or(&parsed.keys), meta, devices);
-    // Values per table, tables in order of appearance (a log may print thousands of
-    // tables: find each by its interned name, not by scanning the list).
-    let mut tables: Vec<(String, usize)> = Vec::new();
-    let mut at: HashMap<crate::model::Name, usize> = HashMap::new();
-    for m in &parsed.measurements {
-        match at.get(&m.table) {
-            Some(&i) => tables[i].1 += 1,
-            None => {
-                at.insert(m.table, tables.len());
-                tables.push((m.table.to_string(), 1));
-            }
-        }
-    }
+    let tables = count_tables(&parsed.measurements);
     let keys = Arc::new(parsed.keys);
     let mut own = parsed.trial_provenance.into_iter();
     let provenance = own.next().unwrap_or(parsed.provenance);
@@ -271,21 +299,8 @@ fn prepare_keyed(
             }
         })
         .collect();
-    let p = provenance;
-    // Tags: the command line's, then what the output says that the command line did not.
-    let mut tags = meta.tags.clone();
-    let mut from_output = p.tags;
-    if let Some(m) = p.machine {
-        from_output.push(("machine".to_string(), m));
-    }
-    if let Some(d) = device_tag {
-        from_output.push(("device".to_string(), d));
-    }
-    for (k, v) in from_output {
-        if !tags.iter().any(|(t, _)| *t == k) {
-            tags.push((k, v));
-        }
-    }
+    let mut p = provenance;
+    let tags = run_tags(meta, &mut p, device_tag);
     let (verdict, verdict_detail) = match &meta.failed {
         Some(why) => (
             Some(model::RunVerdict::Fail),

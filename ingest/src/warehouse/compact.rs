@@ -360,28 +360,9 @@ impl Warehouse {
             report.files_after += ms.len();
             // One chunk at a time: a compaction holds at most one file's worth of rows.
             for (i, chunk) in plan.chunks.iter().enumerate() {
-                let batches = merge(self, Table::Measurements, chunk)?;
-                let mut tags = batch_tag.clone();
-                if let (Some(tags), Some((lo, hi))) =
-                    (tags.as_mut(), ingest_range(&batches, &ingested))
-                {
-                    tags.insert(INGESTED_TAG.to_string(), format!("{lo},{hi}"));
-                }
-                let m_add = self.write_file(
-                    &part(Table::Measurements, i),
-                    Table::Measurements,
-                    &batches,
-                    None,
-                    tags.clone(),
-                )?;
-                let s_add = self.write_file(
-                    &part(Table::Summaries, i),
-                    Table::Summaries,
-                    &[summary::from_batches(&batches)],
-                    Some(summary::ROW_GROUP),
-                    tags,
-                )?;
-                drop(batches);
+                let names = [part(Table::Measurements, i), part(Table::Summaries, i)];
+                let (m_add, s_add) =
+                    self.merge_chunk(chunk, names, batch_tag.clone(), &ingested)?;
                 report.summaries_written += 1;
                 let replaced: Vec<Add> = chunk
                     .iter()
@@ -411,6 +392,32 @@ impl Warehouse {
             }
         }
         Ok(report)
+    }
+
+    /// One chunk of a label's values files merged into one measurements file at
+    /// `names[0]` and its summaries at `names[1]`, tagged with `tags` and the range of
+    /// its runs' ingest times; their `add`s.
+    fn merge_chunk(
+        &self,
+        chunk: &[Add],
+        names: [String; 2],
+        mut tags: Option<BTreeMap<String, String>>,
+        ingested: &HashMap<String, i64>,
+    ) -> Result<(Add, Add)> {
+        let batches = merge(self, Table::Measurements, chunk)?;
+        if let (Some(tags), Some((lo, hi))) = (tags.as_mut(), ingest_range(&batches, ingested)) {
+            tags.insert(INGESTED_TAG.to_string(), format!("{lo},{hi}"));
+        }
+        let m_add =
+            self.write_file(&names[0], Table::Measurements, &batches, None, tags.clone())?;
+        let s_add = self.write_file(
+            &names[1],
+            Table::Summaries,
+            &[summary::from_batches(&batches)],
+            Some(summary::ROW_GROUP),
+            tags,
+        )?;
+        Ok((m_add, s_add))
     }
 
     /// The alert tables are small and flat: one file each.

@@ -115,6 +115,81 @@ fn text_column(b: &RecordBatch, name: &str) -> StringArray {
     }
 }
 
+/// The statistics of each (run, series) group, a column each, in the summaries' order.
+struct Stats {
+    count: Int64Builder,
+    median: Float64Builder,
+    min: Float64Builder,
+    max: Float64Builder,
+    log_mean: Float64Builder,
+    log_var: Float64Builder,
+    scratch: Vec<f64>,
+}
+
+impl Stats {
+    fn with_capacity(n: usize) -> Stats {
+        let [median, min, max, log_mean, log_var] =
+            std::array::from_fn(|_| Float64Builder::with_capacity(n));
+        Stats {
+            count: Int64Builder::with_capacity(n),
+            median,
+            min,
+            max,
+            log_mean,
+            log_var,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// One group's values: their count, median, extremes and the mean and variance of
+    /// their logs (only of positive values: a group with a zero or negative value has
+    /// none; one value has no variance).
+    fn push(&mut self, values: impl Iterator<Item = f64>) {
+        let v = &mut self.scratch;
+        v.clear();
+        v.extend(values);
+        let k = v.len();
+        self.count.append_value(k as i64);
+        if k == 1 {
+            self.median.append_value(v[0]);
+            self.min.append_value(v[0]);
+            self.max.append_value(v[0]);
+            self.log_mean.append_option((v[0] > 0.0).then(|| v[0].ln()));
+            self.log_var.append_null();
+            return;
+        }
+        v.sort_unstable_by(f64::total_cmp);
+        self.median.append_value(if k % 2 == 1 {
+            v[k / 2]
+        } else {
+            (v[k / 2 - 1] + v[k / 2]) / 2.0
+        });
+        self.min.append_value(v[0]);
+        self.max.append_value(v[k - 1]);
+        if v[0] > 0.0 {
+            let mean = v.iter().map(|v| v.ln()).sum::<f64>() / k as f64;
+            self.log_mean.append_value(mean);
+            self.log_var.append_value(
+                v.iter().map(|v| (v.ln() - mean).powi(2)).sum::<f64>() / (k - 1) as f64,
+            );
+        } else {
+            self.log_mean.append_null();
+            self.log_var.append_null();
+        }
+    }
+
+    fn finish(mut self) -> [ArrayRef; 6] {
+        [
+            Arc::new(self.count.finish()),
+            Arc::new(self.median.finish()),
+            Arc::new(self.min.finish()),
+            Arc::new(self.max.finish()),
+            Arc::new(self.log_mean.finish()),
+            Arc::new(self.log_var.finish()),
+        ]
+    }
+}
+
 /// Summaries of one measurements batch (as `schema::measurements_batch` builds it or a
 /// file holds it). The text columns are taken from the first value of each run and
 /// series (arrow's `take`), only the statistics are computed.
@@ -168,48 +243,14 @@ pub fn from_batch(b: &RecordBatch) -> RecordBatch {
     order.sort_unstable();
     let n = (order.len() * run_ids.len()).min(finite.len());
     let mut first = Vec::with_capacity(n);
-    let mut count = Int64Builder::with_capacity(n);
-    let [mut median, mut min, mut max, mut log_mean, mut log_var] =
-        std::array::from_fn(|_| Float64Builder::with_capacity(n));
-    let mut scratch: Vec<f64> = Vec::new();
+    let mut stats = Stats::with_capacity(n);
     for (_, &s) in order {
         let list = &mut series[s];
         // Values arrive run by run: usually already in order, and then this is one pass.
         list.sort_by_key(|(run, _)| *run);
         for group in list.chunk_by(|a, b| a.0 == b.0) {
             first.push(group[0].1);
-            let k = group.len();
-            count.append_value(k as i64);
-            if k == 1 {
-                let v = values.value(group[0].1 as usize);
-                median.append_value(v);
-                min.append_value(v);
-                max.append_value(v);
-                log_mean.append_option((v > 0.0).then(|| v.ln()));
-                log_var.append_null();
-                continue;
-            }
-            scratch.clear();
-            scratch.extend(group.iter().map(|(_, i)| values.value(*i as usize)));
-            scratch.sort_unstable_by(f64::total_cmp);
-            median.append_value(if k % 2 == 1 {
-                scratch[k / 2]
-            } else {
-                (scratch[k / 2 - 1] + scratch[k / 2]) / 2.0
-            });
-            min.append_value(scratch[0]);
-            max.append_value(scratch[k - 1]);
-            // Logs only of positive values: a series with a zero or negative value has none.
-            if scratch[0] > 0.0 {
-                let mean = scratch.iter().map(|v| v.ln()).sum::<f64>() / k as f64;
-                log_mean.append_value(mean);
-                log_var.append_value(
-                    scratch.iter().map(|v| (v.ln() - mean).powi(2)).sum::<f64>() / (k - 1) as f64,
-                );
-            } else {
-                log_mean.append_null();
-                log_var.append_null();
-            }
+            stats.push(group.iter().map(|(_, i)| values.value(*i as usize)));
         }
     }
     let first = UInt32Array::from(first);
@@ -225,13 +266,10 @@ pub fn from_batch(b: &RecordBatch) -> RecordBatch {
         take(&text(m::KEY_ORDER)),
         take(&text(m::UNIT)),
         take(&text(m::DIRECTION)),
-        Arc::new(count.finish()),
-        Arc::new(median.finish()),
-        Arc::new(min.finish()),
-        Arc::new(max.finish()),
-        Arc::new(log_mean.finish()),
-        Arc::new(log_var.finish()),
-    ];
+    ]
+    .into_iter()
+    .chain(stats.finish())
+    .collect();
     RecordBatch::try_new(SUMMARIES_SCHEMA.clone(), cols)
         .expect("summaries batch matches SUMMARIES_SCHEMA")
 }

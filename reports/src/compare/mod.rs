@@ -176,27 +176,12 @@ fn build_report(
     trace("judge every row", &mut t);
     let summary = summarize(&rows, opt);
     trace("summary bootstrap", &mut t);
-    if !only_in_base.is_empty() || !only_in_head.is_empty() {
-        warnings.push(format!(
-            "the two sides measured different row sets: {} row(s) only in base, {} only in head",
-            only_in_base.len(),
-            only_in_head.len()
-        ));
-    }
-    if opt.control.is_empty() {
-        warnings.push(
-            "no --control given: machine drift between the sides cannot be told from a change"
-                .to_string(),
-        );
-    } else if control
-        .as_ref()
-        .is_some_and(|c| c.matched_variants.is_empty())
-    {
-        warnings.push(format!(
-            "--control {} matched no variant present on both sides",
-            opt.control.join(",")
-        ));
-    }
+    warnings.extend(set_and_control_warnings(
+        only_in_base.len(),
+        only_in_head.len(),
+        control.as_ref(),
+        opt,
+    ));
     worst_first(&mut rows);
     let key_basis = key_names
         .into_iter()
@@ -249,6 +234,34 @@ fn build_report(
         counters: explained,
         profiling: Vec::new(),
     })
+}
+
+/// What the row sets and the control say against the comparison: rows on one side
+/// only, no control given, a control that matched nothing.
+fn set_and_control_warnings(
+    only_in_base: usize,
+    only_in_head: usize,
+    control: Option<&ControlStatus>,
+    opt: &Options,
+) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if only_in_base > 0 || only_in_head > 0 {
+        warnings.push(format!(
+            "the two sides measured different row sets: {only_in_base} row(s) only in base, {only_in_head} only in head"
+        ));
+    }
+    if opt.control.is_empty() {
+        warnings.push(
+            "no --control given: machine drift between the sides cannot be told from a change"
+                .to_string(),
+        );
+    } else if control.is_some_and(|c| c.matched_variants.is_empty()) {
+        warnings.push(format!(
+            "--control {} matched no variant present on both sides",
+            opt.control.join(",")
+        ));
+    }
+    warnings
 }
 
 /// Numerics failures and regressions first, the control after its peers, worst change

@@ -47,20 +47,7 @@ impl State {
                 _ => None,
             })
             .collect();
-        // Each verdict goes to the variant its message names; a failure that names none
-        // fails every variant but the reference.
-        let mut named: Vec<(Name, Numerics)> = Vec::new();
-        let mut unattributed_fail = false;
-        for (prefix, verdict, line) in &verdicts {
-            match Self::named_variant(prefix, &measured) {
-                Some(v) => named.push((v, *verdict)),
-                None if *verdict != Numerics::Fail => {}
-                None if names_known_variant(prefix) => self
-                    .run_failures
-                    .push(absent_variant_failure(prefix, *line)),
-                None => unattributed_fail = true,
-            }
-        }
+        let (named, unattributed_fail) = self.attribute(&verdicts, &measured);
         // The verdicts of one variant, in order: one per row when the counts agree.
         let verdicts_of = |variant: Name| -> Vec<Numerics> {
             named
@@ -143,6 +130,29 @@ impl State {
             header_line,
             calls,
         });
+    }
+
+    /// Each verdict to the variant of `measured` its message names; a failure naming a
+    /// known variant the table does not measure fails the run. Also whether a failure
+    /// named none (it fails every variant but the reference).
+    fn attribute(
+        &mut self,
+        verdicts: &[(String, Numerics, usize)],
+        measured: &[Name],
+    ) -> (Vec<(Name, Numerics)>, bool) {
+        let mut named: Vec<(Name, Numerics)> = Vec::new();
+        let mut unattributed_fail = false;
+        for (prefix, verdict, line) in verdicts {
+            match Self::named_variant(prefix, measured) {
+                Some(v) => named.push((v, *verdict)),
+                None if *verdict != Numerics::Fail => {}
+                None if names_known_variant(prefix) => self
+                    .run_failures
+                    .push(absent_variant_failure(prefix, *line)),
+                None => unattributed_fail = true,
+            }
+        }
+        (named, unattributed_fail)
     }
 
     /// A column read as a number nothing classifies: warned of once a file.

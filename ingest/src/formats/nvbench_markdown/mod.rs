@@ -130,12 +130,7 @@ impl Parser for NvbenchMarkdown {
             let no = i + 1;
             let line = raw.trim_end();
             if let Some(title) = line.strip_prefix("# ") {
-                section = match title.trim() {
-                    "Devices" => "devices",
-                    "Log" => "log",
-                    "Benchmark Results" => "results",
-                    _ => "",
-                };
+                section = section_of(title);
                 header = None;
                 continue;
             }
@@ -166,12 +161,9 @@ impl Parser for NvbenchMarkdown {
                         let bench = bench.as_deref().unwrap_or(untitled);
                         match &header {
                             None => {
-                                let axes = axis_names(&log, bench, &cells, &lines[i + 1..]);
-                                let first = first_body_row(lines[i + 1..].iter().copied());
-                                let cols = columns(&cells, &axes, first.as_deref());
-                                if let Some(p) = primary_time(&cells) {
-                                    primaries.push(p.to_string());
-                                }
+                                let (cols, primary) =
+                                    table_header(&log, bench, &cells, &lines[i + 1..]);
+                                primaries.extend(primary);
                                 header = Some((cols, cells.len()));
                             }
                             Some(_) if cells.iter().all(|c| is_rule(c)) => {}
@@ -216,13 +208,43 @@ impl Parser for NvbenchMarkdown {
         unmatched_throttling(&mut parsed, &log);
         without_data(&mut parsed, &no_data, &log);
         ran_on(&mut parsed.provenance, &devices, &used_devices);
-        let method = method_tag(primaries)?;
-        parsed
-            .provenance
-            .tags
-            .push((crate::model::METHOD_TAG.to_string(), method.to_string()));
+        tag_method(&mut parsed, primaries)?;
         Ok(parsed)
     }
+}
+
+/// The run's method tag, from the compared time column of its tables.
+fn tag_method(parsed: &mut Parsed, primaries: Vec<String>) -> Result<(), ParseError> {
+    let method = method_tag(primaries)?;
+    parsed
+        .provenance
+        .tags
+        .push((crate::model::METHOD_TAG.to_string(), method.to_string()));
+    Ok(())
+}
+
+/// The section a `# TITLE` line opens: nvbench's three, else none.
+fn section_of(title: &str) -> &'static str {
+    match title.trim() {
+        "Devices" => "devices",
+        "Log" => "log",
+        "Benchmark Results" => "results",
+        _ => "",
+    }
+}
+
+/// A results table's columns from its header `cells` and the lines after it; its
+/// compared time column, when it has one.
+fn table_header(
+    log: &[LogState],
+    bench: &str,
+    cells: &[&str],
+    after: &[&str],
+) -> (Vec<Column>, Option<String>) {
+    let axes = axis_names(log, bench, cells, after);
+    let first = first_body_row(after.iter().copied());
+    let cols = columns(cells, &axes, first.as_deref());
+    (cols, primary_time(cells).map(str::to_string))
 }
 
 /// The log's throttle warnings no table row took (their states are in no results table).
