@@ -13,7 +13,10 @@
 #
 #   bash benches/ci_path.sh [TRIALS=1000] [RUNS=20] [SCRAPER=../shared/peer/scrape_perf.py]
 #
-# Exit 2 when the scraper is not at SCRAPER: there is no ratio without it.
+# PERFDB=path/to/perfdb times that binary instead of building the release one (an older
+# build beside a newer, say). compare's exit 3 counts as done: at one trial a side it is
+# the honest answer ("too few trials"). Exit 2 when the scraper is not at SCRAPER: there
+# is no ratio without it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TRIALS="${1:-1000}"
@@ -22,8 +25,12 @@ SCRAPER="$(realpath -m "${3:-../shared/peer/scrape_perf.py}")"
 [ -f "$SCRAPER" ] || { echo "ci_path.sh: no scraper at $SCRAPER (pass its path as the third argument)" >&2; exit 2; }
 command -v hyperfine >/dev/null || { apt-get update -qq && apt-get install -y -qq hyperfine >/dev/null; }
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfdb/target}"
-cargo build --release --quiet --bin perfdb
-P="$CARGO_TARGET_DIR/release/perfdb"
+if [ -n "${PERFDB:-}" ]; then
+  P="$(realpath "$PERFDB")"
+else
+  cargo build --release --quiet --bin perfdb
+  P="$CARGO_TARGET_DIR/release/perfdb"
+fi
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 
@@ -36,20 +43,22 @@ for side in base head; do
   done
 done
 
-PERFDB="$P --warehouse $TMP/wh ingest $TMP/base --label base >/dev/null && \
-$P --warehouse $TMP/wh ingest $TMP/head --label head >/dev/null && \
-{ $P --warehouse $TMP/wh compare base head --control torch >/dev/null; test \$? -le 1; }"
+# compare exits 0 (no regression), 1 (a regression) or 3 (inconclusive); 2 is an error.
+PERFDB="$P --warehouse $TMP/wh ingest $TMP/base --label base >/dev/null 2>&1 && \
+$P --warehouse $TMP/wh ingest $TMP/head --label head >/dev/null 2>&1 && \
+{ $P --warehouse $TMP/wh compare base head --control torch >/dev/null 2>&1; c=\$?; test \$c -le 1 -o \$c -eq 3; }"
 PEER="python3 $SCRAPER --base $TMP/base/*.log --head $TMP/head/*.log >/dev/null"
 
 # Both commands' verdicts first: the pair only counts if both read the logs.
-$P --warehouse "$TMP/check" ingest "$TMP/base" --label base >/dev/null
-$P --warehouse "$TMP/check" ingest "$TMP/head" --label head >/dev/null
-$P --warehouse "$TMP/check" compare base head --control torch --format json >"$TMP/verdict.json" || [ $? -le 1 ]
+$P --warehouse "$TMP/check" ingest "$TMP/base" --label base >/dev/null 2>&1
+$P --warehouse "$TMP/check" ingest "$TMP/head" --label head >/dev/null 2>&1
+c=0; $P --warehouse "$TMP/check" compare base head --control torch --format json >"$TMP/verdict.json" 2>/dev/null || c=$?
+[ "$c" -le 1 ] || [ "$c" -eq 3 ] || { echo "ci_path.sh: perfdb compare failed (exit $c)" >&2; exit 1; }
 python3 - "$TMP/verdict.json" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
 rows = r.get("rows", [])
-print(f"perfdb: {len(rows)} rows compared, verdict {r.get('verdict', r.get('status', '?'))}")
+print(f"perfdb: {len(rows)} rows compared, verdict {r['verdict']}")
 EOF
 python3 "$SCRAPER" --base "$TMP"/base/*.log --head "$TMP"/head/*.log \
   | python3 -c "import json,sys; r=json.load(sys.stdin); print(f\"scraper: {r['matched_rows']} rows matched, status {r['status']}\")"
@@ -72,7 +81,7 @@ rm -rf "$TMP/wh"
 for side in base head; do
   echo "-- ingest $side"
   PERFDB_TRACE=1 /usr/bin/time -f "process: %e s wall, %M KB max RSS" \
-    "$P" --warehouse "$TMP/wh" ingest "$TMP/$side" --label $side >/dev/null
+    "$P" --warehouse "$TMP/wh" ingest "$TMP/$side" --label $side 2>&1 >/dev/null | grep -v '^note:'
 done
 echo "-- compare"
 PERFDB_TRACE=1 /usr/bin/time -f "process: %e s wall, %M KB max RSS" \
