@@ -474,6 +474,7 @@ mod tests {
             machines: vec![],
             methods: vec![],
             devices: vec![],
+            gpu_tags: vec![],
         }
     }
 

@@ -92,6 +92,7 @@ fn side(name: &str) -> SideInfo {
         machines: Vec::new(),
         methods: Vec::new(),
         devices: Vec::new(),
+        gpu_tags: Vec::new(),
     }
 }
 

@@ -60,7 +60,7 @@ pub fn compare(db: &Db, base: &str, head: &str, opt: &Options) -> Result<Report,
     });
     let (b, h) = (b?, h?);
     trace("load both sides", &mut t);
-    let gpu = gpu_state_warnings(db, &base_side, &head_side)?;
+    let gpu = gpu_state_warnings(&base_side, &head_side);
     trace("GPU-state tags of the runs", &mut t);
     let mut r = build_report(base_side, head_side, b, h, opt, db.devices)?;
     peaks::hold_to_measured(db, &mut r.rows)?;
@@ -74,33 +74,12 @@ use perfdb_ingest::timing::trace;
 
 /// What the GPU-state tags of the runs say against the comparison (`perfdb ab`
 /// records them, docs/STATS.md): the sides' mean clocks more than 2% apart, trials that
-/// ended throttled.
-fn gpu_state_warnings(db: &Db, b: &SideInfo, h: &SideInfo) -> Result<Vec<String>, CompareError> {
-    let side = |s: &SideInfo| -> Result<(Vec<f64>, usize), CompareError> {
-        if s.runs.is_empty() {
-            return Ok((Vec::new(), 0));
-        }
-        // By label, then the side's runs kept here: a list of a thousand run ids in the
-        // query took longer to plan than the rest of the comparison.
-        let labels: Vec<String> = s.labels.iter().map(|l| crate::db::sql_str(l)).collect();
-        let sql = format!(
-            "SELECT run_id, tags FROM runs WHERE label IN ({}) AND contains(tags, '\"gpu_')",
-            labels.join(", ")
-        );
-        let mut stmt = db.conn.prepare(&sql)?;
-        let runs: std::collections::HashSet<&str> = s.runs.iter().map(String::as_str).collect();
-        let tags: Vec<Option<String>> = stmt
-            .query_map([], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?))
-            })?
-            .filter_map(|r| match r {
-                Ok((id, t)) => runs.contains(id.as_str()).then_some(Ok(t)),
-                Err(e) => Some(Err(e)),
-            })
-            .collect::<Result<_, _>>()?;
+/// ended throttled. The tags come with each side's runs (`SideInfo::gpu_tags`).
+fn gpu_state_warnings(b: &SideInfo, h: &SideInfo) -> Vec<String> {
+    let side = |s: &SideInfo| -> (Vec<f64>, usize) {
         let (mut clocks, mut throttled) = (Vec::new(), 0);
-        for t in tags.into_iter().flatten() {
-            let Ok(serde_json::Value::Object(m)) = serde_json::from_str(&t) else {
+        for t in &s.gpu_tags {
+            let Ok(serde_json::Value::Object(m)) = serde_json::from_str(t) else {
                 continue;
             };
             for k in ["gpu_clock_mhz_before", "gpu_clock_mhz_after"] {
@@ -119,9 +98,9 @@ fn gpu_state_warnings(db: &Db, b: &SideInfo, h: &SideInfo) -> Result<Vec<String>
                 throttled += 1;
             }
         }
-        Ok((clocks, throttled))
+        (clocks, throttled)
     };
-    let ((cb, tb), (ch, th)) = (side(b)?, side(h)?);
+    let ((cb, tb), (ch, th)) = (side(b), side(h));
     let mut out = Vec::new();
     if !cb.is_empty() && !ch.is_empty() {
         let (mb, mh) = (stats::mean(&cb), stats::mean(&ch));
@@ -137,7 +116,7 @@ fn gpu_state_warnings(db: &Db, b: &SideInfo, h: &SideInfo) -> Result<Vec<String>
             "{tb} base and {th} head trial(s) ended with the GPU throttled (their runs' gpu_throttle_after tag says why)"
         ));
     }
-    Ok(out)
+    out
 }
 
 fn build_report(

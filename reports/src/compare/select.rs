@@ -27,6 +27,8 @@ struct RunRow {
     method: String,
     /// The device the run names (`ingest::devices`), `""` when none.
     device: String,
+    /// The run's tags when they hold GPU state (`gpu_*`), else none.
+    gpu_tags: Option<String>,
 }
 
 const RUN_COLUMNS: &str = "run_id, label, coalesce(\"commit\", ''), coalesce(verdict, ''), \
@@ -34,7 +36,8 @@ const RUN_COLUMNS: &str = "run_id, label, coalesce(\"commit\", ''), coalesce(ver
 
 fn query(db: &Db, cond: &str) -> Result<Vec<RunRow>, CompareError> {
     let sql = format!(
-        "SELECT {RUN_COLUMNS}, {MACHINE_TAG_SQL}, {METHOD_TAG_SQL}, {RUN_DEVICE_SQL} FROM runs r WHERE {cond} \
+        "SELECT {RUN_COLUMNS}, {MACHINE_TAG_SQL}, {METHOD_TAG_SQL}, {RUN_DEVICE_SQL}, \
+         CASE WHEN contains(tags, '\"gpu_') THEN tags END FROM runs r WHERE {cond} \
          ORDER BY label, trial"
     );
     let mut stmt = db.conn.prepare(&sql)?;
@@ -54,6 +57,7 @@ fn query(db: &Db, cond: &str) -> Result<Vec<RunRow>, CompareError> {
                 device: run_device(db.devices, r, 10)?
                     .map(|d| d.id.clone())
                     .unwrap_or_default(),
+                gpu_tags: r.get(13)?,
             })
         })?
         .collect::<Result<_, _>>()?;
@@ -93,6 +97,7 @@ fn side(spec: &str, by: MatchedBy, rows: Vec<RunRow>) -> SideInfo {
             })
             .collect(),
         labels,
+        gpu_tags: rows.iter().filter_map(|r| r.gpu_tags.clone()).collect(),
         runs: rows.into_iter().map(|r| r.run_id).collect(),
     }
 }

@@ -148,6 +148,10 @@ pub struct SideInfo {
     /// each run's `device` tag, else what its machine tag or arch names.
     #[serde(default)]
     pub devices: Vec<String>,
+    /// The tags (JSON) of the runs that carry GPU-state tags (`perfdb ab` records the
+    /// clocks and throttling), read with the runs; not part of the report.
+    #[serde(skip)]
+    pub gpu_tags: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]

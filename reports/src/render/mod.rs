@@ -375,6 +375,7 @@ pub(crate) fn sample_report() -> Report {
         machines: vec![],
         methods: vec![],
         devices: vec![],
+        gpu_tags: vec![],
     };
     let regressed = row(
         "triton",
