@@ -14,7 +14,12 @@ fn report_text(report: &perfdb_reports::compare::Report, format: CompareFormat) 
 }
 
 pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
-    let (report, seq, exit) = match experiment(root, &a, false)? {
+    let (report, seq, exit) = match experiment(
+        root,
+        &a,
+        false,
+        super::device_table(a.judge.config.as_deref())?,
+    )? {
         Ran::Compared { report, seq, exit } => (report, seq, exit),
         Ran::NotCompared(exit) => return Ok(exit),
     };

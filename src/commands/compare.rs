@@ -7,14 +7,16 @@ use anyhow::Context;
 use perfdb_ingest::model::RunMeta;
 use perfdb_ingest::warehouse::Warehouse;
 use perfdb_reports::compare::{compare, Options};
+use perfdb_reports::config::Config;
 use perfdb_reports::db::Db;
 use perfdb_reports::render::{Exporter, Terminal};
 use std::path::{Path, PathBuf};
 
 pub fn run(root: &Path, a: CompareArgs) -> anyhow::Result<Exit> {
     let mut t = std::time::Instant::now();
-    let (opt, devices) = options(&a.judge, a.baseline_window)?;
-    let db = Db::open(root, devices)
+    let cfg = Config::load_or_default(a.judge.config.as_deref())?;
+    let opt = options(&cfg, &a.judge, a.baseline_window)?;
+    let db = Db::open(root, cfg.device_table())
         .with_context(|| format!("cannot open the warehouse at {}", root.display()))?;
     perfdb_ingest::timing::trace("open the warehouse", &mut t);
     let side = |spec: &str| {

@@ -20,6 +20,7 @@ mod upkeep;
 use crate::cli::{Cli, Command};
 use crate::Exit;
 use perfdb_ingest::devices::Table;
+use perfdb_reports::config::Config;
 
 pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     let wh = cli.warehouse;
@@ -51,25 +52,23 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     }
 }
 
-/// The comparison's options: the flags, then `perfdb.toml`, then the defaults — the
-/// same resolution the web app uses (`Config::resolve`); with the device table of the
-/// same config, which the command passes where runs are read.
+/// The comparison's options: the flags, then `cfg` (`perfdb.toml`, as
+/// [`Config::load_or_default`] read it from the flags' `--config`), then the defaults —
+/// the same resolution the web app uses (`Config::resolve`).
 pub fn judge_options(
+    cfg: &Config,
     a: &perfdb_reports::compare::JudgeArgs,
     baseline_window: Option<usize>,
-) -> anyhow::Result<(perfdb_reports::compare::Options, &'static Table)> {
-    let cfg = perfdb_reports::config::Config::load_or_default(a.config.as_deref())?;
+) -> anyhow::Result<perfdb_reports::compare::Options> {
     // The error names the option as its flag (`--control-tol`), not as the config does.
-    let opt = cfg
-        .resolve(a, baseline_window)
-        .map_err(|e| anyhow::anyhow!(e.worded(&format!("--{}", e.option().replace('_', "-")))))?;
-    Ok((opt, cfg.device_table()))
+    cfg.resolve(a, baseline_window)
+        .map_err(|e| anyhow::anyhow!(e.worded(&format!("--{}", e.option().replace('_', "-")))))
 }
 
 /// The device table of `perfdb.toml` (`config`, else the working directory's, else the
 /// built-in table alone): a command makes it once and passes it where runs are read.
 pub fn device_table(config: Option<&std::path::Path>) -> anyhow::Result<&'static Table> {
-    Ok(perfdb_reports::config::Config::load_or_default(config)?.device_table())
+    Ok(Config::load_or_default(config)?.device_table())
 }
 
 /// Parse `key=value` pairs given on the command line.

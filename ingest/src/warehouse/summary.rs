@@ -141,23 +141,25 @@ impl Stats {
         }
     }
 
-    /// One group's values: their count, median, extremes and the mean and variance of
-    /// their logs (only of positive values: a group with a zero or negative value has
-    /// none; one value has no variance).
+    /// A group of one value (one trial): itself, its log when positive, no variance.
+    fn push_one(&mut self, v: f64) {
+        self.count.append_value(1);
+        self.median.append_value(v);
+        self.min.append_value(v);
+        self.max.append_value(v);
+        self.log_mean.append_option((v > 0.0).then(|| v.ln()));
+        self.log_var.append_null();
+    }
+
+    /// One group's values (two or more): their count, median, extremes and the mean and
+    /// variance of their logs (only of positive values: a group with a zero or negative
+    /// value has none).
     fn push(&mut self, values: impl Iterator<Item = f64>) {
         let v = &mut self.scratch;
         v.clear();
         v.extend(values);
         let k = v.len();
         self.count.append_value(k as i64);
-        if k == 1 {
-            self.median.append_value(v[0]);
-            self.min.append_value(v[0]);
-            self.max.append_value(v[0]);
-            self.log_mean.append_option((v[0] > 0.0).then(|| v[0].ln()));
-            self.log_var.append_null();
-            return;
-        }
         v.sort_unstable_by(f64::total_cmp);
         self.median.append_value(if k % 2 == 1 {
             v[k / 2]
@@ -250,7 +252,10 @@ pub fn from_batch(b: &RecordBatch) -> RecordBatch {
         list.sort_by_key(|(run, _)| *run);
         for group in list.chunk_by(|a, b| a.0 == b.0) {
             first.push(group[0].1);
-            stats.push(group.iter().map(|(_, i)| values.value(*i as usize)));
+            match group {
+                [(_, i)] => stats.push_one(values.value(*i as usize)),
+                _ => stats.push(group.iter().map(|(_, i)| values.value(*i as usize))),
+            }
         }
     }
     let first = UInt32Array::from(first);

@@ -12,6 +12,7 @@ use crate::cli::{AbArgs, BisectArgs, CompareFormat};
 use crate::Exit;
 use anyhow::{bail, Context};
 use git::{short, Worktrees};
+use perfdb_ingest::devices::Table;
 use perfdb_ingest::warehouse::Label;
 use perfdb_reports::alerts::{self, AlertGroup, AlertView};
 use perfdb_reports::bisect::{Bisected, CommitInfo, Ended, Measure, Series, Step, Watch};
@@ -28,8 +29,8 @@ struct FromAlert {
     machine: Option<String>,
 }
 
-fn from_alert(root: &Path, a: &BisectArgs, prefix: &str) -> anyhow::Result<FromAlert> {
-    let db = Db::open(root, super::device_table(a.judge.config.as_deref())?)
+fn from_alert(root: &Path, devices: &'static Table, prefix: &str) -> anyhow::Result<FromAlert> {
+    let db = Db::open(root, devices)
         .with_context(|| format!("cannot open the warehouse at {}", root.display()))?;
     let (alert, group) = alerts::find_group(&db, prefix)?;
     if alert.kind != alerts::AlertKind::Regression {
@@ -62,14 +63,14 @@ struct Plan {
     id: String,
 }
 
-fn plan(root: &Path, a: &BisectArgs) -> anyhow::Result<Plan> {
+fn plan(root: &Path, a: &BisectArgs, devices: &'static Table) -> anyhow::Result<Plan> {
     // Targets are checked before any trial runs.
     let targets = perfdb_reports::alerts::notify::parse_targets(&a.notify)?;
     if !targets.is_empty() && a.alert.is_none() {
         bail!("--notify tells an alert's watchers: give the alert's id");
     }
     let from = match &a.alert {
-        Some(p) => Some(from_alert(root, a, p)?),
+        Some(p) => Some(from_alert(root, devices, p)?),
         None => None,
     };
     let (good, bad) = match (&a.good, &a.bad, &from) {
@@ -134,7 +135,9 @@ fn plan(root: &Path, a: &BisectArgs) -> anyhow::Result<Plan> {
 }
 
 pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
-    let p = plan(root, &a)?;
+    // The device table, made once: every step's trials are read against it.
+    let devices = super::device_table(a.judge.config.as_deref())?;
+    let p = plan(root, &a, devices)?;
     // SIGINT/SIGTERM from here on stop what runs (a build, a trial) with its group; the
     // worktrees are removed and the steps so far printed (exit 130).
     crate::process::catch_interrupts();
@@ -145,6 +148,7 @@ pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
     let mut trees = Worktrees::new(&a.repo, work)?;
     let mut bench = Bench {
         root,
+        devices,
         a: &a,
         trees: &mut trees,
         built: Built::new(),
@@ -230,6 +234,7 @@ type Built = std::collections::HashMap<String, Result<PathBuf, String>>;
 /// trials.
 struct Bench<'a> {
     root: &'a Path,
+    devices: &'static Table,
     a: &'a BisectArgs,
     trees: &'a mut Worktrees,
     built: Built,
@@ -342,7 +347,7 @@ impl Measure for Bench<'_> {
         };
         let ab = self.ab_args(against, against_tree, sha, tree);
         let t0 = Instant::now();
-        let ran = super::trials::experiment(self.root, &ab, true)?;
+        let ran = super::trials::experiment(self.root, &ab, true, self.devices)?;
         step.seconds = t0.elapsed().as_secs_f64();
         let report = match ran {
             super::trials::Ran::Compared { report, seq, .. } => {

@@ -31,10 +31,10 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// The comparison each look makes: `compare`'s options with the sequential rule; the
-/// device table of the same config.
-fn look_options(a: &AbArgs) -> anyhow::Result<(Options, &'static Table)> {
-    let (opt, devices) = options(&a.judge, None)?;
+/// The comparison each look makes: `compare`'s options with the sequential rule.
+fn look_options(a: &AbArgs) -> anyhow::Result<Options> {
+    let cfg = perfdb_reports::config::Config::load_or_default(a.judge.config.as_deref())?;
+    let opt = options(&cfg, &a.judge, None)?;
     if opt.test == Test::MannWhitney {
         anyhow::bail!("--test mann-whitney: ab's stopping rule is built on t-tests of log values");
     }
@@ -44,7 +44,7 @@ fn look_options(a: &AbArgs) -> anyhow::Result<(Options, &'static Table)> {
     if let Some(test) = chosen {
         opt.test = test;
     }
-    Ok((opt, devices))
+    Ok(opt)
 }
 
 /// The two labels: given, or `ab-base-SESSION` and `ab-head-SESSION`. One label for both
@@ -77,9 +77,10 @@ fn session(
     stamp: &str,
     seed: u64,
     by_commit: bool,
+    devices: &'static Table,
 ) -> anyhow::Result<(Session, [String; 2])> {
     let arms = Arms::from_args(a)?;
-    let (opt, devices) = look_options(a)?;
+    let opt = look_options(a)?;
     let format = a.trials.input_format.0;
     let labels = labels(a, stamp, by_commit)?;
     // What each look compares: the labels, or each arm's commit within them (so the
@@ -206,7 +207,14 @@ pub enum Ran {
 /// ab` runs, and each step of `perfdb bisect`). Progress and problems go to stderr. With
 /// `by_commit` each look compares `LABEL@COMMIT` of each arm, so trials of those commits
 /// already stored (by an earlier step) are compared too.
-pub fn experiment(root: &Path, a: &AbArgs, by_commit: bool) -> anyhow::Result<Ran> {
+/// `devices`: the command's device table (`Config::device_table`), made once: a bisect
+/// runs an experiment a step.
+pub fn experiment(
+    root: &Path,
+    a: &AbArgs,
+    by_commit: bool,
+    devices: &'static Table,
+) -> anyhow::Result<Ran> {
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
     let seed = a.trials.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
@@ -214,7 +222,7 @@ pub fn experiment(root: &Path, a: &AbArgs, by_commit: bool) -> anyhow::Result<Ra
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(0)
     });
-    let (mut s, labels) = session(root, a, &stamp, seed, by_commit)?;
+    let (mut s, labels) = session(root, a, &stamp, seed, by_commit, devices)?;
     // The profiler is found before any trial runs.
     let profiling = profile::find(a.trials.profile, a.trials.profiler.as_deref(), &s.arms)?;
     // A cancelled job's SIGINT/SIGTERM stops the running trial with its process group;
