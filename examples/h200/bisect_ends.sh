@@ -7,6 +7,8 @@
 #   - step: 1024 until c06, 64 from it: the ends differ, the search skips c04 and names c06.
 #
 #   bash examples/h200/bisect_ends.sh PERFDB_BINARY OUT_DIR
+# Each case may take BISECT_LIMIT seconds (default 480: on an H100 the step case's three
+# steps take more than four minutes).
 set -euo pipefail
 P="$1"; OUT="$2"
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -16,7 +18,8 @@ for case in false-alarm step; do
   mkdir -p "$R"
   git -C "$R" init -q -b main
   cp "$here/bisect_add.py" "$R/bench.py"
-  for i in $(seq -w 0 8); do
+  # Two digits (c00..c08), so that c04 exists: `seq -w 0 8` prints 4, not 04.
+  for i in $(seq 0 8 | xargs printf '%02d\n'); do
     b=1024
     if [ "$case" = step ] && [ "$i" -ge 6 ]; then b=64; fi
     echo "BLOCK = $b" > "$R/config.py"
@@ -31,7 +34,7 @@ for case in false-alarm step; do
   cd "$(dirname "$R")"
   t0=$(date +%s%N)
   set +e
-  timeout "${BISECT_LIMIT:-240}" "$P" --warehouse "$W" \
+  timeout "${BISECT_LIMIT:-480}" "$P" --warehouse "$W" \
     bisect --repo "$R" --good main~8 --bad main --series triton --control torch --seed 7 \
     --max-trials 8 --build 'sh build.sh' --format json \
     -- python3 bench.py > "$OUT/$case.json" 2> "$OUT/$case.stderr"

@@ -125,6 +125,13 @@ pub struct TrialArgs {
     /// python]
     #[arg(long, value_name = "PATH")]
     pub profiler: Option<PathBuf>,
+    /// More arguments for the profiler, as one shell-quoted string, placed before the
+    /// profiled command (`--profile-args '-k regex:add -c 4'`, `--set full`). With ncu,
+    /// any of -k/--kernel-name/--kernel-id/-c/--launch-count/--launch-skip replaces the
+    /// default scope: the first launch of each kernel (`--kernel-id ::regex:.:1`), so a
+    /// long benchmark is not replayed launch by launch
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+    pub profile_args: Option<String>,
 }
 
 /// Which profiler runs the profiled trial (`--profile`).

@@ -39,16 +39,19 @@ fn ncu_csv(grid: u64, mbytes: f64, sm_pct: f64) -> String {
     s
 }
 
-/// Three trials a side of the H200 Triton vector-add print, head's Triton 20% slower,
-/// each with ncu's counters of the launch in the same output.
+/// Three timed trials a side of the H200 Triton vector-add print, head's Triton 20%
+/// slower, and a fourth run a side profiled by ncu: the same print, timed under ncu's
+/// replay (its Triton 10x slower), with the counters of the launch in the same output.
 fn profiled_sides(wh: &Wh) {
     let stdout = std::fs::read_to_string(sample("h200-triton36/vector-add-stdout.txt")).unwrap();
     for (label, slower, grid, mbytes) in [
         ("base", 1.0, 131072, 1610.61),
         ("head", 1.25, 157287, 1932.74),
     ] {
-        for t in 0..3 {
+        for t in 0..4 {
+            let profiled = t == 3;
             let noise = 1.0 + 0.003 * t as f64;
+            let slower = if profiled { slower * 10.0 } else { slower };
             let mut text = String::from("==PROF== Connected to process 7 (/usr/bin/python3)\n");
             for l in stdout.lines() {
                 let cells: Vec<&str> = l.split_whitespace().collect();
@@ -79,7 +82,12 @@ fn profiled_sides(wh: &Wh) {
                 }
             }
             text += "==PROF== Disconnected from process 7\n";
-            text += &ncu_csv(grid, mbytes * noise, 23.5);
+            if profiled {
+                text += &ncu_csv(grid, mbytes * noise, 23.5);
+            } else {
+                text = text.replace("==PROF== Connected to process 7 (/usr/bin/python3)\n", "");
+                text = text.replace("==PROF== Disconnected from process 7\n", "");
+            }
             let path = wh.dir.path().join(format!("{label}-{t}.txt"));
             std::fs::write(&path, text).unwrap();
             wh.ingest(&path, label);
@@ -100,6 +108,12 @@ fn compare_shows_the_counters_that_moved_with_a_regressed_row() {
     );
     let (code, v) = compare_json(&wh, &["base", "head", "--control", "Torch"]);
     assert_eq!(code, 1, "{}", v["reason"]);
+    // The profiled runs' own rows ran under ncu's replay: never a trial, said.
+    assert_eq!(v["rows"][0]["base"]["n"], 3, "{}", v["rows"][0]);
+    assert_eq!(
+        v["profiling"][0],
+        "1 base and 1 head profiled run(s) left out of the timed trials: their rows ran under the profiler's replay (only their counters are read)"
+    );
     // Counters are no rows: every row is the benchmark's.
     assert!(v["rows"]
         .as_array()
@@ -124,7 +138,9 @@ fn compare_shows_the_counters_that_moved_with_a_regressed_row() {
         .iter()
         .map(|m| m["name"].as_str().unwrap())
         .collect();
-    assert_eq!(moved, ["dram__bytes_read.sum", "Grid Size"], "{e}");
+    let mut moved = moved;
+    moved.sort();
+    assert_eq!(moved, ["Grid Size", "dram__bytes_read.sum"], "{e}");
     assert_eq!(
         e["unchanged"], 4,
         "SM throughput, DRAM throughput, registers, block"
@@ -141,7 +157,7 @@ fn compare_shows_the_counters_that_moved_with_a_regressed_row() {
     );
     assert!(
         section.contains(
-            "dram__bytes_read.sum [Memory Workload Analysis]: 1.615e9 -> 1.939e9 byte (+20.0%)"
+            "dram__bytes_read.sum [Memory Workload Analysis]: 1.625e9 -> 1.950e9 byte (+20.0%)"
         ),
         "{section}"
     );
@@ -206,7 +222,7 @@ fn a_kernel_joins_by_the_flag_and_an_unjoined_row_is_said() {
     );
     let warnings = v["warnings"].to_string();
     assert!(
-        warnings.contains("name none of them: join them with --kernel ROW=KERNEL"),
+        warnings.contains("join none of them by evidence (a range, a scope, a name): join them with --kernel ROW=KERNEL"),
         "{warnings}"
     );
 }
@@ -425,15 +441,24 @@ fn a_toolchain_step_and_a_code_step_say_which_they_are() {
 /// A stand-in for the GPU's Python: prints what the bundled microbenchmark prints (its
 /// PyTorch v3 records) with the figures given; the real one needs a GPU.
 pub(crate) fn fake_roofs_python(dir: &std::path::Path, gbps: f64, tflops: f64) -> String {
-    let rec = |model: &str, dtype: Option<&str>, metric: &str, v: f64| {
+    fake_roofs(
+        dir,
+        "NVIDIA H200",
+        &[gbps * 0.99, gbps, gbps * 1.01],
+        &[tflops * 0.99, tflops, tflops * 1.01],
+    )
+}
+
+/// [`fake_roofs_python`] on GPU `gpu`, each roof's repeats as given.
+fn fake_roofs(dir: &std::path::Path, gpu: &str, gbps: &[f64], tflops: &[f64]) -> String {
+    let rec = |model: &str, dtype: Option<&str>, metric: &str, v: &[f64]| {
         let dtype = dtype
             .map(|d| format!(",\"dtype\":\"{d}\""))
             .unwrap_or_default();
+        let values: Vec<String> = v.iter().map(|x| x.to_string()).collect();
         format!(
-            "{{\"benchmark\":{{\"name\":\"roofs\"{dtype},\"extra_info\":{{\"roof\":\"x\"}}}},\"model\":{{\"name\":\"{model}\",\"backend\":\"torch\"}},\"metric\":{{\"name\":\"{metric}\",\"benchmark_values\":[{},{},{}]}},\"runners\":[{{\"name\":\"NVIDIA H200\",\"gpu_info\":\"NVIDIA H200\"}}]}}",
-            v * 0.99,
-            v,
-            v * 1.01
+            "{{\"benchmark\":{{\"name\":\"roofs\"{dtype},\"extra_info\":{{\"roof\":\"x\"}}}},\"model\":{{\"name\":\"{model}\",\"backend\":\"torch\"}},\"metric\":{{\"name\":\"{metric}\",\"benchmark_values\":[{}]}},\"runners\":[{{\"name\":\"{gpu}\",\"gpu_info\":\"{gpu}\"}}]}}",
+            values.join(",")
         )
     };
     let json = format!(
@@ -441,9 +466,67 @@ pub(crate) fn fake_roofs_python(dir: &std::path::Path, gbps: f64, tflops: f64) -
         rec("copy", None, "bandwidth_gbps", gbps),
         rec("gemm", Some("bf16"), "tflops", tflops)
     );
-    let path = dir.join("fake-python");
+    let path = dir.join(format!("fake-python-{}", gpu.len() + gbps.len()));
     executable(&path, &format!("#!/bin/sh\ncat <<'EOF'\n{json}\nEOF\n"));
     path.to_string_lossy().into_owned()
+}
+
+/// Each roof is the median of its repeats (the same figure in `devices`, compare and the
+/// roofline); an impossible roof and an unknown GPU are refused, nothing stored.
+#[test]
+fn devices_measure_takes_the_median_and_refuses_what_no_gpu_reaches() {
+    let wh = Wh::new();
+    let python = fake_roofs(
+        wh.dir.path(),
+        "NVIDIA H200",
+        &[4100.0, 4150.0, 4160.0],
+        &[100.0, 700.0, 712.0],
+    );
+    let out = wh.run(&["devices", "measure", "--python", &python]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(
+        said.contains("NVIDIA H200 SXM bf16: 700.0 TFLOPS measured"),
+        "{said}"
+    );
+    let listed = stdout(&wh.run(&["devices"]));
+    assert!(listed.contains("bf16: 700.0 TFLOPS measured"), "{listed}");
+    let before = wh.count("SELECT count(*) FROM runs");
+    // 12 TB/s on an H200 (datasheet 4.8): no roof it has.
+    let python = fake_roofs(wh.dir.path(), "NVIDIA H200", &[12000.0; 3], &[700.0; 3]);
+    let out = wh.run(&["devices", "measure", "--python", &python]);
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("measured 12.00 TB/s for bandwidth on NVIDIA H200 SXM, 250% of the datasheet's 4.800 TB/s")
+            && err.contains("nothing was stored"),
+        "{err}"
+    );
+    // Zero.
+    let python = fake_roofs(wh.dir.path(), "NVIDIA H200", &[4000.0; 3], &[0.0; 3]);
+    let out = wh.run(&["devices", "measure", "--python", &python]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("no roof this GPU has"),
+        "{}",
+        stderr(&out)
+    );
+    // A GPU the table does not know: named, nothing stored.
+    let python = fake_roofs(
+        wh.dir.path(),
+        "Quantum Frobnicator 9000",
+        &[100.0; 3],
+        &[10.0; 3],
+    );
+    let out = wh.run(&["devices", "measure", "--python", &python]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out)
+            .contains("ran on `Quantum Frobnicator 9000`, a GPU the device table does not know"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(wh.count("SELECT count(*) FROM runs"), before);
 }
 
 /// `devices measure` stores what the microbenchmark reached under `roofs`, says it
@@ -530,12 +613,17 @@ fn an_alert_shows_the_counters_that_moved_across_its_step() {
         };
         let dir = wh.dir.path().join(format!("prof/c{c:02}"));
         std::fs::create_dir_all(&dir).unwrap();
-        for t in 0..3 {
+        // Three timed trials, and one run profiled by ncu (its own line timed under the
+        // replay: never a trial).
+        for t in 0..4 {
             let v = us * (1.0 + 0.002 * t as f64);
-            let text = format!(
-                "[perf] dim: (64,) dtype: bf16, torch avg: 5.00 us, ck avg: {v:.3} us\n{}",
-                ncu_csv(131072, mbytes * (1.0 + 0.001 * t as f64), 23.5)
-            );
+            let line =
+                format!("[perf] dim: (64,) dtype: bf16, torch avg: 5.00 us, ck avg: {v:.3} us\n");
+            let text = if t == 3 {
+                line + &ncu_csv(131072, mbytes * (1.0 + 0.001 * t as f64), 23.5)
+            } else {
+                line
+            };
             std::fs::write(dir.join(format!("t{t}.log")), text).unwrap();
         }
         let time = format!("2026-07-01T{c:02}:00:00Z");
@@ -568,5 +656,334 @@ fn an_alert_shows_the_counters_that_moved_across_its_step() {
     assert!(
         page.contains("<h2>Counters that moved at the step</h2>"),
         "{page}"
+    );
+}
+
+/// A benchmark table named like a profiler (`proton`, `ncu`) is a benchmark table: its
+/// Triton 30% slower on head is a regression, never taken for counters.
+#[test]
+fn a_table_named_like_a_profiler_is_judged_like_any_other() {
+    let stdout_text =
+        std::fs::read_to_string(sample("h200-triton36/vector-add-stdout.txt")).unwrap();
+    for name in ["proton", "ncu"] {
+        let wh = Wh::new();
+        for (label, slower) in [("base", 1.0), ("head", 1.3)] {
+            for t in 0..5 {
+                let noise = 1.0 + 0.002 * t as f64;
+                let mut text = String::new();
+                for l in stdout_text.lines() {
+                    let cells: Vec<&str> = l.split_whitespace().collect();
+                    if l.starts_with("vector-add-performance:") {
+                        text += &format!("{name}:\n");
+                    } else if cells.len() == 4 && cells[0].parse::<u32>().is_ok() {
+                        let triton: f64 = cells[2].parse().unwrap();
+                        let torch: f64 = cells[3].parse().unwrap();
+                        text += &format!(
+                            "{:<2}{:>12}{:>15.6}{:>14.6}\n",
+                            cells[0],
+                            cells[1],
+                            triton / slower * noise,
+                            torch * noise
+                        );
+                    } else {
+                        text += l;
+                        text.push('\n');
+                    }
+                }
+                let path = wh.dir.path().join(format!("{label}-{t}.txt"));
+                std::fs::write(&path, text).unwrap();
+                wh.ingest(&path, label);
+            }
+        }
+        let (code, v) = compare_json(&wh, &["base", "head", "--control", "Torch"]);
+        assert_eq!(code, 1, "{name}: {}", v["reason"]);
+        let regressed: Vec<&Value> = v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["verdict"] == "regression")
+            .collect();
+        assert!(!regressed.is_empty(), "{name}: {v}");
+        assert!(regressed.iter().all(|r| r["table"] == name), "{name}");
+    }
+}
+
+/// Real captures from an H100 (`sample-data/h100-counters/full`): five timed runs a side
+/// of the GEMM at tile 128 and at tile 64, and head's ncu capture of a timing-loop run
+/// (its `[perf][matmul]` line timed under ncu's replay) ingested by hand under the same
+/// label: five trials a side, the profiled run left out and said, the regression found.
+#[test]
+fn an_ncu_capture_ingested_by_hand_is_never_a_timed_trial() {
+    let wh = Wh::new();
+    for (label, file) in [
+        ("base", "timing-gemm-tile128.txt"),
+        ("head", "timing-gemm-tile64.txt"),
+    ] {
+        let text = std::fs::read_to_string(sample(&format!("h100-counters/full/{file}"))).unwrap();
+        for (t, line) in text.lines().enumerate() {
+            let path = wh.dir.path().join(format!("{label}-{t}.log"));
+            std::fs::write(&path, format!("{line}\n")).unwrap();
+            wh.ingest(&path, label);
+        }
+    }
+    let capture = sample("h100-counters/full/ncu-everylaunch-gemm.csv");
+    let out = wh.run(&["ingest", "--label", "head", capture.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("ran under ncu's replay: stored marked profiled"),
+        "{}",
+        stderr(&out)
+    );
+    let (code, v) = compare_json(&wh, &["base", "head", "--control", "torch"]);
+    assert_eq!(code, 1, "{}", v["reason"]);
+    let row = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["table"] == "perf[matmul]" && r["variant"] == "triton")
+        .unwrap();
+    assert_eq!(
+        (row["base"]["n"].as_u64(), row["head"]["n"].as_u64()),
+        (Some(5), Some(5))
+    );
+    assert_eq!(row["verdict"], "regression");
+    assert!(
+        v["profiling"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("0 base and 1 head profiled run(s) left out"),
+        "{v}"
+    );
+    let tagged = wh.count("SELECT count(*) FROM runs WHERE contains(tags, '\"profiled\":\"ncu\"')");
+    assert_eq!(tagged, 1);
+}
+
+/// `ab --profile` with the arms given by `a`: its output, the warehouse's rows after.
+fn ab_profiled(wh: &Wh, path: &std::ffi::OsString, extra: &[&str]) -> std::process::Output {
+    let (base, head) = (arm(wh, "base", 10.0), arm(wh, "head", 12.0));
+    let mut args = vec![
+        "ab",
+        "--quiet",
+        "--no-gpu-state",
+        "--format",
+        "json",
+        "--control",
+        "torch",
+        "--max-trials",
+        "4",
+        "--seed",
+        "3",
+        "--profile",
+        "ncu",
+        "--base",
+        &base,
+        "--head",
+        &head,
+    ];
+    args.extend_from_slice(extra);
+    wh.cmd().env("PATH", path).args(&args).output().unwrap()
+}
+
+/// A stand-in `ncu` that keeps its arguments in `args.txt` beside it, then does `then`.
+fn recording_ncu(dir: &std::path::Path, then: &str) -> std::ffi::OsString {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let script = format!(
+        "#!/bin/sh\necho \"$*\" >> {}/args.txt\n{then}\n",
+        bin.display()
+    );
+    executable(&bin.join("ncu"), &script);
+    path_with(&bin)
+}
+
+/// ncu profiles the first launch of each kernel unless `--profile-args` scopes it; a
+/// profiler that fails after the trials decided leaves the verdict and its exit code,
+/// with a warning.
+#[test]
+fn ab_profile_scopes_ncu_and_a_failing_profiler_keeps_the_verdict() {
+    let wh = Wh::new();
+    let path = recording_ncu(wh.dir.path(), "echo 'ncu: license error' >&2\nexit 7");
+    let out = ab_profiled(&wh, &path, &[]);
+    assert_eq!(code(&out), 1, "the regression stands: {}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let warnings = v["warnings"].to_string();
+    assert!(
+        warnings.contains("profiling under ncu failed after the trials decided")
+            && warnings.contains("the verdict stands"),
+        "{warnings}"
+    );
+    assert_eq!(
+        wh.count("SELECT count(*) FROM runs WHERE contains(tags, '\"profiled\"')"),
+        0
+    );
+    let args = std::fs::read_to_string(wh.dir.path().join("bin/args.txt")).unwrap();
+    assert!(
+        args.lines()
+            .next()
+            .unwrap()
+            .contains("--kernel-id ::regex:.:1"),
+        "{args}"
+    );
+    // Scoped by the user: the default scope gives way, the user's flags are passed.
+    let wh = Wh::new();
+    let path = recording_ncu(wh.dir.path(), "exit 7");
+    let out = ab_profiled(&wh, &path, &["--profile-args", "-k 'regex:add|mul' -c 2"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let args = std::fs::read_to_string(wh.dir.path().join("bin/args.txt")).unwrap();
+    let first = args.lines().next().unwrap();
+    assert!(first.contains("-k regex:add|mul -c 2 sh -c"), "{first}");
+    assert!(!first.contains("--kernel-id"), "{first}");
+}
+
+/// SIGTERM during the profiled trials: exit 130, nothing of them stored.
+#[test]
+fn ab_interrupted_while_profiling_exits_130_and_stores_no_profile() {
+    let wh = Wh::new();
+    let marker = wh.dir.path().join("profiling");
+    let path = recording_ncu(
+        wh.dir.path(),
+        &format!("touch {}\nsleep 30", marker.display()),
+    );
+    let (base, head) = (arm(&wh, "base", 10.0), arm(&wh, "head", 12.0));
+    let child = wh
+        .cmd()
+        .env("PATH", &path)
+        .args([
+            "ab",
+            "--quiet",
+            "--no-gpu-state",
+            "--format",
+            "json",
+            "--control",
+            "torch",
+            "--max-trials",
+            "4",
+            "--seed",
+            "3",
+            "--profile",
+            "ncu",
+            "--base",
+            &base,
+            "--head",
+            &head,
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !marker.exists() {
+        assert!(
+            start.elapsed().as_secs() < 60,
+            "the profiled trial never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(code(&out), 130, "{}", stderr(&out));
+    assert!(
+        start.elapsed().as_secs() < 25,
+        "the profiler was stopped, not waited for"
+    );
+    assert_eq!(
+        wh.count("SELECT count(*) FROM runs WHERE contains(tags, '\"profiled\"')"),
+        0
+    );
+}
+
+/// `--profile proton` with `--base-dir/--head-dir`: each arm profiled in its own folder by
+/// its own interpreter (a stand-in `./python3` per folder: proton writes a profile
+/// whose add_kernel takes 20% longer in head's), never the displayed command's words;
+/// the versions recorded are the probe's, never another `key=value` line it prints.
+#[test]
+fn proton_profiles_each_arm_in_its_folder_with_its_own_interpreter() {
+    let wh = Wh::new();
+    let hatchet = |ns: u64| {
+        format!(
+            r#"[{{"children":[{{"children":[],"frame":{{"name":"add_kernel","type":"function"}},"metrics":{{"count":1,"device_id":"0","device_type":"CUDA","time (ns)":{ns}}}}}],"frame":{{"name":"ROOT","type":"function"}},"metrics":{{"count":0,"time (ns)":0}}}},{{"CUDA":{{"0":{{"arch":"90"}}}}}}]"#
+        )
+    };
+    let mut dirs = Vec::new();
+    for (name, us, ns, triton) in [("a", 10.0, 10_000, "3.5.1"), ("b", 12.0, 12_000, "3.6.0")] {
+        let d = wh.dir.path().join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("hatchet"), hatchet(ns)).unwrap();
+        std::fs::write(
+            d.join("perf.txt"),
+            format!("[perf] dim: (64,) dtype: bf16, torch avg: 5.00 us, add avg: {us} us\n"),
+        )
+        .unwrap();
+        executable(
+            &d.join("python3"),
+            &format!(
+                "#!/bin/sh\nhere=$(cd \"$(dirname \"$0\")\" && pwd)\n\
+                 [ \"$(pwd)\" = \"$here\" ] || {{ echo \"run in $(pwd), not $here\" >&2; exit 9; }}\n\
+                 case \"$1\" in\n\
+                 -c) case \"$2\" in *perfdb-probe*) echo machine=someone-elses-box; echo 'perfdb-probe python=3.12.0'; echo 'perfdb-probe triton={triton}';; esac; exit 0;;\n\
+                 -m) out=\"$4\"; shift 4; cat \"$here/hatchet\" > \"$out.hatchet\"; exec \"$here/python3\" \"$@\";;\n\
+                 esac\n\
+                 cat \"$here/perf.txt\"\n"
+            ),
+        );
+        dirs.push(d);
+    }
+    let out = wh
+        .cmd()
+        .args([
+            "ab",
+            "--quiet",
+            "--no-gpu-state",
+            "--format",
+            "json",
+            "--control",
+            "torch",
+            "--max-trials",
+            "4",
+            "--seed",
+            "3",
+            "--machine",
+            "ci-box",
+            "--profile",
+            "proton",
+            "--base-dir",
+            dirs[0].to_str().unwrap(),
+            "--head-dir",
+            dirs[1].to_str().unwrap(),
+            "--",
+            "./python3",
+            "bench.py",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let e = &v["counters"][0];
+    assert_eq!(e["kernel"], "add_kernel", "{v}");
+    assert_eq!(e["profiler"], "proton");
+    let moved = e["moved"][0]["name"].as_str().unwrap();
+    assert_eq!(moved, "time", "{e}");
+    let tags = wh.sql(
+        "SELECT DISTINCT regexp_extract(tags, '\"triton\":\"([^\"]*)\"', 1) AS triton, \
+         regexp_extract(tags, '\"machine\":\"([^\"]*)\"', 1) AS machine, label FROM runs ORDER BY triton",
+    );
+    let triton: Vec<(&str, &str)> = tags
+        .iter()
+        .map(|r| {
+            (
+                r["triton"].as_str().unwrap(),
+                r["machine"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert!(triton.contains(&("3.5.1", "ci-box")), "{tags:?}");
+    assert!(triton.contains(&("3.6.0", "ci-box")), "{tags:?}");
+    assert!(
+        !format!("{tags:?}").contains("someone-elses-box"),
+        "{tags:?}"
     );
 }

@@ -270,7 +270,46 @@ pub fn parse_in(
     if let Some(e) = checks::unread_cells(&parsed) {
         return Err(e);
     }
+    mark_profiled(&mut parsed);
     Ok((format, parsed))
+}
+
+/// A profiler's capture is a profiled run, whoever ingests it: tagged `profiled=PROFILER`,
+/// and the profiled program's own timing rows in it (ncu's CSV inside the program's
+/// output), timed under the profiler's replay, stored undirected with a note saying so,
+/// so that compare, detect, history and noise never take them for a timed trial.
+fn mark_profiled(parsed: &mut Parsed) {
+    let Some(profiler) = parsed
+        .measurements
+        .iter()
+        .find(|m| counters::is_counter(m))
+        .map(|m| m.table.to_string())
+    else {
+        return;
+    };
+    let note: crate::model::Name = counters::profiled_note(&profiler).as_str().into();
+    let mut marked = 0;
+    let runs = std::iter::once(&mut parsed.measurements).chain(parsed.repetitions.iter_mut());
+    for m in runs.flatten() {
+        if !counters::is_counter(m) {
+            m.direction = crate::model::Direction::None;
+            m.note = Some(note.clone());
+            marked += 1;
+        }
+    }
+    let tags = &mut parsed.provenance.tags;
+    if !tags.iter().any(|(k, _)| k == counters::PROFILED_TAG) {
+        tags.push((counters::PROFILED_TAG.into(), profiler.clone()));
+    }
+    if marked > 0 {
+        parsed.warnings.push(crate::model::Warning {
+            line: 0,
+            reason: format!(
+                "{marked} value(s) of the profiled program's own output ran under \
+                 {profiler}'s replay: stored marked profiled (undirected), never a timed trial"
+            ),
+        });
+    }
 }
 
 #[cfg(test)]

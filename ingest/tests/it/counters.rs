@@ -110,8 +110,8 @@ fn an_ncu_details_page_stores_every_metric_of_every_launch_with_its_unit() {
 }
 
 /// The ncu CSV inside the output of the program it profiled (`ncu --csv python3
-/// bench.py > out.txt`): the program's table read by its own format, the counters
-/// beside it, line numbers the file's own; an `n/a` counter is null, never 0.
+/// bench.py > out.txt`): the program's table read by its own format and marked profiled,
+/// the counters beside it, line numbers the file's own; an `n/a` counter is null, never 0.
 #[test]
 fn a_benchmark_profiled_by_ncu_keeps_its_rows_and_gains_the_counters() {
     let triton = read("h200-triton36/vector-add-stdout.txt");
@@ -134,6 +134,17 @@ fn a_benchmark_profiled_by_ncu_keeps_its_rows_and_gains_the_counters() {
         .filter(|m| &*m.table == "vector-add-performance")
         .count();
     assert_eq!(triton_rows, 12, "the program's table, whole");
+    // Timed under ncu's replay: marked profiled, never a timed trial; the run tagged.
+    assert!(p
+        .measurements
+        .iter()
+        .filter(|m| &*m.table == "vector-add-performance")
+        .all(|m| m.direction == Direction::None
+            && formats::counters::is_profiled_note(m.note.as_deref())));
+    assert!(p
+        .provenance
+        .tags
+        .contains(&("profiled".into(), "ncu".into())));
     let counters: Vec<&Measurement> = p
         .measurements
         .iter()

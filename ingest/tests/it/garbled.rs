@@ -80,7 +80,7 @@ fn each_changed_file(
         }
         let Some(m) = p.measurements.iter().find(|m| {
             m.value.is_some()
-                && (m.direction != Direction::None || formats::counters::is_counter_table(&m.table))
+                && (m.direction != Direction::None || formats::counters::is_counter(m))
         }) else {
             continue;
         };
@@ -107,14 +107,24 @@ fn each_changed_file(
     (tried, wrong)
 }
 
+/// Every format but Nsight Compute's, whose counter cells hold words (`PolicySpread`,
+/// `No-CC`) kept as settings, never a refusal (`captures.rs` holds its own property); a
+/// garbled number it refuses like the rest.
+fn strict_formats() -> Vec<Format> {
+    Format::ALL
+        .into_iter()
+        .filter(|f| *f != Format::NcuCsv)
+        .collect()
+}
+
 #[test]
 fn a_value_that_is_not_a_number_refuses_the_file_in_every_format() {
-    let (tried, wrong) = each_changed_file(&Format::ALL, |text, m, raw| {
+    let (tried, wrong) = each_changed_file(&strict_formats(), |text, m, raw| {
         garbled(text, m.line as usize, raw)
     });
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     // Every format with measured values was tried.
-    let untried: Vec<&str> = Format::ALL
+    let untried: Vec<&str> = strict_formats()
         .iter()
         .map(|f| f.name())
         .filter(|n| !tried.contains_key(n))

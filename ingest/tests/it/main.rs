@@ -1,5 +1,6 @@
 //! perfdb-ingest against the file system and object stores: one test binary, a module a subject.
 
+mod captures;
 mod counters;
 mod delta_object_store;
 mod devices;

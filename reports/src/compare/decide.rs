@@ -475,6 +475,7 @@ mod tests {
             methods: vec![],
             devices: vec![],
             gpu_tags: vec![],
+            profiled_runs: 0,
         }
     }
 

@@ -88,10 +88,15 @@ fn side_query(
     let sql = format!(
         "SELECT m.table_name, m.variant, m.key, m.metric, m.unit, any_value(m.direction), any_value(m.column_name), \
                 list(m.value), list(CASE m.numerics WHEN 'pass' THEN 0 WHEN 'fail' THEN 2 ELSE 1 END::TINYINT), \
-                any_value(m.key_order), list(hash(m.run_id)) \
+                any_value(m.key_order), list(hash(m.run_id)), bool_or({}) \
          FROM {source} m {} \
          WHERE m.label IN ({}){run_pred}{} \
+           AND NOT starts_with(coalesce(m.note, ''), 'profiled: ') \
          GROUP BY m.table_name, m.variant, m.key, m.metric, m.unit",
+        // Counters are known by the reader that stored them, never by a table's name; a
+        // profiled run's own timing rows are no trial (`SideInfo::profiled_runs` counts
+        // those runs).
+        perfdb_ingest::formats::counters::counter_sql("m"),
         // Run-level filters need the runs; without them the join is skipped.
         if filters.is_empty() { "" } else { "JOIN runs r ON m.run_id = r.run_id" },
         labels.join(", "),
@@ -131,6 +136,7 @@ pub(super) fn load_side(
         let numerics_lists = list(batch.column(8))?;
         let key_orders = text(9)?;
         let run_lists = list(batch.column(10))?;
+        let is_counter = flags(batch.column(11))?;
         for i in 0..batch.num_rows() {
             let table = tables.value(i).to_string();
             let variant = variants.value(i).to_string();
@@ -155,7 +161,7 @@ pub(super) fn load_side(
                 metric,
                 unit: units.value(i).to_string(),
             };
-            if perfdb_ingest::formats::counters::is_counter_table(&table) {
+            if is_counter.value(i) {
                 let id = id_of(table, variant, key, metric_name);
                 loaded
                     .counters
@@ -231,6 +237,14 @@ pub(super) fn per_run(vals: Vec<Value>, runs: &[u64]) -> (Vec<Value>, usize) {
         out.push(Value { value, numerics });
     }
     (out, most)
+}
+
+/// A BOOLEAN column.
+fn flags(a: &ArrayRef) -> Result<arrow::array::BooleanArray, CompareError> {
+    a.as_any()
+        .downcast_ref::<arrow::array::BooleanArray>()
+        .cloned()
+        .ok_or_else(|| unexpected("a flag column is not BOOLEAN"))
 }
 
 fn unexpected(what: &str) -> CompareError {

@@ -93,6 +93,7 @@ fn side(name: &str) -> SideInfo {
         methods: Vec::new(),
         devices: Vec::new(),
         gpu_tags: Vec::new(),
+        profiled_runs: 0,
     }
 }
 

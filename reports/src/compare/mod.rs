@@ -138,6 +138,7 @@ fn build_report(
         std::mem::take(&mut b.counters),
         std::mem::take(&mut h.counters),
     ];
+    let profiling = profiled_left_out([base_side.profiled_runs, head_side.profiled_runs]);
     let mut t = std::time::Instant::now();
     let paired = pair::pair(b, h, opt);
     trace("pair and assess each row", &mut t);
@@ -211,8 +212,20 @@ fn build_report(
         key_basis,
         warnings,
         counters: explained,
-        profiling: Vec::new(),
+        profiling,
     })
+}
+
+/// What the report says of the profiled runs whose own timing rows it left out (base,
+/// head): their times ran under the profiler's replay and are never a trial.
+fn profiled_left_out(runs: [usize; 2]) -> Vec<String> {
+    if runs == [0, 0] {
+        return Vec::new();
+    }
+    vec![format!(
+        "{} base and {} head profiled run(s) left out of the timed trials: their rows ran under the profiler's replay (only their counters are read)",
+        runs[0], runs[1]
+    )]
 }
 
 /// What the row sets and the control say against the comparison: rows on one side

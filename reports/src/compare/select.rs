@@ -29,6 +29,8 @@ struct RunRow {
     device: String,
     /// The run's tags when they hold GPU state (`gpu_*`), else none.
     gpu_tags: Option<String>,
+    /// Whether the run is tagged `profiled`.
+    profiled: bool,
 }
 
 const RUN_COLUMNS: &str = "run_id, label, coalesce(\"commit\", ''), coalesce(verdict, ''), \
@@ -37,7 +39,8 @@ const RUN_COLUMNS: &str = "run_id, label, coalesce(\"commit\", ''), coalesce(ver
 fn query(db: &Db, cond: &str) -> Result<Vec<RunRow>, CompareError> {
     let sql = format!(
         "SELECT {RUN_COLUMNS}, {MACHINE_TAG_SQL}, {METHOD_TAG_SQL}, {RUN_DEVICE_SQL}, \
-         CASE WHEN contains(tags, '\"gpu_') THEN tags END FROM runs r WHERE {cond} \
+         CASE WHEN contains(tags, '\"gpu_') THEN tags END, contains(tags, '\"profiled\":') \
+         FROM runs r WHERE {cond} \
          ORDER BY label, trial"
     );
     let mut stmt = db.conn.prepare(&sql)?;
@@ -58,6 +61,7 @@ fn query(db: &Db, cond: &str) -> Result<Vec<RunRow>, CompareError> {
                     .map(|d| d.id.clone())
                     .unwrap_or_default(),
                 gpu_tags: r.get(13)?,
+                profiled: r.get(14)?,
             })
         })?
         .collect::<Result<_, _>>()?;
@@ -98,6 +102,7 @@ fn side(spec: &str, by: MatchedBy, rows: Vec<RunRow>) -> SideInfo {
             .collect(),
         labels,
         gpu_tags: rows.iter().filter_map(|r| r.gpu_tags.clone()).collect(),
+        profiled_runs: rows.iter().filter(|r| r.profiled).count(),
         runs: rows.into_iter().map(|r| r.run_id).collect(),
     }
 }

@@ -152,6 +152,14 @@ pub struct SideInfo {
     /// clocks and throttling), read with the runs; not part of the report.
     #[serde(skip)]
     pub gpu_tags: Vec<String>,
+    /// Profiled runs among `runs` (tagged `profiled`): their own timing rows ran under a
+    /// profiler's replay and are never a trial; only their counters are read.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub profiled_runs: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]

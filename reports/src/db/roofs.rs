@@ -49,14 +49,17 @@ impl Measured {
     }
 }
 
-/// The roofs measured on each device (its latest `devices measure` run), by device.
+/// The roofs measured on each device (its latest `devices measure`), by device: each
+/// the median of every repeat of that measurement. The repeats are stored as runs of
+/// their own (`devices measure#2`...), one output: they are grouped by the output they
+/// came from (its SHA-256) and their first run names the measurement.
 pub fn measured(db: &Db) -> Result<Vec<Measured>, DbError> {
     let sql = format!(
-        "SELECT r.run_id, epoch_us(r.ingested_at), {RUN_DEVICE_SQL}, m.unit, m.key, list(m.value) \
+        "SELECT min(r.run_id), max(epoch_us(r.ingested_at)), {RUN_DEVICE_SQL}, m.unit, m.key, list(m.value) \
          FROM measurements m JOIN runs r ON m.run_id = r.run_id \
          WHERE m.label = '{LABEL}' AND m.table_name = 'roofs' AND m.unit IN ('TFLOPS', 'TB/s') \
          AND m.value IS NOT NULL \
-         GROUP BY r.run_id, r.ingested_at, r.tags, r.arch, m.unit, m.key ORDER BY 2 DESC, 1"
+         GROUP BY r.source_sha256, r.tags, r.arch, m.unit, m.key ORDER BY 2 DESC, 1"
     );
     let mut stmt = db.conn.prepare(&sql).map_err(DbError::Query)?;
     let rows = stmt

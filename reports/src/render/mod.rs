@@ -376,6 +376,7 @@ pub(crate) fn sample_report() -> Report {
         methods: vec![],
         devices: vec![],
         gpu_tags: vec![],
+        profiled_runs: 0,
     };
     let regressed = row(
         "triton",

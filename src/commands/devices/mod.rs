@@ -98,6 +98,9 @@ fn measure(root: &Path, a: &MeasureArgs, devices: &'static Table) -> anyhow::Res
             String::from_utf8_lossy(&out.merged).trim()
         );
     }
+    // Checked before anything is stored: the GPU is one the table knows, each roof (the
+    // median of its repeats) is possible on it.
+    check_roofs(&out.stdout, devices)?;
     let mut tags = vec![("roofs".to_string(), "measured".to_string())];
     if let Some(g) = super::trials::GpuTool::find() {
         tags.extend(super::trials::environment::driver(g));
@@ -135,4 +138,83 @@ fn measure(root: &Path, a: &MeasureArgs, devices: &'static Table) -> anyhow::Res
         anyhow::bail!("the microbenchmark's GPU is not in the device table: its roofs are stored, nothing to hold them against (`perfdb devices`)");
     }
     Ok(Exit::Ok)
+}
+
+/// A measured roof above this share of the datasheet's is no roof the GPU has: a timer
+/// or a copy that did not happen.
+const MOST_OF_DATASHEET: f64 = 1.05;
+
+/// The microbenchmark's output checked before it is stored: its GPU known to the device
+/// table (else an error naming it), each roof's median over its repeats above zero and
+/// within [`MOST_OF_DATASHEET`] of the datasheet's figure.
+fn check_roofs(stdout: &[u8], devices: &Table) -> anyhow::Result<()> {
+    let text = String::from_utf8_lossy(stdout);
+    let (_, parsed) = perfdb_ingest::formats::parse(&text, Some(Format::PytorchV3))
+        .map_err(|e| anyhow::anyhow!("the microbenchmark's output could not be read: {e}"))?;
+    let gpu = parsed
+        .trial_provenance
+        .first()
+        .unwrap_or(&parsed.provenance)
+        .machine
+        .clone()
+        .unwrap_or_default();
+    let Some(device) = devices.of_output(None, None, Some(&gpu), None).known() else {
+        anyhow::bail!(
+            "the microbenchmark ran on `{}`, a GPU the device table does not know: nothing was \
+             stored; add it as a [[device]] in perfdb.toml (`perfdb devices` lists the table)",
+            gpu.escape_debug()
+        );
+    };
+    for (quantity, unit, median) in roof_medians(&parsed) {
+        let datasheet = device.figure(quantity);
+        let impossible = !(median.is_finite() && median > 0.0)
+            || datasheet.is_some_and(|d| median > d * MOST_OF_DATASHEET);
+        if impossible {
+            anyhow::bail!(
+                "the microbenchmark measured {} {} for {} on {}, {}: no roof this GPU has; \
+                 nothing was stored",
+                perfdb_reports::fmt::num(median),
+                unit,
+                quantity.name(),
+                device.name,
+                match datasheet {
+                    Some(d) => format!(
+                        "{:.0}% of the datasheet's {} {unit}",
+                        100.0 * median / d,
+                        perfdb_reports::fmt::num(d)
+                    ),
+                    None => "and the datasheet has no figure to hold it to".to_string(),
+                }
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Each roof in the microbenchmark's output: its quantity, unit and the median of its
+/// repeats (every trial of the output).
+fn roof_medians(
+    parsed: &perfdb_ingest::model::Parsed,
+) -> Vec<(perfdb_ingest::devices::Quantity, String, f64)> {
+    use perfdb_ingest::devices::{dtype, Quantity};
+    let mut by: std::collections::BTreeMap<(String, String), Vec<f64>> = Default::default();
+    let trials = std::iter::once(&parsed.measurements).chain(parsed.repetitions.iter());
+    for m in trials.flatten() {
+        if matches!(&*m.unit, "TFLOPS" | "TB/s") {
+            by.entry((m.unit.to_string(), parsed.key(m).to_string()))
+                .or_default()
+                .push(m.value.unwrap_or(f64::NAN));
+        }
+    }
+    by.into_iter()
+        .filter_map(|((unit, key), mut v)| {
+            let quantity = if unit == "TB/s" {
+                Quantity::Bandwidth
+            } else {
+                Quantity::Compute(dtype::of_key(&perfdb_ingest::model::key_from_json(&key))?)
+            };
+            v.sort_by(f64::total_cmp);
+            Some((quantity, unit, perfdb_reports::stats::median(&v)))
+        })
+        .collect()
 }

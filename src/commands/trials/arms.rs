@@ -80,7 +80,8 @@ impl Arms {
     }
 
     /// `program args` started where and as the arm's command starts (its folder, its
-    /// environment): what the arm's Python imports, this one imports.
+    /// environment; a shell command's own `cd` is not followed: see
+    /// [`Arms::python_command`]).
     pub fn alongside(&self, arm: Arm, program: &str, args: &[&str]) -> Command {
         let mut cmd = Command::new(program);
         cmd.args(args);
@@ -94,6 +95,64 @@ impl Arms {
             }
         }
         cmd
+    }
+
+    /// The arm's Python interpreter started where and as the arm starts it, with `extra`
+    /// arguments right after it, then (with `keep_rest`) the arm's own words after the
+    /// interpreter: `cd ../main && python bench.py` with `-m triton.profiler.proton`
+    /// runs `cd ../main && python -m triton.profiler.proton bench.py`, through the shell,
+    /// in that folder. The interpreter's name is returned beside it. None when the arm
+    /// runs no Python.
+    pub fn python_command(
+        &self,
+        arm: Arm,
+        extra: &[&str],
+        keep_rest: bool,
+    ) -> Option<(Command, String)> {
+        let i = arm.index();
+        let is_python = |w: &str| python_of(w).is_some();
+        let extra_words: Vec<String> = extra.iter().map(|w| shell_word(w)).collect();
+        match self {
+            Arms::Shell(commands) => {
+                let c = &commands[i];
+                // The first word of the shell command that is an interpreter: its span.
+                let mut at = 0;
+                let (start, word) = c.split_inclusive(char::is_whitespace).find_map(|piece| {
+                    let start = at;
+                    at += piece.len();
+                    let w = piece.trim_end();
+                    is_python(w).then(|| (start, w.to_string()))
+                })?;
+                let end = start + word.len();
+                let rest = if keep_rest { &c[end..] } else { "" };
+                let script = format!("{}{word} {}{rest}", &c[..start], extra_words.join(" "));
+                let python = python_of(&word)?;
+                let mut cmd = Command::new("sh");
+                cmd.arg("-c").arg(script);
+                Some((cmd, python))
+            }
+            Arms::Dirs(_, argv) | Arms::Envs(_, argv) => {
+                let at = argv.iter().position(|w| is_python(w))?;
+                let mut words: Vec<String> = argv[..=at].to_vec();
+                words.extend(extra.iter().map(|w| w.to_string()));
+                if keep_rest {
+                    words.extend(argv[at + 1..].iter().cloned());
+                }
+                let python = python_of(&argv[at])?;
+                let mut cmd = Command::new(&words[0]);
+                cmd.args(&words[1..]);
+                match self {
+                    Arms::Dirs(d, _) => {
+                        cmd.current_dir(&d[i]);
+                    }
+                    Arms::Envs(e, _) => {
+                        cmd.envs(e[i].iter().cloned());
+                    }
+                    Arms::Shell(_) => {}
+                }
+                Some((cmd, python))
+            }
+        }
     }
 
     /// The arm's command as words: a shell command as `sh -c CMD`.
@@ -129,4 +188,18 @@ impl Arms {
             }
         }
     }
+}
+
+/// The Python interpreter an arm's command runs, if it names one (`python3 bench.py`,
+/// `.venv/bin/python -m x`, `env X=1 python bench.py`).
+pub fn python_of(command: &str) -> Option<String> {
+    command
+        .split_whitespace()
+        .map(|w| w.trim_matches(['\'', '"']))
+        .find(|w| {
+            let name = w.rsplit('/').next().unwrap_or(w);
+            name.strip_prefix("python")
+                .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+        })
+        .map(String::from)
 }

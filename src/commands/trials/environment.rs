@@ -14,10 +14,11 @@ use std::process::{Command, Stdio};
 /// HIP versions.
 const PYTHON_PROBE: &str = r#"
 import importlib.metadata as md, importlib.util as u, os, platform, re
-print("python=" + platform.python_version())
+P = "perfdb-probe "
+print(P + "python=" + platform.python_version())
 for d in ("torch", "triton", "pytorch-triton-rocm", "jax"):
     try:
-        print(d.replace("pytorch-triton-rocm", "triton") + "=" + md.version(d))
+        print(P + d.replace("pytorch-triton-rocm", "triton") + "=" + md.version(d))
     except Exception:
         pass
 try:
@@ -26,44 +27,31 @@ try:
     for k, tag in (("cuda", "cuda"), ("hip", "rocm")):
         m = re.search(r"^%s\s*(?::\s*\S+\s*)?=\s*'([^']+)'" % k, t, re.M)
         if m:
-            print(tag + "=" + m.group(1))
+            print(P + tag + "=" + m.group(1))
 except Exception:
     pass
 "#;
 
-/// The Python interpreter an arm's command runs, if it names one (`python3 bench.py`,
-/// `.venv/bin/python -m x`, `env X=1 python bench.py`).
-pub fn python_of(command: &str) -> Option<String> {
-    command
-        .split_whitespace()
-        .map(|w| w.trim_matches(['\'', '"']))
-        .find(|w| {
-            let name = w.rsplit('/').next().unwrap_or(w);
-            name.strip_prefix("python")
-                .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
-        })
-        .map(String::from)
-}
-
-/// `key=value` lines as tags, keys in lower case, empty values dropped.
+/// The versions the probe asked for: its own `perfdb-probe KEY=VALUE` lines, KEY one it
+/// prints; anything else the interpreter prints (a `sitecustomize` saying
+/// `machine=...`) is no tag.
 fn tags_of(text: &str) -> Vec<(String, String)> {
+    const ASKED: [&str; 6] = ["python", "torch", "triton", "jax", "cuda", "rocm"];
     text.lines()
+        .filter_map(|l| l.strip_prefix("perfdb-probe "))
         .filter_map(|l| l.trim().split_once('='))
-        .filter(|(k, v)| !k.is_empty() && !v.trim().is_empty())
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .filter(|(k, v)| ASKED.contains(k) && !v.trim().is_empty())
+        .map(|(k, v)| (k.to_string(), v.trim().to_string()))
         .collect()
 }
 
 /// The environment of `arm`: its Python's versions when its command is Python.
 pub fn of_arm(arms: &Arms, arm: Arm) -> Vec<(String, String)> {
-    let Some(python) = python_of(&arms.describe(arm)) else {
+    // The interpreter the arm runs, where it runs it (a shell command's `cd` followed).
+    let Some((mut cmd, python)) = arms.python_command(arm, &["-c", PYTHON_PROBE], false) else {
         return Vec::new();
     };
-    let out = arms
-        .alongside(arm, &python, &["-c", PYTHON_PROBE])
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output();
+    let out = cmd.stdin(Stdio::null()).stderr(Stdio::null()).output();
     match out {
         Ok(o) if o.status.success() => tags_of(&String::from_utf8_lossy(&o.stdout)),
         _ => {
@@ -129,6 +117,7 @@ fn amd_versions(text: &str) -> Vec<(String, String)> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::arms::python_of;
     use super::*;
 
     #[test]
@@ -145,7 +134,11 @@ mod tests {
     #[test]
     fn versions_read_as_tags() {
         assert_eq!(
-            tags_of("python=3.12.3\ntorch=2.9.0\ntriton=3.5.1\ncuda=12.8\nbad\nx=\n"),
+            tags_of(
+                "machine=someone-elses-box\nperfdb-probe python=3.12.3\nperfdb-probe torch=2.9.0\n\
+                 perfdb-probe triton=3.5.1\nperfdb-probe cuda=12.8\nbad\nperfdb-probe x=1\n\
+                 perfdb-probe machine=other\n"
+            ),
             [
                 ("python", "3.12.3"),
                 ("torch", "2.9.0"),

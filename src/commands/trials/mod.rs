@@ -170,12 +170,8 @@ fn profiled_trials(
     // A profiler replays each kernel many times: a deadline far beyond a trial's.
     let slowest = s.slowest.unwrap_or(60.0);
     let deadline = Duration::from_secs_f64((slowest * 100.0).max(600.0));
-    let mut seconds = [0.0; 2];
-    for arm in [Arm::Base, Arm::Head] {
-        let dir = s.logs.join(format!("profile-{}", arm.name()));
-        say!("ab: profiling the {} arm ({})", arm.name(), dir.display());
-        seconds[arm.index()] = p.run(s, arm, &dir, deadline)?;
-    }
+    let dirs = [Arm::Base, Arm::Head].map(|arm| s.logs.join(format!("profile-{}", arm.name())));
+    let seconds = p.run(s, [&dirs[0], &dirs[1]], deadline)?;
     let db = perfdb_reports::db::Db::open(&s.root, s.devices)
         .with_context(|| format!("cannot open the warehouse at {}", s.root.display()))?;
     perfdb_reports::compare::counters::attach(&db, report)?;
@@ -189,6 +185,34 @@ fn profiled_trials(
         perfdb_reports::fmt::human_seconds(timed)
     ));
     Ok(())
+}
+
+/// The profiled trials after the verdict: a profiler that fails leaves the verdict
+/// standing (a warning says what failed); SIGINT/SIGTERM during it is the experiment's
+/// interruption (exit 130), its profile stored nowhere. Returns whether it was
+/// interrupted.
+fn profile_after_verdict(
+    p: &profile::Profiling,
+    s: &Session,
+    report: &mut perfdb_reports::compare::Report,
+) -> bool {
+    match profiled_trials(p, s, report) {
+        Ok(()) => false,
+        Err(e) if e.downcast_ref::<profile::Interrupted>().is_some() => {
+            report.warnings.push(format!(
+                "profiling stopped: {e}; nothing of it was stored (the verdict above was reached before)"
+            ));
+            true
+        }
+        Err(e) => {
+            say!("ab: profiling failed after the trials decided: {e:#}");
+            report.warnings.push(format!(
+                "profiling under {} failed after the trials decided ({e:#}): the verdict stands, without counters",
+                p.name()
+            ));
+            false
+        }
+    }
 }
 
 /// How an experiment ended.
@@ -224,7 +248,12 @@ pub fn experiment(
     });
     let (mut s, labels) = session(root, a, &stamp, seed, by_commit, devices)?;
     // The profiler is found before any trial runs.
-    let profiling = profile::find(a.trials.profile, a.trials.profiler.as_deref(), &s.arms)?;
+    let profiling = profile::find(
+        a.trials.profile,
+        a.trials.profiler.as_deref(),
+        a.trials.profile_args.as_deref(),
+        &s.arms,
+    )?;
     // A cancelled job's SIGINT/SIGTERM stops the running trial with its process group;
     // what was stored stays, and the report says so.
     process::catch_interrupts();
@@ -272,15 +301,16 @@ pub fn experiment(
     };
     let (stopped, failed) = (course.stopped, course.failed.clone());
     let mut report = report;
+    let mut interrupted = stopped == Stopped::Interrupted;
     if let (
         Some(p),
         Stopped::Decided | Stopped::MaxTrials | Stopped::MaxTime | Stopped::Unreliable,
     ) = (&profiling, stopped)
     {
-        profiled_trials(p, &s, &mut report)?;
+        interrupted |= profile_after_verdict(p, &s, &mut report);
     }
     let seq = Sequential::new(course, &plan, s.facts(labels));
-    let exit = if stopped == Stopped::Interrupted {
+    let exit = if interrupted {
         Exit::Interrupted
     } else {
         match &failed {

@@ -2,7 +2,10 @@
 //! under the profiler, never mixed into the timing (only its counters are stored, in the
 //! arm's label, tagged `profiled`), so the report shows the counters that moved with
 //! each changed row (`reports::compare::counters`). The profiler is found before any
-//! trial runs; its absence is an error then, not after an hour of trials.
+//! trial runs; its absence is an error then, not after an hour of trials. Each arm is
+//! profiled where and with what it runs: its folder, its environment, its shell
+//! command's own `cd`, its own interpreter (proton). ncu profiles the first launch of
+//! each kernel unless `--profile-args` scopes it otherwise.
 
 use super::arms::Arms;
 use super::session::Session;
@@ -30,11 +33,76 @@ pub const NCU_METRICS: &str = "dram__bytes_read.sum,dram__bytes_write.sum,\
 gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,\
 smsp__inst_executed.sum,launch__registers_per_thread";
 
+/// ncu's default scope: the first launch of each kernel (a benchmark's timing loop
+/// launches each kernel hundreds of times; every one would be replayed).
+pub const NCU_SCOPE: [&str; 2] = ["--kernel-id", "::regex:.:1"];
+
+/// The ncu flags that scope what it profiles: given in `--profile-args`, they replace
+/// [`NCU_SCOPE`].
+const NCU_SCOPE_FLAGS: [&str; 7] = [
+    "-k",
+    "--kernel-name",
+    "--kernel-id",
+    "-c",
+    "--launch-count",
+    "-s",
+    "--launch-skip",
+];
+
 /// A profiler found and ready.
 pub struct Profiling {
     pub profiler: Profiler,
-    /// The program started: ncu, rocprofv3, or the arms' Python (proton).
+    /// The program started: ncu or rocprofv3; for proton, each arm's own interpreter.
     program: String,
+    /// `--profile-args`, split as the shell would.
+    extra: Vec<String>,
+}
+
+/// `-k 'regex:add|mul' -c 4` -> its words, as the shell splits them (single and double
+/// quotes, backslash).
+pub fn shell_split(s: &str) -> anyhow::Result<Vec<String>> {
+    let (mut out, mut cur, mut any) = (Vec::new(), String::new(), false);
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                any = true;
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(c) => cur.push(c),
+                        None => anyhow::bail!("--profile-args: a ' is not closed in `{s}`"),
+                    }
+                }
+            }
+            '"' => {
+                any = true;
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => cur.extend(chars.next()),
+                        Some(c) => cur.push(c),
+                        None => anyhow::bail!("--profile-args: a \" is not closed in `{s}`"),
+                    }
+                }
+            }
+            '\\' => {
+                any = true;
+                cur.extend(chars.next());
+            }
+            c if c.is_whitespace() => {
+                if any || !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                    any = false;
+                }
+            }
+            c => cur.push(c),
+        }
+    }
+    if any || !cur.is_empty() {
+        out.push(cur);
+    }
+    Ok(out)
 }
 
 fn on_path(name: &str) -> Option<PathBuf> {
@@ -49,16 +117,18 @@ fn on_path(name: &str) -> Option<PathBuf> {
 pub fn find(
     profiler: Option<Profiler>,
     program: Option<&Path>,
+    extra: Option<&str>,
     arms: &Arms,
 ) -> anyhow::Result<Option<Profiling>> {
     let Some(p) = profiler else {
-        if program.is_some() {
+        if program.is_some() || extra.is_some() {
             anyhow::bail!(
-                "--profiler names a program for --profile: give --profile ncu, rocprof or proton"
+                "--profiler and --profile-args are for --profile: give --profile ncu, rocprof or proton"
             );
         }
         return Ok(None);
     };
+    let extra = shell_split(extra.unwrap_or(""))?;
     let program = match p {
         Profiler::Ncu | Profiler::Rocprof => match program {
             Some(given) if given.is_file() => given.to_string_lossy().into_owned(),
@@ -78,17 +148,18 @@ pub fn find(
                 .into_owned(),
         },
         Profiler::Proton => {
-            let mut pythons = Vec::new();
+            // Each arm's own interpreter, where the arm runs it, must import proton.
             for arm in [Arm::Base, Arm::Head] {
-                let python = super::environment::python_of(&arms.describe(arm)).ok_or_else(|| {
-                    anyhow::anyhow!(
+                let Some((mut cmd, python)) =
+                    arms.python_command(arm, &["-c", "import triton.profiler.proton"], false)
+                else {
+                    anyhow::bail!(
                         "--profile proton profiles a Python script: the {} arm's command `{}` runs no python (nothing was run)",
                         arm.name(),
                         arms.describe(arm)
-                    )
-                })?;
-                let ok = arms
-                    .alongside(arm, &python, &["-c", "import triton.profiler.proton"])
+                    );
+                };
+                let ok = cmd
                     .stdin(std::process::Stdio::null())
                     .stdout(std::process::Stdio::null())
                     .stderr(std::process::Stdio::null())
@@ -100,14 +171,14 @@ pub fn find(
                         arm.name()
                     );
                 }
-                pythons.push(python);
             }
-            pythons.swap_remove(0)
+            String::new()
         }
     };
     Ok(Some(Profiling {
         profiler: p,
         program,
+        extra,
     }))
 }
 
@@ -123,19 +194,47 @@ impl Profiling {
         name_of(self.profiler)
     }
 
-    /// One profiled trial of `arm` of the session `s` (its output under `dir`), its
-    /// counters stored with the arm's metadata tagged `profiled=PROFILER`. Returns the
-    /// seconds it took.
+    /// One profiled trial of each arm of the session `s` (outputs under `dirs`), then,
+    /// once both ended, their counters stored with each arm's metadata tagged
+    /// `profiled=PROFILER`: an interrupted or failed trial stores nothing. Returns the
+    /// seconds each took.
     pub fn run(
         &self,
         s: &Session,
-        arm: Arm,
-        dir: &Path,
+        dirs: [&Path; 2],
         deadline: Duration,
-    ) -> anyhow::Result<f64> {
+    ) -> anyhow::Result<[f64; 2]> {
+        let mut done = Vec::new();
+        for arm in [Arm::Base, Arm::Head] {
+            let dir = dirs[arm.index()];
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            // Absolute: the profiled command runs in the arm's own folder.
+            let dir = &std::fs::canonicalize(dir)
+                .with_context(|| format!("cannot resolve {}", dir.display()))?;
+            say!("ab: profiling the {} arm ({})", arm.name(), dir.display());
+            let profiled = self.trial(&s.arms, arm, dir, deadline)?;
+            if profiled.files.is_empty() {
+                anyhow::bail!(
+                    "the {} arm's profiled trial wrote no {} output under {}",
+                    arm.name(),
+                    name_of(self.profiler),
+                    dir.display()
+                );
+            }
+            done.push((arm, profiled));
+        }
+        let mut seconds = [0.0; 2];
+        for (arm, profiled) in done {
+            self.store(s, arm, &profiled)?;
+            seconds[arm.index()] = profiled.seconds;
+        }
+        Ok(seconds)
+    }
+
+    /// A profiled trial's files stored under the arm's label, tagged `profiled`.
+    fn store(&self, s: &Session, arm: Arm, profiled: &Profiled) -> anyhow::Result<()> {
         let (wh, meta) = (&s.wh, &s.metas[arm.index()]);
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        let profiled = self.trial(&s.arms, arm, dir, deadline)?;
         let mut tags = meta.tags.clone();
         tags.push(("profiled".into(), name_of(self.profiler).into()));
         tags.push(("arm".into(), arm.name().into()));
@@ -143,14 +242,6 @@ impl Profiling {
             tags,
             ..meta.clone()
         };
-        if profiled.files.is_empty() {
-            anyhow::bail!(
-                "the {} arm's profiled trial wrote no {} output under {}",
-                arm.name(),
-                name_of(self.profiler),
-                dir.display()
-            );
-        }
         for (file, format) in &profiled.files {
             let bytes =
                 std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
@@ -167,27 +258,39 @@ impl Profiling {
                 }
             }
         }
-        Ok(profiled.seconds)
+        Ok(())
     }
 
-    /// The profiler's own arguments before the profiled command, its output under `dir`.
+    /// The profiler's own arguments before the profiled command, its output under `dir`,
+    /// `--profile-args` last.
     fn args(&self, dir: &Path) -> Vec<String> {
-        match self.profiler {
-            Profiler::Ncu => [
-                "--csv",
-                "--target-processes",
-                "all",
-                "--section",
-                "SpeedOfLight",
-                "--section",
-                "LaunchStats",
-                "--section",
-                "Occupancy",
-                "--metrics",
-                NCU_METRICS,
-            ]
-            .map(String::from)
-            .to_vec(),
+        let mut args: Vec<String> = match self.profiler {
+            Profiler::Ncu => {
+                let mut a: Vec<String> = [
+                    "--csv",
+                    "--target-processes",
+                    "all",
+                    "--section",
+                    "SpeedOfLight",
+                    "--section",
+                    "LaunchStats",
+                    "--section",
+                    "Occupancy",
+                    "--metrics",
+                    NCU_METRICS,
+                ]
+                .map(String::from)
+                .to_vec();
+                let scoped = self.extra.iter().any(|w| {
+                    NCU_SCOPE_FLAGS
+                        .iter()
+                        .any(|f| w == f || w.starts_with(&format!("{f}=")))
+                });
+                if !scoped {
+                    a.extend(NCU_SCOPE.map(String::from));
+                }
+                a
+            }
             Profiler::Rocprof => vec![
                 "--kernel-trace".into(),
                 "--pmc".into(),
@@ -199,7 +302,6 @@ impl Profiling {
                 dir.to_string_lossy().into_owned(),
                 "-o".into(),
                 "profile".into(),
-                "--".into(),
             ],
             Profiler::Proton => vec![
                 "-m".into(),
@@ -207,7 +309,12 @@ impl Profiling {
                 "-n".into(),
                 dir.join("profile").to_string_lossy().into_owned(),
             ],
+        };
+        args.extend(self.extra.iter().cloned());
+        if self.profiler == Profiler::Rocprof {
+            args.push("--".into());
         }
+        args
     }
 
     fn trial(
@@ -217,32 +324,33 @@ impl Profiling {
         dir: &Path,
         deadline: Duration,
     ) -> anyhow::Result<Profiled> {
-        let argv = arms.argv(arm);
-        let mut args = self.args(dir);
-        let command = match self.profiler {
-            // proton runs the script itself: the words after the interpreter.
-            Profiler::Proton => {
-                let words: Vec<String> = arms
-                    .describe(arm)
-                    .split_whitespace()
-                    .map(String::from)
-                    .collect();
-                let at = words
-                    .iter()
-                    .position(|w| super::environment::python_of(w).is_some())
-                    .unwrap_or(0);
-                words[at + 1..].to_vec()
-            }
-            _ => argv,
-        };
-        args.extend(command);
+        let args = self.args(dir);
         let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        let mut cmd = arms.alongside(arm, &self.program, &arg_refs);
+        let mut cmd = match self.profiler {
+            // proton runs the script itself: the arm's interpreter, where the arm runs it,
+            // with proton's module before the script.
+            Profiler::Proton => {
+                arms.python_command(arm, &arg_refs, true)
+                    .ok_or_else(|| anyhow::anyhow!("the {} arm runs no python", arm.name()))?
+                    .0
+            }
+            // ncu and rocprofv3 start the arm's whole command (`sh -c CMD` for a shell
+            // command, so its `cd` is followed) in the arm's folder and environment.
+            _ => {
+                let mut words = arg_refs.clone();
+                let argv = arms.argv(arm);
+                words.extend(argv.iter().map(String::as_str));
+                arms.alongside(arm, &self.program, &words)
+            }
+        };
         let start = Instant::now();
         let out = process::run(&mut cmd, Echo::Quiet, Some(start + deadline))
-            .with_context(|| format!("cannot run {} for the {} arm", self.program, arm.name()))?;
+            .with_context(|| format!("cannot run the {} arm under {}", arm.name(), self.name()))?;
         let seconds = start.elapsed().as_secs_f64();
         std::fs::write(dir.join("profile.log"), &out.merged).ok();
+        if let process::Ended::Interrupted(sig) = out.ended {
+            return Err(Interrupted(sig).into());
+        }
         if !out.status.success() {
             anyhow::bail!(
                 "the {} arm's profiled trial under {} failed ({}): its output is in {}",
@@ -287,6 +395,19 @@ impl Profiling {
     }
 }
 
+/// A profiled trial stopped by SIGINT/SIGTERM: the command ends with 130, nothing of the
+/// profile stored.
+#[derive(Debug)]
+pub struct Interrupted(pub i32);
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the profiled trial was stopped by signal {}", self.0)
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
 /// rocprofv3's counter-collection and kernel-trace CSVs under `dir` (it writes them a
 /// folder or two down: `HOST/PID_...`).
 fn csvs_under(dir: &Path) -> Vec<PathBuf> {
@@ -309,4 +430,16 @@ fn csvs_under(dir: &Path) -> Vec<PathBuf> {
     }
     out.sort();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn profile_args_split_as_the_shell_splits_them() {
+        assert_eq!(
+            super::shell_split(r#"-k 'regex:add|mul' -c 4 --x "a b" c\ d ''"#).unwrap(),
+            ["-k", "regex:add|mul", "-c", "4", "--x", "a b", "c d", ""]
+        );
+        assert!(super::shell_split("-k 'open").is_err());
+    }
 }

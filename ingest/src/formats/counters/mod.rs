@@ -9,9 +9,17 @@
 //! is better`; `counter: ratio`). Every counter is stored with direction `none`: a
 //! profiled launch is no timed trial (the profiler replays it, flushes caches, fixes
 //! clocks), so compare and detect never judge a counter alone; it is diffed beside the
-//! rows it explains. `n/a`, `NaN` or an empty cell is null, never 0; a word where a
-//! number goes (ncu's `PolicySpread`) is kept as a setting with no value; anything else
-//! that is not a number refuses the file at its line.
+//! rows it explains. A counter is known by the reader that stored it (its note, one of
+//! [`Kind::note`]'s, on an undirected measurement: [`is_counter`]), never by its table's
+//! name: a benchmark table called `proton` is a benchmark table.
+//!
+//! `n/a`, `NaN`, ncu's `no data` or an empty cell is null with the counter kept, never 0.
+//! Nsight Compute prints words among its counters (`PolicySpread`, `CachePreferNone`,
+//! `all`, `No-CC`): every word in an ncu cell is kept as a setting with no value, never a
+//! refusal of the file. A garbled number (`12.5.3`: a digit, sign or point first) is
+//! refused at its line in every reader; rocprofv3 and proton print numbers only, so a
+//! word there is refused too. A value too large for its canonical unit (`1e300 Pbyte`) is null, said
+//! in a warning, never stored as infinity.
 
 pub mod ncu;
 pub mod proton;
@@ -31,12 +39,52 @@ pub(crate) fn signature_if(found: bool) -> Evidence {
     }
 }
 
-/// The tables counters are stored in: one a profiler.
+/// The tables counters are stored in: one a profiler. A name, never evidence: a
+/// counter is known by [`is_counter`].
 pub const TABLES: [&str; 3] = ["ncu", "rocprofv3", "proton"];
 
-/// Whether measurements of `table` are hardware counters.
-pub fn is_counter_table(table: &str) -> bool {
-    TABLES.contains(&table)
+/// The notes the counter readers store, one a [`Kind`]: what marks a counter.
+pub const NOTES: [&str; 6] = [
+    Kind::Time.note(),
+    Kind::Throughput.note(),
+    Kind::Ratio.note(),
+    Kind::Count.note(),
+    Kind::Frequency.note(),
+    Kind::Setting.note(),
+];
+
+/// Whether a stored measurement (its direction and note) is a hardware counter: stored
+/// undirected by a counter reader, whatever its table is called.
+pub fn is_counter_note(direction: crate::model::Direction, note: Option<&str>) -> bool {
+    direction == crate::model::Direction::None && note.is_some_and(|n| NOTES.contains(&n))
+}
+
+/// Whether `m` is a hardware counter ([`is_counter_note`]).
+pub fn is_counter(m: &Measurement) -> bool {
+    is_counter_note(m.direction, m.note.as_deref())
+}
+
+/// The SQL condition (over measurements aliased `alias`) that holds for counters.
+pub fn counter_sql(alias: &str) -> String {
+    let notes: Vec<String> = NOTES.iter().map(|n| format!("'{n}'")).collect();
+    format!(
+        "({alias}.direction = 'none' AND {alias}.note IN ({}))",
+        notes.join(", ")
+    )
+}
+
+/// The tag a profiled run carries (`profiled=ncu`): its timing rows, run under the
+/// profiler's replay, are never a timed trial.
+pub const PROFILED_TAG: &str = "profiled";
+
+/// The note on a profiled run's own timing rows (stored undirected: never a trial).
+pub fn profiled_note(profiler: &str) -> String {
+    format!("profiled: timed under {profiler}, never a trial")
+}
+
+/// Whether a note marks a profiled run's timing row.
+pub fn is_profiled_note(note: Option<&str>) -> bool {
+    note.is_some_and(|n| n.starts_with("profiled: "))
 }
 
 /// What a counter measures, told by its unit.
@@ -58,7 +106,7 @@ pub enum Kind {
 
 impl Kind {
     /// The note every counter of this kind is stored with.
-    pub fn note(self) -> &'static str {
+    pub const fn note(self) -> &'static str {
         match self {
             Kind::Time => "counter: time, lower is better",
             Kind::Throughput => "counter: throughput",
@@ -144,16 +192,6 @@ fn scaled(v: f64, factor: f64) -> f64 {
     v * factor
 }
 
-/// Whether a unit-less counter's name says it counts something (`Grid Size`, `# SMs`,
-/// `Waves Per SM`, `Elapsed Cycles`): a word there is a garbled number, never a setting.
-fn counts_something(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    n.starts_with('#')
-        || ["size", "count", "cycles", "waves", "per ", "__"]
-            .iter()
-            .any(|w| n.contains(w))
-}
-
 /// One kernel's counters, written into a [`Parsed`].
 pub(crate) struct Kernel<'a> {
     pub table: &'static str,
@@ -168,8 +206,8 @@ pub(crate) struct Kernel<'a> {
 
 impl Kernel<'_> {
     /// Store counter `name` printed as `cell` in `printed_unit`. A number in any form
-    /// perfdb reads (`1,215,000,000.00`, `4.34e-02`), a missing token (null), or, where
-    /// the profiler prints settings, a word for a counter with no unit (a setting, no
+    /// perfdb reads (`1,215,000,000.00`, `4.34e-02`), a missing token (`n/a`, ncu's `no
+    /// data`: null), or, where the profiler prints settings, any word (a setting, no
     /// value); anything else refuses the file at the kernel's line.
     pub fn put(
         &self,
@@ -180,13 +218,14 @@ impl Kernel<'_> {
     ) -> Result<(), ParseError> {
         let cell = cell.trim();
         let (canonical, factor, mut kind) = unit(printed_unit);
-        let value = match parse_value(cell) {
+        let mut value = match parse_value(cell) {
             Ok(v) => v.map(|v| scaled(v, factor)),
+            Err(_) if cell.eq_ignore_ascii_case("no data") => None,
+            // A word (`PolicySpread`, `No-CC`), not a garbled number (`12.5.3`, `1O.5`:
+            // refused below, as every reader refuses one).
             Err(_)
                 if self.settings
-                    && printed_unit.trim().is_empty()
-                    && !counts_something(name)
-                    && cell.starts_with(|c: char| c.is_ascii_alphabetic()) =>
+                    && !cell.starts_with(|c: char| c.is_ascii_digit() || "+-.".contains(c)) =>
             {
                 kind = Kind::Setting;
                 None
@@ -202,6 +241,19 @@ impl Kernel<'_> {
                 ))
             }
         };
+        if value.is_some_and(|v| !v.is_finite()) {
+            parsed.warnings.push(crate::model::Warning {
+                line: self.line,
+                reason: format!(
+                    "counter {name} of kernel {} is `{} {}`, beyond what a number holds in \
+                     {canonical}: stored as missing",
+                    self.name,
+                    cell.escape_debug(),
+                    printed_unit.trim().escape_debug()
+                ),
+            });
+            value = None;
+        }
         let row = Row::new(
             &mut parsed.keys,
             self.table,
@@ -260,7 +312,5 @@ mod tests {
         assert_eq!(unit(""), ("", 1.0, Kind::Count));
         assert_eq!(scaled(1048.58, 1e6), 1048580000.0);
         assert_eq!(scaled(12.35, 1e3), 12350.0);
-        assert!(counts_something("Grid Size") && counts_something("# SMs"));
-        assert!(!counts_something("Cluster Scheduling Policy"));
     }
 }

@@ -11,7 +11,15 @@
 //!   line under the header.
 //!
 //! Each launch's counters are measurements of table `ncu`, the kernel the variant, the
-//! section (details page) the key; launches of one kernel are repeats of its rows. Its
+//! section (details page) the key; launches of one kernel are repeats of its rows. With
+//! `--nvtx`, the NVTX ranges a launch ran in (their names, outermost first, `/` between)
+//! are the key's `nvtx`: the harness's own mark of what the kernel belongs to.
+//!
+//! Every counter cell reads: a number, a missing token (`no data`, `n/a`, empty: null,
+//! the counter kept) or a word (`PolicySpread`, `No-CC`: a setting, no value). The
+//! launch's own columns (ID, process, host, context, stream, device, CC) and the raw
+//! page's device attributes (`device__attribute_*`: the GPU, not the kernel) are not
+//! stored. Its
 //! `Grid Size` (blocks) and `Block Size` (threads), printed `(9, 32, 1)`, are stored as
 //! their products under section `launch`, so a padded buffer that grows the grid shows as a counter that moved, not
 //! as a new series. The benchmark's own lines around the CSV are read by their own format
@@ -202,12 +210,13 @@ pub(crate) fn read_into(text: &str, parsed: &mut Parsed) -> Result<usize, ParseE
             .ok_or_else(|| {
                 ParseError::at(no, "a line of Nsight Compute's CSV with no kernel name")
             })?;
+        let nvtx = nvtx_of(&header, &row);
         // A launch's grid and block, once per launch.
         if launches.insert((header.line, id.to_string())) {
             let k = Kernel {
                 table: "ncu",
                 name: kernel,
-                key: vec![("section".into(), "launch".into())],
+                key: with_nvtx(vec![("section".into(), "launch".into())], &nvtx),
                 line: no,
                 settings: true,
             };
@@ -222,8 +231,8 @@ pub(crate) fn read_into(text: &str, parsed: &mut Parsed) -> Result<usize, ParseE
             }
         }
         stored += match header.page {
-            Page::Details => details_line(&header, &row, kernel, no, parsed)?,
-            Page::Raw => raw_line(&header, units.as_deref(), &row, kernel, no, parsed)?,
+            Page::Details => details_line(&header, &row, kernel, &nvtx, no, parsed)?,
+            Page::Raw => raw_line(&header, units.as_deref(), &row, kernel, &nvtx, no, parsed)?,
         };
     }
     if launches.is_empty() {
@@ -234,6 +243,52 @@ pub(crate) fn read_into(text: &str, parsed: &mut Parsed) -> Result<usize, ParseE
         ));
     }
     Ok(stored)
+}
+
+/// Whether a header cell is one of `--nvtx`'s columns (`thread Domain:Push/Pop_Range:...`,
+/// `Id:Domain:Start/Stop_Range:...`).
+fn is_nvtx_column(name: &str) -> bool {
+    name.contains("Domain:") && name.contains("_Range")
+}
+
+/// The NVTX ranges a launch ran in, from `--nvtx`'s columns: each cell lists the thread
+/// and its ranges as `"<domain>:NAME:..."`; the names, outermost first, `/` between.
+fn nvtx_of(header: &Header, row: &[Cow<str>]) -> String {
+    let mut names = Vec::new();
+    for (i, c) in header.cells.iter().enumerate() {
+        if !is_nvtx_column(c) {
+            continue;
+        }
+        let Some(cell) = row.get(i) else { continue };
+        for quoted in cell.split('"').skip(1).step_by(2) {
+            // `<default domain>:torch:none:...`: the domain, then the range's message.
+            let mut parts = quoted.splitn(3, ':');
+            let (Some(_domain), Some(name)) = (parts.next(), parts.next()) else {
+                continue;
+            };
+            let name = name.trim();
+            if !name.is_empty() && name != "none" {
+                names.push(name.to_string());
+            }
+        }
+    }
+    names.join("/")
+}
+
+fn with_nvtx(mut key: Vec<(String, String)>, nvtx: &str) -> Vec<(String, String)> {
+    if !nvtx.is_empty() {
+        key.push(("nvtx".into(), nvtx.into()));
+    }
+    key
+}
+
+/// A raw page's column that is the launch's, or the device's, never a counter of the
+/// kernel: ID, process, host, context, stream, device, CC (no `__`), `--nvtx`'s
+/// columns, `device__attribute_*`.
+fn not_a_counter(name: &str, unit: &str) -> bool {
+    (!name.contains("__") && unit.is_empty())
+        || is_nvtx_column(name)
+        || name.starts_with("device__attribute_")
 }
 
 /// `(9, 32, 1)` -> 288.
@@ -249,6 +304,7 @@ fn details_line(
     header: &Header,
     row: &[Cow<str>],
     kernel: &str,
+    nvtx: &str,
     no: usize,
     parsed: &mut Parsed,
 ) -> Result<usize, ParseError> {
@@ -262,7 +318,7 @@ fn details_line(
     let k = Kernel {
         table: "ncu",
         name: kernel,
-        key: vec![("section".into(), section.into())],
+        key: with_nvtx(vec![("section".into(), section.into())], nvtx),
         line: no,
         settings: true,
     };
@@ -275,13 +331,14 @@ fn raw_line(
     units: Option<&[String]>,
     row: &[Cow<str>],
     kernel: &str,
+    nvtx: &str,
     no: usize,
     parsed: &mut Parsed,
 ) -> Result<usize, ParseError> {
     let k = Kernel {
         table: "ncu",
         name: kernel,
-        key: Vec::new(),
+        key: with_nvtx(Vec::new(), nvtx),
         line: no,
         settings: true,
     };
@@ -291,9 +348,8 @@ fn raw_line(
             .and_then(|u| u.get(i))
             .map(String::as_str)
             .unwrap_or("");
-        // Metrics are ncu's `unit__counter.rollup` names or carry a unit; the launch's
-        // own columns (ID, process, stream, device...) are neither.
-        if !name.contains("__") && unit.is_empty() {
+        // Metrics are ncu's `unit__counter.rollup` names or carry a unit.
+        if not_a_counter(name, unit) {
             continue;
         }
         let Some(value) = row.get(i) else { continue };
@@ -306,6 +362,24 @@ fn raw_line(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nvtx_ranges_read_from_their_column() {
+        let header = header_of(
+            1,
+            r#""ID","thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg","Kernel Name""#,
+        )
+        .unwrap();
+        let row = cells(
+            r#""0","1874  ""<default domain>:triton:none:none:none:none:none:none"" ","matmul_kernel""#,
+        );
+        assert_eq!(nvtx_of(&header, &row), "triton");
+        let none = cells(r#""0","","matmul_kernel""#);
+        assert_eq!(nvtx_of(&header, &none), "");
+        assert!(not_a_counter("device__attribute_display_name", ""));
+        assert!(not_a_counter("Host Name", ""));
+        assert!(!not_a_counter("launch__func_cache_config", ""));
+    }
 
     #[test]
     fn a_grid_reads_as_its_threads() {

@@ -6,8 +6,10 @@
 //! kernel: measurements of table `proton`, its frame name the variant, the scopes above
 //! it (`scope/__proton_launch_metadata`) the key. `time (ns)` is the total over `count`
 //! launches, stored in ns; `bytes` in bytes; `flops*` as counts. Scope nodes hold no
-//! metrics; `device_id`/`device_type` name the device, not a counter. One device arch
-//! in the profile is the run's arch (`sm_90`, `gfx942`).
+//! metrics; `device_id`/`device_type` name the device, not a counter. Older proton
+//! (2024-25) spells its metrics `Count`, `Time (ns)`, `DeviceId`, `DeviceType`: read the
+//! same. A kernel under several scopes is a kernel of each, each at its own line. One
+//! device arch in the profile is the run's arch (`sm_90`, `gfx942`).
 
 use super::Kernel;
 use crate::formats::parser::{Evidence, ParseError, Parser};
@@ -55,8 +57,9 @@ impl Parser for ProtonHatchet {
                 ParseError::at(1, "the first element holds no `frame`: not a proton tree")
             })?;
         let mut parsed = Parsed::default();
-        let mut kernels = 0;
-        walk(text, tree, &mut Vec::new(), &mut parsed, &mut kernels)?;
+        let mut walked = Walked::default();
+        walk(text, tree, &mut Vec::new(), &mut parsed, &mut walked)?;
+        let kernels = walked.kernels;
         if kernels == 0 {
             return Err(ParseError::at(
                 1,
@@ -88,12 +91,31 @@ fn one_arch(devices: &Value) -> Option<String> {
     (archs.len() == 1).then(|| archs.into_iter().next().expect("one"))
 }
 
+/// What the walk has seen: kernels stored, and how often each frame name was met (its
+/// next occurrence's line is the next one in the text).
+#[derive(Default)]
+struct Walked {
+    kernels: usize,
+    seen: std::collections::HashMap<String, usize>,
+}
+
+/// Whether a node's metric names the device (`device_id`, older `DeviceId`), not a
+/// counter.
+fn names_device(metric: &str) -> bool {
+    let m: String = metric
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    m == "deviceid" || m == "devicetype"
+}
+
 fn walk(
     text: &str,
     node: &Value,
     scopes: &mut Vec<String>,
     parsed: &mut Parsed,
-    kernels: &mut usize,
+    walked: &mut Walked,
 ) -> Result<(), ParseError> {
     let name = node
         .get("frame")
@@ -101,18 +123,18 @@ fn walk(
         .and_then(Value::as_str)
         .ok_or_else(|| ParseError::at(1, "a node with no `frame.name`"))?;
     let root = scopes.is_empty() && name == "ROOT";
-    let line = lines_of(text, &format!("\"{name}\""))
-        .first()
-        .copied()
-        .unwrap_or(1);
+    let nth = walked.seen.entry(name.to_string()).or_insert(0);
+    let lines = lines_of(text, &format!("\"{name}\""));
+    let line = lines.get(*nth).or(lines.last()).copied().unwrap_or(1);
+    *nth += 1;
     let metrics = node.get("metrics").and_then(Value::as_object);
     let own: Vec<(&String, &Value)> = metrics
         .into_iter()
         .flatten()
-        .filter(|(k, _)| !matches!(k.as_str(), "device_id" | "device_type"))
+        .filter(|(k, _)| !names_device(k))
         .collect();
     if !root && !own.is_empty() {
-        *kernels += 1;
+        walked.kernels += 1;
         let k = Kernel {
             table: "proton",
             name,
@@ -136,10 +158,11 @@ fn walk(
                     ))
                 }
             };
-            let (counter, unit) = match metric.as_str() {
+            let (counter, unit) = match metric.to_ascii_lowercase().as_str() {
                 "time (ns)" => ("time", "ns"),
                 "bytes" => ("bytes", "byte"),
-                m => (m, ""),
+                "count" => ("count", ""),
+                _ => (metric.as_str(), ""),
             };
             k.put(parsed, counter, unit, &cell)?;
         }
@@ -149,7 +172,7 @@ fn walk(
             scopes.push(name.to_string());
         }
         for c in children {
-            walk(text, c, scopes, parsed, kernels)?;
+            walk(text, c, scopes, parsed, walked)?;
         }
         if !root {
             scopes.pop();
