@@ -6,7 +6,7 @@
 #   - ab-pad:  c01 against c02, profiled: the add's row explained by add_kernel;
 #   - ab-tile: c03 against c04, profiled: the matmul's row explained by matmul_kernel;
 #   - bisect:  c00..c06 watching the matmul rows, profiled: culprit c04.
-#   bash examples/h200/profile_ab.sh PERFDB_BINARY OUT_DIR
+#   bash examples/h200/profile_ab.sh PERFDB_BINARY OUT_DIR   (PARTS="ab" or "bisect": one part)
 # Each command's report is OUT/NAME.json (stderr beside it, with its exit and wall
 # time); its trials' output and the profiles under OUT/logs-NAME.
 set -uo pipefail
@@ -35,12 +35,17 @@ run() { # name, then perfdb's arguments
   "$P" --warehouse "$W" "$@" > "$OUT/$name.json" 2> "$OUT/$name.stderr"
   echo "exit $? wall $(( ($(date +%s%N) - t0) / 1000000 )) ms" >> "$OUT/$name.stderr"
 }
+parts="${PARTS:-ab bisect}"
+if [[ " $parts " == *" ab "* ]]; then
 run ab-pad ab --base-dir c01 --head-dir c02 --control torch --profile ncu --seed 3 \
   --max-trials 6 --quiet --format json --logs "$OUT/logs-pad" -- python3 bench.py
 run ab-tile ab --base-dir c03 --head-dir c04 --control torch --profile ncu --seed 3 \
   --max-trials 6 --quiet --format json --logs "$OUT/logs-tile" -- python3 bench.py
+fi
+if [[ " $parts " == *" bisect "* ]]; then
 run bisect bisect --repo "$R" --good "$(at 00)" --bad main --series 'triton M=2048' \
   --control torch --profile ncu --seed 7 --max-trials 6 --quiet --format json \
   --logs "$OUT/logs-bisect" -- python3 bench.py
+fi
 "$P" --warehouse "$W" sql "SELECT label, count(*) AS runs, count(*) FILTER (WHERE tags LIKE '%profiled%') AS profiled FROM runs GROUP BY 1 ORDER BY 1" > "$OUT/runs.txt" 2>&1
 ls -la "$OUT"

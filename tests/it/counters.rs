@@ -147,7 +147,7 @@ fn compare_shows_the_counters_that_moved_with_a_regressed_row() {
     );
     assert_eq!(
         e["reading"],
-        "the kernel moves more data, its launch grew (+20%), compute unchanged"
+        "the kernel moves more data (+20%), its launch grew (+20%), compute unchanged"
     );
     let text = stdout(&wh.run(&["compare", "base", "head", "--control", "Torch"]));
     let section = text.split("counters that moved:").nth(1).expect(&text);

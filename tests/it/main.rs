@@ -34,6 +34,7 @@ mod merge_base;
 mod notify_https;
 mod object_store_warehouse;
 mod peaks;
+mod profile_replay;
 mod realworld;
 mod stale_data;
 mod summaries;

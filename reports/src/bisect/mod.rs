@@ -17,7 +17,7 @@ pub mod verdict;
 
 pub use record::*;
 pub use render::{render, summary, BisectFormat};
-pub use verdict::judge;
+pub use verdict::{judge, watched_counters};
 
 use search::Search;
 

@@ -4,6 +4,29 @@
 use super::record::{Evidence, Found, Watch};
 use crate::compare::{FailedRun, Report, Row, State};
 
+/// The counters of the rows `watch` holds in `report`: a row it does not watch (another
+/// change in the range, measured against the same good end) explains nothing of this
+/// step.
+pub fn watched_counters(
+    watch: &Watch,
+    report: &Report,
+) -> Vec<crate::compare::counters::Explained> {
+    report
+        .counters
+        .iter()
+        .filter(|e| {
+            report.rows.iter().any(|r| {
+                watch.holds(r)
+                    && r.table == e.table
+                    && r.variant == e.variant
+                    && r.key_text == e.key_text
+                    && r.metric == e.metric
+            })
+        })
+        .cloned()
+        .collect()
+}
+
 /// The step's verdict from the rows `watch` holds in `report`: (found, why, evidence).
 pub fn judge(watch: &Watch, report: &Report) -> (Found, Option<String>, Vec<Evidence>) {
     let rows: Vec<&Row> = report.rows.iter().filter(|r| watch.holds(r)).collect();

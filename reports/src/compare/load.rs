@@ -161,7 +161,7 @@ pub(super) fn load_side(
                 metric,
                 unit: units.value(i).to_string(),
             };
-            if is_counter.value(i) {
+            if is_counter.is_valid(i) && is_counter.value(i) {
                 let id = id_of(table, variant, key, metric_name);
                 loaded
                     .counters

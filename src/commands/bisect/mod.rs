@@ -360,7 +360,7 @@ impl Measure for Bench<'_> {
             }
         };
         (step.found, step.why, step.evidence) = perfdb_reports::bisect::judge(&self.watch, &report);
-        step.counters = report.counters.clone();
+        step.counters = perfdb_reports::bisect::watched_counters(&self.watch, &report);
         Ok(step)
     }
 

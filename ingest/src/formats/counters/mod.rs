@@ -68,7 +68,7 @@ pub fn is_counter(m: &Measurement) -> bool {
 pub fn counter_sql(alias: &str) -> String {
     let notes: Vec<String> = NOTES.iter().map(|n| format!("'{n}'")).collect();
     format!(
-        "({alias}.direction = 'none' AND {alias}.note IN ({}))",
+        "({alias}.direction = 'none' AND coalesce({alias}.note, '') IN ({}))",
         notes.join(", ")
     )
 }

@@ -630,9 +630,18 @@ mod tests {
         let mut all = Diffs::new();
         all.insert(
             ("dram__bytes_read.sum".into(), String::new(), "byte".into()),
-            (1e7, 1.01e7),
+            (1.6e7, 1.61e7),
         );
-        let moved = vec![mv("Compute (SM) Throughput", "%", -0.35)];
+        // The few writes that grew (H100, tile 128 -> 64) do not outvote the reads.
+        all.insert(
+            ("dram__bytes_write.sum".into(), String::new(), "byte".into()),
+            (6e5, 1.05e6),
+        );
+        let moved = vec![
+            mv("Compute (SM) Throughput", "%", -0.35),
+            mv("dram__bytes_write.sum", "byte", 0.75),
+            mv("Block Limit Registers", "", 2.5),
+        ];
         assert_eq!(
             reading(&moved, &all).as_deref(),
             Some("its compute throughput fell (-35%), DRAM traffic unchanged")
@@ -655,6 +664,11 @@ mod tests {
         assert_eq!(about("flops16", ""), About::Work);
         assert_eq!(about("Compute (SM) Throughput", "%"), About::Compute);
         assert_eq!(about("Elapsed Cycles", ""), About::Other);
+        assert_eq!(
+            about("Shared Memory Configuration Size", "byte"),
+            About::Other
+        );
+        assert_eq!(about("Block Limit Registers", "block"), About::Other);
     }
 
     #[test]
@@ -672,9 +686,13 @@ mod tests {
             ),
             (50.0, 50.5),
         );
+        all.insert(
+            ("dram__bytes_read.sum".into(), String::new(), "byte".into()),
+            (100.0, 120.0),
+        );
         assert_eq!(
             reading(&moved, &all).as_deref(),
-            Some("the kernel moves more data, its launch grew (+20%), compute unchanged")
+            Some("the kernel moves more data (+20%), its launch grew (+20%), compute unchanged")
         );
         assert_eq!(reading(&[mv("Elapsed Cycles", "", 0.3)], &all), None);
     }

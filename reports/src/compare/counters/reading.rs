@@ -23,7 +23,10 @@ pub(super) enum About {
 pub(super) fn about(name: &str, unit: &str) -> About {
     let n = name.to_ascii_lowercase();
     let has = |w: &str| n.contains(w);
-    if has("occupancy") || has("warps_active") || has("active warps") {
+    if has("block limit") {
+        // What limits blocks per SM (`Block Limit Registers`): a bound, not a use.
+        About::Other
+    } else if has("occupancy") || has("warps_active") || has("active warps") {
         About::Occupancy
     } else if has("register") || has("vgpr") || has("sgpr") || has("spill") || has("scratch") {
         About::Registers
@@ -32,7 +35,7 @@ pub(super) fn about(name: &str, unit: &str) -> About {
         "grid size" | "block size" | "grid_size" | "workgroup_size" | "threads"
     ) {
         About::Launch
-    } else if unit == "byte" && (has("dram") || n == "bytes" || has("memory"))
+    } else if unit == "byte" && (has("dram") || n == "bytes")
         || has("fetch_size")
         || has("write_size")
     {
@@ -59,9 +62,10 @@ pub(super) fn reading(moved: &[CounterMove], all: &Diffs) -> Option<String> {
     };
     let profiled = |a: About| all.keys().any(|(n, _, u)| about(n, u) == a);
     let mut said = Vec::new();
-    match largest(About::Traffic) {
-        Some(c) if c > 0.0 => said.push("the kernel moves more data".to_string()),
-        Some(_) => said.push("the kernel moves less data".to_string()),
+    let traffic = traffic_change(all).filter(|c| c.abs() >= super::MOVED);
+    match traffic {
+        Some(c) if c > 0.0 => said.push(format!("the kernel moves more data ({:+.0}%)", c * 100.0)),
+        Some(c) => said.push(format!("the kernel moves less data ({:+.0}%)", c * 100.0)),
         None => {}
     }
     if let Some(c) = largest(About::Compute) {
@@ -101,11 +105,25 @@ pub(super) fn reading(moved: &[CounterMove], all: &Diffs) -> Option<String> {
     if said.is_empty() {
         return None;
     }
-    if profiled(About::Traffic) && largest(About::Traffic).is_none() {
+    if profiled(About::Traffic) && traffic.is_none() {
         said.push("DRAM traffic unchanged".to_string());
     }
     if profiled(About::Compute) && largest(About::Compute).is_none() {
         said.push("compute unchanged".to_string());
     }
     Some(said.join(", "))
+}
+
+/// How much more or less the kernel moves to and from device memory: all its traffic
+/// counters (bytes read and written) summed on each side, so a write stream of a few
+/// hundred kilobytes that grew does not outvote the reads that did not.
+fn traffic_change(all: &Diffs) -> Option<f64> {
+    let (mut b, mut h) = (0.0, 0.0);
+    for ((name, _, unit), (vb, vh)) in all {
+        if about(name, unit) == About::Traffic {
+            b += vb;
+            h += vh;
+        }
+    }
+    (b > 0.0).then(|| h / b - 1.0)
 }
