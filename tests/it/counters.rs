@@ -986,4 +986,33 @@ fn proton_profiles_each_arm_in_its_folder_with_its_own_interpreter() {
         !format!("{tags:?}").contains("someone-elses-box"),
         "{tags:?}"
     );
+    // The same arms as shell commands that `cd` first: each profiled where its `cd` leads.
+    let shell = |d: &std::path::PathBuf| format!("cd {} && ./python3 bench.py", d.display());
+    let out = wh
+        .cmd()
+        .args([
+            "ab",
+            "--quiet",
+            "--no-gpu-state",
+            "--format",
+            "json",
+            "--control",
+            "torch",
+            "--max-trials",
+            "4",
+            "--seed",
+            "3",
+            "--profile",
+            "proton",
+            "--base",
+            &shell(&dirs[0]),
+            "--head",
+            &shell(&dirs[1]),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["counters"][0]["kernel"], "add_kernel", "{v}");
+    assert_eq!(v["counters"][0]["moved"][0]["name"], "time", "{v}");
 }
