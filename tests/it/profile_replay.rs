@@ -156,14 +156,30 @@ fn the_recorded_device_runs_name_the_kernel_and_the_culprit() {
         )
         .unwrap()
     };
-    for (f, table, kernel) in [
-        ("ab-pad.json", "perf[add]", "add_kernel"),
-        ("ab-tile.json", "perf[matmul]", "matmul_kernel"),
+    for (f, table, kernel, said) in [
+        (
+            "ab-pad.json",
+            "perf[add]",
+            "add_kernel",
+            "the kernel moves more data (+",
+        ),
+        (
+            "ab-tile.json",
+            "perf[matmul]",
+            "matmul_kernel",
+            "DRAM traffic unchanged",
+        ),
     ] {
         let v = read(f);
         assert_eq!(v["verdict"], "regression", "{f}");
+        assert_eq!(v["counters"].as_array().unwrap().len(), 1, "{f}");
         assert_eq!(v["counters"][0]["table"], table, "{f}");
         assert_eq!(v["counters"][0]["kernel"], kernel, "{f}");
+        assert!(
+            v["counters"][0]["reading"].as_str().unwrap().contains(said),
+            "{f}: {}",
+            v["counters"][0]["reading"]
+        );
         assert!(v["profiling"][0]
             .as_str()
             .unwrap()
