@@ -258,31 +258,7 @@ fn arm(wh: &Wh, name: &str, us: f64) -> String {
 fn ab_profiles_each_arm_once_after_the_trials_decide() {
     let wh = Wh::new();
     let path = fake_ncu(wh.dir.path());
-    let (base, head) = (arm(&wh, "base", 10.0), arm(&wh, "head", 12.0));
-    let out = wh
-        .cmd()
-        .env("PATH", &path)
-        .args([
-            "ab",
-            "--quiet",
-            "--no-gpu-state",
-            "--format",
-            "json",
-            "--control",
-            "torch",
-            "--max-trials",
-            "4",
-            "--seed",
-            "3",
-            "--profile",
-            "ncu",
-            "--base",
-            &base,
-            "--head",
-            &head,
-        ])
-        .output()
-        .unwrap();
+    let out = ab_profiled(&wh, &path, &[]);
     let v: Value =
         serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
     assert_eq!(code(&out), 1, "{}", stderr(&out));
@@ -758,10 +734,10 @@ fn an_ncu_capture_ingested_by_hand_is_never_a_timed_trial() {
     assert_eq!(tagged, 1);
 }
 
-/// `ab --profile` with the arms given by `a`: its output, the warehouse's rows after.
-fn ab_profiled(wh: &Wh, path: &std::ffi::OsString, extra: &[&str]) -> std::process::Output {
+/// `ab --profile ncu` of two `[perf]` arms (head 20% slower), with `extra` flags.
+fn ab_args(wh: &Wh, extra: &[&str]) -> Vec<String> {
     let (base, head) = (arm(wh, "base", 10.0), arm(wh, "head", 12.0));
-    let mut args = vec![
+    let mut args: Vec<String> = [
         "ab",
         "--quiet",
         "--no-gpu-state",
@@ -779,9 +755,20 @@ fn ab_profiled(wh: &Wh, path: &std::ffi::OsString, extra: &[&str]) -> std::proce
         &base,
         "--head",
         &head,
-    ];
-    args.extend_from_slice(extra);
-    wh.cmd().env("PATH", path).args(&args).output().unwrap()
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(extra.iter().map(|e| e.to_string()));
+    args
+}
+
+/// [`ab_args`] run with `path` as PATH: its output.
+fn ab_profiled(wh: &Wh, path: &std::ffi::OsString, extra: &[&str]) -> std::process::Output {
+    wh.cmd()
+        .env("PATH", path)
+        .args(ab_args(wh, extra))
+        .output()
+        .unwrap()
 }
 
 /// A stand-in `ncu` that keeps its arguments in `args.txt` beside it, then does `then`.
@@ -844,29 +831,10 @@ fn ab_interrupted_while_profiling_exits_130_and_stores_no_profile() {
         wh.dir.path(),
         &format!("touch {}\nsleep 30", marker.display()),
     );
-    let (base, head) = (arm(&wh, "base", 10.0), arm(&wh, "head", 12.0));
     let child = wh
         .cmd()
         .env("PATH", &path)
-        .args([
-            "ab",
-            "--quiet",
-            "--no-gpu-state",
-            "--format",
-            "json",
-            "--control",
-            "torch",
-            "--max-trials",
-            "4",
-            "--seed",
-            "3",
-            "--profile",
-            "ncu",
-            "--base",
-            &base,
-            "--head",
-            &head,
-        ])
+        .args(ab_args(&wh, &[]))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
