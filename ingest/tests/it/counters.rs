@@ -232,8 +232,21 @@ fn an_ncu_file_that_profiled_nothing_is_refused_at_its_line() {
     let e = formats::parse(header_only, None).unwrap_err();
     assert_eq!(e.line, 1, "{e}");
     let garbled = "\"ID\",\"Kernel Name\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n\"0\",\"k\",\"S\",\"Duration\",\"ns\",\"12.5.3\"\n";
-    let e = formats::parse(garbled, None).unwrap_err();
-    assert_eq!(e.line, 2, "{e}");
+    // Text that starts like a number: kept as a setting, said, never a number.
+    let (_, p) = formats::parse(garbled, None).unwrap();
+    let d = p
+        .measurements
+        .iter()
+        .find(|m| &*m.metric == "Duration")
+        .unwrap();
+    assert_eq!(d.value, None);
+    assert!(
+        p.warnings
+            .iter()
+            .any(|w| w.line == 2 && w.reason.contains("`12.5.3`")),
+        "{:?}",
+        p.warnings
+    );
 }
 
 #[test]

@@ -108,8 +108,8 @@ fn each_changed_file(
 }
 
 /// Every format but Nsight Compute's, whose counter cells hold words (`PolicySpread`,
-/// `No-CC`) kept as settings, never a refusal (`captures.rs` holds its own property); a
-/// garbled number it refuses like the rest.
+/// `No-CC`) kept as settings, never a refusal, and whose text that starts like a number
+/// is kept the same way with a warning (`captures.rs` holds its own property).
 fn strict_formats() -> Vec<Format> {
     Format::ALL
         .into_iter()
@@ -253,7 +253,7 @@ fn replaced(text: &str, line: usize, number: &str, with: &str) -> Option<String>
 fn a_garbled_number_is_read_as_what_it_denotes_or_refused_never_another_number() {
     let wrong = std::cell::RefCell::new(Vec::new());
     let forms_tried = std::cell::RefCell::new(BTreeMap::<&'static str, usize>::new());
-    let (tried, refused_at_no_line) = each_changed_file(&Format::ALL, |text, m, raw| {
+    let (tried, refused_at_no_line) = each_changed_file(&strict_formats(), |text, m, raw| {
         let number = raw.split_whitespace().next()?;
         let cx = formats::Context {
             source: "garbled",

@@ -16,9 +16,9 @@
 //! `n/a`, `NaN`, ncu's `no data` or an empty cell is null with the counter kept, never 0.
 //! Nsight Compute prints words among its counters (`PolicySpread`, `CachePreferNone`,
 //! `all`, `No-CC`): every word in an ncu cell is kept as a setting with no value, never a
-//! refusal of the file. A garbled number (`12.5.3`: a digit, sign or point first) is
-//! refused at its line in every reader; rocprofv3 and proton print numbers only, so a
-//! word there is refused too. A value too large for its canonical unit (`1e300 Pbyte`) is null, said
+//! refusal of the file; text that starts like a number and is none (`12.5.3`) is kept
+//! the same way and said in a warning, never read as a number. rocprofv3 and proton
+//! print numbers only: a word or a garbled number there refuses the file at its line. A value too large for its canonical unit (`1e300 Pbyte`) is null, said
 //! in a warning, never stored as infinity.
 
 pub mod ncu;
@@ -177,6 +177,23 @@ pub fn unit(printed: &str) -> (&'static str, f64, Kind) {
     ("", 1.0, Kind::Count)
 }
 
+/// The warning, once a file, that an ncu cell starting like a number is none: kept as
+/// a setting with no value.
+fn not_a_number(parsed: &mut Parsed, line: usize, name: &str, cell: &str) {
+    const SAID: &str = "Nsight Compute printed a counter that starts like a number";
+    if parsed.warnings.iter().any(|w| w.reason.starts_with(SAID)) {
+        return;
+    }
+    parsed.warnings.push(crate::model::Warning {
+        line,
+        reason: format!(
+            "{SAID} and is none (first: {name} `{}`): kept as a setting with no value, \
+             never read as a number",
+            cell.escape_debug()
+        ),
+    });
+}
+
 /// `v` in a unit `factor` times smaller, as the decimal the source printed would read
 /// there (`1048.58` Mbyte is 1048580000 byte, not 1048579999.9999999).
 fn scaled(v: f64, factor: f64) -> f64 {
@@ -221,12 +238,13 @@ impl Kernel<'_> {
         let mut value = match parse_value(cell) {
             Ok(v) => v.map(|v| scaled(v, factor)),
             Err(_) if cell.eq_ignore_ascii_case("no data") => None,
-            // A word (`PolicySpread`, `No-CC`), not a garbled number (`12.5.3`, `1O.5`:
-            // refused below, as every reader refuses one).
-            Err(_)
-                if self.settings
-                    && !cell.starts_with(|c: char| c.is_ascii_digit() || "+-.".contains(c)) =>
-            {
+            // ncu: a word (`PolicySpread`, `No-CC`) is a setting. Text that starts like a
+            // number (`12.5.3`, an instance list) is kept the same way, never refused
+            // (ncu's own pages must read) nor read as a number, and said once a file.
+            Err(_) if self.settings => {
+                if cell.starts_with(|c: char| c.is_ascii_digit() || "+-.".contains(c)) {
+                    not_a_number(parsed, self.line, name, cell);
+                }
                 kind = Kind::Setting;
                 None
             }
