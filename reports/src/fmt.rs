@@ -131,6 +131,17 @@ fn sgr_len(s: &str) -> Option<usize> {
     (b[end] == b'm').then_some(end + 1)
 }
 
+/// `text` cut to at most `max` characters, `…` marking the cut (a C++ kernel name runs
+/// to hundreds).
+pub fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut s: String = text.chars().take(max.saturating_sub(1)).collect();
+    s.push('…');
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,15 +177,4 @@ mod tests {
         assert_eq!(human_seconds(725.0), "12m05s");
         assert_eq!(human_seconds(9000.0), "2.5h");
     }
-}
-
-/// `text` cut to at most `max` characters, `…` marking the cut (a C++ kernel name runs
-/// to hundreds).
-pub fn shorten(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let mut s: String = text.chars().take(max.saturating_sub(1)).collect();
-    s.push('…');
-    s
 }

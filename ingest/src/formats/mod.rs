@@ -293,7 +293,7 @@ fn mark_profiled(parsed: &mut Parsed) {
     for m in runs.flatten() {
         if !counters::is_counter(m) {
             m.direction = crate::model::Direction::None;
-            m.note = Some(note.clone());
+            m.note = Some(note);
             marked += 1;
         }
     }

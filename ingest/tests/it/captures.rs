@@ -254,8 +254,8 @@ fn the_real_pages_hold_what_the_issue_found_refused_and_read_it() {
         p.measurements
             .iter()
             .find(|m| &*m.metric == metric && &*m.variant == "add_kernel")
+            .copied()
             .unwrap_or_else(|| panic!("{metric}"))
-            .clone()
     };
     // `no data`: null, the counter kept with its unit.
     let d = read("sections/ncu-details-pad0.csv");
