@@ -31,6 +31,7 @@ pub fn beside(db: &Db, a: &AlertView) -> Result<Vec<Beside>, DbError> {
          JOIN runs r ON m.run_id = r.run_id \
          WHERE m.label = {} AND m.table_name = {} AND m.key = {} AND m.metric = {} \
          AND m.variant <> {} AND r.\"commit\" IN ({}, {}) AND m.value IS NOT NULL \
+         AND NOT starts_with(coalesce(m.note, ''), 'profiled: ') \
          GROUP BY 1, 2",
         sql_str(&a.label),
         sql_str(&a.table),

@@ -150,7 +150,8 @@ fn machine_class(
 }
 
 /// Every run of the series `s` (of its label, when it names one) with its median for
-/// the series, what names its point and its device: one pass over the summaries.
+/// the series, what names its point and its device: one pass over the summaries. A
+/// profiled run (tagged `profiled`: its times ran under a profiler's replay) is no point.
 fn run_points(db: &Db, s: &Series) -> Result<Vec<RunPoint>, ChartError> {
     let Series {
         table,
@@ -169,7 +170,8 @@ fn run_points(db: &Db, s: &Series) -> Result<Vec<RunPoint>, ChartError> {
                 epoch_us(r.ingested_at), epoch_us(r.commit_time), r.trial, r.label, r.\"commit\", \
                 r.run_id, s.median, s.unit, {RUN_DEVICE_SQL} \
          FROM summaries s JOIN runs r ON s.run_id = r.run_id \
-         WHERE s.table_name = {} AND s.variant = {} AND s.key = {} AND s.metric = {}{label_pred}",
+         WHERE s.table_name = {} AND s.variant = {} AND s.key = {} AND s.metric = {}{label_pred} \
+         AND NOT contains(r.tags, '\"profiled\":')",
         sql_str(table),
         sql_str(variant),
         sql_str(key),

@@ -360,6 +360,65 @@ async fn history_shows_the_step_at_commit_13() {
     assert_eq!(h["change_points"], serde_json::json!([]), "{body}");
 }
 
+/// A profiled run (an ncu capture of the GEMM benchmark ingested by hand at c02, its
+/// `[perf]` line timed under ncu's replay) is no point of the history: the H100's five
+/// timed runs a commit are.
+#[tokio::test]
+async fn a_profiled_run_is_no_point_of_the_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("wh");
+    let files = dir.path().join("runs");
+    std::fs::create_dir_all(&files).unwrap();
+    let ingest_file = |path: &Path, commit: &str| {
+        let meta = RunMeta {
+            label: "main".into(),
+            commit: Some(commit.into()),
+            ..Default::default()
+        };
+        let r = perfdb_ingest::ingest_files(
+            &Warehouse::new(&root),
+            &[path.to_path_buf()],
+            None,
+            &meta,
+            perfdb_ingest::devices::builtin(),
+            &|_| {},
+        )
+        .unwrap();
+        assert!(r.iter().all(|f| f.result.is_ok()));
+    };
+    for (commit, file) in [
+        ("c01", "timing-gemm-tile128.txt"),
+        ("c02", "timing-gemm-tile64.txt"),
+    ] {
+        let text = std::fs::read_to_string(sample(&format!("h100-counters/full/{file}"))).unwrap();
+        for (t, line) in text.lines().enumerate() {
+            let path = files.join(format!("{commit}-{t}.log"));
+            std::fs::write(&path, format!("{line}\n")).unwrap();
+            ingest_file(&path, commit);
+        }
+    }
+    ingest_file(
+        &sample("h100-counters/full/ncu-everylaunch-gemm.csv"),
+        "c02",
+    );
+    let key = r#"{"K":"2048","M":"2048","N":"2048","dtype":"torch.bfloat16"}"#;
+    let uri = format!(
+        "/api/history?table={}&variant=triton&metric=latency&key={}",
+        perfdb_web::url::url_encode("perf[matmul]"),
+        perfdb_web::url::url_encode(key)
+    );
+    let (status, body) = get(&root, &uri).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let h: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let trials: usize = h["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["values"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(trials, 10, "{body}");
+}
+
 #[tokio::test]
 async fn alerts_list_saved_regressions() {
     let dir = tempfile::tempdir().unwrap();
