@@ -476,6 +476,7 @@ mod tests {
             devices: vec![],
             gpu_tags: vec![],
             profiled_runs: 0,
+            profiled_run_ids: Vec::new(),
         }
     }
 

@@ -85,24 +85,74 @@ fn side_query(
     // hash of its run (the lists of one group are built from the same rows in the same
     // order, so they line up). The trial is the run: `per_run` reduces a run's repeats.
     let labels: Vec<String> = side.labels.iter().map(|l| sql_str(l)).collect();
+    // A profiled run (tagged `profiled`, `SideInfo::profiled_run_ids`) holds counters and
+    // its own timing rows, run under the profiler's replay: none of it is a trial. Its
+    // counters are read by `counters_of` alone; a side without one reads as before.
+    let not_profiled = if side.profiled_run_ids.is_empty() {
+        String::new()
+    } else {
+        format!(" AND m.run_id NOT IN ({})", ids(&side.profiled_run_ids))
+    };
     let sql = format!(
         "SELECT m.table_name, m.variant, m.key, m.metric, m.unit, any_value(m.direction), any_value(m.column_name), \
                 list(m.value), list(CASE m.numerics WHEN 'pass' THEN 0 WHEN 'fail' THEN 2 ELSE 1 END::TINYINT), \
-                any_value(m.key_order), list(hash(m.run_id)), bool_or({}) \
+                any_value(m.key_order), list(hash(m.run_id)) \
          FROM {source} m {} \
-         WHERE m.label IN ({}){run_pred}{} \
-           AND NOT starts_with(coalesce(m.note, ''), 'profiled: ') \
+         WHERE m.label IN ({}){run_pred}{not_profiled}{} \
          GROUP BY m.table_name, m.variant, m.key, m.metric, m.unit",
-        // Counters are known by the reader that stored them, never by a table's name; a
-        // profiled run's own timing rows are no trial (`SideInfo::profiled_runs` counts
-        // those runs).
-        perfdb_ingest::formats::counters::counter_sql("m"),
         // Run-level filters need the runs; without them the join is skipped.
         if filters.is_empty() { "" } else { "JOIN runs r ON m.run_id = r.run_id" },
         labels.join(", "),
         filter_sql(filters)
     );
     Ok(sql)
+}
+
+/// `'a', 'b'`: run ids as an SQL list.
+fn ids(runs: &[String]) -> String {
+    runs.iter()
+        .map(|r| sql_str(r))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The counters of a side's profiled runs: known by the reader that stored them (its
+/// note), never by a table's name.
+fn counters_of(db: &Db, side: &SideInfo) -> Result<Counters, CompareError> {
+    if side.profiled_run_ids.is_empty() {
+        return Ok(Counters::new());
+    }
+    let sql = format!(
+        "SELECT m.table_name, m.variant, m.key, m.metric, m.unit, list(m.value) \
+         FROM measurements m WHERE m.label IN ({}) AND m.run_id IN ({}) AND {} \
+         AND m.value IS NOT NULL GROUP BY 1, 2, 3, 4, 5",
+        side.labels
+            .iter()
+            .map(|l| sql_str(l))
+            .collect::<Vec<_>>()
+            .join(", "),
+        ids(&side.profiled_run_ids),
+        perfdb_ingest::formats::counters::counter_sql("m")
+    );
+    let mut stmt = db.conn.prepare(&sql)?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            RowId {
+                table: r.get(0)?,
+                variant: r.get(1)?,
+                key: r.get(2)?,
+                metric: r.get(3)?,
+                unit: r.get(4)?,
+            },
+            crate::db::list_f64(r.get(5)?),
+        ))
+    })?;
+    let mut out = Counters::new();
+    for row in rows {
+        let (id, v) = row?;
+        out.insert(id, v);
+    }
+    Ok(out)
 }
 
 pub(super) fn load_side(
@@ -117,7 +167,7 @@ pub(super) fn load_side(
         repeated: BTreeMap::new(),
         err_nonzero: HashMap::new(),
         derived_columns: BTreeMap::new(),
-        counters: BTreeMap::new(),
+        counters: counters_of(db, side)?,
     };
     // Arrow straight from DuckDB: no per-value conversion on the way.
     let (_, batches) = db.query(&sql)?;
@@ -136,7 +186,6 @@ pub(super) fn load_side(
         let numerics_lists = list(batch.column(8))?;
         let key_orders = text(9)?;
         let run_lists = list(batch.column(10))?;
-        let is_counter = flags(batch.column(11))?;
         for i in 0..batch.num_rows() {
             let table = tables.value(i).to_string();
             let variant = variants.value(i).to_string();
@@ -161,13 +210,6 @@ pub(super) fn load_side(
                 metric,
                 unit: units.value(i).to_string(),
             };
-            if is_counter.is_valid(i) && is_counter.value(i) {
-                let id = id_of(table, variant, key, metric_name);
-                loaded
-                    .counters
-                    .insert(id, values.iter().flatten().collect());
-                continue;
-            }
             if metric::is_derived(&metric_name) || direction == Direction::None {
                 let nonzero = values.iter().any(|v| v.is_some_and(|x| x != 0.0));
                 if metric_name == metric::ERROR && !variant.is_empty() && nonzero {
@@ -237,14 +279,6 @@ pub(super) fn per_run(vals: Vec<Value>, runs: &[u64]) -> (Vec<Value>, usize) {
         out.push(Value { value, numerics });
     }
     (out, most)
-}
-
-/// A BOOLEAN column.
-fn flags(a: &ArrayRef) -> Result<arrow::array::BooleanArray, CompareError> {
-    a.as_any()
-        .downcast_ref::<arrow::array::BooleanArray>()
-        .cloned()
-        .ok_or_else(|| unexpected("a flag column is not BOOLEAN"))
 }
 
 fn unexpected(what: &str) -> CompareError {

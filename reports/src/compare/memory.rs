@@ -94,6 +94,7 @@ fn side(name: &str) -> SideInfo {
         devices: Vec::new(),
         gpu_tags: Vec::new(),
         profiled_runs: 0,
+        profiled_run_ids: Vec::new(),
     }
 }
 

@@ -103,6 +103,11 @@ fn side(spec: &str, by: MatchedBy, rows: Vec<RunRow>) -> SideInfo {
         labels,
         gpu_tags: rows.iter().filter_map(|r| r.gpu_tags.clone()).collect(),
         profiled_runs: rows.iter().filter(|r| r.profiled).count(),
+        profiled_run_ids: rows
+            .iter()
+            .filter(|r| r.profiled)
+            .map(|r| r.run_id.clone())
+            .collect(),
         runs: rows.into_iter().map(|r| r.run_id).collect(),
     }
 }

@@ -156,6 +156,9 @@ pub struct SideInfo {
     /// profiler's replay and are never a trial; only their counters are read.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub profiled_runs: usize,
+    /// Those runs' ids (read with the runs; not part of the report).
+    #[serde(skip)]
+    pub profiled_run_ids: Vec<String>,
 }
 
 fn is_zero(n: &usize) -> bool {

@@ -377,6 +377,7 @@ pub(crate) fn sample_report() -> Report {
         devices: vec![],
         gpu_tags: vec![],
         profiled_runs: 0,
+        profiled_run_ids: Vec::new(),
     };
     let regressed = row(
         "triton",
