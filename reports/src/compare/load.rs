@@ -116,43 +116,13 @@ fn ids(runs: &[String]) -> String {
         .join(", ")
 }
 
-/// The counters of a side's profiled runs: known by the reader that stored them (its
-/// note), never by a table's name.
+/// The counters of a side's profiled runs (none without one: no query).
 fn counters_of(db: &Db, side: &SideInfo) -> Result<Counters, CompareError> {
     if side.profiled_run_ids.is_empty() {
         return Ok(Counters::new());
     }
-    let sql = format!(
-        "SELECT m.table_name, m.variant, m.key, m.metric, m.unit, list(m.value) \
-         FROM measurements m WHERE m.label IN ({}) AND m.run_id IN ({}) AND {} \
-         AND m.value IS NOT NULL GROUP BY 1, 2, 3, 4, 5",
-        side.labels
-            .iter()
-            .map(|l| sql_str(l))
-            .collect::<Vec<_>>()
-            .join(", "),
-        ids(&side.profiled_run_ids),
-        perfdb_ingest::formats::counters::counter_sql("m")
-    );
-    let mut stmt = db.conn.prepare(&sql)?;
-    let rows = stmt.query_map([], |r| {
-        Ok((
-            RowId {
-                table: r.get(0)?,
-                variant: r.get(1)?,
-                key: r.get(2)?,
-                metric: r.get(3)?,
-                unit: r.get(4)?,
-            },
-            crate::db::list_f64(r.get(5)?),
-        ))
-    })?;
-    let mut out = Counters::new();
-    for row in rows {
-        let (id, v) = row?;
-        out.insert(id, v);
-    }
-    Ok(out)
+    let cond = format!(" AND m.run_id IN ({})", ids(&side.profiled_run_ids));
+    super::counters::counters_where(db, &side.labels, &cond)
 }
 
 pub(super) fn load_side(

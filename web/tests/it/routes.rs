@@ -370,21 +370,7 @@ async fn a_profiled_run_is_no_point_of_the_history() {
     let files = dir.path().join("runs");
     std::fs::create_dir_all(&files).unwrap();
     let ingest_file = |path: &Path, commit: &str| {
-        let meta = RunMeta {
-            label: "main".into(),
-            commit: Some(commit.into()),
-            ..Default::default()
-        };
-        let r = perfdb_ingest::ingest_files(
-            &Warehouse::new(&root),
-            &[path.to_path_buf()],
-            None,
-            &meta,
-            perfdb_ingest::devices::builtin(),
-            &|_| {},
-        )
-        .unwrap();
-        assert!(r.iter().all(|f| f.result.is_ok()));
+        crate::common::ingest_files(&root, &[path.to_path_buf()], "main", Some(commit))
     };
     for (commit, file) in [
         ("c01", "timing-gemm-tile128.txt"),

@@ -379,11 +379,26 @@ pub(crate) fn counters_at(
             list(commits)
         )
     };
+    counters_where(db, labels, &commits)
+}
+
+/// Every counter value the runs of `labels` hold that meet `run_cond` (SQL over
+/// measurements `m`, starting with ` AND`, or empty): known by the reader that stored
+/// them, never by a table's name.
+pub(crate) fn counters_where(
+    db: &Db,
+    labels: &[String],
+    run_cond: &str,
+) -> Result<Counters, CompareError> {
+    let list = labels
+        .iter()
+        .map(|s| sql_str(s))
+        .collect::<Vec<_>>()
+        .join(", ");
     let sql = format!(
         "SELECT m.table_name, m.variant, m.key, m.metric, m.unit, list(m.value) \
-         FROM measurements m WHERE m.label IN ({}) AND {} \
-         AND m.value IS NOT NULL{commits} GROUP BY 1, 2, 3, 4, 5",
-        list(labels),
+         FROM measurements m WHERE m.label IN ({list}) AND {} \
+         AND m.value IS NOT NULL{run_cond} GROUP BY 1, 2, 3, 4, 5",
         perfdb_ingest::formats::counters::counter_sql("m")
     );
     let mut stmt = db.conn.prepare(&sql)?;

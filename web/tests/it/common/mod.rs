@@ -14,6 +14,11 @@ pub fn sample(rel: &str) -> PathBuf {
 /// Ingest the sample folder `dir` under `label` (and `commit`), requiring every file in.
 pub fn ingest(root: &Path, dir: &str, label: &str, commit: Option<&str>) {
     let files = perfdb_ingest::expand_inputs(&[sample(dir)]).unwrap();
+    ingest_files(root, &files, label, commit);
+}
+
+/// Ingest `files` under `label` (and `commit`), requiring every file in.
+pub fn ingest_files(root: &Path, files: &[PathBuf], label: &str, commit: Option<&str>) {
     let meta = RunMeta {
         label: label.into(),
         commit: commit.map(String::from),
@@ -21,7 +26,7 @@ pub fn ingest(root: &Path, dir: &str, label: &str, commit: Option<&str>) {
     };
     let r = perfdb_ingest::ingest_files(
         &Warehouse::new(root),
-        &files,
+        files,
         None,
         &meta,
         perfdb_ingest::devices::builtin(),
