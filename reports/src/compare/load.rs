@@ -122,7 +122,7 @@ fn counters_of(db: &Db, side: &SideInfo) -> Result<Counters, CompareError> {
         return Ok(Counters::new());
     }
     let cond = format!(" AND m.run_id IN ({})", ids(&side.profiled_run_ids));
-    super::counters::counters_where(db, &side.labels, &cond)
+    counters_where(db, &side.labels, &cond)
 }
 
 pub(super) fn load_side(
@@ -270,4 +270,45 @@ fn list(a: &ArrayRef) -> Result<ListArray, CompareError> {
         .downcast_ref::<ListArray>()
         .cloned()
         .ok_or_else(|| unexpected("expected a LIST column"))
+}
+
+/// Every counter value the runs of `labels` hold that meet `run_cond` (SQL over
+/// measurements `m`, starting with ` AND`, or empty): known by the reader that stored
+/// them, never by a table's name.
+pub(crate) fn counters_where(
+    db: &Db,
+    labels: &[String],
+    run_cond: &str,
+) -> Result<Counters, CompareError> {
+    let list = labels
+        .iter()
+        .map(|s| sql_str(s))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let sql = format!(
+        "SELECT m.table_name, m.variant, m.key, m.metric, m.unit, list(m.value) \
+         FROM measurements m WHERE m.label IN ({list}) AND {} \
+         AND m.value IS NOT NULL{run_cond} GROUP BY 1, 2, 3, 4, 5",
+        perfdb_ingest::formats::counters::counter_sql("m")
+    );
+    let mut stmt = db.conn.prepare(&sql)?;
+    let rows = stmt.query_map([], |r| {
+        let values = crate::db::list_f64(r.get(5)?);
+        Ok((
+            RowId {
+                table: r.get(0)?,
+                variant: r.get(1)?,
+                key: r.get(2)?,
+                metric: r.get(3)?,
+                unit: r.get(4)?,
+            },
+            values,
+        ))
+    })?;
+    let mut out = Counters::new();
+    for row in rows {
+        let (id, v) = row?;
+        out.insert(id, v);
+    }
+    Ok(out)
 }

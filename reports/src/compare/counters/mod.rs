@@ -18,7 +18,6 @@
 //! counter that moved, never a new kernel: the grid is no part of a kernel's identity.
 
 pub(crate) use super::load::Counters;
-use super::load::RowId;
 use super::{CompareError, Options, Report, Row, SideInfo, Verdict};
 use crate::db::{sql_str, Db};
 use crate::stats;
@@ -379,48 +378,7 @@ pub(crate) fn counters_at(
             list(commits)
         )
     };
-    counters_where(db, labels, &commits)
-}
-
-/// Every counter value the runs of `labels` hold that meet `run_cond` (SQL over
-/// measurements `m`, starting with ` AND`, or empty): known by the reader that stored
-/// them, never by a table's name.
-pub(crate) fn counters_where(
-    db: &Db,
-    labels: &[String],
-    run_cond: &str,
-) -> Result<Counters, CompareError> {
-    let list = labels
-        .iter()
-        .map(|s| sql_str(s))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let sql = format!(
-        "SELECT m.table_name, m.variant, m.key, m.metric, m.unit, list(m.value) \
-         FROM measurements m WHERE m.label IN ({list}) AND {} \
-         AND m.value IS NOT NULL{run_cond} GROUP BY 1, 2, 3, 4, 5",
-        perfdb_ingest::formats::counters::counter_sql("m")
-    );
-    let mut stmt = db.conn.prepare(&sql)?;
-    let rows = stmt.query_map([], |r| {
-        let values = crate::db::list_f64(r.get(5)?);
-        Ok((
-            RowId {
-                table: r.get(0)?,
-                variant: r.get(1)?,
-                key: r.get(2)?,
-                metric: r.get(3)?,
-                unit: r.get(4)?,
-            },
-            values,
-        ))
-    })?;
-    let mut out = Counters::new();
-    for row in rows {
-        let (id, v) = row?;
-        out.insert(id, v);
-    }
-    Ok(out)
+    super::load::counters_where(db, labels, &commits)
 }
 
 /// The counters that moved with each changed row, as every report prints them: a line a row
@@ -514,6 +472,7 @@ mod tests {
     use super::join::words;
     use super::reading::{about, About};
     use super::*;
+    use crate::compare::load::RowId;
 
     fn mv(name: &str, unit: &str, change: f64) -> CounterMove {
         CounterMove {
