@@ -91,8 +91,8 @@ pub fn human_seconds(secs: f64) -> String {
 /// character but newline and tab is shown escaped (`\u{1b}`), so nothing read from
 /// outside moves the cursor, clears the screen or retitles the window. With `keep_sgr`
 /// (perfdb is colouring its own output), colour sequences (`ESC [ digits ; ... m`) pass:
-/// they change colours and nothing else. JSON needs none of this: its encoder escapes
-/// control characters already, so the text passes unchanged.
+/// they change colours and nothing else. JSON needs none of this: [`crate::json`] writes
+/// every control character as a `\uXXXX` escape, so the text passes unchanged.
 pub fn visible(text: &str, keep_sgr: bool) -> Cow<'_, str> {
     let is_control = |c: char| c.is_control() && c != '\n' && c != '\t';
     if !text.chars().any(is_control) {

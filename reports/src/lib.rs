@@ -11,6 +11,7 @@ pub mod detect;
 pub mod environment;
 pub mod fmt;
 pub mod git;
+pub mod json;
 pub mod noise;
 pub mod overview;
 pub mod par;

@@ -27,7 +27,7 @@ pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
         CompareFormat::Json => {
             let mut v = serde_json::to_value(&*report).expect("report serialises");
             v["sequential"] = serde_json::to_value(&*seq).expect("serialises");
-            serde_json::to_string_pretty(&v).expect("serialises") + "\n"
+            perfdb_reports::json::pretty(&v)
         }
         CompareFormat::Markdown => {
             report_text(&report, a.format) + &experiment_report::render::markdown(&seq, &report)

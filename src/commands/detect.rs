@@ -69,7 +69,7 @@ pub fn detect(root: &Path, a: crate::cli::DetectArgs) -> anyhow::Result<Exit> {
         crate::cli::DetectFormat::Markdown => render_markdown(&d, &raised) + &stale_lines(&stale),
         crate::cli::DetectFormat::Json => {
             let v = serde_json::json!({ "detection": d, "raised": raised, "stale": stale, "delivered": delivered });
-            serde_json::to_string_pretty(&v).expect("detection serialises") + "\n"
+            perfdb_reports::json::pretty(&v)
         }
     };
     super::print_out(&text)?;

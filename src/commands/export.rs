@@ -28,7 +28,7 @@ pub fn run(root: &Path, a: ExportArgs) -> anyhow::Result<Exit> {
     }
     let mut text = String::new();
     for r in &records {
-        text.push_str(&serde_json::to_string(r)?);
+        text.push_str(&perfdb_reports::json::line(r));
         text.push('\n');
     }
     match &a.out {

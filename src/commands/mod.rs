@@ -85,7 +85,8 @@ pub fn parse_pairs(items: &[String], what: &str) -> anyhow::Result<Vec<(String, 
 /// Colour only on a terminal, and never when NO_COLOR is set.
 /// Write a report to standard output with text read from outside made visible
 /// (`fmt::visible`: a commit subject cannot clear the screen), perfdb's own colours kept
-/// when it colours. JSON passes unchanged: its encoder escapes control characters.
+/// when it colours. JSON passes unchanged: `perfdb_reports::json`, its one writer, writes
+/// every control character as a `\uXXXX` escape.
 pub fn print_out(text: &str) -> std::io::Result<()> {
     use std::io::Write;
     let text = perfdb_reports::fmt::visible(text, use_color());

@@ -26,7 +26,7 @@ pub fn run(root: &Path, a: NoiseArgs) -> anyhow::Result<Exit> {
     let text = match a.format {
         NoiseFormat::Table => render_text(&r),
         NoiseFormat::Markdown => render_markdown(&r),
-        NoiseFormat::Json => serde_json::to_string_pretty(&r).expect("serialises") + "\n",
+        NoiseFormat::Json => perfdb_reports::json::pretty(&r),
     };
     super::print_out(&text)?;
     Ok(Exit::Ok)

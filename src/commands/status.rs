@@ -24,7 +24,7 @@ pub fn run(root: &Path, a: StatusArgs) -> anyhow::Result<Exit> {
         o.rows.truncate(a.limit);
     }
     let text = match a.format {
-        OutFormat::Json => serde_json::to_string_pretty(&o)? + "\n",
+        OutFormat::Json => perfdb_reports::json::pretty(&o),
         OutFormat::Table | OutFormat::Csv => table(&o, total, matches!(a.format, OutFormat::Csv)),
     };
     super::print_out(&text)?;

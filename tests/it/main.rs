@@ -29,6 +29,7 @@ mod drills;
 mod export_roundtrip;
 mod gpu_harness;
 mod impossible;
+mod json_output;
 mod malformed;
 mod merge_base;
 mod notify_https;

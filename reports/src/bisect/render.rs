@@ -33,7 +33,7 @@ fn evidence_line(e: &Evidence) -> String {
 
 pub fn render(b: &Bisected, format: BisectFormat) -> String {
     match format {
-        BisectFormat::Json => serde_json::to_string_pretty(b).expect("serialises") + "\n",
+        BisectFormat::Json => crate::json::pretty(b),
         BisectFormat::Table => text(b),
         BisectFormat::Markdown => markdown(b),
     }

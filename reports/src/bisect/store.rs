@@ -19,7 +19,7 @@ pub fn store(root: &Path, alert_id: &str, result: &Bisected) -> std::io::Result<
     std::fs::create_dir_all(&dir)?;
     let path = dir.join(format!("{alert_id}.json"));
     let tmp = dir.join(format!(".{alert_id}.json.{}", std::process::id()));
-    std::fs::write(&tmp, serde_json::to_string_pretty(result)? + "\n")?;
+    std::fs::write(&tmp, crate::json::pretty(result))?;
     std::fs::rename(&tmp, &path)?;
     Ok(path)
 }

@@ -64,7 +64,9 @@ pub fn render(
                 }
                 w.finish()?;
             }
-            Ok(String::from_utf8_lossy(&buf).into_owned())
+            Ok(crate::json::escaped(
+                String::from_utf8_lossy(&buf).into_owned(),
+            ))
         }
     }
 }

@@ -66,9 +66,7 @@ pub const GROUP_COLUMNS: &[Column<AlertGroup>] = &[
 /// same; JSON the groups with their alerts.
 pub fn groups(groups: &[AlertGroup], format: AlertsFormat) -> String {
     match format {
-        AlertsFormat::Json => {
-            serde_json::to_string_pretty(groups).expect("alert groups serialise") + "\n"
-        }
+        AlertsFormat::Json => crate::json::pretty(groups),
         _ if groups.is_empty() => "no alerts\n".to_string(),
         AlertsFormat::Table => {
             let mut s = terminal_lines(GROUP_COLUMNS, groups).join("\n") + "\n";
@@ -194,11 +192,9 @@ pub fn show(alerts: &[AlertView], format: AlertsFormat, one_alert: bool, shown: 
             if let Some(b) = shown.bisect {
                 v["bisect"] = serde_json::to_value(b).expect("a bisect record serialises");
             }
-            serde_json::to_string_pretty(&v).expect("alert serialises") + "\n"
+            crate::json::pretty(&v)
         }
-        AlertsFormat::Json => {
-            serde_json::to_string_pretty(alerts).expect("alerts serialise") + "\n"
-        }
+        AlertsFormat::Json => crate::json::pretty(alerts),
     }
 }
 

@@ -7,7 +7,7 @@ pub struct Json;
 
 impl Exporter for Json {
     fn render(&self, report: &Report) -> String {
-        serde_json::to_string_pretty(report).expect("report serialises") + "\n"
+        crate::json::pretty(report)
     }
 }
 

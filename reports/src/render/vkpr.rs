@@ -154,7 +154,7 @@ pub fn render(report: &Report) -> String {
             Overall::Unreliable => "unreliable",
         }),
     );
-    serde_json::to_string_pretty(&Value::Object(out)).expect("serialises") + "\n"
+    crate::json::pretty(&Value::Object(out))
 }
 
 /// The rows the report lists: perfdb's regressions first, then the worst column's

@@ -49,7 +49,7 @@ pub fn run(root: &Path, a: DevicesArgs) -> anyhow::Result<Exit> {
                 v
             })
             .collect();
-        writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
+        write!(out, "{}", perfdb_reports::json::pretty(&list))?;
         return Ok(Exit::Ok);
     }
     write!(out, "{}", perfdb_reports::render::devices::text(t))?;
