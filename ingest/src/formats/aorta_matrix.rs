@@ -29,16 +29,18 @@ fn md_cells<'a>(line: &'a str, out: &mut Vec<&'a str>) -> bool {
     true
 }
 
-/// A cell's number: `33%` -> 33, `17012.4` -> 17012.4, `—`/`n/a` -> none.
-fn number(cell: &str) -> Result<Option<f64>, ()> {
+/// A cell's number under `spec`: `33%` -> 33 in a percent or derived column (never in
+/// a measured one: `17012.4%` is no step time), `17012.4` -> 17012.4, `—`/`n/a` -> none.
+fn number(cell: &str, spec: &Spec) -> Result<Option<f64>, ()> {
+    use crate::formats::support::text::{parse_in, parse_ratio};
     if cell == "—" || cell == "–" {
         return Ok(None);
     }
-    parse_value_or_percent(cell)
-}
-
-fn parse_value_or_percent(cell: &str) -> Result<Option<f64>, ()> {
-    crate::formats::support::text::parse_value(cell.trim_end_matches('%')).map_err(|_| ())
+    if spec.unit.as_str() == "%" {
+        parse_ratio(cell).map_err(|_| ())
+    } else {
+        parse_in(cell, spec.metric.as_str()).map_err(|_| ())
+    }
 }
 
 /// What a matrix column holds, worked out once per table.
@@ -286,19 +288,20 @@ fn cell_value<'a>(
     Ok(Some(match col {
         MatrixColumn::Key => return Ok(None),
         MatrixColumn::Note(spec) => (spec, None),
-        MatrixColumn::Number(spec) => (spec, number(cell).map_err(|_| bad())?),
+        MatrixColumn::Number(spec) => (spec, number(cell, spec).map_err(|_| bad())?),
         MatrixColumn::Count(spec) => {
             // `1 / 3`, `3/3`: the count before the slash (`n/a` is no count).
             let slash = memchr::memchr(b'/', cell.as_bytes());
             let value = match slash {
                 Some(at) if !crate::formats::support::text::is_missing_token(cell) => {
-                    number(crate::formats::support::text::trim(&cell[..at])).map_err(|_| bad())?
+                    number(crate::formats::support::text::trim(&cell[..at]), spec)
+                        .map_err(|_| bad())?
                 }
-                _ => number(cell).map_err(|_| bad())?,
+                _ => number(cell, spec).map_err(|_| bad())?,
             };
             (spec, value)
         }
-        MatrixColumn::Other(spec, note) => match number(cell) {
+        MatrixColumn::Other(spec, note) => match number(cell, spec) {
             Ok(v) => (spec, v),
             Err(()) => (note, None),
         },

@@ -147,10 +147,11 @@ pub(super) fn unread_cells(parsed: &Parsed) -> Option<ParseError> {
     Some(ParseError::at(
         first.line as usize,
         format!(
-            "`{}` in column {} is not a number ({count} measured cell(s) of the file are \
-             not); fix the file, or write `nan` where there is no value",
+            "`{}` in column {} {} ({count} measured cell(s) of the file are not \
+             numbers); fix the file, or write `nan` where there is no value",
             parsed.raw(first).trim().escape_debug(),
-            first.column.as_str()
+            first.column.as_str(),
+            support::text::not_a_value(parsed.raw(first).trim())
         ),
     ))
 }

@@ -12,7 +12,6 @@
 use crate::formats::parser::{ParseError, Parser};
 use crate::formats::support::emit::{KeyLayout, Row, Spec};
 use crate::formats::support::lines;
-use crate::formats::support::text::parse_value;
 use crate::model::Format;
 use crate::model::{metric, Name, Parsed, Warning};
 
@@ -299,8 +298,11 @@ fn row(h: &Header, t: &[&str], no: usize, parsed: &mut Parsed) -> Result<(), Par
         .layout
         .row(&mut parsed.keys, Name::new(t[0]), h.own, &t[1..3], no);
     for ((name, cell), (variant, spec)) in h.names[3..].iter().zip(&t[3..]).zip(&h.cols) {
-        let value = parse_value(cell)
-            .map_err(|_| ParseError::at(no, format!("`{cell}` under `{name}` is not a number")))?;
+        let value =
+            crate::formats::support::text::parse_in(cell, spec.metric.as_str()).map_err(|_| {
+                let why = crate::formats::support::text::not_a_value(cell);
+                ParseError::at(no, format!("`{cell}` under `{name}` {why}"))
+            })?;
         parsed
             .measurements
             .push(row.put_as(&mut parsed.keys, *variant, spec, value, cell));
@@ -347,7 +349,7 @@ fn ratio_line(t: &[&str], r: &str, no: usize, parsed: &mut Parsed) -> Result<(),
         });
         return Ok(());
     };
-    let value = parse_value(ratio)
+    let value = crate::formats::support::text::parse_ratio(ratio)
         .map_err(|_| ParseError::at(no, format!("ratio `{ratio}` is not a number")))?;
     let m = row.derived(
         &mut parsed.keys,

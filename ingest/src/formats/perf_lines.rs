@@ -101,7 +101,10 @@ fn avg_value<'a>(
     let value = parse_value(num).map_err(|_| {
         ParseError::at(
             no,
-            format!("`{name} avg:` value '{value_tok}' is not a number"),
+            format!(
+                "`{name} avg:` value '{value_tok}' {}",
+                crate::formats::support::text::not_a_value(num)
+            ),
         )
     })?;
     let mut unit = glued_unit.and_then(is_unit);
@@ -166,7 +169,7 @@ pub fn parse_perf_line(
                 .get(i + 1)
                 .map(|t| t.1.trim_end_matches(','))
                 .unwrap_or("");
-            let value = parse_value(value_tok).map_err(|_| {
+            let value = crate::formats::support::text::parse_ratio(value_tok).map_err(|_| {
                 ParseError::at(
                     no,
                     format!("uplift value '{value_tok}' is not a percentage"),

@@ -343,7 +343,7 @@ fn a_cell_that_is_not_a_number_refuses_the_file_at_its_line() {
     assert_eq!(
         e.reason,
         "`1O.9 garbled` in column torch us is not a number (2 measured cell(s) of the file \
-         are not); fix the file, or write `nan` where there is no value"
+         are not numbers); fix the file, or write `nan` where there is no value"
     );
     // No value written as such (`nan`) and a failure (`OOM`) are read.
     let (_, clean) = read(

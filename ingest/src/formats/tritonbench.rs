@@ -245,7 +245,7 @@ fn put(parsed: &mut Parsed, c: Cell) -> Result<(), ParseError> {
     } else {
         (text, None)
     };
-    match parse_value(number) {
+    match crate::formats::support::text::parse_in(number, spec.metric.as_ref()) {
         Ok(value) => {
             parsed
                 .measurements

@@ -178,7 +178,9 @@ fn a_row_a_cell_short_refuses_the_file_in_every_table_format() {
 }
 
 /// The number `n` as it may be garbled in print: a letter for a digit (`1O.9`), two
-/// points (`1.2.34`), a letter after it (`12.5O`). None for a form `n` cannot take.
+/// points (`1.2.34`), a letter after it (`12.5O`), a ratio's or a percentage's sign
+/// after it (`12.5x`, `12.5%`), an exponent with no digits (`12.5e`). None for a form `n`
+/// cannot take.
 fn garbled_forms(n: &str) -> Vec<String> {
     let digits = n.bytes().filter(u8::is_ascii_digit).count();
     if digits < 2
@@ -200,7 +202,16 @@ fn garbled_forms(n: &str) -> Vec<String> {
             &n[n.len() - 1..]
         )
     };
-    vec![letter, two_points, format!("{n}O")]
+    // A ratio or a percentage where a measured value stands (`12.5x`, `12.5%`), and
+    // an exponent cut short (`12.5e`).
+    vec![
+        letter,
+        two_points,
+        format!("{n}O"),
+        format!("{n}x"),
+        format!("{n}%"),
+        format!("{n}e"),
+    ]
 }
 
 /// `n` printed with thousands separators (`1234.5` -> `1,234.5`), when it has four
@@ -324,8 +335,14 @@ fn a_garbled_number_is_read_as_what_it_denotes_or_refused_never_another_number()
 
 #[test]
 fn garbled_forms_of_a_number() {
-    assert_eq!(garbled_forms("12.34"), ["1O.34", "1.2.34", "12.34O"]);
-    assert_eq!(garbled_forms("1234"), ["1O34", "1.23.4", "1234O"]);
+    assert_eq!(
+        garbled_forms("12.34"),
+        ["1O.34", "1.2.34", "12.34O", "12.34x", "12.34%", "12.34e"]
+    );
+    assert_eq!(
+        garbled_forms("1234"),
+        ["1O34", "1.23.4", "1234O", "1234x", "1234%", "1234e"]
+    );
     assert!(garbled_forms("7").is_empty());
     assert_eq!(with_thousands("1234.5").as_deref(), Some("1,234.5"));
     assert_eq!(with_thousands("-1234567").as_deref(), Some("-1,234,567"));

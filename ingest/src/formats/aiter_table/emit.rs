@@ -15,7 +15,7 @@ use crate::formats::aiter_table::State;
 use crate::formats::aiter_table::TableSpan;
 use crate::formats::aiter_table::UNATTRIBUTED;
 use crate::formats::aiter_table::UNTITLED;
-use crate::formats::support::text::{is_missing_token, parse_value};
+use crate::formats::support::text::{is_missing_token, parse_in};
 use crate::model::{metric, push_json_str, Measurement, Name, Numerics, Warning};
 use crate::model::{KeyId, Keys, Raw};
 
@@ -195,7 +195,7 @@ fn cell_value(keys: &mut Keys, t: &Template, raw: &str) -> (Option<f64>, Raw) {
     let mut value = if t.unit_cells {
         cell_with_unit(raw).map(|(v, u)| crate::formats::support::units::to_canonical(v, u.factor))
     } else {
-        parse_value(raw).ok().flatten()
+        parse_in(raw, &t.metric).ok().flatten()
     };
     let raw = if t.factor != 1.0 {
         value = value.map(|v| crate::formats::support::units::to_canonical(v, t.factor));

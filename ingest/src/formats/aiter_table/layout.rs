@@ -7,7 +7,7 @@ use crate::formats::aiter_table::cells::is_separator_line;
 use crate::formats::aiter_table::cells::split_cells;
 use crate::formats::parser::ParseError;
 use crate::formats::support::columns::{classify_header, ColumnRole};
-use crate::formats::support::text::parse_value;
+use crate::formats::support::text::parse_ratio;
 use crate::model::{metric, order_of, push_json_str, Direction, Name};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -230,11 +230,12 @@ pub(super) fn numbers_by_cells(all: &[(usize, Cow<str>)], start: usize) -> Vec<u
         .enumerate()
         .map(|(i, _)| {
             let (mut numbers, mut with_unit, mut units, mut words) = (0, None, 0, 0);
+            let mut garbled = 0;
             for r in rows() {
                 let Some(c) = cells(r).and_then(|mut c| c.nth(i)) else {
                     continue;
                 };
-                match parse_value(c) {
+                match parse_ratio(c) {
                     Ok(Some(_)) => numbers += 1,
                     Ok(None) => {}
                     Err(_) => match cell_with_unit(c) {
@@ -244,8 +245,22 @@ pub(super) fn numbers_by_cells(all: &[(usize, Cow<str>)], start: usize) -> Vec<u
                             units += 1;
                         }
                         Some(_) => return b'0',
-                        None => words += 1,
+                        None => {
+                            words += 1;
+                            garbled += usize::from(is_garbled_number(c));
+                        }
                     },
+                }
+            }
+            // Every word a number garbled in print (`1O.5`) under a header that names a
+            // value when its cells are numbers (`triton`, `fwd time`): no other row says
+            // the column is numeric (a table of one row), and reading it as a key would
+            // put the garble into the row's identity. Read as numeric, the file is
+            // refused at the cell.
+            if numbers == 0 && units == 0 && words > 0 && garbled == words {
+                let header = all.get(start).and_then(|(_, l)| cells(l)?.nth(i));
+                if header.is_some_and(|h| !Role::of(h.trim(), true).is_key()) {
+                    return b'1';
                 }
             }
             // A few words among more numbers are garbled values of a numeric column,
@@ -259,6 +274,21 @@ pub(super) fn numbers_by_cells(all: &[(usize, Cow<str>)], start: usize) -> Vec<u
             }
         })
         .collect()
+}
+
+/// A number garbled in print: digits with a letter `O`, `o`, `l` or `I` among them or
+/// right after them (`1O.5`, `12.5O`, `3l2`), nothing else (`128x256`, `bf16`, `3.6.0`
+/// are words of their own).
+fn is_garbled_number(cell: &str) -> bool {
+    let t = cell.trim_ascii();
+    let b = t.as_bytes();
+    let lookalike = |c: u8| matches!(c, b'O' | b'o' | b'l' | b'I');
+    !b.is_empty()
+        && (b[0].is_ascii_digit() || b[0] == b'.' || b[0] == b'-')
+        && b.iter()
+            .all(|&c| c.is_ascii_digit() || c == b'.' || c == b'-' || lookalike(c))
+        && b.iter().any(|&c| lookalike(c))
+        && b.iter().filter(|&&c| c == b'.').count() <= 1
 }
 
 /// `8.18 ms`, `117.30 µs (2050.4 TFLOPs)`, `**1.5ms**`: a cell that leads with a number

@@ -195,7 +195,7 @@ fn unread_table(all: &[(usize, Cow<str>)], sep: usize) -> &'static str {
         .iter()
         .take_while(|(_, l)| l.trim_start().starts_with('|'))
         .flat_map(|(_, l)| l.split('|'))
-        .any(|c| matches!(crate::formats::support::text::parse_value(c), Ok(Some(_))));
+        .any(|c| matches!(crate::formats::support::text::parse_ratio(c), Ok(Some(_))));
     if numbers {
         "this table was found, but none of its columns read as measured values (a unit in \
          a column's header, `cpu us`, says what its numbers measure): nothing to store"

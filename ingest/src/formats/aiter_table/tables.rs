@@ -12,7 +12,7 @@ use crate::formats::aiter_table::layout::Role;
 use crate::formats::aiter_table::layout::TableError;
 use crate::formats::aiter_table::State;
 use crate::formats::parser::ParseError;
-use crate::formats::support::text::parse_value;
+use crate::formats::support::text::parse_ratio;
 use std::borrow::Cow;
 
 /// Can this line belong to a `to_string` table? Not blank, not a `[...]` log line, no
@@ -260,7 +260,7 @@ impl State {
         let columns: Vec<Role> = header
             .iter()
             .enumerate()
-            .map(|(c, h)| Role::of(h, body.iter().all(|r| parse_value(&r[c]).is_ok())))
+            .map(|(c, h)| Role::of(h, body.iter().all(|r| parse_ratio(&r[c]).is_ok())))
             .collect();
         let measure_cols: Vec<usize> = (0..columns.len())
             .filter(|c| !columns[*c].is_key())
@@ -270,7 +270,7 @@ impl State {
         }
         if body
             .iter()
-            .any(|r| measure_cols.iter().any(|c| parse_value(&r[*c]).is_err()))
+            .any(|r| measure_cols.iter().any(|c| parse_ratio(&r[*c]).is_err()))
         {
             return Err(skip());
         }

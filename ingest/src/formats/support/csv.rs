@@ -5,7 +5,7 @@
 use crate::formats::parser::{Context, ParseError};
 use crate::formats::support::emit::{KeyLayout, Spec};
 use crate::formats::support::lines;
-use crate::formats::support::text::parse_value;
+use crate::formats::support::text::parse_in;
 use crate::model::{metric, Name, Parsed};
 use std::borrow::Cow;
 
@@ -153,7 +153,7 @@ impl Columns {
             let value = if spec.metric.as_str() == metric::NOTE {
                 None
             } else {
-                parse_value(v)
+                parse_in(v, spec.metric.as_str())
                     .map_err(|_| ParseError::at(no, format!("`{v}` under `{n}` is not a number")))?
             };
             out.measurements.push(match own {

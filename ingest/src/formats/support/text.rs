@@ -183,15 +183,47 @@ pub fn parse_value(cell: &str) -> Result<Option<f64>, NotANumber> {
     } else {
         c
     };
-    let c = c
-        .strip_suffix('x')
-        .or_else(|| c.strip_suffix('%'))
-        .unwrap_or(c)
-        .trim_end();
     match c.parse::<f64>() {
         Ok(v) if v.is_finite() => Ok(Some(v)),
         Ok(_) => Ok(None),
         Err(_) => Err(NotANumber),
+    }
+}
+
+/// A ratio's cell: [`parse_value`], or a number with `x` or `%` glued on or after a
+/// space (`1.31x`, `12.5 %`), read as the number printed.
+pub fn parse_ratio(cell: &str) -> Result<Option<f64>, NotANumber> {
+    let c = cell.trim_ascii();
+    let bare = c
+        .strip_suffix(['x', '%'])
+        .map(str::trim_end)
+        .filter(|b| !b.is_empty());
+    match bare {
+        Some(b) => parse_value(b),
+        None => parse_value(c),
+    }
+}
+
+/// What a cell that is no value of its column is: a ratio (a number with `x` or `%`
+/// after it, in a column of measured values) or no number at all; for errors.
+pub fn not_a_value(cell: &str) -> &'static str {
+    if parse_ratio(cell).is_ok() {
+        "is a ratio or a percentage (`x` or `%` after the number), not a value of this column"
+    } else {
+        "is not a number"
+    }
+}
+
+/// The one rule for text glued after a number in a cell of a `metric` column: a unit is
+/// the reader's to split off (the column's header or the token names it); `x` or `%`
+/// after the number is a ratio, read as one in a column of derived values (ratios,
+/// speedups, errors, unclassified numbers) and refused in a measured one (a latency,
+/// throughput or bandwidth column holding `1.31x` holds no latency).
+pub fn parse_in(cell: &str, metric: &str) -> Result<Option<f64>, NotANumber> {
+    if crate::model::metric::is_derived(metric) {
+        parse_ratio(cell)
+    } else {
+        parse_value(cell)
     }
 }
 
@@ -596,8 +628,19 @@ mod tests {
     #[test]
     fn values_and_missing_tokens() {
         assert_eq!(parse_value(" 1.52588e-05 "), Ok(Some(1.52588e-05)));
-        assert_eq!(parse_value("1.60x"), Ok(Some(1.6)));
-        assert_eq!(parse_value("-20.4%"), Ok(Some(-20.4)));
+        // A ratio is no plain value: only a ratio's column reads it (`parse_in`).
+        assert_eq!(parse_value("1.60x"), Err(NotANumber));
+        assert_eq!(parse_value("-20.4%"), Err(NotANumber));
+        assert_eq!(parse_ratio("1.60x"), Ok(Some(1.6)));
+        assert_eq!(parse_ratio("-20.4 %"), Ok(Some(-20.4)));
+        assert_eq!(parse_ratio("1,264.1x"), Ok(Some(1264.1)));
+        for bad in ["x", "%", "1.6xx", "1.6x%", "1e5x5", "12.5xus"] {
+            assert_eq!(parse_ratio(bad), Err(NotANumber), "{bad}");
+        }
+        assert_eq!(parse_in("1.31x", "latency"), Err(NotANumber));
+        assert_eq!(parse_in("12.5%", "throughput"), Err(NotANumber));
+        assert_eq!(parse_in("1.31x", "speedup"), Ok(Some(1.31)));
+        assert_eq!(parse_in("-3.5%", "uplift"), Ok(Some(-3.5)));
         assert_eq!(parse_value("1,264.1"), Ok(Some(1264.1)));
         for m in ["nan", "NaN", "inf", "-inf", "None", "-", "n/a", "skip", ""] {
             assert_eq!(parse_value(m), Ok(None), "{m}");
