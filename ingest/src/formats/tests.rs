@@ -355,3 +355,45 @@ fn a_cell_that_is_not_a_number_refuses_the_file_at_its_line() {
         row("torch", r#"{"M":"64"}"#, "latency", None)
     );
 }
+
+/// `x` or `%` after a number where a time stands is a ratio, not a latency: refused at
+/// its line, saying so; the same sign in a column of ratios reads as the ratio.
+#[test]
+fn a_ratio_where_a_time_stands_refuses_the_file_at_its_line() {
+    for (text, line) in [
+        ("[perf] dim: (64,) dtype: bf16, torch avg: 5.00 us, ck avg: 12.5x us\n", 1),
+        ("[perf] dim: (64,) dtype: bf16, torch avg: 5.00 us, ck avg: 12.5% us\n", 1),
+        (
+            "| M | triton us | ck us |\n|---|---|---|\n| 128 | 3.0 | 2.5 |\n| 256 | 1.31x | 2.6 |\n",
+            4,
+        ),
+    ] {
+        let e = parse(text, None).unwrap_err();
+        assert_eq!(e.line, line, "{text}: {e}");
+        assert!(e.reason.contains("is a ratio or a percentage"), "{e}");
+    }
+    let speedups = "| M | triton us | ck us | triton/ck |\n|---|---|---|---|\n\
+                    | 128 | 3.0 | 2.5 | 1.20x |\n| 256 | 3.1 | 2.6 | 1.19x |\n";
+    let (_, p) = parse(speedups, None).unwrap();
+    let ratios: Vec<_> = p
+        .measurements
+        .iter()
+        .filter(|m| m.metric.as_str() == "ratio")
+        .map(|m| m.value)
+        .collect();
+    assert_eq!(ratios, [Some(1.2), Some(1.19)]);
+}
+
+/// A table of one row gives no other row to say a column is numeric: a number garbled
+/// in print under a variant's header refuses the file at the cell, never joins the key.
+#[test]
+fn a_one_row_tables_garbled_cell_is_refused_not_read_into_the_key() {
+    let text = "| M | N | K | triton | ck |\n|---|---|---|---|---|\n| 128 | 256 | 512 | 1O.5 | 2.5 |\n";
+    let e = parse(text, None).unwrap_err();
+    assert_eq!(e.line, 3, "{e}");
+    assert!(e.reason.contains("1O.5"), "{e}");
+    // A shape or a version under a key's header stays a key.
+    let keyed = "| shape | version | ck us |\n|---|---|---|\n| 128x256 | 3.6.0 | 2.5 |\n";
+    let (_, p) = parse(keyed, None).unwrap();
+    assert!(p.key(&p.measurements[0]).contains("128x256"));
+}
