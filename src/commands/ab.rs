@@ -21,7 +21,7 @@ pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
         super::device_table(a.judge.config.as_deref())?,
     )? {
         Ran::Compared { report, seq, exit } => (report, seq, exit),
-        Ran::NotCompared(exit) => return Ok(exit),
+        Ran::NotCompared(exit, _) => return Ok(exit),
     };
     let text = match a.format {
         CompareFormat::Json => {

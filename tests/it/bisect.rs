@@ -927,3 +927,92 @@ fn the_recorded_h200_bisects_verify_their_ends() {
     }
     assert!(exit_of("step").starts_with("exit 0 "));
 }
+
+/// Commit the tree with `kernel.conf` at `us` under `subject` at time `when`; its sha.
+fn commit_at(dir: &Path, us: f64, subject: &str, when: usize) -> String {
+    std::fs::write(dir.join("kernel.conf"), format!("{us}\n")).unwrap();
+    std::fs::write(dir.join("notes.txt"), format!("{subject}\n")).unwrap();
+    git(dir, &["add", "-A"], when);
+    git(dir, &["commit", "-q", "-m", subject], when);
+    rev(dir, "HEAD")
+}
+
+fn rev(dir: &Path, name: &str) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["rev-parse", name])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// Main c0, c1; a side branch s1, s2 (the slowdown, its subject holding a 0x1f byte),
+/// s3; main's m2 dated between s2 and s3; the merge; c8. As a line by date m2 sits
+/// between s2 and s3 and, measured fast, would clear s2: git bisect names s2, and so
+/// must perfdb, with the subject as git stores it.
+#[test]
+fn a_side_branch_culprit_is_found_across_a_merge() {
+    let wh = Wh::new();
+    let dir = wh.dir.path().join("kernels");
+    std::fs::create_dir_all(&dir).unwrap();
+    git(&dir, &["init", "-q", "-b", "main"], 0);
+    std::fs::write(dir.join("bench.sh"), BENCH).unwrap();
+    std::fs::write(dir.join(".gitignore"), ".trial\n").unwrap();
+    let c0 = commit_at(&dir, 10.0, "c0", 0);
+    commit_at(&dir, 10.0, "c1", 1);
+    git(&dir, &["checkout", "-q", "-b", "side"], 2);
+    std::fs::write(dir.join("side.txt"), "1\n").unwrap();
+    commit_at(&dir, 10.0, "s1: side start", 2);
+    let subject = "s2: wider tiles\u{1f}(for the big shapes)";
+    let s2 = commit_at(&dir, 13.0, subject, 3);
+    git(&dir, &["checkout", "-q", "main"], 4);
+    std::fs::write(dir.join("main.txt"), "m2\n").unwrap();
+    commit_at(&dir, 10.0, "m2: main docs", 4);
+    git(&dir, &["checkout", "-q", "side"], 5);
+    std::fs::write(dir.join("side.txt"), "3\n").unwrap();
+    commit_at(&dir, 13.0, "s3: side cleanup", 5);
+    git(&dir, &["checkout", "-q", "main"], 6);
+    git(
+        &dir,
+        &[
+            "merge",
+            "-q",
+            "--no-ff",
+            "-X",
+            "theirs",
+            "-m",
+            "merge side",
+            "side",
+        ],
+        6,
+    );
+    commit_at(&dir, 13.0, "c8", 8);
+    let (exit, v, err) = bisect(
+        &wh,
+        &[
+            "--repo",
+            dir.to_str().unwrap(),
+            "--good",
+            &c0,
+            "--bad",
+            "main",
+            "--series",
+            "(64,)",
+            "--",
+            "sh",
+            "bench.sh",
+        ],
+    );
+    assert_eq!(exit, 0, "{err}\n{v}");
+    let parts = v["parts"].as_array().unwrap();
+    assert_eq!(parts.len(), 1, "{v}");
+    assert_eq!(parts[0]["culprit"]["sha"], s2.as_str(), "{v}");
+    assert_eq!(parts[0]["culprit"]["subject"], subject, "{v}");
+    // Its one parent, s1, is known good.
+    let parents = parts[0]["parents"].as_array().unwrap();
+    assert_eq!(parents.len(), 1, "{v}");
+    assert_ne!(parents[0]["known"], "not known good", "{v}");
+    // The range is the graph's seven commits, merge and side branch included.
+    assert_eq!(v["commits"], 7, "{v}");
+}

@@ -388,7 +388,8 @@ fn a_ratio_where_a_time_stands_refuses_the_file_at_its_line() {
 /// in print under a variant's header refuses the file at the cell, never joins the key.
 #[test]
 fn a_one_row_tables_garbled_cell_is_refused_not_read_into_the_key() {
-    let text = "| M | N | K | triton | ck |\n|---|---|---|---|---|\n| 128 | 256 | 512 | 1O.5 | 2.5 |\n";
+    let text =
+        "| M | N | K | triton | ck |\n|---|---|---|---|---|\n| 128 | 256 | 512 | 1O.5 | 2.5 |\n";
     let e = parse(text, None).unwrap_err();
     assert_eq!(e.line, 3, "{e}");
     assert!(e.reason.contains("1O.5"), "{e}");

@@ -19,6 +19,7 @@ pub use record::*;
 pub use render::{render, summary, BisectFormat};
 pub use verdict::{judge, watched_counters};
 
+pub use search::Graph;
 use search::Search;
 
 /// A culprit whose step is under this share of the alert's leaves the rest to a later
@@ -63,13 +64,9 @@ fn why(step: &Step) -> String {
         .unwrap_or_default()
 }
 
-/// The bisect of `out.commits` (after `out.good` up to `out.bad`, oldest first: `commits`
-/// here), its steps and parts written into `out`.
-pub fn run<M: Measure>(
-    m: &mut M,
-    commits: &[String],
-    out: &mut Bisected,
-) -> Result<Ended, M::Error> {
+/// The bisect of `graph` (the commits after `out.good` up to `out.bad`, the bad end
+/// last), its steps and parts written into `out`.
+pub fn run<M: Measure>(m: &mut M, graph: &Graph, out: &mut Bisected) -> Result<Ended, M::Error> {
     // The ends first: a bad end that is not worse than the good one here ends the
     // bisect with no culprit, whatever the alert said.
     m.progress(&format!(
@@ -89,21 +86,23 @@ pub fn run<M: Measure>(
     if !verified {
         return Ok(Ended::Done);
     }
+    let bad_end = graph.len() - 1;
     let mut against = out.good.clone();
-    let mut rest: &[String] = commits;
+    // The part's start (a culprit found before), known good for the part.
+    let mut start: Option<usize> = None;
     for _ in 0..MAX_PARTS {
-        let mut s = Search::new(rest.len());
+        let mut s = Search::new(graph, start.into_iter().collect());
         let mut evidence_of = std::collections::HashMap::new();
         while let Some(i) = s.next() {
-            let sha = &rest[i];
-            let (lo, hi) = s.range();
+            let sha = &graph.commits[i];
+            let (lo, _) = s.range();
             let subject = m.info(sha).map(|c| c.subject).unwrap_or_default();
             m.progress(&format!(
                 "step {}: {} \"{subject}\" ({} commit(s) open after {})",
                 out.steps.len() + 1,
                 short(sha),
-                hi - lo.map_or(0, |g| g + 1),
-                short(lo.map_or(&against, |g| &rest[g]))
+                s.open().len() + 1,
+                short(lo.map_or(&against, |g| &graph.commits[g]))
             ));
             let step = m.measure(&against, sha)?;
             m.progress(&format!(
@@ -129,8 +128,8 @@ pub fn run<M: Measure>(
         let Some(c) = s.culprit() else {
             let (g, b) = s.range();
             out.range = Some((
-                g.map_or(against.clone(), |g| rest[g].clone()),
-                rest[b].clone(),
+                g.map_or(against.clone(), |g| graph.commits[g].clone()),
+                graph.commits[b].clone(),
             ));
             return Ok(Ended::Done);
         };
@@ -139,9 +138,9 @@ pub fn run<M: Measure>(
         // named on the alert's word alone.
         let (evidence, counters) = match evidence_of.remove(&c) {
             Some(e) => e,
-            None if against == out.good && c + 1 == rest.len() => ends_evidence.clone(),
+            None if start.is_none() && c == bad_end => ends_evidence.clone(),
             None => {
-                let sha = &rest[c];
+                let sha = &graph.commits[c];
                 let step = m.measure(&against, sha)?;
                 out.gpu_seconds += step.seconds;
                 let found = step.found;
@@ -164,18 +163,54 @@ pub fn run<M: Measure>(
         let shares: Vec<f64> = evidence.iter().filter_map(|e| e.share).collect();
         let share = (!shares.is_empty()).then(|| crate::stats::median(&shares));
         out.parts.push(Part {
-            culprit: m.info(&rest[c])?,
+            culprit: m.info(&graph.commits[c])?,
             share,
             evidence,
             counters,
+            parents: parents_of(graph, &s, c, start, &out.good),
         });
         let covered: f64 = out.parts.iter().filter_map(|p| p.share).sum();
         // Less than the step, with commits after it: search on from this culprit.
-        if c + 1 >= rest.len() || share.is_none() || covered >= PART {
+        if c == bad_end || share.is_none() || covered >= PART {
             return Ok(Ended::Done);
         }
-        against = rest[c].clone();
-        rest = &rest[c + 1..];
+        against = graph.commits[c].clone();
+        start = Some(c);
     }
     Ok(Ended::Done)
+}
+
+/// How each parent of the culprit `c` is known good: a culprit is a bad commit whose
+/// parents are all good.
+fn parents_of(
+    graph: &Graph,
+    s: &Search,
+    c: usize,
+    start: Option<usize>,
+    good_end: &str,
+) -> Vec<Parent> {
+    let index = |sha: &str| graph.commits.iter().position(|x| x == sha);
+    graph.all_parents[c]
+        .iter()
+        .map(|p| {
+            let known = match index(p) {
+                _ if p == good_end => "the good end".to_string(),
+                None => "an ancestor of the good end".to_string(),
+                Some(i) if Some(i) == start => "the part's start".to_string(),
+                Some(i) if s.good.contains(&i) => "measured good".to_string(),
+                Some(i) => match s.good.iter().find(|&&g| graph.ancestors(g).contains(&i)) {
+                    Some(&g) if Some(g) == start => "an ancestor of the part's start".to_string(),
+                    Some(&g) => {
+                        format!("an ancestor of {}, measured good", short(&graph.commits[g]))
+                    }
+                    // Not cleared: the search never names such a culprit.
+                    None => "not known good".to_string(),
+                },
+            };
+            Parent {
+                sha: p.clone(),
+                known,
+            }
+        })
+        .collect()
 }

@@ -147,6 +147,17 @@ pub struct Part {
     /// The hardware counters that moved with it, from the same step (`--profile`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub counters: Vec<crate::compare::counters::Explained>,
+    /// Its parents and how each is known good (a merge has two or more).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parents: Vec<Parent>,
+}
+
+/// A culprit's parent and how it is known good: `measured good`, `the good end`, `the
+/// part's start`, `an ancestor of X, measured good`, `an ancestor of the good end`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Parent {
+    pub sha: String,
+    pub known: String,
 }
 
 /// What a bisect found.

@@ -85,6 +85,17 @@ fn headline(b: &Bisected) -> String {
             c.author,
             c.date
         ));
+        // A merge, or a parent cleared by a descendant's trials rather than its own:
+        // say how each parent is known good.
+        let measured = |k: &str| matches!(k, "measured good" | "the good end" | "the part's start");
+        if p.parents.len() > 1 || p.parents.iter().any(|x| !measured(&x.known)) {
+            let list: Vec<String> = p
+                .parents
+                .iter()
+                .map(|x| format!("{} ({})", short(&x.sha), x.known))
+                .collect();
+            s.push_str(&format!("  parents: {}\n", list.join(", ")));
+        }
         for e in &p.evidence {
             s.push_str(&format!("  {}\n", evidence_line(e)));
         }
@@ -249,6 +260,7 @@ mod tests {
             share: Some(0.52),
             evidence: vec![evidence(1.15, "regression")],
             counters: vec![],
+            parents: vec![],
         }
     }
 

@@ -99,8 +99,12 @@ impl Measure for Mock {
 }
 
 fn bisect(m: &mut Mock, commits: &[String]) -> (Ended, Bisected) {
-    let mut out = bisect_record(commits);
-    let ended = run(m, commits, &mut out).unwrap();
+    bisect_graph(m, &Graph::linear(commits, "g"))
+}
+
+fn bisect_graph(m: &mut Mock, g: &Graph) -> (Ended, Bisected) {
+    let mut out = bisect_record(&g.commits);
+    let ended = run(m, g, &mut out).unwrap();
     (ended, out)
 }
 
@@ -230,7 +234,92 @@ fn a_part_start_that_cannot_be_built_is_an_error_not_a_verdict() {
     let (mut m, commits) = mock(16, &[(3, 1.3)]);
     m.unbuildable.insert("g".into());
     let mut out = bisect_record(&commits);
-    assert!(run(&mut m, &commits, &mut out).is_err());
+    assert!(run(&mut m, &Graph::linear(&commits, "g"), &mut out).is_err());
+}
+
+/// A range as `git rev-list --topo-order --reverse --parents g..bad` lists it (`g` the
+/// good end), each commit's time the good end's multiplied by every step (commit, by)
+/// it descends from or is.
+fn mock_graph(rev_list: &str, steps: &[(&str, f64)]) -> (Mock, Graph) {
+    let g = Graph::from_rev_list(rev_list).unwrap();
+    let (mut m, _) = mock(0, &[]);
+    for (i, c) in g.commits.iter().enumerate() {
+        let below = g.ancestors(i);
+        let t: f64 = steps
+            .iter()
+            .filter(|(s, _)| below.iter().any(|&b| g.commits[b] == *s))
+            .map(|(_, by)| by)
+            .product();
+        m.time.insert(c.clone(), t);
+    }
+    m.alert_ratio = m.time[g.commits.last().unwrap()];
+    (m, g)
+}
+
+/// Main g, c1; a side branch s1, s2, s3 off c1; main's m2 (dated between s2 and s3, so
+/// a line by date puts it there); the merge of s3 into main; c8.
+const MERGED: &str = "c1 g\ns1 c1\ns2 s1\nm2 c1\ns3 s2\nmerge m2 s3\nc8 merge\n";
+
+#[test]
+fn a_side_branch_culprit_is_found_across_the_merge() {
+    let (mut m, g) = mock_graph(MERGED, &[("s2", 1.3)]);
+    let (_, b) = bisect_graph(&mut m, &g);
+    assert_eq!(culprits(&b), ["s2"]);
+    // Its parent s1 is cleared: measured good, or below a commit measured good.
+    assert_eq!(b.parts[0].parents.len(), 1);
+    assert_eq!(b.parts[0].parents[0].sha, "s1");
+    assert_ne!(b.parts[0].parents[0].known, "not known good");
+}
+
+#[test]
+fn a_culprit_on_main_while_a_side_branch_is_open_is_found() {
+    let (mut m, g) = mock_graph(MERGED, &[("m2", 1.3)]);
+    let (_, b) = bisect_graph(&mut m, &g);
+    assert_eq!(culprits(&b), ["m2"]);
+    // No side-branch commit is ever taken for bad.
+    assert!(b
+        .steps
+        .iter()
+        .filter(|s| s.commit.starts_with('s'))
+        .all(|s| s.found == Found::Good));
+}
+
+#[test]
+fn a_merge_that_is_itself_the_culprit_names_both_parents_good() {
+    // Each side alone is fast; together (the merge) slow.
+    let (mut m, g) = mock_graph(MERGED, &[("merge", 1.3)]);
+    let (_, b) = bisect_graph(&mut m, &g);
+    assert_eq!(culprits(&b), ["merge"]);
+    let parents: Vec<(&str, &str)> = b.parts[0]
+        .parents
+        .iter()
+        .map(|p| (p.sha.as_str(), p.known.as_str()))
+        .collect();
+    assert_eq!(parents.len(), 2, "{parents:?}");
+    assert!(
+        parents.iter().all(|(_, k)| *k != "not known good"),
+        "{parents:?}"
+    );
+    let text = render(&b, BisectFormat::Table);
+    assert!(text.contains("parents: m2 ("), "{text}");
+}
+
+#[test]
+fn every_commit_of_the_merged_range_is_found_as_the_culprit() {
+    let names = ["c1", "s1", "s2", "m2", "s3", "merge", "c8"];
+    for c in names {
+        let (mut m, g) = mock_graph(MERGED, &[(c, 1.3)]);
+        let (_, b) = bisect_graph(&mut m, &g);
+        assert_eq!(
+            culprits(&b),
+            [c],
+            "{:?}",
+            b.steps
+                .iter()
+                .map(|s| (&s.commit, s.found))
+                .collect::<Vec<_>>()
+        );
+    }
 }
 
 fn bisect_record(commits: &[String]) -> Bisected {

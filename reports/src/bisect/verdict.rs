@@ -46,13 +46,6 @@ pub fn judge(watch: &Watch, report: &Report) -> (Found, Option<String>, Vec<Evid
             trials: (r.base.finite().len(), r.head.finite().len()),
         })
         .collect();
-    if rows.is_empty() {
-        return (
-            Found::Skip,
-            Some("the watched rows are not in its output".into()),
-            evidence,
-        );
-    }
     // A trial that failed skips the step (as `git bisect skip`): the trials left are
     // never judged alone. A commit that fails some trials and not others is flaky.
     let failed: Vec<&FailedRun> = report
@@ -76,6 +69,16 @@ pub fn judge(watch: &Watch, report: &Report) -> (Found, Option<String>, Vec<Evid
                     ""
                 }
             )),
+            evidence,
+        );
+    }
+    if rows.is_empty() {
+        return (
+            Found::Skip,
+            Some(
+                "its trials ran and printed, but not the watched rows (renamed, or no longer run)"
+                    .into(),
+            ),
             evidence,
         );
     }

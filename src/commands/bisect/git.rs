@@ -2,7 +2,7 @@
 //! and author, and a worktree a commit is checked out (and built) in.
 
 use anyhow::{bail, Context};
-use perfdb_reports::bisect::CommitInfo;
+use perfdb_reports::bisect::{CommitInfo, Graph};
 use perfdb_reports::git;
 use std::path::{Path, PathBuf};
 
@@ -21,8 +21,10 @@ pub fn resolve(repo: &Path, rev: &str) -> anyhow::Result<String> {
     .map_err(|_| anyhow::anyhow!("no commit '{rev}' in {}", repo.display()))
 }
 
-/// The commits after `good` up to `bad` on the path between them, oldest first.
-pub fn range(repo: &Path, good: &str, bad: &str) -> anyhow::Result<Vec<String>> {
+/// The commits `bad` reaches that `good` does not (`git rev-list good..bad`, as `git
+/// bisect` searches them: side branches and merges included), with their parents,
+/// every parent before its children and `bad` last.
+pub fn range(repo: &Path, good: &str, bad: &str) -> anyhow::Result<Graph> {
     if !git::succeeds(repo, &["merge-base", "--is-ancestor", good, bad]) {
         bail!(
             "the good commit {} is not an ancestor of the bad commit {}: nothing to bisect between them",
@@ -34,23 +36,37 @@ pub fn range(repo: &Path, good: &str, bad: &str) -> anyhow::Result<Vec<String>> 
         repo,
         &[
             "rev-list",
+            "--topo-order",
             "--reverse",
-            "--ancestry-path",
+            "--parents",
             &format!("{good}..{bad}"),
         ],
     )?;
-    Ok(list.lines().map(str::to_string).collect())
+    let graph = Graph::from_rev_list(&list)
+        .filter(|g| g.commits.last().is_some_and(|c| c == bad) || g.is_empty())
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "git rev-list printed the range {}..{} in an order bisect cannot read",
+                short(good),
+                short(bad)
+            )
+        })?;
+    Ok(graph)
 }
 
-/// The commit as a person reads it in a culprit line.
+/// The commit as a person reads it in a culprit line. Its fields are split on NUL, the
+/// one byte git never prints in a subject or a name.
 pub fn info(repo: &Path, sha: &str) -> anyhow::Result<CommitInfo> {
     let out = git::run(
         repo,
-        &["log", "-1", "--format=%H%x1f%s%x1f%an <%ae>%x1f%cI", sha],
+        &["log", "-1", "--format=%H%x00%s%x00%an <%ae>%x00%cI", sha],
     )?;
-    let f: Vec<&str> = out.split('\u{1f}').collect();
+    let f: Vec<&str> = out.split('\0').collect();
     if f.len() != 4 {
-        bail!("git log printed an unexpected line for {sha}: {out}");
+        bail!(
+            "git log printed an unexpected line for {sha}: {}",
+            out.escape_debug()
+        );
     }
     Ok(CommitInfo {
         sha: f[0].to_string(),

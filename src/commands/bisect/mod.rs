@@ -55,8 +55,8 @@ struct Plan {
     targets: Vec<perfdb_reports::alerts::notify::Target>,
     good: String,
     bad: String,
-    /// After good, up to bad, oldest first.
-    commits: Vec<String>,
+    /// After good, up to bad, with their parents (bad last).
+    graph: perfdb_reports::bisect::Graph,
     command: Vec<String>,
     watch: Watch,
     /// The group's id, or the two ends'.
@@ -92,8 +92,8 @@ fn plan(root: &Path, a: &BisectArgs, devices: &'static Table) -> anyhow::Result<
         .map_err(|e| anyhow::anyhow!("{e}{}", whence(&a.good, "last good", "--good")))?;
     let bad = git::resolve(&a.repo, &bad)
         .map_err(|e| anyhow::anyhow!("{e}{}", whence(&a.bad, "first bad", "--bad")))?;
-    let commits = git::range(&a.repo, &good, &bad)?;
-    if commits.is_empty() {
+    let graph = git::range(&a.repo, &good, &bad)?;
+    if graph.is_empty() {
         bail!("{} and {} are the same commit", short(&good), short(&bad));
     }
     let command: Vec<String> = if !a.command.is_empty() {
@@ -127,7 +127,7 @@ fn plan(root: &Path, a: &BisectArgs, devices: &'static Table) -> anyhow::Result<
         targets,
         good,
         bad,
-        commits,
+        graph,
         command,
         watch,
         id,
@@ -170,7 +170,7 @@ pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
         label,
         good: p.good.clone(),
         bad: p.bad.clone(),
-        commits: p.commits.len(),
+        commits: p.graph.len(),
         watch: p.watch.clone(),
         parts: Vec::new(),
         range: None,
@@ -180,7 +180,7 @@ pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
         gpu_seconds: 0.0,
         max_trials: a.max_trials,
     };
-    let ended = perfdb_reports::bisect::run(&mut bench, &p.commits, &mut out);
+    let ended = perfdb_reports::bisect::run(&mut bench, &p.graph, &mut out);
     drop(trees);
     // A cancelled job (a signal, whatever it cut short): the steps so far, nothing
     // stored, and exit 130.
@@ -354,8 +354,8 @@ impl Measure for Bench<'_> {
                 step.trials_a_side = seq.course.trials_per_arm;
                 report
             }
-            super::trials::Ran::NotCompared(_) => {
-                step.why = Some("a trial failed or nothing was compared (see above)".into());
+            super::trials::Ran::NotCompared(_, what) => {
+                step.why = Some(what);
                 return Ok(step);
             }
         };

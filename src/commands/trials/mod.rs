@@ -223,8 +223,9 @@ pub enum Ran {
         seq: Box<Sequential>,
         exit: Exit,
     },
-    /// Nothing compared (said on stderr): the exit code.
-    NotCompared(Exit),
+    /// Nothing compared (said on stderr): the exit code, and what happened (a bisect's
+    /// skipped step says it).
+    NotCompared(Exit, String),
 }
 
 /// One experiment as `a` describes it: the trials run, stored and compared (what `perfdb
@@ -274,29 +275,37 @@ pub fn experiment(
     let (report, course) = match experiment::run(&plan, &mut s)? {
         Outcome::Compared(report, course) => (report, course),
         Outcome::NothingCompared(course) => {
-            say!(
-                "ab: {}; {} measured trial(s) stored: not both arms, nothing compared",
+            let what = format!(
+                "{}; {} measured trial(s): not both arms, nothing compared",
                 course.cut_trial.as_deref().unwrap_or("stopped"),
                 s.durations.len()
             );
+            say!("ab: {what}");
             return Ok(Ran::NotCompared(
                 if course.stopped == Stopped::Interrupted {
                     Exit::Interrupted
                 } else {
                     Exit::Inconclusive
                 },
+                what,
             ));
         }
         Outcome::FailedFirst(arm, log) => {
+            let what = format!(
+                "the {} arm's trial failed ({log}) before both arms had a measured trial",
+                arm.name()
+            );
             say!(
-                "error: the {} arm's trial failed ({log}) before both arms had a measured trial: stored as a failed run in {}; nothing compared",
-                arm.name(),
+                "error: {what}: stored as a failed run in {}; nothing compared",
                 s.metas[arm.index()].label
             );
-            return Ok(Ran::NotCompared(match arm {
-                Arm::Head => Exit::Regression,
-                Arm::Base => Exit::Inconclusive,
-            }));
+            return Ok(Ran::NotCompared(
+                match arm {
+                    Arm::Head => Exit::Regression,
+                    Arm::Base => Exit::Inconclusive,
+                },
+                what,
+            ));
         }
     };
     let (stopped, failed) = (course.stopped, course.failed.clone());
