@@ -161,16 +161,27 @@ fn read_blocks(text: &str) -> Result<Vec<Block>, ParseError> {
                     format!("`{t}` inside a serving result block is no `Label: value` line"),
                 ));
             };
-            // The value, without what a person appended after it in an issue.
-            let value = value.split_whitespace().next().unwrap_or("");
+            // A number, without what a person appended after it in an issue; a
+            // phrase of text (`not set`) whole, never its first word.
+            let whole = value.trim();
+            let first = whole.split_whitespace().next().unwrap_or("");
+            let numeric = first.parse::<f64>().is_ok();
+            let value = if numeric { first } else { whole };
             let name = field_of(label);
-            let json_value = match value.parse::<f64>() {
-                Ok(v) if v.is_finite() => value.trim_start_matches('+').to_string(),
+            let unset = matches!(
+                whole.to_ascii_lowercase().as_str(),
+                "not set" | "none" | "n/a" | "unset" | "-"
+            );
+            let json_value = match first.parse::<f64>() {
+                Ok(v) if v.is_finite() => first.trim_start_matches('+').to_string(),
+                // No value given (`Max request concurrency: not set`): null, as the
+                // JSON `--save-result` writes it, so no key holds a word of it.
+                _ if unset => "null".to_string(),
                 // `inf` (a request rate), a backend name, or text where a number
                 // belongs: a string, which the result reader refuses for a measurement.
                 _ => quoted(value),
             };
-            if name == "backend" || super::KEY_FIELDS.contains(&name.as_str()) {
+            if !unset && (name == "backend" || super::KEY_FIELDS.contains(&name.as_str())) {
                 load.push(format!("{name}={value}"));
             }
             fields.push(format!("{}: {json_value}", quoted(&name)));
@@ -189,6 +200,22 @@ fn read_blocks(text: &str) -> Result<Vec<Block>, ParseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `not set` is no value, never the word `not`: null, and no part of the load.
+    #[test]
+    fn a_value_not_set_is_null_and_a_number_keeps_only_itself() {
+        let text = "============ Serving Benchmark Result ============\n\
+                    Backend:                                 vllm\n\
+                    Max request concurrency:                 not set\n\
+                    Successful requests:                     80 (all of them)\n\
+                    Request throughput (req/s):              0.91\n\
+                    ==================================================\n";
+        let blocks = objects(text).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&blocks[0].json).unwrap();
+        assert_eq!(v["max_concurrency"], serde_json::Value::Null, "{v}");
+        assert_eq!(v["completed"], 80, "{v}");
+        assert_eq!(blocks[0].load, ["backend=vllm"]);
+    }
 
     #[test]
     fn labels_are_the_json_fields() {
