@@ -69,13 +69,18 @@ const SAMPLE: [(&str, [&str; 5]); 2] = [
 /// `~/.cache/perfdb`), never in a folder other users share; with no home, in a new
 /// private folder under the temporary one.
 fn sample_dir() -> anyhow::Result<PathBuf> {
-    let dir = match perfdb_ingest::warehouse::location::user_cache_home() {
-        Some(h) => h.join("demo-sample"),
-        None => super::private::fresh_dir("perfdb-demo-sample")?,
+    let (root, dir) = match perfdb_ingest::warehouse::location::user_cache_home() {
+        Some(h) => (h.clone(), h.join("demo-sample")),
+        None => {
+            let d = super::private::fresh_dir("perfdb-demo-sample")?;
+            (d.clone(), d)
+        }
     };
     for (label, trials) in SAMPLE {
         let arm = dir.join(label);
-        super::private::own_dir(&arm)?;
+        // The cache folder, the sample's and the arm's: each this user's alone, and no
+        // link on the way to a folder others write in.
+        super::private::own_tree(&root, &arm)?;
         for (i, text) in trials.iter().enumerate() {
             let f = arm.join(format!("trial{}.log", i + 1));
             let same = std::fs::symlink_metadata(&f).is_ok_and(|m| m.is_file())

@@ -46,6 +46,44 @@ pub fn own_dir(dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `dir` and every folder between `root` and it made and checked as [`own_dir`] checks
+/// them (`root` included), and every link anywhere on the path to `dir` refused unless
+/// it leads to a folder only its owner (this user, or root) may write in: a link to a
+/// shared folder (`/tmp`, mode 1777) would let another user plant files where perfdb
+/// writes.
+pub fn own_tree(root: &Path, dir: &Path) -> anyhow::Result<()> {
+    let me = crate::process::effective_uid();
+    let mut path = PathBuf::new();
+    for part in dir.components() {
+        path.push(part);
+        let Ok(m) = std::fs::symlink_metadata(&path) else {
+            break; // made below, by own_dir
+        };
+        if !m.file_type().is_symlink() {
+            continue;
+        }
+        let shared = match std::fs::metadata(&path) {
+            Ok(t) => !t.is_dir() || (t.uid() != me && t.uid() != 0) || t.mode() & 0o022 != 0,
+            Err(_) => true,
+        };
+        if shared {
+            anyhow::bail!(
+                "{} is a link to a folder others may write in (or to no folder): refusing to write under it",
+                path.display()
+            );
+        }
+    }
+    let mut folders: Vec<&Path> = dir
+        .ancestors()
+        .take_while(|p| p.starts_with(root))
+        .collect();
+    folders.reverse();
+    for f in folders {
+        own_dir(f)?;
+    }
+    Ok(())
+}
+
 /// Write `bytes` to `path` (in a folder [`own_dir`] or [`fresh_dir`] made): to a new
 /// file beside it, then renamed over the name.
 pub fn write_replacing(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
@@ -87,6 +125,50 @@ mod tests {
         let link_dir = dir.join("elsewhere");
         std::os::unix::fs::symlink(&dir, &link_dir).unwrap();
         assert!(own_dir(&link_dir).is_err(), "a linked folder is refused");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_tree_with_a_shared_folder_or_a_link_to_one_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = fresh_dir("perfdb-private-test").unwrap();
+        let root = dir.join("cache");
+        own_tree(&root, &root.join("demo-sample/base")).unwrap();
+        // The folder itself open to everyone: refused, though its child is private.
+        let sample = root.join("demo-sample");
+        std::fs::set_permissions(&sample, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = own_tree(&root, &sample.join("base")).unwrap_err();
+        assert!(e.to_string().contains("others may write"), "{e}");
+        std::fs::remove_dir_all(&sample).unwrap();
+        // A link to a world-writable sticky folder, anywhere on the path: refused.
+        let shared = dir.join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        std::os::unix::fs::symlink(&shared, &sample).unwrap();
+        let e = own_tree(&root, &sample.join("base")).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("is a link to a folder others may write in"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read_dir(&shared).unwrap().count(), 0);
+        std::fs::remove_file(&sample).unwrap();
+        let link_root = dir.join("link-cache");
+        std::os::unix::fs::symlink(&shared, &link_root).unwrap();
+        assert!(own_tree(&link_root.join("perfdb"), &link_root.join("perfdb/x")).is_err());
+        // A link to a private folder of this user (a cache moved to another disk) is fine.
+        let moved = dir.join("moved");
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&moved)
+            .unwrap();
+        let home_cache = dir.join("home-cache");
+        std::os::unix::fs::symlink(&moved, &home_cache).unwrap();
+        own_tree(
+            &home_cache.join("perfdb"),
+            &home_cache.join("perfdb/demo-sample"),
+        )
+        .unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -53,4 +53,54 @@ fn the_demo_flags_the_three_rows_and_never_writes_through_a_planted_link() {
         stderr(&out)
     );
     assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+
+    // A sample folder that is a link to a world-writable sticky folder, or that is open
+    // to everyone itself: refused, nothing written.
+    use std::os::unix::fs::PermissionsExt;
+    let demo_dir = home.join(".cache/perfdb/demo-sample");
+    std::fs::remove_dir_all(&demo_dir).unwrap();
+    let shared = wh.dir.path().join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    std::os::unix::fs::symlink(&shared, &demo_dir).unwrap();
+    let out = demo();
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("others may write in"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::read_dir(&shared).unwrap().count(), 0);
+    std::fs::remove_file(&demo_dir).unwrap();
+    std::fs::create_dir(&demo_dir).unwrap();
+    std::fs::set_permissions(&demo_dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = demo();
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("others may write in it (mode 777)"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::read_dir(&demo_dir).unwrap().count(), 0);
+}
+
+/// A relative `XDG_CACHE_HOME` is ignored, as the XDG rules say: the sample goes under
+/// the home's cache, never into the working folder.
+#[test]
+fn a_relative_xdg_cache_home_is_ignored() {
+    let wh = Wh::new();
+    let home = wh.dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let out = wh
+        .cmd()
+        .env("HOME", &home)
+        .env("XDG_CACHE_HOME", "rel-cache")
+        .arg("demo")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(!wh.dir.path().join("rel-cache").exists());
+    assert!(home
+        .join(".cache/perfdb/demo-sample/base/trial1.log")
+        .is_file());
 }

@@ -155,9 +155,10 @@ pub fn cache_dir(location: &str) -> std::path::PathBuf {
 }
 
 /// The user's own cache folder for perfdb: `$XDG_CACHE_HOME/perfdb`, else
-/// `~/.cache/perfdb`; `None` with no home.
+/// `~/.cache/perfdb`, each only when absolute; `None` with no home.
 pub fn user_cache_home() -> Option<std::path::PathBuf> {
-    let set = |v: &str| std::env::var_os(v).filter(|d| !d.is_empty());
+    // A relative path is ignored, as the XDG rules say (it would be the working folder's).
+    let set = |v: &str| std::env::var_os(v).filter(|d| Path::new(d).is_absolute());
     set("XDG_CACHE_HOME")
         .map(|d| Path::new(&d).join("perfdb"))
         .or_else(|| set("HOME").map(|d| Path::new(&d).join(".cache/perfdb")))
