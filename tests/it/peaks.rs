@@ -276,6 +276,28 @@ fn an_mi300x_record_is_held_against_the_mi300x() {
     assert!(stdout(&out).contains("ours") && stdout(&out).contains("perfdb.toml;"));
 }
 
+/// A configured device's name holding terminal escapes prints them escaped, in the
+/// table and in its JSON alike (as ingest's warning does), never raw.
+#[test]
+fn a_configured_device_name_prints_its_escapes_visible() {
+    let wh = Wh::new();
+    std::fs::write(
+        wh.dir.path().join("perfdb.toml"),
+        "[[device]]\nid = \"ours\"\nname = \"our \\u001b]0;owned\\u0007 \\u009b2J GPU\"\nidentities = [\"ci-box-9\"]\nbf16 = 900.0\nbandwidth = 4.0\n",
+    )
+    .unwrap();
+    for format in ["text", "json"] {
+        let out = wh.run(&["devices", "--format", format]);
+        let text = stdout(&out);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        assert!(
+            !text.contains('\x1b') && !text.contains('\x07') && !text.contains('\u{9b}'),
+            "{format}: raw escapes reached the terminal"
+        );
+        assert!(text.contains("our \\u"), "{format}: {text}");
+    }
+}
+
 #[test]
 fn a_run_on_no_known_device_says_so_once() {
     let wh = Wh::new();

@@ -41,18 +41,40 @@ fn policy() -> &'static HeaderValue {
     })
 }
 
-/// The host name of a `Host` header value, lower case, without its port.
-pub fn host_name(value: &str) -> String {
+/// The host of a `Host` header value (RFC 3986's `host [ ":" port ]`), parsed and then
+/// compared: an IPv6 address in brackets (`[::1]`, written canonically), an IPv4 address,
+/// or a DNS name (letters, digits, `-` and `.`; lower case, one final dot dropped); the
+/// port, when given, digits only. `None` for anything else: `[::1].attacker.example`,
+/// `[::1]evil.example:80` and `127.0.0.1:8080.attacker.example` are no host at all,
+/// never a prefix of one the server answers to.
+pub fn host_name(value: &str) -> Option<String> {
     let v = value.trim().to_ascii_lowercase();
-    if v.starts_with('[') {
-        return v.split_inclusive(']').next().unwrap_or("").to_string();
+    let port_ok = |p: &str| p.is_empty() || (p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()));
+    if let Some(rest) = v.strip_prefix('[') {
+        let (addr, after) = rest.split_once(']')?;
+        let ip: std::net::Ipv6Addr = addr.parse().ok()?;
+        return match after.strip_prefix(':') {
+            Some(p) if port_ok(p) => Some(format!("[{ip}]")),
+            None if after.is_empty() => Some(format!("[{ip}]")),
+            _ => None,
+        };
     }
-    // `host:port` with digits only after the colon: `127.0.0.1:8080.attacker.example` is
-    // no port, so the whole value is the name (and refused as one no server answers to).
-    match v.rsplit_once(':') {
-        Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) => h.to_string(),
-        _ => v,
+    let (name, port) = v.split_once(':').unwrap_or((&v, ""));
+    if !port_ok(port) || name.is_empty() {
+        return None;
     }
+    if let Ok(ip) = name.parse::<std::net::Ipv4Addr>() {
+        return Some(ip.to_string());
+    }
+    let name = name.strip_suffix('.').unwrap_or(name);
+    let label_ok = |l: &str| {
+        !l.is_empty()
+            && l.len() <= 63
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    };
+    (name.len() <= 253 && name.split('.').all(label_ok)).then(|| name.to_string())
 }
 
 /// The `Host` check: a request naming a host the server does not answer to is refused
@@ -64,9 +86,16 @@ pub async fn host_layer(
     next: Next,
 ) -> Response {
     if let (Some(allowed), Some(host)) = (&s.allowed_hosts, req.headers().get(header::HOST)) {
-        let name = host_name(host.to_str().unwrap_or(""));
-        if !allowed.contains(&name) {
-            let shown: String = name.chars().filter(|c| !c.is_control()).take(80).collect();
+        let raw = host.to_str().unwrap_or("");
+        let name = host_name(raw);
+        if !name.as_ref().is_some_and(|n| allowed.contains(n)) {
+            let shown: String = name
+                .as_deref()
+                .unwrap_or(raw)
+                .chars()
+                .filter(|c| !c.is_control())
+                .take(80)
+                .collect();
             let e = AppError {
                 status: axum::http::StatusCode::MISDIRECTED_REQUEST,
                 json: false,
@@ -224,14 +253,30 @@ mod tests {
             "query parameter `base`: its name holds a NUL byte"
         );
         assert_eq!(decode("a%2"), b"a%2");
-        assert_eq!(host_name("LocalHost:8080"), "localhost");
-        assert_eq!(
-            host_name("127.0.0.1:8080.attacker.example"),
-            "127.0.0.1:8080.attacker.example"
-        );
-        assert_eq!(host_name("127.0.0.1:"), "127.0.0.1");
-        assert_eq!(host_name("[::1]:8080"), "[::1]");
-        assert_eq!(host_name("evil.example"), "evil.example");
+        let host = |v: &str| host_name(v);
+        assert_eq!(host("LocalHost:8080").as_deref(), Some("localhost"));
+        assert_eq!(host("localhost.").as_deref(), Some("localhost"));
+        assert_eq!(host("127.0.0.1:").as_deref(), Some("127.0.0.1"));
+        assert_eq!(host("[::1]:8080").as_deref(), Some("[::1]"));
+        assert_eq!(host("[0:0:0:0:0:0:0:1]").as_deref(), Some("[::1]"));
+        assert_eq!(host("evil.example").as_deref(), Some("evil.example"));
+        for bad in [
+            "127.0.0.1:8080.attacker.example",
+            "[::1].attacker.example",
+            "[::1]evil.example:80",
+            "[::1]:80:80",
+            "[evil.example]",
+            "[::1",
+            "local host",
+            "localhost:http",
+            "a..b",
+            "-x.example",
+            "::1",
+            "",
+            "127.0.0.1:123456",
+        ] {
+            assert_eq!(host(bad), None, "{bad}");
+        }
         assert_eq!(decode("%41%4a+%zz"), b"AJ %zz");
     }
 }

@@ -99,10 +99,15 @@ impl AppState {
     /// The same state, answering only requests whose `Host` names one of `names` (as
     /// well as `localhost` and the loopback addresses), whatever the port.
     pub fn with_hosts(mut self, names: impl IntoIterator<Item = String>) -> Self {
+        // Each name as the Host check reads one (`[0::1]` is `[::1]`).
         let mut all: Vec<String> = ["localhost", "127.0.0.1", "[::1]"]
             .into_iter()
             .map(String::from)
-            .chain(names.into_iter().map(|n| n.to_ascii_lowercase()))
+            .chain(
+                names
+                    .into_iter()
+                    .map(|n| crate::guard::host_name(&n).unwrap_or_else(|| n.to_ascii_lowercase())),
+            )
             .collect();
         all.sort();
         all.dedup();

@@ -29,7 +29,9 @@ pub fn run(root: &Path, a: DevicesArgs) -> anyhow::Result<Exit> {
     } else {
         Vec::new()
     };
-    let mut out = std::io::stdout().lock();
+    // Names and sources come from perfdb.toml: printed through `print_out`, which shows
+    // a control character in them escaped, never raw.
+    let mut out = String::new();
     if a.format == DevicesFormat::Json {
         let list: Vec<serde_json::Value> = t
             .devices
@@ -49,19 +51,17 @@ pub fn run(root: &Path, a: DevicesArgs) -> anyhow::Result<Exit> {
                 v
             })
             .collect();
-        write!(out, "{}", perfdb_reports::json::pretty(&list))?;
+        super::print_out(&perfdb_reports::json::pretty(&list))?;
         return Ok(Exit::Ok);
     }
-    write!(out, "{}", perfdb_reports::render::devices::text(t))?;
+    out.push_str(&perfdb_reports::render::devices::text(t));
     if !measured.is_empty() {
-        writeln!(
-            out,
-            "\nmeasured on this machine's GPUs (`perfdb devices measure`):"
-        )?;
+        out.push_str("\nmeasured on this machine's GPUs (`perfdb devices measure`):\n");
         for m in &measured {
-            writeln!(out, "  {}", m.text())?;
+            out.push_str(&format!("  {}\n", m.text()));
         }
     }
+    super::print_out(&out)?;
     Ok(Exit::Ok)
 }
 

@@ -75,7 +75,7 @@ pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> R
         .headers()
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
-        .map(crate::guard::host_name)
+        .and_then(crate::guard::host_name)
         .unwrap_or_default();
     let key = format!(
         "{host} {}?{}",

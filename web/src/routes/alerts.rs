@@ -279,7 +279,7 @@ pub async fn triage(
     let host = headers
         .get(axum::http::header::HOST)
         .and_then(|v| v.to_str().ok())
-        .map(crate::guard::host_name)
+        .and_then(crate::guard::host_name)
         .unwrap_or_default();
     if !matches!(site, "same-origin" | "none")
         || s.triage_token_for(&host).is_none_or(|t| f.token != t)
@@ -337,7 +337,7 @@ pub async fn page(
     let host = headers
         .get(axum::http::header::HOST)
         .and_then(|v| v.to_str().ok())
-        .map(crate::guard::host_name)
+        .and_then(crate::guard::host_name)
         .unwrap_or_default();
     let token = s.triage_token_for(&host);
     let alerts = blocking(s.clone(), move || Ok(list(&s.root)))

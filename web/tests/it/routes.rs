@@ -877,3 +877,39 @@ async fn the_page_cache_keeps_each_host_name_its_own_token() {
     assert_eq!(token_on("localhost:8080").await, local);
     assert_eq!(token_on("perf.internal").await, internal);
 }
+
+/// The Host check parses the name, then compares: a loopback address followed by text
+/// of an attacker's domain is no host the server answers to.
+#[tokio::test]
+async fn a_host_that_only_starts_like_an_allowed_one_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (root, _) = history_with_alerts(&dir);
+    let state = AppState::new(&root).with_hosts(["perf.internal".to_string()]);
+    for (host, status) in [
+        ("[::1].attacker.example", StatusCode::MISDIRECTED_REQUEST),
+        ("[::1]evil.example:80", StatusCode::MISDIRECTED_REQUEST),
+        (
+            "127.0.0.1:8080.attacker.example",
+            StatusCode::MISDIRECTED_REQUEST,
+        ),
+        (
+            "perf.internal.attacker.example",
+            StatusCode::MISDIRECTED_REQUEST,
+        ),
+        ("[::1]:8080", StatusCode::OK),
+        ("[0:0::1]", StatusCode::OK),
+        ("PERF.internal.:80", StatusCode::OK),
+    ] {
+        let res = app(state.clone())
+            .oneshot(
+                Request::builder()
+                    .uri("/alerts")
+                    .header("host", host)
+                    .body(Body::empty())
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(res.status(), status, "{host}");
+    }
+}
