@@ -375,3 +375,38 @@ fn a_configured_device_is_the_one_every_command_reads() {
     assert_eq!(x.len(), 1, "{x:?}");
     assert_eq!(x[0]["device"], "ours");
 }
+
+/// An nvbench output that names its GPU (`NVIDIA H200`) is held to that GPU's peaks as
+/// one ingested with `--device h200` is: the same warnings, JSON and markdown alike.
+#[test]
+fn a_device_named_by_the_nvbench_file_warns_as_the_flag_does() {
+    let wh = Wh::new();
+    let dir = wh.dir.path();
+    let md = std::fs::read_to_string(sample("gpu-harness/nvbench/h200_run1.md")).unwrap();
+    let md = md.replace("|   4.154 TB/s |", "|   9.600 TB/s |");
+    assert!(md.contains("9.600 TB/s"));
+    std::fs::write(dir.join("run.md"), md).unwrap();
+    let json = std::fs::read_to_string(sample("gpu-harness/nvbench/h200_run1.json")).unwrap();
+    let json = json.replace("\"940304703340.735\"", "\"9600000000000.0\"");
+    assert!(json.contains("9600000000000.0"));
+    std::fs::write(dir.join("run.json"), json).unwrap();
+    for file in ["run.md", "run.json"] {
+        let path = dir.join(file);
+        let path = path.to_str().unwrap();
+        let named = wh.run(&["ingest", path, "--label", "named"]);
+        let flagged = wh.run(&["ingest", path, "--label", "flag", "--device", "h200"]);
+        let warnings = |o: &std::process::Output| -> Vec<String> {
+            stderr(o)
+                .lines()
+                .filter(|l| l.contains("above what"))
+                .map(String::from)
+                .collect()
+        };
+        assert!(
+            warnings(&named).iter().any(|w| w.contains("9.600 TB/s")),
+            "{file}: {}",
+            stderr(&named)
+        );
+        assert_eq!(warnings(&named), warnings(&flagged), "{file}");
+    }
+}
