@@ -398,3 +398,27 @@ fn a_one_row_tables_garbled_cell_is_refused_not_read_into_the_key() {
     let (_, p) = parse(keyed, None).unwrap();
     assert!(p.key(&p.measurements[0]).contains("128x256"));
 }
+
+/// GitHub's tables may leave the outer pipes out: read as the same table, with or
+/// without aiter's banner; a row a cell short refuses the file at its line.
+#[test]
+fn a_github_table_without_outer_pipes_reads_as_one_with_them() {
+    let piped = "summary (markdown):\n| M | N | triton us | ck us |\n| --- | --- | --- | --- |\n\
+                 | 128 | 256 | 3.0 | 2.5 |\n| 256 | 256 | 3.1 | 2.6 |\n";
+    let bare = "summary (markdown):\nM | N | triton us | ck us\n--- | --- | --- | ---\n\
+                128 | 256 | 3.0 | 2.5\n256 | 256 | 3.1 | 2.6\n";
+    let rows = |text: &str| {
+        let (_, p) = parse(text, None).unwrap();
+        p.measurements
+            .iter()
+            .map(|m| (m.variant.to_string(), p.key(m).to_string(), m.value, m.line))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(rows(bare), rows(piped));
+    assert_eq!(rows(bare).len(), 4);
+    let no_banner = bare.replace("summary (markdown):\n", "");
+    assert_eq!(rows(&no_banner).len(), 4);
+    let short = bare.replace("256 | 256 | 3.1 | 2.6", "256 | 3.1 | 2.6");
+    let e = parse(&short, None).unwrap_err();
+    assert_eq!(e.line, 5, "{e}");
+}

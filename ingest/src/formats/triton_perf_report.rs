@@ -23,6 +23,12 @@
 //! then says it (a statistic after the unit is kept beside the value, not compared). A
 //! table whose middle pandas elided (a `..` row, and a `[N rows x M columns]` footer)
 //! is read around the gap, with a warning saying how many rows were not printed.
+//!
+//! A table printed without the index (Triton's 2026 prints, `to_string(index=False)`) is
+//! read when its header is the labelled one (`M  N  K  cuBLAS (TFLOPS)  Triton
+//! (TFLOPS)`) and its rows are numbers alone: without the index, only the labelled
+//! header tells a perf report from another column of numbers, so an unlabelled one is
+//! not taken.
 
 use crate::formats::parser::{Context, Evidence, ParseError, Parser};
 use crate::formats::support::emit::{key_number, KeyLayout, Spec};
@@ -89,6 +95,31 @@ fn is_row_unicode(line: &str) -> bool {
         && tokens.next().is_some()
 }
 
+/// A row of numbers alone, no index before them (`print_data` of a frame printed with
+/// `index=False`): every token a number, two at least.
+fn is_plain_row(line: &str) -> bool {
+    let mut n = 0;
+    for t in line.split_whitespace() {
+        if crate::formats::support::text::parse_value(t).is_err() {
+            return false;
+        }
+        n += 1;
+    }
+    n >= 2
+}
+
+/// A table printed without pandas' index (Triton's prints since 2026 and scripts that
+/// print `df.to_string(index=False)`): numbers-only rows under a header whose line
+/// columns all read `<line> (<ylabel>)` with one ylabel, as Triton 3.6 heads them. The
+/// labelled header is what tells it from any other column of numbers.
+fn unindexed(header: &str, row: &str) -> bool {
+    is_header(header)
+        && !is_row(row)
+        && is_plain_row(row)
+        && columns(header, &[(2, row)], false)
+            .is_ok_and(|(cols, _)| labelled_lines(&cols).is_some())
+}
+
 /// Does the line after a title look like a header: words, not an index-numbered row?
 fn is_header(line: &str) -> bool {
     !line.trim().is_empty() && !is_row(line) && !is_elision(line)
@@ -127,6 +158,9 @@ impl Parser for TritonPerfReport {
                 (title(&text[start..=colon]), next.next(), next.next())
             {
                 if is_header(header) && is_row(row) && row.split_whitespace().next() == Some("0") {
+                    return true;
+                }
+                if unindexed(header, row) {
                     return true;
                 }
             }
@@ -169,13 +203,20 @@ impl Parser for TritonPerfReport {
                 i += 1;
                 continue;
             };
-            if !is_header(lines[i + 1]) || !is_row(lines[i + 2]) {
+            let indexed = is_header(lines[i + 1]) && is_row(lines[i + 2]);
+            if !indexed && !unindexed(lines[i + 1], lines[i + 2]) {
                 i += 1;
                 continue;
             }
             let row_end = |from: usize| {
                 (from..lines.len())
-                    .find(|&j| !is_row(lines[j]))
+                    .find(|&j| {
+                        if indexed {
+                            !is_row(lines[j])
+                        } else {
+                            !is_plain_row(lines[j])
+                        }
+                    })
                     .unwrap_or(lines.len())
             };
             let mut end = row_end(i + 2);
@@ -217,7 +258,7 @@ impl Parser for TritonPerfReport {
             }
             // A table (title, header, numbered rows) that cannot be read refuses the
             // file: storing the others would make its rows read as missing.
-            table(plot, lines[i + 1], &rows, cx.unit, &mut parsed)
+            table(plot, lines[i + 1], &rows, indexed, cx.unit, &mut parsed)
                 .map_err(|e| ParseError::at(e.line, format!("{plot}: {}", e.reason)))?;
             i = end;
         }
@@ -253,12 +294,21 @@ fn spans(row: &str, out: &mut Vec<(usize, usize)>) {
 /// The header's column names and the columns' right edges (values are right-aligned under
 /// their header; pandas left-aligns the index, so its width may vary row to row:
 /// `9 ` then `10`). Rows come with their line numbers.
-fn columns(header: &str, rows: &[(usize, &str)]) -> Result<(Vec<String>, Vec<usize>), ParseError> {
+fn columns(
+    header: &str,
+    rows: &[(usize, &str)],
+    indexed: bool,
+) -> Result<(Vec<String>, Vec<usize>), ParseError> {
     let first_row = rows[0].0;
     let mut tokens = Vec::new();
     spans(rows[0].1, &mut tokens);
-    let edges: Vec<usize> = tokens.iter().skip(1).map(|t| t.1).collect();
-    let index_end = rows.iter().map(|(_, r)| index_width(r)).max().unwrap_or(0);
+    let skip = usize::from(indexed);
+    let edges: Vec<usize> = tokens.iter().skip(skip).map(|t| t.1).collect();
+    let index_end = if indexed {
+        rows.iter().map(|(_, r)| index_width(r)).max().unwrap_or(0)
+    } else {
+        0
+    };
     let mut names = Vec::new();
     let mut start = index_end;
     for &end in &edges {
@@ -319,10 +369,12 @@ fn table(
     plot: &str,
     header: &str,
     rows: &[(usize, &str)],
+    indexed: bool,
     unit: Option<&str>,
     out: &mut Parsed,
 ) -> Result<(), ParseError> {
-    let (cols, edges) = columns(header, rows)?;
+    let (cols, edges) = columns(header, rows, indexed)?;
+    let skip = usize::from(indexed);
     let mut tokens: Vec<(usize, usize)> = Vec::with_capacity(cols.len() + 1);
     // Every row's cells, checked against the header once.
     let mut cells: Vec<&str> = Vec::with_capacity(rows.len() * cols.len());
@@ -330,19 +382,19 @@ fn table(
         // One pass over the row: the index, then one token per column, each ending where
         // its column does.
         spans(row, &mut tokens);
-        if tokens.len() != cols.len() + 1 {
+        if tokens.len() != cols.len() + skip {
             return Err(ParseError::at(
                 *no,
-                format!("{} cells under {} columns", tokens.len() - 1, cols.len()),
+                format!("{} cells under {} columns", tokens.len() - skip, cols.len()),
             ));
         }
-        if tokens[1..].iter().zip(&edges).any(|(t, e)| t.1 != *e) {
+        if tokens[skip..].iter().zip(&edges).any(|(t, e)| t.1 != *e) {
             return Err(ParseError::at(
                 *no,
                 "row not aligned with the first row's columns",
             ));
         }
-        cells.extend(tokens[1..].iter().map(|t| &row[t.0..t.1]));
+        cells.extend(tokens[skip..].iter().map(|t| &row[t.0..t.1]));
     }
     let width = cols.len();
     let (n_x, line_columns) = match labelled_lines(&cols) {
@@ -516,7 +568,7 @@ mod tests {
         let numbered: Vec<(usize, &str)> =
             rows.iter().enumerate().map(|(k, r)| (3 + k, *r)).collect();
         assert_eq!(
-            columns(header, &numbered).unwrap().0,
+            columns(header, &numbered, true).unwrap().0,
             ["M", "Triton (TFLOPS)"]
         );
         let text = format!(
@@ -565,7 +617,7 @@ mod tests {
     fn columns_follow_the_rows_edges() {
         let header = "          size  Triton (GB/s)  Torch (GB/s)";
         let rows = [(3, "0       4096.0      11.953308     11.377778")];
-        let (cols, edges) = columns(header, &rows).unwrap();
+        let (cols, edges) = columns(header, &rows, true).unwrap();
         assert_eq!(cols, ["size", "Triton (GB/s)", "Torch (GB/s)"]);
         assert_eq!(edges, [14, 29, 43]);
         assert_eq!(line_and_ylabel("Triton (GB/s)"), Some(("Triton", "GB/s")));
@@ -588,6 +640,32 @@ mod tests {
         let e = TritonPerfReport.parse(&text).unwrap_err();
         assert_eq!(e.line, 6, "{e}");
         assert!(e.reason.contains("is no plot name"), "{e}");
+    }
+
+    #[test]
+    fn a_table_without_the_index_reads_under_a_labelled_header() {
+        let text = "matmul-performance-fp16:\n      M       N       K  cuBLAS (TFLOPS)  Triton (TFLOPS)\n  256.0   256.0   256.0         4.096000         4.096000\n  512.0   512.0   512.0        26.214401        23.831273\n";
+        assert!(TritonPerfReport.sniff(text));
+        let p = TritonPerfReport.parse(text).unwrap();
+        let got: Vec<(String, String, Option<f64>, u32)> = p
+            .measurements
+            .iter()
+            .map(|m| (m.variant.to_string(), p.key(m).to_string(), m.value, m.line))
+            .collect();
+        assert_eq!(got.len(), 4);
+        assert_eq!(
+            got[3],
+            (
+                "Triton".into(),
+                "{\"K\":\"512\",\"M\":\"512\",\"N\":\"512\"}".into(),
+                Some(23.831273),
+                4
+            )
+        );
+        assert_eq!(p.measurements[0].unit.as_str(), "TFLOPS");
+        // Unlabelled, a column of numbers under a title is no perf report.
+        let bare = "sizes:\n      M       N\n  256.0   256.0\n";
+        assert!(!TritonPerfReport.sniff(bare));
     }
 
     #[test]

@@ -63,6 +63,15 @@ impl Parser for AiterTables {
                     let start = text[..at].rfind('\n').map_or(0, |s| s + 1);
                     let end = text[at..].find('\n').map_or(text.len(), |e| at + e);
                     is_separator_line(&text[start..end])
+                })
+            // GitHub's separator without outer pipes (`--- | ---`).
+            || crate::formats::support::text::finder!("- |")
+                .find_iter(b)
+                .chain(crate::formats::support::text::finder!("-|").find_iter(b))
+                .any(|at| {
+                    let start = text[..at].rfind('\n').map_or(0, |s| s + 1);
+                    let end = text[at..].find('\n').map_or(text.len(), |e| at + e);
+                    cells::is_bare_separator_line(&text[start..end])
                 });
         if separator {
             Evidence::Marker
@@ -71,7 +80,16 @@ impl Parser for AiterTables {
         }
     }
     fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
-        let all: Vec<(usize, Cow<str>)> = lines(text).collect();
+        let mut all: Vec<(usize, Cow<str>)> = lines(text).collect();
+        if crate::formats::support::text::finder!("-|")
+            .find(text.as_bytes())
+            .is_some()
+            || crate::formats::support::text::finder!("- |")
+                .find(text.as_bytes())
+                .is_some()
+        {
+            cells::add_outer_pipes(&mut all);
+        }
         let mut st = State::default();
         let mut i = 0;
         // Each pass of the loop consumes at least one line and never moves back, so a
