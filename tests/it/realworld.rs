@@ -484,6 +484,76 @@ const FILES: &[(&str, Expect)] = &[
         ReadsWithUnit("triton-csv", "GB/s"),
     ),
     // A plot named with `=` before a second table: both tables read.
+    // Printed without pandas' index (Triton 2026): read by its labelled header; the
+    // ratio columns between the lines are derived ratios.
+    (
+        "triton-perf-report/triton_pr9697_block_scaled_2cta_no_index_first_tables.txt",
+        Reads("triton-perf-report"),
+    ),
+    (
+        "triton-perf-report/triton_pr3546_fp8_h100_first_rows.txt",
+        ReadsWithUnit("triton-perf-report", "TFLOPS"),
+    ),
+    (
+        "triton-perf-report/intel_xpu_issue473_softmax_max1100_elided.txt",
+        ReadsWithUnit("triton-perf-report", "GB/s"),
+    ),
+    (
+        "triton-perf-report/triton_cpu_pr22_softmax_cpu_first_rows.txt",
+        ReadsWithUnit("triton-perf-report", "GB/s"),
+    ),
+    (
+        "triton-csv/zhangchengzhucufe_triton-kernel-lab_softmax-performance.csv",
+        Reads("triton-csv"),
+    ),
+    (
+        "triton-csv/teadrinke_triton_vector-add-performance.csv",
+        Reads("triton-csv"),
+    ),
+    (
+        "triton-csv/bibhabasumohapatra_triton_lessons_vector-add-performance.csv",
+        ReadsWithUnit("triton-csv", "GB/s"),
+    ),
+    (
+        "triton-csv/kuigesi_triton-cpu_softmax-performance_first_rows.csv",
+        ReadsWithUnit("triton-csv", "GB/s"),
+    ),
+    (
+        "triton-csv/jaygala223_tryton_softmax-performance_first_rows.csv",
+        Reads("triton-csv"),
+    ),
+    // Cells of a number and its unit in bold, fractions and a sentence: no column of
+    // plain numbers.
+    (
+        "aiter-table/kekzl_imp_pr606_mma_peak_calibration_table.md",
+        Refused("not plain numbers"),
+    ),
+    // A profiler's pandas summary, hand-made prints of kernels' TFLOPS, proton's text
+    // tree: no format perfdb reads, and none taken for one.
+    (
+        "unrecognized/rocm_triton_pr757_rocm_triton_prof_counter_tables.txt",
+        Refused("no recognizable benchmark data"),
+    ),
+    (
+        "unrecognized/triton_pr10060_fp64_a100_dashed_first_rows.txt",
+        Refused("no recognizable benchmark data"),
+    ),
+    (
+        "unrecognized/triton_pr10047_gluon_moe_bmm1_tflops_cells_first_rows.txt",
+        Refused("no recognizable benchmark data"),
+    ),
+    (
+        "unrecognized/triton_pr9044_proton_tree_mxfp8.txt",
+        Refused("no recognizable benchmark data"),
+    ),
+    (
+        "unrecognized/fastcu_issue13_kernel_tflops_lines.txt",
+        Refused("no recognizable benchmark data"),
+    ),
+    (
+        "unrecognized/llmc_pr98_matmul_forward_tflops_lines.txt",
+        Refused("no recognizable benchmark data"),
+    ),
     (
         "triton-perf-report/fbexp_triton_pr205_fused_attention_title_with_equals.txt",
         ReadsWithUnit("triton-perf-report", "TFLOPS"),

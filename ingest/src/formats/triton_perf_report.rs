@@ -113,8 +113,9 @@ fn is_plain_row(line: &str) -> bool {
 /// columns all read `<line> (<ylabel>)` with one ylabel, as Triton 3.6 heads them. The
 /// labelled header is what tells it from any other column of numbers.
 fn unindexed(header: &str, row: &str) -> bool {
+    // A row of numbers may look indexed (`8192  2525.9`): the header says, having a name
+    // above every token (no index) or none above the first.
     is_header(header)
-        && !is_row(row)
         && is_plain_row(row)
         && columns(header, &[(2, row)], false)
             .is_ok_and(|(cols, _)| labelled_lines(&cols).is_some())
@@ -203,8 +204,9 @@ impl Parser for TritonPerfReport {
                 i += 1;
                 continue;
             };
-            let indexed = is_header(lines[i + 1]) && is_row(lines[i + 2]);
-            if !indexed && !unindexed(lines[i + 1], lines[i + 2]) {
+            let bare = unindexed(lines[i + 1], lines[i + 2]);
+            let indexed = !bare && is_header(lines[i + 1]) && is_row(lines[i + 2]);
+            if !indexed && !bare {
                 i += 1;
                 continue;
             }
@@ -400,9 +402,15 @@ fn table(
     let (n_x, line_columns) = match labelled_lines(&cols) {
         Some(first_line) => {
             let specs = (first_line..width)
-                .map(|c| {
-                    let (line, ylabel) = line_and_ylabel(&cols[c]).expect("labelled");
-                    (c, Name::new(line), Spec::measured(None, ylabel, &cols[c]))
+                .map(|c| match line_and_ylabel(&cols[c]) {
+                    Some((line, ylabel)) => {
+                        (c, Name::new(line), Spec::measured(None, ylabel, &cols[c]))
+                    }
+                    None => (
+                        c,
+                        Name::new(&cols[c]),
+                        Spec::derived(metric::RATIO, "", &cols[c], None),
+                    ),
                 })
                 .collect();
             (first_line, specs)
@@ -419,12 +427,11 @@ fn table(
         let r = layout.row(&mut out.keys, table, table, &key, *no);
         for (c, variant, spec) in &line_columns {
             let text = cell[*c];
-            let value = crate::formats::support::text::parse_value(text).map_err(|_| {
-                ParseError::at(
-                    *no,
-                    format!("`{text}` under `{}` is not a number", cols[*c]),
-                )
-            })?;
+            let value = crate::formats::support::text::parse_in(text, spec.metric.as_str())
+                .map_err(|_| {
+                    let why = crate::formats::support::text::not_a_value(text);
+                    ParseError::at(*no, format!("`{text}` under `{}` {why}", cols[*c]))
+                })?;
             out.measurements
                 .push(r.put_as(&mut out.keys, *variant, spec, value, text));
         }
@@ -446,8 +453,18 @@ pub(super) fn labelled_lines<S: AsRef<str>>(cols: &[S]) -> Option<usize> {
     (first > 0
         && cols[first..]
             .iter()
-            .all(|c| line_and_ylabel(c).is_some_and(|(_, y)| y == ylabel)))
+            .all(|c| line_and_ylabel(c).is_some_and(|(_, y)| y == ylabel) || is_ratio_column(c)))
     .then_some(first)
+}
+
+/// A column a script adds among the lines, the ratio of two of them (`2cta/1cta`,
+/// `2cta/cublas`): one word with a `/` and no parenthesised ylabel. Stored as the
+/// derived ratio it is, never a line.
+fn is_ratio_column(name: &str) -> bool {
+    name.contains('/')
+        && !name.contains(char::is_whitespace)
+        && !name.contains('(')
+        && crate::formats::support::units::unit_of_any_case(name).is_none()
 }
 
 /// `Triton-GB/s-min` -> (`Triton`, `GB/s`, its [`Unit`], `min`): a line name whose part
