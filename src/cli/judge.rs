@@ -4,12 +4,37 @@ use super::*;
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// Base side: LABEL (refused when its runs span commits), LABEL@COMMIT, LABEL@latest,
-    /// LABEL@merge-base (the label's runs at the commit this checkout forked from its
-    /// branch of that name), a commit prefix or run:ID
+    /// Base side: benchmark files read straight, no warehouse needed (a FILE, a FOLDER,
+    /// or a quoted 'GLOB' such as 'base/*.log'; anything with a `/`, `*`, `?` or `[` is a
+    /// path, `./NAME` names a file of the working folder); or warehouse runs: LABEL
+    /// (refused when its runs span commits), LABEL@COMMIT, LABEL@latest, LABEL@merge-base
+    /// (the label's runs at the commit this checkout forked from its branch of that
+    /// name), a commit prefix or run:ID
     pub base: String,
     /// Head side, as BASE
     pub head: String,
+    /// Input format of file sides: auto, or one of the names `perfdb formats` lists
+    #[arg(long, default_value = "auto", value_parser = input_format)]
+    pub input_format: InputFormat,
+    /// Unit of file sides' values whose source prints none (Triton's save_path CSV)
+    #[arg(long, value_name = "UNIT")]
+    pub unit: Option<String>,
+    /// After the verdict, store the head side's files in the warehouse under this label
+    /// (with --commit, --tag, --machine, --device), as `perfdb ingest` would
+    #[arg(long, value_name = "LABEL")]
+    pub keep: Option<String>,
+    /// The commit the head side's files were measured at (stored with --keep)
+    #[arg(long, value_parser = commit_name, requires = "keep")]
+    pub commit: Option<String>,
+    /// Metadata of file sides' runs, repeatable: --tag gpu=0
+    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    pub tags: Vec<String>,
+    /// Machine class of file sides' runs (the tag machine=NAME)
+    #[arg(long, value_name = "NAME")]
+    pub machine: Option<String>,
+    /// The GPU file sides' runs ran on (`perfdb devices` lists them)
+    #[arg(long, value_name = "DEVICE")]
+    pub device: Option<String>,
     #[command(flatten)]
     pub judge: JudgeArgs,
     #[arg(long, value_enum, default_value = "table")]

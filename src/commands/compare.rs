@@ -1,12 +1,13 @@
 //! `perfdb compare` and `perfdb demo`.
 
+use super::file_sides::{self, SideArg};
 use super::judge_options as options;
 use crate::cli::CompareArgs;
 use crate::Exit;
 use anyhow::Context;
 use perfdb_ingest::model::RunMeta;
 use perfdb_ingest::warehouse::Warehouse;
-use perfdb_reports::compare::{compare, Options};
+use perfdb_reports::compare::{compare, compare_sides, Options, Side};
 use perfdb_reports::config::Config;
 use perfdb_reports::db::Db;
 use perfdb_reports::render::{Exporter, Terminal};
@@ -16,14 +17,56 @@ pub fn run(root: &Path, a: CompareArgs) -> anyhow::Result<Exit> {
     let mut t = std::time::Instant::now();
     let cfg = Config::load_or_default(a.judge.config.as_deref())?;
     let opt = options(&cfg, &a.judge, a.baseline_window)?;
-    let db = Db::open(root, cfg.device_table())
-        .with_context(|| format!("cannot open the warehouse at {}", root.display()))?;
-    perfdb_ingest::timing::trace("open the warehouse", &mut t);
-    let side = |spec: &str| {
-        super::merge_base::resolve(&db, spec, a.git_dir.as_deref(), a.nearest_measured)
+    let devices = cfg.device_table();
+    if let Some(l) = &a.keep {
+        perfdb_ingest::warehouse::Label::new(l).map_err(|e| anyhow::anyhow!("--keep {l}: {e}"))?;
+    }
+    // The warehouse is opened only when a side names its runs (or to tell whether an
+    // argument that names a file here names runs too): files alone need none.
+    let mut db: Option<Db> = None;
+    let open = |db: &mut Option<Db>| -> anyhow::Result<()> {
+        if db.is_none() {
+            *db = Some(
+                Db::open(root, devices)
+                    .with_context(|| format!("cannot open the warehouse at {}", root.display()))?,
+            );
+        }
+        Ok(())
     };
-    let (base, head) = (side(&a.base)?, side(&a.head)?);
-    let report = compare(&db, &base, &head, &opt)?;
+    let selects = |spec: &str| {
+        Db::open(root, devices)
+            .is_ok_and(|d| perfdb_reports::compare::select_runs(&d, spec).is_ok())
+    };
+    let base_arg = file_sides::side_arg(&a.base, selects)?;
+    let head_arg = file_sides::side_arg(&a.head, selects)?;
+    if a.keep.is_some() && !matches!(head_arg, SideArg::Files(..)) {
+        anyhow::bail!("--keep stores the head side's files: the head side names warehouse runs");
+    }
+    let mut selector = |arg: &SideArg| -> anyhow::Result<Option<String>> {
+        let SideArg::Selector(spec) = arg else {
+            return Ok(None);
+        };
+        open(&mut db)?;
+        let db = db.as_ref().expect("opened");
+        super::merge_base::resolve(db, spec, a.git_dir.as_deref(), a.nearest_measured).map(Some)
+    };
+    let (base_sel, head_sel) = (selector(&base_arg)?, selector(&head_arg)?);
+    perfdb_ingest::timing::trace("open the warehouse", &mut t);
+    let file_side = |arg: &SideArg, label: &str, commit: Option<String>| match arg {
+        SideArg::Files(spec, files) => {
+            file_sides::read_side(&a, spec, files, label, commit).map(|(f, _, _)| Some(f))
+        }
+        SideArg::Selector(_) => Ok(None),
+    };
+    let base_files = file_side(&base_arg, "base", None)?;
+    let head_files = file_side(
+        &head_arg,
+        a.keep.as_deref().unwrap_or("head"),
+        a.commit.clone(),
+    )?;
+    perfdb_ingest::timing::trace("read and parse the file sides", &mut t);
+    let (base, head) = (side(&base_sel, &base_files), side(&head_sel, &head_files));
+    let report = compare_sides(db.as_ref(), devices, base, head, &opt)?;
     t = std::time::Instant::now();
     super::print_out(&perfdb_reports::render::report(
         &report,
@@ -35,7 +78,29 @@ pub fn run(root: &Path, a: CompareArgs) -> anyhow::Result<Exit> {
         let path = perfdb_reports::saved::save(root, &report)?;
         say!("saved the comparison to {}", path.display());
     }
+    if let (Some(label), Some(files)) = (&a.keep, head_files) {
+        // After the verdict is printed: the head side's runs as `ingest` commits them.
+        let n = files.runs.len();
+        Warehouse::new(root)
+            .commit(files.runs)
+            .with_context(|| format!("cannot write the warehouse at {}", root.display()))?;
+        say!(
+            "kept the head side's {n} run(s) under label '{label}' in {}",
+            root.display()
+        );
+    }
     Ok(Exit::of(&report))
+}
+
+/// A side as the comparison takes it: its files, else its (resolved) selector.
+fn side<'a>(
+    sel: &'a Option<String>,
+    files: &'a Option<perfdb_reports::compare::FileRuns>,
+) -> Side<'a> {
+    match files {
+        Some(f) => Side::Files(f),
+        None => Side::Warehouse(sel.as_deref().expect("a side is files or a selector")),
+    }
 }
 
 /// The sample the binary carries: the real H200 logs of `sample-data/h200-gemm/ab/aiter`

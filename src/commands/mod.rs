@@ -7,6 +7,7 @@ mod compare;
 mod detect;
 mod devices;
 mod export;
+mod file_sides;
 mod ingest;
 mod merge_base;
 mod noise;

@@ -21,6 +21,7 @@ mod cli_run;
 mod cli_serve;
 mod cli_upkeep;
 mod commit_names;
+mod compare_files;
 mod counters;
 mod delta_readers;
 mod demo;

@@ -87,11 +87,28 @@ pub fn ingest_files(
     devices: &Table,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<Vec<FileReport>, WarehouseError> {
+    let mut t = std::time::Instant::now();
+    let results = prepare_files(files, format, meta, devices, progress);
+    trace("read and parse", &mut t);
+    let paths = files.iter().map(|f| f.display().to_string()).collect();
+    let r = commit_prepared(wh, paths, results);
+    trace("commit", &mut t);
+    r
+}
+
+/// Read and parse `files` on all cores into runs ready to commit (or to compare, held
+/// in memory), one result a file, in order.
+pub fn prepare_files(
+    files: &[PathBuf],
+    format: Option<Format>,
+    meta: &RunMeta,
+    devices: &Table,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Vec<Result<Prepared, FileError>> {
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
         .min(files.len().max(1));
-    let mut t = std::time::Instant::now();
     let done = std::sync::atomic::AtomicUsize::new(0);
     let chunk = files.len().div_ceil(threads).max(1);
     let mut results: Vec<Result<Prepared, FileError>> = Vec::with_capacity(files.len());
@@ -115,11 +132,7 @@ pub fn ingest_files(
             results.extend(h.join().expect("parser thread panicked"));
         }
     });
-    trace("read and parse", &mut t);
-    let paths = files.iter().map(|f| f.display().to_string()).collect();
-    let r = commit_prepared(wh, paths, results);
-    trace("commit", &mut t);
-    r
+    results
 }
 
 /// Ingest one text read from elsewhere (standard input) under the source name `name`:

@@ -235,9 +235,13 @@ pub(super) fn per_run(vals: Vec<Value>, runs: &[u64]) -> (Vec<Value>, usize) {
     if sorted.windows(2).all(|w| w[0].0 != w[1].0) {
         return (vals, 1);
     }
+    // The trials in the order their runs first appear (as a side read from files lists
+    // them), not in the order of the runs' hashes.
+    let mut groups: Vec<&[(u64, usize)]> = sorted.chunk_by(|a, b| a.0 == b.0).collect();
+    groups.sort_by_key(|g| g.iter().map(|(_, j)| *j).min());
     let mut out = Vec::new();
     let mut most = 1;
-    for group in sorted.chunk_by(|a, b| a.0 == b.0) {
+    for group in groups {
         most = most.max(group.len());
         let mut present: Vec<f64> = group.iter().filter_map(|(_, j)| vals[*j].value).collect();
         let numerics = group

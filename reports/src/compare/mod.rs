@@ -10,6 +10,7 @@
 
 pub mod counters;
 pub(crate) mod decide;
+mod files;
 mod load;
 mod margin;
 mod matching;
@@ -23,6 +24,7 @@ mod summarise;
 mod types;
 mod verdict;
 
+pub use files::FileRuns;
 pub use memory::{compare_values, MemoryRow};
 pub use options::{variant_matches, JudgeArgs, Options, Override, Reduce, Test};
 pub use select::select_runs;
@@ -34,6 +36,75 @@ use decide::{decide, gate_on_control, note_modes, relative_to_control};
 pub use decide::{kernel_shapes, regressed_rows};
 use load::{load_side, Loaded};
 use summarise::summarize;
+
+/// A side of a comparison: runs of the warehouse named by a selector, or runs read
+/// straight from files ([`FileRuns`]).
+pub enum Side<'a> {
+    Warehouse(&'a str),
+    Files(&'a FileRuns),
+}
+
+/// Compare two sides, each of the warehouse or of files: a file side is selected and
+/// loaded in memory ([`files`]), a warehouse side by its queries, and from there both go
+/// through the same steps. `db` is needed for a warehouse side only.
+pub fn compare_sides(
+    db: Option<&Db>,
+    devices: &'static Table,
+    base: Side,
+    head: Side,
+    opt: &Options,
+) -> Result<Report, CompareError> {
+    let (db, base, head) = match (db, base, head) {
+        (Some(db), Side::Warehouse(b), Side::Warehouse(h)) => return compare(db, b, h, opt),
+        (db, b, h) => (db, b, h),
+    };
+    let mut t = std::time::Instant::now();
+    let select = |s: &Side, which: &'static str| -> Result<SideInfo, CompareError> {
+        match s {
+            Side::Files(f) => {
+                files::nonempty(f)?;
+                Ok(files::side_info(f, devices))
+            }
+            Side::Warehouse(spec) => {
+                let db = db.ok_or(CompareError::NoWarehouse(which))?;
+                match (which, opt.baseline_window) {
+                    ("base", Some(n)) => select::select_window(db, spec, n),
+                    _ => select::select_side(db, spec, which),
+                }
+            }
+        }
+    };
+    let (base_side, head_side) = (select(&base, "base")?, select(&head, "head")?);
+    select::check_disjoint(&base_side, &head_side)?;
+    trace("select runs", &mut t);
+    let load = |s: &Side, info: &SideInfo| -> Result<Loaded, CompareError> {
+        match s {
+            Side::Files(f) => Ok(files::loaded(f, info, &opt.filters)),
+            Side::Warehouse(_) => {
+                let db = db.expect("a warehouse side was selected in a warehouse");
+                load_side(db, info, &opt.filters)
+            }
+        }
+    };
+    // Two file sides load on two cores (a connection is one thread's).
+    let (b, h) = match (&base, &head) {
+        (Side::Files(bf), Side::Files(hf)) => std::thread::scope(|s| {
+            let head = s.spawn(|| files::loaded(hf, &head_side, &opt.filters));
+            let base = files::loaded(bf, &base_side, &opt.filters);
+            (base, head.join().expect("loading thread panicked"))
+        }),
+        _ => (load(&base, &base_side)?, load(&head, &head_side)?),
+    };
+    trace("load both sides", &mut t);
+    let gpu = gpu_state_warnings(&base_side, &head_side);
+    let mut r = build_report(base_side, head_side, b, h, opt, devices)?;
+    if let Some(db) = db {
+        peaks::hold_to_measured(db, &mut r.rows)?;
+    }
+    r.warnings.extend(gpu);
+    trace("the report (statistics, summary included)", &mut t);
+    Ok(r)
+}
 
 /// Compare two sides of the warehouse.
 pub fn compare(db: &Db, base: &str, head: &str, opt: &Options) -> Result<Report, CompareError> {

@@ -59,6 +59,8 @@ pub enum CompareError {
     },
     #[error("invalid --where '{0}': expected key=value")]
     BadFilter(String),
+    #[error("the {0} side names warehouse runs, and no warehouse was opened")]
+    NoWarehouse(&'static str),
 }
 
 impl From<duckdb::Error> for CompareError {
@@ -68,7 +70,7 @@ impl From<duckdb::Error> for CompareError {
 }
 
 /// How a side's selector matched its runs; serialized as `label`, `label@commit`,
-/// `label@latest`, `label@last-N`, `commit` or `run_id`.
+/// `label@latest`, `label@last-N`, `commit`, `run_id` or `files`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(into = "String", try_from = "String")]
 pub enum MatchedBy {
@@ -84,6 +86,8 @@ pub enum MatchedBy {
     Commit,
     /// A run id prefix (`run:ID`).
     RunId,
+    /// Benchmark files read for the comparison (`compare base/ head/`), not the warehouse.
+    Files,
 }
 
 impl std::fmt::Display for MatchedBy {
@@ -95,6 +99,7 @@ impl std::fmt::Display for MatchedBy {
             MatchedBy::LabelWindow(n) => write!(f, "label@last-{n}"),
             MatchedBy::Commit => f.write_str("commit"),
             MatchedBy::RunId => f.write_str("run_id"),
+            MatchedBy::Files => f.write_str("files"),
         }
     }
 }
@@ -114,6 +119,7 @@ impl TryFrom<String> for MatchedBy {
             "label@latest" => MatchedBy::LabelAtLatest,
             "commit" => MatchedBy::Commit,
             "run_id" => MatchedBy::RunId,
+            "files" => MatchedBy::Files,
             other => match other
                 .strip_prefix("label@last-")
                 .and_then(|n| n.parse().ok())
