@@ -13,6 +13,24 @@ pub struct CompareArgs {
     pub base: String,
     /// Head side, as BASE
     pub head: String,
+    #[command(flatten)]
+    pub judge: JudgeArgs,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: CompareFormat,
+    /// Keep the result in the warehouse (listed by `perfdb serve` under /alerts)
+    #[arg(long)]
+    pub save: bool,
+    /// Pool the runs of the base label's last N commits (by commit time) as the base
+    /// distribution: history as the baseline, e.g. `--baseline-window 5 main head@X`
+    #[arg(long, value_name = "N", value_parser = at_least_one)]
+    pub baseline_window: Option<usize>,
+    /// The checkout LABEL@merge-base is read in [default: the working directory]
+    #[arg(long, value_name = "DIR")]
+    pub git_dir: Option<PathBuf>,
+    /// LABEL@merge-base with no run at the merge base: compare with the label's nearest
+    /// measured first-parent ancestor instead (said on stderr)
+    #[arg(long)]
+    pub nearest_measured: bool,
     /// Input format of file sides: auto, or one of the names `perfdb formats` lists
     #[arg(long, default_value = "auto", value_parser = input_format)]
     pub input_format: InputFormat,
@@ -35,24 +53,6 @@ pub struct CompareArgs {
     /// The GPU file sides' runs ran on (`perfdb devices` lists them)
     #[arg(long, value_name = "DEVICE")]
     pub device: Option<String>,
-    #[command(flatten)]
-    pub judge: JudgeArgs,
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: CompareFormat,
-    /// Keep the result in the warehouse (listed by `perfdb serve` under /alerts)
-    #[arg(long)]
-    pub save: bool,
-    /// Pool the runs of the base label's last N commits (by commit time) as the base
-    /// distribution: history as the baseline, e.g. `--baseline-window 5 main head@X`
-    #[arg(long, value_name = "N", value_parser = at_least_one)]
-    pub baseline_window: Option<usize>,
-    /// The checkout LABEL@merge-base is read in [default: the working directory]
-    #[arg(long, value_name = "DIR")]
-    pub git_dir: Option<PathBuf>,
-    /// LABEL@merge-base with no run at the merge base: compare with the label's nearest
-    /// measured first-parent ancestor instead (said on stderr)
-    #[arg(long)]
-    pub nearest_measured: bool,
 }
 
 #[derive(Debug, Args)]
