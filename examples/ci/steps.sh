@@ -4,9 +4,10 @@
 # and a local git repository. Run from the project's checkout.
 #
 #   steps.sh main    on a push to main: run $BENCH once, ingested under label $MAIN at HEAD
-#   steps.sh pr      on a pull request: run $BENCH on HEAD (label pr-SHA), compare it with
-#                    $MAIN@merge-base; the markdown report goes to perfdb-report.md (and
-#                    to $GITHUB_STEP_SUMMARY when set); exits as `perfdb compare` does
+#   steps.sh pr      on a pull request: run $BENCH on HEAD, its outputs compared straight
+#                    with $MAIN@merge-base in one process and kept under label pr-SHA;
+#                    the markdown report goes to perfdb-report.md (and to
+#                    $GITHUB_STEP_SUMMARY when set); exits as `perfdb compare` does
 #   steps.sh ab      on a pull request, on one runner: the merge base checked out beside,
 #                    `perfdb ab` of it against HEAD, interleaved; exits as `perfdb ab` does
 #
@@ -33,15 +34,24 @@ main)
   ;;
 pr)
   label="pr-$(echo "$sha" | cut -c1-12)"
-  for _ in $(seq "$TRIALS"); do
-    "$PERFDB" run --label "$label" --commit "$sha" --git-dir . --machine "$MACHINE" \
-      -- sh -c "$BENCH"
+  # Each trial's output a file; compared straight from the folder in one process and
+  # kept under the PR's label after the verdict. A trial that fails fails the job, as a
+  # failed head run fails `compare`.
+  out=$(mktemp -d)
+  for i in $(seq "$TRIALS"); do
+    if ! sh -c "$BENCH" > "$out/trial$i.log" 2>&1; then
+      cat "$out/trial$i.log" >&2
+      echo "steps.sh: trial $i of the benchmark failed on $sha" >&2
+      rm -rf "$out"
+      exit 1
+    fi
   done
   set +e
-  "$PERFDB" compare "$MAIN@merge-base" "$label" --control "$CONTROL" --format markdown \
-    > perfdb-report.md
+  "$PERFDB" compare "$MAIN@merge-base" "$out/" --control "$CONTROL" --format markdown \
+    --keep "$label" --commit "$sha" --machine "$MACHINE" > perfdb-report.md
   rc=$?
   set -e
+  rm -rf "$out"
   if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then cat perfdb-report.md >> "$GITHUB_STEP_SUMMARY"; fi
   exit "$rc"
   ;;

@@ -74,6 +74,13 @@ fn the_ci_steps_ingest_main_and_judge_a_pull_request_against_the_merge_base() {
     let report = std::fs::read_to_string(repo.join("perfdb-report.md")).unwrap();
     assert!(report.contains("regress"), "{report}");
     assert_eq!(summary, report, "the job summary holds the report");
+    // The head's outputs, compared straight from their files, were kept under pr-SHA
+    // with their commit and machine class.
+    let kept = wh.count(
+        "SELECT count(*) FROM runs WHERE label LIKE 'pr-%' AND \"commit\" IS NOT NULL \
+         AND tags LIKE '%\"machine\":\"ci-gpu\"%'",
+    );
+    assert_eq!(kept, 4, "{log}");
     // A branch that changes nothing passes.
     git(&repo, &["checkout", "-q", "-b", "docs", "main~1"]);
     std::fs::write(repo.join("README"), "docs\n").unwrap();
