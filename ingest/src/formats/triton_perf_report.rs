@@ -114,8 +114,16 @@ fn is_plain_row(line: &str) -> bool {
 /// labelled header is what tells it from any other column of numbers.
 fn unindexed(header: &str, row: &str) -> bool {
     // A row of numbers may look indexed (`8192  2525.9`): the header says, having a name
-    // above every token (no index) or none above the first.
-    is_header(header)
+    // above every token (no index) or none above the first (pandas' index, under blank
+    // header). Cheap checks first: this is asked of every table.
+    let first_token_end = {
+        let t = row.trim_start();
+        row.len() - t.len() + t.find(char::is_whitespace).unwrap_or(t.len())
+    };
+    let header_start = header.len() - header.trim_start().len();
+    header.contains(" (")
+        && header_start < first_token_end
+        && is_header(header)
         && is_plain_row(row)
         && columns(header, &[(2, row)], false)
             .is_ok_and(|(cols, _)| labelled_lines(&cols).is_some())

@@ -141,46 +141,54 @@ fn passes(p: &Prepared, m: &Measurement, filters: &[(String, String)]) -> bool {
 /// the counters of its profiled runs apart, as the warehouse side's [`Loaded`] holds
 /// them.
 pub(super) fn loaded(side: &FileRuns, info: &SideInfo, filters: &[(String, String)]) -> Loaded {
-    struct Row {
-        direction: Direction,
-        column: String,
+    struct Row<'a> {
+        first: &'a Measurement,
+        key: &'a str,
         values: Vec<Value>,
         runs: Vec<u64>,
     }
-    let mut rows: BTreeMap<RowId, Row> = BTreeMap::new();
-    let mut orders: HashMap<(String, String), String> = HashMap::new();
+    // A row's identity while reading: interned names by their address (one word each,
+    // no text hashed or copied per value) and the key's text borrowed from its file.
+    type Ident<'a> = (usize, usize, &'a str, usize, usize);
+    let addr = |n: perfdb_ingest::model::Name| n.as_str().as_ptr() as usize;
+    let mut index: HashMap<Ident, usize, perfdb_ingest::hash::Fx> = HashMap::default();
+    let mut rows: Vec<Row> = Vec::new();
     let mut counters = Counters::new();
+    let profiled: std::collections::HashSet<&str> =
+        info.profiled_run_ids.iter().map(String::as_str).collect();
     for (n, p) in side.runs.iter().enumerate() {
-        let profiled = info.profiled_run_ids.contains(&p.run.run_id);
+        let profiled = profiled.contains(p.run.run_id.as_str());
         for m in &p.measurements {
-            if !profiled && !passes(p, m, filters) {
-                continue;
-            }
-            let id = RowId {
-                table: m.table.to_string(),
-                variant: m.variant.to_string(),
-                key: p.keys.get(m.key).to_string(),
-                metric: m.metric.to_string(),
-                unit: m.unit.to_string(),
-            };
+            let key = p.keys.get(m.key);
             if profiled {
                 // A profiled run's counters are read apart; its own timing rows are
                 // never a trial.
                 if let (Some(v), true) = (m.value, perfdb_ingest::formats::counters::is_counter(m))
                 {
-                    counters.entry(id).or_default().push(v);
+                    counters.entry(row_id(m, key)).or_default().push(v);
                 }
                 continue;
             }
-            orders
-                .entry((id.table.clone(), id.key.clone()))
-                .or_insert_with(|| m.key_order.to_string());
-            let row = rows.entry(id).or_insert_with(|| Row {
-                direction: m.direction,
-                column: m.column.to_string(),
-                values: Vec::new(),
-                runs: Vec::new(),
+            if !filters.is_empty() && !passes(p, m, filters) {
+                continue;
+            }
+            let ident = (
+                addr(m.table),
+                addr(m.variant),
+                key,
+                addr(m.metric),
+                addr(m.unit),
+            );
+            let at = *index.entry(ident).or_insert_with(|| {
+                rows.push(Row {
+                    first: m,
+                    key,
+                    values: Vec::new(),
+                    runs: Vec::new(),
+                });
+                rows.len() - 1
             });
+            let row = &mut rows[at];
             row.values.push(Value {
                 value: m.value,
                 numerics: m.numerics,
@@ -190,22 +198,28 @@ pub(super) fn loaded(side: &FileRuns, info: &SideInfo, filters: &[(String, Strin
     }
     let mut out = Loaded {
         rows: BTreeMap::new(),
-        orders,
+        orders: HashMap::new(),
         repeated: BTreeMap::new(),
         err_nonzero: HashMap::new(),
         derived_columns: BTreeMap::new(),
         counters,
     };
-    for (id, row) in rows {
-        if metric::is_derived(&id.metric) || row.direction == Direction::None {
+    for row in rows {
+        let m = row.first;
+        let id = row_id(m, row.key);
+        out.orders
+            .entry((id.table.clone(), id.key.clone()))
+            .or_insert_with(|| m.key_order.to_string());
+        if metric::is_derived(&id.metric) || m.direction == Direction::None {
             let nonzero = row.values.iter().any(|v| v.value.is_some_and(|x| x != 0.0));
             if id.metric == metric::ERROR && !id.variant.is_empty() && nonzero {
                 out.err_nonzero
                     .insert((id.table.clone(), id.variant.clone(), id.key.clone()), true);
             }
             let cols = out.derived_columns.entry(id.table.clone()).or_default();
-            if !cols.contains(&row.column) {
-                cols.push(row.column);
+            let column = m.column.as_str();
+            if !cols.iter().any(|c| c == column) {
+                cols.push(column.to_string());
             }
             continue;
         }
@@ -213,9 +227,19 @@ pub(super) fn loaded(side: &FileRuns, info: &SideInfo, filters: &[(String, Strin
         if most > 1 {
             out.repeated.insert(id.clone(), most);
         }
-        out.rows.insert(id, (row.direction, vals));
+        out.rows.insert(id, (m.direction, vals));
     }
     out
+}
+
+fn row_id(m: &Measurement, key: &str) -> RowId {
+    RowId {
+        table: m.table.to_string(),
+        variant: m.variant.to_string(),
+        key: key.to_string(),
+        metric: m.metric.to_string(),
+        unit: m.unit.to_string(),
+    }
 }
 
 /// A file side's runs, checked as a selector's are: none is an error.

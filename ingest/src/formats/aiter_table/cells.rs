@@ -27,6 +27,12 @@ pub(super) fn is_separator_line(line: &str) -> bool {
 /// cells at least, each a separator cell.
 #[inline]
 pub(super) fn is_bare_separator_line(line: &str) -> bool {
+    // Asked of every line of a log with a pipe table: its first byte after the indent
+    // decides for nearly all (`|`, `[`, a letter, a digit).
+    let first = line.bytes().find(|b| !b.is_ascii_whitespace());
+    if !matches!(first, Some(b'-' | b':')) {
+        return false;
+    }
     let t = line.trim_ascii();
     !t.starts_with('|')
         && !t.ends_with('|')

@@ -220,10 +220,10 @@ pub fn not_a_value(cell: &str) -> &'static str {
 /// speedups, errors, unclassified numbers) and refused in a measured one (a latency,
 /// throughput or bandwidth column holding `1.31x` holds no latency).
 pub fn parse_in(cell: &str, metric: &str) -> Result<Option<f64>, NotANumber> {
-    if crate::model::metric::is_derived(metric) {
-        parse_ratio(cell)
-    } else {
-        parse_value(cell)
+    // A plain number first (nearly every cell): the column's kind is asked only of text.
+    match parse_value(cell) {
+        Err(NotANumber) if crate::model::metric::is_derived(metric) => parse_ratio(cell),
+        r => r,
     }
 }
 
