@@ -33,12 +33,19 @@ pub fn run(root: &Path, a: CompareArgs) -> anyhow::Result<Exit> {
         }
         Ok(())
     };
-    let selects = |spec: &str| {
-        Db::open(root, devices)
-            .is_ok_and(|d| perfdb_reports::compare::select_runs(&d, spec).is_ok())
+    // The files a selector's runs were read from, by content (when it matches runs).
+    let selects = |spec: &str| -> Option<Vec<String>> {
+        let d = Db::open(root, devices).ok()?;
+        let side = perfdb_reports::compare::select_runs(&d, spec).ok()?;
+        perfdb_reports::db::source_hashes(&d, &side.runs).ok()
     };
     let base_arg = file_sides::side_arg(&a.base, selects)?;
     let head_arg = file_sides::side_arg(&a.head, selects)?;
+    if a.baseline_window.is_some() && matches!(base_arg, SideArg::Files(..)) {
+        anyhow::bail!(
+            "--baseline-window pools a label's last commits of the warehouse: the base side is files"
+        );
+    }
     if a.keep.is_some() && !matches!(head_arg, SideArg::Files(..)) {
         anyhow::bail!("--keep stores the head side's files: the head side names warehouse runs");
     }

@@ -5,8 +5,11 @@
 //!
 //! The rule (docs/compare.md): an argument holding `/`, `*`, `?` or `[` is a path (no
 //! label, commit or run id can hold one); one that names an existing file or folder is a
-//! path too, unless it also selects runs of the warehouse: then both are meant and the
-//! command refuses, asking for `./NAME` (the path) or `LABEL@latest`, `run:ID` (the runs).
+//! path too, unless it also selects runs of the warehouse. Then both could be meant:
+//! when the runs were read from exactly those files (the same contents, as `perfdb
+//! ingest base --label base` leaves them), the two are one side and the warehouse's runs
+//! are taken; when they differ, the command refuses, asking for `./NAME` (the files) or
+//! `NAME@latest`, `run:ID` (the runs).
 
 use crate::cli::{CompareArgs, IngestOptions, InputFormat};
 use anyhow::Context;
@@ -28,23 +31,41 @@ pub enum SideArg {
     Selector(String),
 }
 
-/// Tell `spec` a path or a selector; `selects` says whether a selector matches runs of
-/// the warehouse (asked only when `spec` also names an existing file or folder).
-pub fn side_arg(spec: &str, selects: impl Fn(&str) -> bool) -> anyhow::Result<SideArg> {
-    let exists = Path::new(spec).exists();
+/// Tell `spec` a path or a selector; `selects` gives the SHA-256 of the files the
+/// runs a selector matches were read from (`None`: it matches none), asked only when
+/// `spec` also names an existing file or folder.
+pub fn side_arg(
+    spec: &str,
+    selects: impl Fn(&str) -> Option<Vec<String>>,
+) -> anyhow::Result<SideArg> {
     if looks_like_path(spec) {
         return Ok(SideArg::Files(spec.to_string(), expand(spec)?));
     }
-    if exists {
-        if selects(spec) {
-            anyhow::bail!(
-                "'{spec}' is both a file or folder here and a side of the warehouse: write \
-                 ./{spec} for the files, or {spec}@latest (or run:ID) for the warehouse's runs"
-            );
-        }
-        return Ok(SideArg::Files(spec.to_string(), expand(spec)?));
+    if !Path::new(spec).exists() {
+        return Ok(SideArg::Selector(spec.to_string()));
     }
-    Ok(SideArg::Selector(spec.to_string()))
+    let files = expand(spec)?;
+    let Some(mut stored) = selects(spec) else {
+        return Ok(SideArg::Files(spec.to_string(), files));
+    };
+    let mut here = Vec::with_capacity(files.len());
+    for f in &files {
+        let bytes = std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?;
+        here.push(perfdb_ingest::hash::sha256_hex(&bytes));
+    }
+    for hashes in [&mut stored, &mut here] {
+        hashes.sort();
+        hashes.dedup();
+    }
+    if stored == here {
+        // The warehouse holds exactly these files under that name: one side either way.
+        return Ok(SideArg::Selector(spec.to_string()));
+    }
+    anyhow::bail!(
+        "'{spec}' is both a file or folder here and a side of the warehouse, and they hold \
+         different runs: write ./{spec} for the files, or {spec}@latest (or run:ID) for the \
+         warehouse's runs"
+    )
 }
 
 /// The files `spec` names: a file, the files of a folder (as `ingest` takes a folder),
@@ -167,9 +188,9 @@ mod tests {
         assert!(!looks_like_path("main@latest"));
         assert!(!looks_like_path("run:abc"));
         assert!(matches!(
-            side_arg("main@latest", |_| true).unwrap(),
+            side_arg("main@latest", |_| Some(vec![])).unwrap(),
             SideArg::Selector(_)
         ));
-        assert!(side_arg("no/such/folder", |_| false).is_err());
+        assert!(side_arg("no/such/folder", |_| None).is_err());
     }
 }

@@ -203,20 +203,30 @@ fn a_file_side_against_a_warehouse_side_and_kept_after_the_verdict() {
     assert_eq!(rows[0]["n"], 5);
 }
 
+/// A name that is both a folder here and a label of the warehouse: one side when the
+/// label's runs were read from exactly those files (`ingest base --label base` then
+/// `compare base head`, the common way), refused when they hold different runs.
 #[test]
-fn a_name_that_is_both_a_folder_and_a_label_is_refused() {
+fn a_name_that_is_both_a_folder_and_a_label_is_one_side_or_refused() {
     let wh = Wh::new();
-    wh.ok(&[
-        "ingest",
-        sample("h200-gemm/ab/aiter/base").to_str().unwrap(),
-        "--label",
-        "base",
-    ]);
-    copy_dir(
-        &sample("h200-gemm/ab/aiter/base"),
-        &wh.dir.path().join("base"),
-    );
+    let here = wh.dir.path().join("base");
+    copy_dir(&sample("h200-gemm/ab/aiter/base"), &here);
+    wh.ok(&["ingest", here.to_str().unwrap(), "--label", "base"]);
     let head = sample("h200-gemm/ab/aiter/head");
+    let out = wh.run(&[
+        "compare",
+        "base",
+        head.to_str().unwrap(),
+        "--control",
+        "torch",
+    ]);
+    assert_eq!(code(&out), 1, "the same files: one side: {}", stderr(&out));
+    // A trial more in the folder than in the warehouse: both could be meant, and differ.
+    std::fs::copy(
+        sample("h200-gemm/ab/aiter/head/trial1.log"),
+        here.join("trial9.log"),
+    )
+    .unwrap();
     let out = wh.run(&["compare", "base", head.to_str().unwrap()]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(
@@ -233,7 +243,7 @@ fn a_name_that_is_both_a_folder_and_a_label_is_refused() {
             "--control",
             "torch",
         ]);
-        assert_eq!(code(&out), 1, "{side}: {}", stderr(&out));
+        assert!(matches!(code(&out), 1 | 3), "{side}: {}", stderr(&out));
     }
 }
 

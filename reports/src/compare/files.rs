@@ -6,11 +6,12 @@
 //! one comparator, no Parquet, no DuckDB.
 
 use super::load::{per_run, Counters, Loaded, RowId, Value};
+use super::select::distinct;
 use super::{CompareError, FailedRun, MatchedBy, SideInfo};
 use perfdb_ingest::devices::Table;
 use perfdb_ingest::model::{metric, Direction, Measurement, RunVerdict};
 use perfdb_ingest::warehouse::Prepared;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 /// The runs of one side read from files: every file's run and its repetitions' (as
 /// `ingest` would commit them), in the order the files were given.
@@ -45,17 +46,6 @@ fn tag<'a>(p: &'a Prepared, name: &str) -> &'a str {
         .iter()
         .find(|(k, _)| k == name)
         .map_or("", |(_, v)| v.as_str())
-}
-
-fn distinct<'a>(runs: &'a [Prepared], f: impl Fn(&'a Prepared) -> &'a str) -> Vec<String> {
-    let mut v: Vec<String> = runs
-        .iter()
-        .map(|r| f(r).to_string())
-        .filter(|s| !s.is_empty())
-        .collect();
-    v.sort();
-    v.dedup();
-    v
 }
 
 /// Step 1 for a file side: what `select` makes of the same runs in the warehouse.
@@ -196,14 +186,7 @@ pub(super) fn loaded(side: &FileRuns, info: &SideInfo, filters: &[(String, Strin
             row.runs.push(n as u64);
         }
     }
-    let mut out = Loaded {
-        rows: BTreeMap::new(),
-        orders: HashMap::new(),
-        repeated: BTreeMap::new(),
-        err_nonzero: HashMap::new(),
-        derived_columns: BTreeMap::new(),
-        counters,
-    };
+    let mut out = Loaded::with_counters(counters);
     for row in rows {
         let m = row.first;
         let id = row_id(m, row.key);

@@ -39,6 +39,20 @@ pub(super) struct Loaded {
     pub(super) counters: Counters,
 }
 
+impl Loaded {
+    /// No rows yet, and a side's counters.
+    pub(super) fn with_counters(counters: Counters) -> Loaded {
+        Loaded {
+            rows: BTreeMap::new(),
+            orders: HashMap::new(),
+            repeated: BTreeMap::new(),
+            err_nonzero: HashMap::new(),
+            derived_columns: BTreeMap::new(),
+            counters,
+        }
+    }
+}
+
 fn filter_sql(filters: &[(String, String)]) -> String {
     let mut conds = Vec::new();
     for (k, raw) in filters {
@@ -131,14 +145,7 @@ pub(super) fn load_side(
     filters: &[(String, String)],
 ) -> Result<Loaded, CompareError> {
     let sql = side_query(db, side, filters)?;
-    let mut loaded = Loaded {
-        rows: BTreeMap::new(),
-        orders: HashMap::new(),
-        repeated: BTreeMap::new(),
-        err_nonzero: HashMap::new(),
-        derived_columns: BTreeMap::new(),
-        counters: counters_of(db, side)?,
-    };
+    let mut loaded = Loaded::with_counters(counters_of(db, side)?);
     // Arrow straight from DuckDB: no per-value conversion on the way.
     let (_, batches) = db.query(&sql)?;
     for batch in &batches {

@@ -6,7 +6,7 @@
 use super::load::{Loaded, RowId, Value};
 use super::{build_report, CompareError, MatchedBy, Options, Report, SideInfo};
 use perfdb_ingest::model::{key_to_json, Direction, Numerics};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// One row as one side measured it: its identity and one value a trial.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,14 +40,7 @@ impl MemoryRow {
 }
 
 fn loaded(rows: &[MemoryRow]) -> Loaded {
-    let mut out = Loaded {
-        rows: BTreeMap::new(),
-        orders: HashMap::new(),
-        repeated: BTreeMap::new(),
-        err_nonzero: HashMap::new(),
-        derived_columns: BTreeMap::new(),
-        counters: BTreeMap::new(),
-    };
+    let mut out = Loaded::with_counters(BTreeMap::new());
     for r in rows {
         let mut sorted = r.key.clone();
         sorted.sort();

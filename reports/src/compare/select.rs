@@ -68,7 +68,8 @@ fn query(db: &Db, cond: &str) -> Result<Vec<RunRow>, CompareError> {
     Ok(rows)
 }
 
-fn distinct(rows: &[RunRow], f: impl Fn(&RunRow) -> &str) -> Vec<String> {
+/// The distinct non-empty values `f` gives of `rows`, sorted (a side's commits, archs...).
+pub(super) fn distinct<'a, T>(rows: &'a [T], f: impl Fn(&'a T) -> &'a str) -> Vec<String> {
     let mut v: Vec<String> = rows
         .iter()
         .map(|r| f(r).to_string())

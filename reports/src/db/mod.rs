@@ -86,6 +86,25 @@ pub fn history_points(db: &Db, filter: &str) -> Result<Vec<String>, DbError> {
     Ok(points.into_iter().map(|p| p.0).collect())
 }
 
+/// The SHA-256 of the file each of `runs` was read from (`runs.source_sha256`).
+pub fn source_hashes(db: &Db, runs: &[String]) -> Result<Vec<String>, DbError> {
+    if runs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let list = runs
+        .iter()
+        .map(|r| sql_str(r))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut stmt = db.conn.prepare(&format!(
+        "SELECT source_sha256 FROM runs WHERE run_id IN ({list})"
+    ))?;
+    let hashes = stmt
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<Result<_, _>>()?;
+    Ok(hashes)
+}
+
 /// A fingerprint of the warehouse's committed state at `root` (`None`: nothing
 /// committed yet): it changes whenever a commit lands, so a reader knows when what it
 /// read is stale (the web app's caches).
