@@ -21,23 +21,23 @@ pub fn run(root: &Path, a: CompareArgs) -> anyhow::Result<Exit> {
     if let Some(l) = &a.keep {
         perfdb_ingest::warehouse::Label::new(l).map_err(|e| anyhow::anyhow!("--keep {l}: {e}"))?;
     }
-    // The warehouse is opened only when a side names its runs (or to tell whether an
+    // The warehouse is opened once, when a side names its runs (or to tell whether an
     // argument that names a file here names runs too): files alone need none.
-    let mut db: Option<Db> = None;
-    let open = |db: &mut Option<Db>| -> anyhow::Result<()> {
-        if db.is_none() {
-            *db = Some(
+    let opened: std::cell::OnceCell<Result<Db, String>> = std::cell::OnceCell::new();
+    let db = || {
+        opened
+            .get_or_init(|| {
                 Db::open(root, devices)
-                    .with_context(|| format!("cannot open the warehouse at {}", root.display()))?,
-            );
-        }
-        Ok(())
+                    .map_err(|e| format!("cannot open the warehouse at {}: {e}", root.display()))
+            })
+            .as_ref()
+            .map_err(|e| anyhow::anyhow!("{e}"))
     };
     // The files a selector's runs were read from, by content (when it matches runs).
     let selects = |spec: &str| -> Option<Vec<String>> {
-        let d = Db::open(root, devices).ok()?;
-        let side = perfdb_reports::compare::select_runs(&d, spec).ok()?;
-        perfdb_reports::db::source_hashes(&d, &side.runs).ok()
+        let d = db().ok()?;
+        let side = perfdb_reports::compare::select_runs(d, spec).ok()?;
+        perfdb_reports::db::source_hashes(d, &side.runs).ok()
     };
     let base_arg = file_sides::side_arg(&a.base, selects)?;
     let head_arg = file_sides::side_arg(&a.head, selects)?;
@@ -49,19 +49,17 @@ pub fn run(root: &Path, a: CompareArgs) -> anyhow::Result<Exit> {
     if a.keep.is_some() && !matches!(head_arg, SideArg::Files(..)) {
         anyhow::bail!("--keep stores the head side's files: the head side names warehouse runs");
     }
-    let mut selector = |arg: &SideArg| -> anyhow::Result<Option<String>> {
+    let selector = |arg: &SideArg| -> anyhow::Result<Option<String>> {
         let SideArg::Selector(spec) = arg else {
             return Ok(None);
         };
-        open(&mut db)?;
-        let db = db.as_ref().expect("opened");
-        super::merge_base::resolve(db, spec, a.git_dir.as_deref(), a.nearest_measured).map(Some)
+        super::merge_base::resolve(db()?, spec, a.git_dir.as_deref(), a.nearest_measured).map(Some)
     };
     let (base_sel, head_sel) = (selector(&base_arg)?, selector(&head_arg)?);
     perfdb_ingest::timing::trace("open the warehouse", &mut t);
     let file_side = |arg: &SideArg, label: &str, commit: Option<String>| match arg {
         SideArg::Files(spec, files) => {
-            file_sides::read_side(&a, spec, files, label, commit).map(|(f, _, _)| Some(f))
+            file_sides::read_side(&a, spec, files, label, commit, devices).map(Some)
         }
         SideArg::Selector(_) => Ok(None),
     };
@@ -73,7 +71,12 @@ pub fn run(root: &Path, a: CompareArgs) -> anyhow::Result<Exit> {
     )?;
     perfdb_ingest::timing::trace("read and parse the file sides", &mut t);
     let (base, head) = (side(&base_sel, &base_files), side(&head_sel, &head_files));
-    let report = compare_sides(db.as_ref(), devices, base, head, &opt)?;
+    // The warehouse a side's runs were selected in (none for files alone, even when an
+    // argument was looked up in it).
+    let wh_db = (base_sel.is_some() || head_sel.is_some())
+        .then(|| opened.get().and_then(|d| d.as_ref().ok()))
+        .flatten();
+    let report = compare_sides(wh_db, devices, base, head, &opt)?;
     t = std::time::Instant::now();
     super::print_out(&perfdb_reports::render::report(
         &report,

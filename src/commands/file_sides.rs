@@ -14,7 +14,6 @@
 use crate::cli::{CompareArgs, IngestOptions, InputFormat};
 use anyhow::Context;
 use perfdb_ingest::devices::Table;
-use perfdb_ingest::formats::Format;
 use perfdb_reports::compare::FileRuns;
 use std::path::{Path, PathBuf};
 
@@ -131,30 +130,35 @@ fn wildcard(pattern: &str, text: &str) -> bool {
     p[i..].iter().all(|&c| c == '*')
 }
 
-/// Read and parse a file side's files (every core), as `ingest` would under `label`:
-/// the first file that cannot be read refuses the comparison with its line, nothing
-/// compared or written. Each file's warnings are said.
+/// Read and parse a file side's files (every core), as `ingest` would under `label`,
+/// against `devices` (the comparison's table): the first file that cannot be read
+/// refuses the comparison with its line, nothing compared or written. Each file's
+/// warnings are said.
 pub fn read_side(
     a: &CompareArgs,
     spec: &str,
     files: &[PathBuf],
     label: &str,
     commit: Option<String>,
-) -> anyhow::Result<(FileRuns, Option<Format>, &'static Table)> {
-    let (_, format, meta, devices) = super::ingest::options(IngestOptions {
-        label: Some(label.to_string()),
-        commit,
-        commit_time: None,
-        git_dir: None,
-        arch: None,
-        tags: a.tags.clone(),
-        machine: a.machine.clone(),
-        device: a.device.clone(),
-        format: InputFormat(a.input_format.0),
-        unit: a.unit.clone(),
-        method: None,
-        variant_axis: None,
-    })?;
+    devices: &'static Table,
+) -> anyhow::Result<FileRuns> {
+    let (_, format, meta, devices) = super::ingest::options_on(
+        IngestOptions {
+            label: Some(label.to_string()),
+            commit,
+            commit_time: None,
+            git_dir: None,
+            arch: None,
+            tags: a.tags.clone(),
+            machine: a.machine.clone(),
+            device: a.device.clone(),
+            format: InputFormat(a.input_format.0),
+            unit: a.unit.clone(),
+            method: None,
+            variant_axis: None,
+        },
+        devices,
+    )?;
     let results = perfdb_ingest::prepare_files(files, format, &meta, devices, &|_| {});
     let mut prepared = Vec::with_capacity(results.len());
     for r in results {
@@ -164,7 +168,7 @@ pub fn read_side(
         }
         prepared.push(p);
     }
-    Ok((FileRuns::new(spec, prepared), format, devices))
+    Ok(FileRuns::new(spec, prepared))
 }
 
 #[cfg(test)]

@@ -96,6 +96,21 @@ pub fn compare_sides(
         _ => (load(&base, &base_side)?, load(&head, &head_side)?),
     };
     trace("load both sides", &mut t);
+    report(db, devices, base_side, head_side, b, h, opt)
+}
+
+/// The steps after loading, whichever way the sides were read: the report, measured
+/// roofs (with a warehouse), the GPU-state warnings.
+fn report(
+    db: Option<&Db>,
+    devices: &'static Table,
+    base_side: SideInfo,
+    head_side: SideInfo,
+    b: Loaded,
+    h: Loaded,
+    opt: &Options,
+) -> Result<Report, CompareError> {
+    let mut t = std::time::Instant::now();
     let gpu = gpu_state_warnings(&base_side, &head_side);
     let mut r = build_report(base_side, head_side, b, h, opt, devices)?;
     if let Some(db) = db {
@@ -131,13 +146,7 @@ pub fn compare(db: &Db, base: &str, head: &str, opt: &Options) -> Result<Report,
     });
     let (b, h) = (b?, h?);
     trace("load both sides", &mut t);
-    let gpu = gpu_state_warnings(&base_side, &head_side);
-    trace("GPU-state tags of the runs", &mut t);
-    let mut r = build_report(base_side, head_side, b, h, opt, db.devices)?;
-    peaks::hold_to_measured(db, &mut r.rows)?;
-    r.warnings.extend(gpu);
-    trace("the report (statistics, summary included)", &mut t);
-    Ok(r)
+    report(Some(db), db.devices, base_side, head_side, b, h, opt)
 }
 
 use perfdb_ingest::devices::Table;

@@ -23,6 +23,11 @@ pub(super) type Options = (Label, Option<Format>, RunMeta, &'static Table);
 
 /// The [`Options`] of the flags: `--device` is resolved here, once, to the id stored.
 pub(super) fn options(a: IngestOptions) -> anyhow::Result<Options> {
+    options_on(a, super::device_table(None)?)
+}
+
+/// [`options`] read against `devices` (a command's own `--config`).
+pub(super) fn options_on(a: IngestOptions, devices: &'static Table) -> anyhow::Result<Options> {
     let format = a.format.0;
     let label = Label::new(a.label.as_deref().unwrap_or(DEFAULT_LABEL))?;
     let commit_time = match (&a.commit_time, &a.git_dir) {
@@ -30,7 +35,6 @@ pub(super) fn options(a: IngestOptions) -> anyhow::Result<Options> {
         (None, Some(dir)) => Some(git_commit_time(dir, a.commit.as_deref())?),
         (None, None) => None,
     };
-    let devices = super::device_table(None)?;
     let device = match a.device.as_deref() {
         None => None,
         Some(d) => Some(devices.named(d).map(|d| d.id.clone()).ok_or_else(|| {

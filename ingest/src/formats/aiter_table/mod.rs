@@ -59,20 +59,12 @@ impl Parser for AiterTables {
             || crate::formats::support::text::finder!("| --")
                 .find_iter(b)
                 .chain(crate::formats::support::text::finder!("| :-").find_iter(b))
-                .any(|at| {
-                    let start = text[..at].rfind('\n').map_or(0, |s| s + 1);
-                    let end = text[at..].find('\n').map_or(text.len(), |e| at + e);
-                    is_separator_line(&text[start..end])
-                })
+                .any(|at| is_separator_line(line_at(text, at)))
             // GitHub's separator without outer pipes (`--- | ---`).
             || crate::formats::support::text::finder!("- |")
                 .find_iter(b)
                 .chain(crate::formats::support::text::finder!("-|").find_iter(b))
-                .any(|at| {
-                    let start = text[..at].rfind('\n').map_or(0, |s| s + 1);
-                    let end = text[at..].find('\n').map_or(text.len(), |e| at + e);
-                    cells::is_bare_separator_line(&text[start..end])
-                });
+                .any(|at| cells::is_bare_separator_line(line_at(text, at)));
         if separator {
             Evidence::Marker
         } else {
@@ -204,6 +196,13 @@ fn names_known_variant(prefix: &str) -> bool {
 /// there is no value to mark, and dropping it would read as a pass.
 fn absent_variant_failure(prefix: &str, line: usize) -> String {
     format!("line {line}: checkAllclose failed for '{prefix}', which no table of this log measures")
+}
+
+/// The line of `text` that byte `at` is in.
+fn line_at(text: &str, at: usize) -> &str {
+    let start = text[..at].rfind('\n').map_or(0, |s| s + 1);
+    let end = text[at..].find('\n').map_or(text.len(), |e| at + e);
+    &text[start..end]
 }
 
 /// Why the markdown table whose separator is `all[sep]` gave no value: its rows hold no
