@@ -31,6 +31,7 @@ mod export_roundtrip;
 mod gpu_harness;
 mod impossible;
 mod json_output;
+mod json_reports;
 mod malformed;
 mod merge_base;
 mod notify_https;
