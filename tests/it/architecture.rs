@@ -89,3 +89,67 @@ fn the_map_is_read_by_indentation() {
         ]
     );
 }
+
+/// `scripts/check-structure` run over a tree planted with two breaches it must refuse:
+/// one format importing another, and a function of 130 lines after a declared test
+/// module (`#[cfg(test)] mod tests;`, whose code lives in another file).
+#[test]
+fn the_structure_check_refuses_planted_breaches() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tree = tempfile::tempdir().unwrap();
+    let put = |rel: &str, text: &str| {
+        let p = tree.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    let check = || {
+        std::process::Command::new("python3")
+            .arg(root.join("scripts/check-structure"))
+            .arg("--root")
+            .arg(tree.path())
+            .output()
+            .expect("python3 runs the structure check")
+    };
+    put("ingest/src/lib.rs", "pub mod formats;\n");
+    put(
+        "ingest/src/formats/mod.rs",
+        "pub mod a;\npub mod b;\npub mod support;\n",
+    );
+    put("ingest/src/formats/support/mod.rs", "pub fn shared() {}\n");
+    put(
+        "ingest/src/formats/a.rs",
+        "use crate::formats::support::shared;\n",
+    );
+    put("ingest/src/formats/b.rs", "pub fn f() {}\n");
+    put("reports/src/lib.rs", "pub mod bisect;\n");
+    let body: String = (0..128)
+        .map(|i| format!("    let _x{i} = {i};\n"))
+        .collect();
+    let clean = format!("pub fn run() {{\n{body}}}\n").replace(&body[..body.len() / 2], "");
+    put("reports/src/bisect/mod.rs", &clean);
+    let out = check();
+    assert!(
+        out.status.success(),
+        "a clean tree passes: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    put("ingest/src/formats/a.rs", "use crate::formats::b::f;\n");
+    put(
+        "reports/src/bisect/mod.rs",
+        &format!("#[cfg(test)]\nmod tests;\n\npub fn run() {{\n{body}}}\n"),
+    );
+    let out = check();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(
+            "ingest/src/formats/a.rs:1: a format imports another format (ingest/src/formats/b.rs)"
+        ),
+        "{said}"
+    );
+    assert!(
+        said.contains("reports/src/bisect/mod.rs:4: fn run is 130 lines (at most 120)"),
+        "{said}"
+    );
+}

@@ -183,7 +183,9 @@ impl Parser for FlydslBench {
         let mut next_reference: Option<String> = None;
         let mut ratios_vs: Option<String> = None;
         for (no, line) in lines(text) {
-            if let Some(ms) = super::perf_lines::parse_perf_line(&line, no, &mut parsed.keys)? {
+            if let Some(ms) =
+                crate::formats::support::perf_line::parse_perf_line(&line, no, &mut parsed.keys)?
+            {
                 parsed.measurements.extend(ms);
                 continue;
             }

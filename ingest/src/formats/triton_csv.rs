@@ -12,9 +12,9 @@
 
 use super::support::csv::{cells, file_table, float_cell, header_and_records};
 use super::support::emit::{key_number, KeyLayout, Spec};
-use super::triton_perf_report::{labelled_lines, line_and_ylabel};
 use crate::formats::parser::{Context, ParseError, Parser};
 use crate::formats::support::text::parse_value;
+use crate::formats::support::triton_lines::{labelled_lines, line_and_ylabel};
 use crate::model::Format;
 use crate::model::{metric, Name, Parsed, Warning};
 use std::borrow::Cow;

@@ -32,6 +32,7 @@
 
 use crate::formats::parser::{Context, Evidence, ParseError, Parser};
 use crate::formats::support::emit::{key_number, KeyLayout, Spec};
+use crate::formats::support::triton_lines::{labelled_lines, line_and_ylabel};
 use crate::model::Format;
 use crate::model::{metric, Name, Parsed, Warning};
 
@@ -367,13 +368,6 @@ fn index_width_unicode(row: &str) -> usize {
     r.len() - r.trim_start_matches(|c: char| !c.is_whitespace()).len()
 }
 
-/// `Triton (GB/s)` -> (`Triton`, `GB/s`); an x column has no parenthesised ylabel.
-pub(super) fn line_and_ylabel(name: &str) -> Option<(&str, &str)> {
-    let open = name.rfind(" (")?;
-    let ylabel = name[open + 2..].strip_suffix(')')?;
-    Some((name[..open].trim(), ylabel.trim()))
-}
-
 /// The values of one plot's table (its rows with their line numbers), appended to `out`.
 fn table(
     plot: &str,
@@ -449,31 +443,6 @@ fn table(
 
 /// A line column: its place, its variant, how its values are stored.
 type LineColumn = (usize, Name, Spec);
-
-/// Triton 3.6's header: the x columns bare, then every line `<line> (<ylabel>)` with the
-/// one ylabel of the plot. The first line column, or `None` when the header is not that:
-/// then a parenthesised word is part of its line's name (`Torch (native)`, `Torch (jit)`
-/// in the fused-softmax tutorial's header before 3.6), never a unit.
-pub(super) fn labelled_lines<S: AsRef<str>>(cols: &[S]) -> Option<usize> {
-    let cols: Vec<&str> = cols.iter().map(AsRef::as_ref).collect();
-    let first = cols.iter().position(|c| line_and_ylabel(c).is_some())?;
-    let ylabel = line_and_ylabel(cols[first])?.1;
-    (first > 0
-        && cols[first..]
-            .iter()
-            .all(|c| line_and_ylabel(c).is_some_and(|(_, y)| y == ylabel) || is_ratio_column(c)))
-    .then_some(first)
-}
-
-/// A column a script adds among the lines, the ratio of two of them (`2cta/1cta`,
-/// `2cta/cublas`): one word with a `/` and no parenthesised ylabel. Stored as the
-/// derived ratio it is, never a line.
-fn is_ratio_column(name: &str) -> bool {
-    name.contains('/')
-        && !name.contains(char::is_whitespace)
-        && !name.contains('(')
-        && crate::formats::support::units::unit_of_any_case(name).is_none()
-}
 
 /// `Triton-GB/s-min` -> (`Triton`, `GB/s`, its [`Unit`], `min`): a line name whose part
 /// after a `-` is a unit perfdb knows, and what follows it (a statistic of the same

@@ -1,7 +1,7 @@
 //! TokenSpeed `kernel_bench.<token>.json`: a JSON array of benchmark records.
 
-use super::ts_probe::{field_metric, numerics_of};
 use crate::formats::parser::{ParseError, Parser};
+use crate::formats::support::ts_fields::{field_metric, numerics_of};
 use crate::model::Format;
 use crate::model::{key_of, Direction, Measurement, Name, Numerics, Parsed};
 use serde_json::Value;
@@ -44,7 +44,7 @@ impl Parser for TsExport {
             let table = match (s("op_family"), s("op_mode")) {
                 (Some(f), Some(m)) => format!("{f}.{m}"),
                 (Some(f), None) => f.to_string(),
-                _ => super::ts_probe::DEFAULT_TABLE.to_string(),
+                _ => crate::formats::support::ts_fields::DEFAULT_TABLE.to_string(),
             };
             let mut key_cells: Vec<(String, String)> = match obj.get("shape_params") {
                 Some(Value::Object(p)) => {
@@ -91,8 +91,12 @@ impl Parser for TsExport {
                         ))
                     }
                 };
-                let (unit, value, raw) =
-                    super::ts_probe::canonical(&mut parsed.keys, unit, value, &v.to_string());
+                let (unit, value, raw) = crate::formats::support::ts_fields::canonical(
+                    &mut parsed.keys,
+                    unit,
+                    value,
+                    &v.to_string(),
+                );
                 parsed.measurements.push(Measurement {
                     table,
                     variant,

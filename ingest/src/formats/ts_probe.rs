@@ -8,15 +8,11 @@
 use crate::formats::parser::{ParseError, Parser};
 use crate::formats::support::lines;
 use crate::formats::support::text::parse_value;
+use crate::formats::support::ts_fields::{canonical, field_metric, numerics_of, DEFAULT_TABLE};
 use crate::model::Format;
-use crate::model::{
-    key_of, metric, Direction, Keys, Measurement, Name, Numerics, Parsed, Raw, Warning,
-};
+use crate::model::{key_of, metric, Direction, Keys, Measurement, Name, Numerics, Parsed, Warning};
 
 pub struct TsProbe;
-
-/// Table name when no `TS_KERNEL_INFO: ... op=` line precedes the records.
-pub const DEFAULT_TABLE: &str = "ts_kernel";
 
 /// Fields that describe the record rather than measure it.
 const DESCRIPTIVE: &[&str] = &["kernel", "solution", "shape", "arch", "numerics_passed"];
@@ -51,24 +47,6 @@ fn looks_measured(field: &str) -> bool {
         || lower.ends_with("_tb_s")
 }
 
-/// (field, metric, unit, direction) of the numeric fields a METRIC line carries.
-pub(crate) fn field_metric(field: &str) -> Option<(&'static str, &'static str, Direction)> {
-    let lat = |m| Some((m, "us", Direction::Lower));
-    match field {
-        "median_latency_us" => lat(metric::LATENCY),
-        "p90_latency_us" => lat("latency_p90"),
-        "p99_latency_us" => lat("latency_p99"),
-        "min_latency_us" => lat("latency_min"),
-        "max_latency_us" => lat("latency_max"),
-        "mean_latency_us" => lat("latency_mean"),
-        "tflops" => Some((metric::THROUGHPUT, "TFLOPS", Direction::Higher)),
-        "bandwidth_gb_s" => Some((metric::BANDWIDTH, "GB/s", Direction::Higher)),
-        "max_abs_diff" => Some(("error_max_abs", "", Direction::None)),
-        "max_rel_diff" => Some(("error_max_rel", "", Direction::None)),
-        _ => None,
-    }
-}
-
 /// `K4096xM1xN4096` -> [(K, 4096), (M, 1), (N, 4096)]: sorted parameter names glued to
 /// their values, joined by `x`.
 pub fn decode_shape(shape: &str) -> Option<Vec<(String, String)>> {
@@ -85,17 +63,6 @@ pub fn decode_shape(shape: &str) -> Option<Vec<(String, String)>> {
         out.push((name.to_string(), value.to_string()));
     }
     (!out.is_empty()).then_some(out)
-}
-
-pub(crate) fn numerics_of(v: &str) -> Result<Numerics, String> {
-    match v {
-        "True" | "true" => Ok(Numerics::Pass),
-        "False" | "false" => Ok(Numerics::Fail),
-        "None" | "null" => Ok(Numerics::NotChecked),
-        other => Err(format!(
-            "numerics_passed must be True, False or None, got '{other}'"
-        )),
-    }
 }
 
 impl Parser for TsProbe {
@@ -221,7 +188,12 @@ fn bench_fields(
     for (k, v) in fields.split_whitespace().filter_map(|f| f.split_once('=')) {
         let value = parse_value(v)
             .map_err(|_| ParseError::at(no, format!("TS_BENCH field {k}='{v}' is not a number")))?;
-        let m = row.put(&mut parsed.keys, &super::serving::spec(k), value, v);
+        let m = row.put(
+            &mut parsed.keys,
+            &crate::formats::support::serving_fields::spec(k),
+            value,
+            v,
+        );
         parsed.measurements.push(m);
     }
     Ok(())
@@ -345,25 +317,6 @@ fn metric_line(
         });
     }
     Ok(out)
-}
-
-/// A value in a unit the probe prints (`GB/s`) moved to the canonical unit of its
-/// metric; the raw text gets the printed unit when the value was converted.
-pub(crate) fn canonical(
-    keys: &mut Keys,
-    unit: &'static str,
-    value: Option<f64>,
-    printed: &str,
-) -> (&'static str, Option<f64>, Raw) {
-    match crate::formats::support::units::unit_of_any_case(unit) {
-        Some(u) if u.factor != 1.0 && value.is_some() => (
-            u.canonical,
-            value.map(|v| crate::formats::support::units::to_canonical(v, u.factor)),
-            keys.raw_joined(printed, unit),
-        ),
-        Some(u) => (u.canonical, value, keys.raw(printed)),
-        None => (unit, value, keys.raw(printed)),
-    }
 }
 
 /// `TS_KERNEL_FAILREC <kernel> shape={'M': 4096, 'N': 4096, 'K': 4096} max_abs_diff=0.5

@@ -91,7 +91,7 @@ pub(super) fn split_top_level(s: &str) -> Vec<&str> {
 /// `triton: gemm[checkAllclose atol=.. passed~]` -> (`triton`, Pass).
 pub(super) fn check_allclose(body: &str) -> Option<(String, Numerics)> {
     let p = find_marker(body, "[checkAllclose")?;
-    let verdict = match crate::formats::perf_lines::numerics_of_tail(&body[p..]) {
+    let verdict = match crate::formats::support::perf_line::numerics_of_tail(&body[p..]) {
         Numerics::NotChecked => return None,
         v => v,
     };

@@ -15,9 +15,9 @@ mod emit;
 mod layout;
 mod tables;
 
-use super::perf_lines::parse_perf_line;
 use crate::formats::support::columns::KNOWN_VARIANTS;
 use crate::formats::support::lines;
+use crate::formats::support::perf_line::parse_perf_line;
 use crate::formats::support::text::{find_marker, strip_aiter_prefix};
 use crate::model::Format;
 use crate::model::{Direction, Keys, Measurement, Name, Numerics, Parsed, Warning};

@@ -8,7 +8,11 @@ pub mod emit;
 pub mod json;
 pub mod json_scan;
 pub mod neighbours;
+pub mod perf_line;
+pub mod serving_fields;
 pub mod text;
+pub mod triton_lines;
+pub mod ts_fields;
 pub mod units;
 
 /// Iterate cleaned lines with 1-based numbers.
