@@ -183,11 +183,6 @@ impl AlertStatus {
                 format!("'{s}' is not a status: one of {}", all.join(", "))
             })
     }
-
-    /// Statuses a person has set, which `detect` keeps.
-    pub fn is_human(self) -> bool {
-        matches!(self, AlertStatus::Acknowledged | AlertStatus::Dismissed)
-    }
 }
 
 /// A person's action on an alert, and the statuses it may be taken from: the one

@@ -64,7 +64,7 @@ pub(super) fn p_beyond(
 
 /// The row's t-test of `a` against `b` (log values): Welch's, or Yuen's on trimmed
 /// means (Mann-Whitney rows are sized by Welch's: the interval of a shift).
-pub(super) fn location_test(test: Test, a: &[f64], b: &[f64]) -> stats::Welch {
+pub(super) fn location_test(test: Test, a: &[f64], b: &[f64]) -> stats::TTest {
     test.location().unwrap_or(stats::Location::Welch).test(a, b)
 }
 

@@ -591,7 +591,4 @@ impl Report {
             .filter(|r| !r.control && r.verdict == v)
             .count()
     }
-    pub fn numerics_failures(&self) -> Vec<&Row> {
-        self.rows.iter().filter(|r| r.numerics_failed()).collect()
-    }
 }

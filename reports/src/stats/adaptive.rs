@@ -11,7 +11,7 @@
 //! under no change as under a change (Hogg's adaptive tests); its price over the looks is
 //! simulated with the choice in it ([`super::looks`]).
 
-use super::{median, Welch, TRIM};
+use super::{median, TTest, TRIM};
 
 /// A value is far when it lies this many robust standard deviations (1.4826 MAD of the
 /// pooled residuals) from its side's median.
@@ -29,7 +29,7 @@ pub enum Location {
 
 impl Location {
     /// The test of `a` against `b` (t > 0 when a is larger); at least 2 values a side.
-    pub fn test(self, a: &[f64], b: &[f64]) -> Welch {
+    pub fn test(self, a: &[f64], b: &[f64]) -> TTest {
         if self.trims(a, b) {
             super::yuen(a, b, TRIM)
         } else {

@@ -4,14 +4,16 @@
 use super::{mean, variance, CONFIDENCE};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
+/// A t test's result (Welch's or Yuen's: [`super::Location::test`] says which ran): the
+/// statistic, its degrees of freedom and the two-sided p.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Welch {
+pub struct TTest {
     pub t: f64,
     pub df: f64,
     pub p: f64,
 }
 
-impl Welch {
+impl TTest {
     /// The one-sided p that `a` is larger: half the two-sided p when t points that way.
     pub fn p_greater(&self) -> f64 {
         if self.t > 0.0 {
@@ -25,20 +27,20 @@ impl Welch {
 /// Welch's two-sided t-test of `a` against `b` (t > 0 when mean(a) > mean(b)).
 /// Needs at least 2 values a side. Zero variance on both sides: equal means give
 /// p = 1, different means a deterministic difference, p = 0.
-pub fn welch(a: &[f64], b: &[f64]) -> Welch {
+pub fn welch(a: &[f64], b: &[f64]) -> TTest {
     let (na, nb) = (a.len() as f64, b.len() as f64);
     let (va, vb) = (variance(a) / na, variance(b) / nb);
     let diff = mean(a) - mean(b);
     let se2 = va + vb;
     if se2 == 0.0 {
         return if diff == 0.0 {
-            Welch {
+            TTest {
                 t: 0.0,
                 df: na + nb - 2.0,
                 p: 1.0,
             }
         } else {
-            Welch {
+            TTest {
                 t: diff.signum() * f64::INFINITY,
                 df: na + nb - 2.0,
                 p: 0.0,
@@ -48,7 +50,7 @@ pub fn welch(a: &[f64], b: &[f64]) -> Welch {
     let t = diff / se2.sqrt();
     let df = se2 * se2 / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
     let dist = StudentsT::new(0.0, 1.0, df).expect("df > 0");
-    Welch {
+    TTest {
         t,
         df,
         p: (2.0 * dist.sf(t.abs())).min(1.0),
@@ -75,7 +77,7 @@ pub fn geomean_ratio_ci(a: &[f64], b: &[f64]) -> Option<(f64, f64)> {
 }
 
 /// Welch's test on ln(value): the tested quantity is the log ratio of geometric means.
-pub fn welch_log(a: &[f64], b: &[f64]) -> Welch {
+pub fn welch_log(a: &[f64], b: &[f64]) -> TTest {
     let la: Vec<f64> = a.iter().map(|v| v.ln()).collect();
     let lb: Vec<f64> = b.iter().map(|v| v.ln()).collect();
     welch(&la, &lb)

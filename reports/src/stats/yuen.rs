@@ -3,7 +3,7 @@
 //! variance; it falls in the trimmed tail here. With nothing trimmed (fewer than
 //! 1 / gamma trials a side) it is Welch's test.
 
-use super::{mean, variance, Welch};
+use super::{mean, variance, TTest};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// The share of each side's trials trimmed from each end.
@@ -35,17 +35,17 @@ pub fn trimmed(x: &[f64], gamma: f64) -> Trimmed {
 
 /// Yuen's two-sided test of `a` against `b` (t > 0 when a's trimmed mean is larger).
 /// Needs at least 2 values a side.
-pub fn yuen(a: &[f64], b: &[f64], gamma: f64) -> Welch {
+pub fn yuen(a: &[f64], b: &[f64], gamma: f64) -> TTest {
     yuen_of(&trimmed(a, gamma), &trimmed(b, gamma))
 }
 
 /// Yuen's test from the two sides' trimmed summaries.
-pub fn yuen_of(a: &Trimmed, b: &Trimmed) -> Welch {
+pub fn yuen_of(a: &Trimmed, b: &Trimmed) -> TTest {
     let diff = a.mean - b.mean;
     let se2 = a.d + b.d;
     let df_all = (a.kept + b.kept) as f64 - 2.0;
     if se2 == 0.0 {
-        return Welch {
+        return TTest {
             t: if diff == 0.0 {
                 0.0
             } else {
@@ -58,7 +58,7 @@ pub fn yuen_of(a: &Trimmed, b: &Trimmed) -> Welch {
     let t = diff / se2.sqrt();
     let df = se2 * se2 / (a.d * a.d / (a.kept as f64 - 1.0) + b.d * b.d / (b.kept as f64 - 1.0));
     let dist = StudentsT::new(0.0, 1.0, df).expect("df > 0");
-    Welch {
+    TTest {
         t,
         df,
         p: (2.0 * dist.sf(t.abs())).min(1.0),
