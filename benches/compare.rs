@@ -38,7 +38,7 @@ fn bench(c: &mut Criterion) {
         eprintln!("built {rows} rows in {:.1} s", t.elapsed().as_secs_f64());
         g.bench_with_input(BenchmarkId::new("compare", rows), &rows, |b, _| {
             b.iter(|| {
-                let db = Db::open(wh.root(), perfdb_ingest::devices::builtin()).unwrap();
+                let db = Db::open(wh.root(), &perfdb_ingest::devices::builtin()).unwrap();
                 let r = compare(&db, "base", "head", &opt).unwrap();
                 assert_eq!(r.verdict.exit_code(), 1);
                 r.rows.len()
@@ -49,7 +49,7 @@ fn bench(c: &mut Criterion) {
             &rows,
             |b, _| {
                 b.iter(|| {
-                    let db = Db::open(wh.root(), perfdb_ingest::devices::builtin()).unwrap();
+                    let db = Db::open(wh.root(), &perfdb_ingest::devices::builtin()).unwrap();
                     let n: i64 = db
                         .conn
                         .query_row("SELECT count(*) FROM measurements", [], |r| r.get(0))
@@ -82,12 +82,12 @@ fn bench(c: &mut Criterion) {
                     files,
                     None,
                     &meta,
-                    perfdb_ingest::devices::builtin(),
+                    &perfdb_ingest::devices::builtin(),
                     &|_| {},
                 )
                 .unwrap();
             }
-            let db = Db::open(wh.root(), perfdb_ingest::devices::builtin()).unwrap();
+            let db = Db::open(wh.root(), &perfdb_ingest::devices::builtin()).unwrap();
             compare(&db, "base", "head", &opt).unwrap().rows.len()
         })
     });

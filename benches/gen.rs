@@ -163,7 +163,7 @@ pub fn build_warehouse(dir: &std::path::Path, rows: usize) -> Warehouse {
                     Some(Format::AiterTable),
                     parsed,
                     &meta,
-                    perfdb_ingest::devices::builtin(),
+                    &perfdb_ingest::devices::builtin(),
                 )
             })
             .collect();
@@ -180,7 +180,7 @@ pub fn build_warehouse(dir: &std::path::Path, rows: usize) -> Warehouse {
                 Some(Format::AiterTable),
                 parsed,
                 &meta,
-                perfdb_ingest::devices::builtin(),
+                &perfdb_ingest::devices::builtin(),
             )
         })
         .collect();
@@ -216,7 +216,7 @@ pub fn build_history(dir: &std::path::Path, rows: usize, runs_per_commit: usize)
                     Some(Format::AiterTable),
                     parsed,
                     &meta,
-                    perfdb_ingest::devices::builtin(),
+                    &perfdb_ingest::devices::builtin(),
                 )
             })
             .collect();
@@ -232,7 +232,7 @@ pub fn build_history(dir: &std::path::Path, rows: usize, runs_per_commit: usize)
                 Some(Format::AiterTable),
                 parsed,
                 &meta,
-                perfdb_ingest::devices::builtin(),
+                &perfdb_ingest::devices::builtin(),
             )
         })
         .collect();
@@ -560,7 +560,7 @@ pub fn build_year(
                         Some(Format::AiterTable),
                         parsed,
                         &meta,
-                        perfdb_ingest::devices::builtin(),
+                        &perfdb_ingest::devices::builtin(),
                     )
                 })
                 .collect();

@@ -122,7 +122,7 @@ fn bench(c: &mut Criterion) {
                     files,
                     None,
                     &meta,
-                    perfdb_ingest::devices::builtin(),
+                    &perfdb_ingest::devices::builtin(),
                     &|_| {},
                 )
                 .unwrap();

@@ -15,6 +15,7 @@
 use crate::compare::{JudgeArgs, Options, Override};
 use serde::Deserialize;
 use std::path::Path;
+use std::sync::Arc;
 
 /// Config file read when none is named and it exists (in the working directory).
 pub const DEFAULT_CONFIG: &str = "perfdb.toml";
@@ -248,15 +249,14 @@ impl Config {
 
     /// The device table runs are read against: the built-in one, with this config's
     /// `[[device]]` entries added. A command makes it once, after loading its config, and
-    /// passes it where runs are read (ingest, the warehouse, the pages); it lives as long
-    /// as the process.
-    pub fn device_table(&self) -> &'static perfdb_ingest::devices::Table {
+    /// passes it where runs are read (ingest, the warehouse, the pages), which share it.
+    pub fn device_table(&self) -> Arc<perfdb_ingest::devices::Table> {
         if self.device.is_empty() {
             return perfdb_ingest::devices::builtin();
         }
-        let table =
-            perfdb_ingest::devices::Table::with(self.device.clone()).expect("checked when parsed");
-        Box::leak(Box::new(table))
+        Arc::new(
+            perfdb_ingest::devices::Table::with(self.device.clone()).expect("checked when parsed"),
+        )
     }
 
     /// The options of a comparison: what was asked, else this config, else the

@@ -302,17 +302,17 @@ fn drop_impossible(
 }
 
 /// The one device the runs of a class name, if they all name the same one.
-fn class_device(
-    db: &Db,
+fn class_device<'d>(
+    db: &'d Db,
     in_class: &str,
-) -> Result<Option<&'static perfdb_ingest::devices::Device>, OverviewError> {
+) -> Result<Option<&'d perfdb_ingest::devices::Device>, OverviewError> {
     let sql = format!(
         "SELECT DISTINCT {} FROM runs r WHERE {in_class}",
         crate::db::RUN_DEVICE_SQL
     );
     let mut stmt = db.conn.prepare(&sql).map_err(DbError::from)?;
     let named: Vec<_> = stmt
-        .query_map([], |r| crate::db::run_device(db.devices, r, 0))
+        .query_map([], |r| crate::db::run_device(&db.devices, r, 0))
         .map_err(DbError::from)?
         .collect::<Result<_, _>>()
         .map_err(DbError::from)?;

@@ -18,7 +18,7 @@ pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
         root,
         &a,
         false,
-        super::device_table(a.judge.config.as_deref())?,
+        &super::device_table(a.judge.config.as_deref())?,
     )? {
         Ran::Compared { report, seq, exit } => (report, seq, exit),
         Ran::NotCompared(exit, _) => return Ok(exit),

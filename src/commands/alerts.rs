@@ -7,6 +7,7 @@ use perfdb_reports::alerts::{self, Action};
 use perfdb_reports::db::Db;
 use perfdb_reports::render::alerts::{show, Shown};
 use std::path::Path;
+use std::sync::Arc;
 
 pub fn run(root: &Path, a: AlertsArgs) -> anyhow::Result<Exit> {
     let who = a
@@ -15,7 +16,7 @@ pub fn run(root: &Path, a: AlertsArgs) -> anyhow::Result<Exit> {
         .unwrap_or_else(|| "unknown".into());
     let devices = super::device_table(None)?;
     let open = || {
-        Db::open(root, devices)
+        Db::open(root, &devices)
             .with_context(|| format!("cannot open the warehouse at {}", root.display()))
     };
     let list = AlertsAction::List {
@@ -82,7 +83,7 @@ pub fn run(root: &Path, a: AlertsArgs) -> anyhow::Result<Exit> {
 /// to, in one commit.
 fn triage(
     root: &Path,
-    devices: &'static perfdb_ingest::devices::Table,
+    devices: Arc<perfdb_ingest::devices::Table>,
     id: &str,
     action: Action,
     who: &str,
@@ -90,12 +91,12 @@ fn triage(
     group: bool,
 ) -> anyhow::Result<(Vec<alerts::AlertView>, bool)> {
     if group {
-        let changed = alerts::act_on_group(root, devices, id, action, who, note)?;
+        let changed = alerts::act_on_group(root, &devices, id, action, who, note)?;
         let one = changed.len() == 1;
         Ok((changed, one))
     } else {
         Ok((
-            vec![alerts::act(root, devices, id, action, who, note)?],
+            vec![alerts::act(root, &devices, id, action, who, note)?],
             true,
         ))
     }

@@ -27,7 +27,7 @@ pub fn run(root: &Path, a: CompareArgs) -> anyhow::Result<Exit> {
     let db = || {
         opened
             .get_or_init(|| {
-                Db::open(root, devices)
+                Db::open(root, &devices)
                     .map_err(|e| format!("cannot open the warehouse at {}: {e}", root.display()))
             })
             .as_ref()
@@ -59,7 +59,7 @@ pub fn run(root: &Path, a: CompareArgs) -> anyhow::Result<Exit> {
     perfdb_ingest::timing::trace("open the warehouse", &mut t);
     let file_side = |arg: &SideArg, label: &str, commit: Option<String>| match arg {
         SideArg::Files(spec, files) => {
-            file_sides::read_side(&a, spec, files, label, commit, devices).map(Some)
+            file_sides::read_side(&a, spec, files, label, commit, &devices).map(Some)
         }
         SideArg::Selector(_) => Ok(None),
     };
@@ -76,7 +76,7 @@ pub fn run(root: &Path, a: CompareArgs) -> anyhow::Result<Exit> {
     let wh_db = (base_sel.is_some() || head_sel.is_some())
         .then(|| opened.get().and_then(|d| d.as_ref().ok()))
         .flatten();
-    let report = compare_sides(wh_db, devices, base, head, &opt)?;
+    let report = compare_sides(wh_db, &devices, base, head, &opt)?;
     t = std::time::Instant::now();
     super::print_out(&perfdb_reports::render::report(
         &report,
@@ -181,7 +181,7 @@ pub fn demo(root: &Path) -> anyhow::Result<Exit> {
             tags: vec![("device".to_string(), "h200".to_string())],
             ..Default::default()
         };
-        let reports = perfdb_ingest::ingest_files(&wh, &files, None, &meta, devices, &|_| {})?;
+        let reports = perfdb_ingest::ingest_files(&wh, &files, None, &meta, &devices, &|_| {})?;
         let added = reports
             .iter()
             .filter(|r| matches!(&r.result, Ok(i) if i.trial.is_some()))
@@ -201,7 +201,7 @@ pub fn demo(root: &Path) -> anyhow::Result<Exit> {
         control: vec!["torch".into()],
         ..Options::default()
     };
-    let db = Db::open(root, devices)?;
+    let db = Db::open(root, &devices)?;
     let report = compare(&db, "base", "head", &opt)?;
     super::print_out(
         &Terminal {

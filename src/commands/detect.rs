@@ -22,7 +22,7 @@ pub fn detect(root: &Path, a: crate::cli::DetectArgs) -> anyhow::Result<Exit> {
     // Every target is checked before anything is stored: a typo must not cost the page.
     let targets = perfdb_reports::alerts::notify::parse_targets(&urls)?;
     let devices = cfg.device_table();
-    let db = Db::open(root, devices)
+    let db = Db::open(root, &devices)
         .with_context(|| format!("cannot open the warehouse at {}", root.display()))?;
     let d = perfdb_reports::detect::detect(&db, &a.label, a.since.as_deref(), &cfg.detect)?;
     let raised = perfdb_reports::detect::raise(&db, &Warehouse::new(root), &d)?;
@@ -50,7 +50,7 @@ pub fn detect(root: &Path, a: crate::cli::DetectArgs) -> anyhow::Result<Exit> {
     } else {
         let timeout = std::time::Duration::from_secs_f64(a.notify_timeout);
         Some(perfdb_reports::alerts::notify::deliver(
-            root, devices, &a.label, &targets, timeout,
+            root, &devices, &a.label, &targets, timeout,
         )?)
     };
     if let Some(dl) = &delivered {

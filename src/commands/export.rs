@@ -11,7 +11,7 @@ use std::io::Write;
 use std::path::Path;
 
 pub fn run(root: &Path, a: ExportArgs) -> anyhow::Result<Exit> {
-    let db = Db::open(root, super::device_table(None)?)?;
+    let db = Db::open(root, &super::device_table(None)?)?;
     let records = match a.format {
         ExportFormat::PytorchV3 => export::rows(&db, &a.label)?
             .iter()

@@ -16,6 +16,7 @@ use anyhow::Context;
 use perfdb_ingest::devices::Table;
 use perfdb_reports::compare::FileRuns;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Whether `spec` can only be a path.
 fn looks_like_path(spec: &str) -> bool {
@@ -140,9 +141,14 @@ pub fn read_side(
     files: &[PathBuf],
     label: &str,
     commit: Option<String>,
-    devices: &'static Table,
+    devices: &Arc<Table>,
 ) -> anyhow::Result<FileRuns> {
-    let (_, format, meta, devices) = super::ingest::options_on(
+    let super::ingest::Options {
+        format,
+        meta,
+        devices,
+        ..
+    } = super::ingest::options_on(
         IngestOptions {
             label: Some(label.to_string()),
             commit,
@@ -157,9 +163,9 @@ pub fn read_side(
             method: None,
             variant_axis: None,
         },
-        devices,
+        devices.clone(),
     )?;
-    let results = perfdb_ingest::prepare_files(files, format, &meta, devices, &|_| {});
+    let results = perfdb_ingest::prepare_files(files, format, &meta, &devices, &|_| {});
     let mut prepared = Vec::with_capacity(results.len());
     for r in results {
         let p = r.map_err(|e| anyhow::anyhow!("{e}"))?;

@@ -22,6 +22,7 @@ use crate::cli::{Cli, Command};
 use crate::Exit;
 use perfdb_ingest::devices::Table;
 use perfdb_reports::config::Config;
+use std::sync::Arc;
 
 pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     let wh = cli.warehouse;
@@ -68,7 +69,7 @@ pub fn judge_options(
 
 /// The device table of `perfdb.toml` (`config`, else the working directory's, else the
 /// built-in table alone): a command makes it once and passes it where runs are read.
-pub fn device_table(config: Option<&std::path::Path>) -> anyhow::Result<&'static Table> {
+pub fn device_table(config: Option<&std::path::Path>) -> anyhow::Result<Arc<Table>> {
     Ok(Config::load_or_default(config)?.device_table())
 }
 

@@ -20,7 +20,7 @@ pub fn run(root: &Path, a: NoiseArgs) -> anyhow::Result<Exit> {
         anyhow::bail!("--threshold {threshold}: give a relative change above 0, e.g. 0.05");
     }
     let filters = super::parse_pairs(&a.filters, "--where")?;
-    let db = Db::open(root, cfg.device_table())
+    let db = Db::open(root, &cfg.device_table())
         .with_context(|| format!("cannot open the warehouse at {}", root.display()))?;
     let r = noise(&db, &a.label, &filters, alpha, threshold)?;
     let text = match a.format {

@@ -16,7 +16,7 @@ fn table_format(f: OutFormat) -> TableFormat {
 }
 
 fn print_query(root: &Path, sql: &str, format: OutFormat) -> anyhow::Result<Exit> {
-    print_result(&Db::open(root, super::device_table(None)?)?, sql, format)
+    print_result(&Db::open(root, &super::device_table(None)?)?, sql, format)
 }
 
 fn print_result(db: &Db, sql: &str, format: OutFormat) -> anyhow::Result<Exit> {
@@ -53,9 +53,9 @@ pub fn runs(root: &Path, a: RunsArgs) -> anyhow::Result<Exit> {
 pub fn sql(root: &Path, a: SqlArgs) -> anyhow::Result<Exit> {
     let devices = super::device_table(None)?;
     if a.write {
-        return print_result(&Db::open_unrestricted(root, devices)?, &a.query, a.format);
+        return print_result(&Db::open_unrestricted(root, &devices)?, &a.query, a.format);
     }
-    let db = SqlDb::open(root, devices)?;
+    let db = SqlDb::open(root, &devices)?;
     // The device table is always there; percent of peak when the query asks for it.
     db.db()
         .peak_views(a.query.to_ascii_lowercase().contains("percent_of_peak"))?;

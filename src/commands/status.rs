@@ -9,7 +9,7 @@ use std::path::Path;
 
 pub fn run(root: &Path, a: StatusArgs) -> anyhow::Result<Exit> {
     let config = perfdb_reports::config::Config::load_or_default(a.config.as_deref())?;
-    let db = Db::open(root, config.device_table())?;
+    let db = Db::open(root, &config.device_table())?;
     let ask = Ask {
         label: a.label,
         machine: a.machine,

@@ -109,7 +109,7 @@ fn repo_subjects(
     shas
 }
 
-fn bisect(wh: &Wh, args: &[&str]) -> (i32, Value, String) {
+pub(crate) fn bisect(wh: &Wh, args: &[&str]) -> (i32, Value, String) {
     let mut all = vec!["bisect", "--format", "json", "--quiet", "--seed", "7"];
     all.extend_from_slice(args);
     let out = wh.run(&all);
@@ -245,7 +245,11 @@ fn bisect_names_the_commit_in_log2_steps_and_skips_a_broken_build() {
 /// A 30-commit repository at `speed`, measured nightly at c00-c08 and c28-c30 (three
 /// trials each) and `detect`ed: the alert says "between c08 and c28". Its commits and
 /// the watched row's alert id.
-fn nightly_alert(wh: &Wh, dir: &Path, speed: impl Fn(usize) -> f64) -> (Vec<String>, String) {
+pub(crate) fn nightly_alert(
+    wh: &Wh,
+    dir: &Path,
+    speed: impl Fn(usize) -> f64,
+) -> (Vec<String>, String) {
     let shas = repo(dir, 30, speed, &[]);
     for (k, i) in [0, 2, 4, 6, 8, 28, 29, 30].into_iter().enumerate() {
         git(dir, &["checkout", "-q", &shas[i]], 0);

@@ -53,7 +53,7 @@ fn check(root: &Path, acked: &BTreeSet<String>, runs_per_commit: i64) -> Result<
     {
         read_columns(&root.join(rel), &[]).map_err(|e| format!("listed file {rel}: {e}"))?;
     }
-    let db = perfdb_reports::db::Db::open(root, perfdb_ingest::devices::builtin())
+    let db = perfdb_reports::db::Db::open(root, &perfdb_ingest::devices::builtin())
         .map_err(|e| format!("open: {e}"))?;
     let partial = count(
         &db,
@@ -400,7 +400,7 @@ fn concurrency_drill_8_writers_a_compaction_and_a_reader() {
                 }
                 // A reader sees whole commits only: the runs never go back, and every
                 // run it sees has all its measurements.
-                let db = perfdb_reports::db::Db::open(&path, perfdb_ingest::devices::builtin())
+                let db = perfdb_reports::db::Db::open(&path, &perfdb_ingest::devices::builtin())
                     .expect("reader open");
                 let runs = count(&db, "SELECT count(*) FROM runs");
                 let partial = count(

@@ -235,7 +235,41 @@ fn writers_killed_mid_commit_leave_no_partial_state(store: Store) {
     eprintln!("killed {killed} of 8 writers mid-run; every check held");
 }
 
-/// The three tests above for one store, as tests of their own.
+/// A bisect run against the store's warehouse is kept there: `alerts show` from a
+/// second checkout (its own cache, nothing of the first machine's) lists it with the
+/// alert.
+fn a_bisect_is_read_by_a_second_checkout(store: Store) {
+    let wh = warehouse(store, "bisect");
+    let dir = wh.dir.path().join("kernels");
+    let (shas, id) = crate::bisect::nightly_alert(&wh, &dir, |i| if i >= 13 { 13.0 } else { 10.0 });
+    let (exit, v, err) = crate::bisect::bisect(&wh, &[&id[..8], "--repo", dir.to_str().unwrap()]);
+    assert_eq!(exit, 0, "{err}\n{v}");
+    assert_eq!(v["parts"][0]["culprit"]["sha"], shas[13].as_str(), "{v}");
+
+    let other = Wh::remote(wh.url.clone().unwrap());
+    let shown: serde_json::Value =
+        serde_json::from_str(&other.ok(&["alerts", "show", &id, "--format", "json"])).unwrap();
+    assert_eq!(
+        shown["bisect"]["parts"][0]["culprit"]["sha"],
+        shas[13].as_str(),
+        "{shown}"
+    );
+    let text = other.ok(&["alerts", "show", &id]);
+    assert!(
+        text.contains(&format!("bisect: culprit {}", &shas[13][..12])),
+        "{text}"
+    );
+    // Nothing of it on the first machine's cache: the record lives in the store.
+    assert!(
+        !wh.dir.path().join("cache").join("bisect").exists()
+            && std::fs::read_dir(wh.dir.path().join("cache"))
+                .map(|d| d.flatten().all(|e| !e.path().join("bisect").exists()))
+                .unwrap_or(true),
+        "the record was kept in this machine's cache"
+    );
+}
+
+/// The tests above for one store, as tests of their own.
 macro_rules! on_store {
     ($module:ident, $store:expr, $ignored_because:literal) => {
         mod $module {
@@ -253,6 +287,11 @@ macro_rules! on_store {
             #[ignore = $ignored_because]
             fn writers_killed_mid_commit_leave_no_partial_state() {
                 super::writers_killed_mid_commit_leave_no_partial_state($store)
+            }
+            #[test]
+            #[ignore = $ignored_because]
+            fn a_bisect_is_read_by_a_second_checkout() {
+                super::a_bisect_is_read_by_a_second_checkout($store)
             }
         }
     };

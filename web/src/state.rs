@@ -15,7 +15,7 @@ pub struct AppState {
     pub config: Arc<perfdb_reports::config::Config>,
     /// The device table of `config` (`Config::device_table`), made once with it: the
     /// pages and every database opened read runs against it.
-    pub devices: &'static perfdb_ingest::devices::Table,
+    pub devices: Arc<perfdb_ingest::devices::Table>,
     /// With `perfdb serve --allow-triage`: the token every triage form carries (random
     /// per server start), so another site cannot post one. `None`: read-only.
     pub triage_token: Option<Arc<String>>,
@@ -141,7 +141,7 @@ impl AppState {
             Some((s, db)) if *s == sig => db.try_clone().map_err(internal)?,
             _ => {
                 let db =
-                    perfdb_reports::db::Db::open(&self.root, self.devices).map_err(internal)?;
+                    perfdb_reports::db::Db::open(&self.root, &self.devices).map_err(internal)?;
                 let conn = db.try_clone().map_err(internal)?;
                 *open = Some((sig, db));
                 conn

@@ -12,7 +12,7 @@ pub mod dtype;
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 pub use dtype::Dtype;
 
@@ -483,9 +483,9 @@ fn refuse_twice_named(extra: &[Device]) -> Result<(), String> {
 /// The built-in table (`ingest/devices.toml`), parsed once: the table of a process
 /// with no `[[device]]` entries. A process with entries builds its own
 /// ([`Table::with`]) and passes it where runs are read; nothing installs it globally.
-pub fn builtin() -> &'static Table {
-    static BUILTIN: OnceLock<Table> = OnceLock::new();
-    BUILTIN.get_or_init(Table::builtin)
+pub fn builtin() -> Arc<Table> {
+    static BUILTIN: OnceLock<Arc<Table>> = OnceLock::new();
+    BUILTIN.get_or_init(|| Arc::new(Table::builtin())).clone()
 }
 
 #[cfg(test)]

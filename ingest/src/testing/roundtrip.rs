@@ -19,8 +19,13 @@ pub fn check(format: Option<Format>, bytes: &[u8]) {
         ..Default::default()
     };
     let lines = 1 + bytes.iter().filter(|b| **b == b'\n').count();
-    let prepared = match prepare_bytes("input.log", bytes, format, &meta, crate::devices::builtin())
-    {
+    let prepared = match prepare_bytes(
+        "input.log",
+        bytes,
+        format,
+        &meta,
+        &crate::devices::builtin(),
+    ) {
         Ok(p) => p,
         Err(FileError::Parse { line, reason, .. }) => {
             assert!(line <= lines, "error at line {line} of {lines}: {reason}");

@@ -37,6 +37,7 @@
 pub mod alerts;
 mod commit;
 pub mod compact;
+mod documents;
 mod files;
 pub mod location;
 pub mod migrate;

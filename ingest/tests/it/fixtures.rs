@@ -88,7 +88,7 @@ fn identical_logs_are_distinct_trials() {
         &files,
         None,
         &meta,
-        perfdb_ingest::devices::builtin(),
+        &perfdb_ingest::devices::builtin(),
         &|_| {},
     )
     .unwrap();
@@ -99,14 +99,14 @@ fn identical_logs_are_distinct_trials() {
         &files,
         None,
         &meta,
-        perfdb_ingest::devices::builtin(),
+        &perfdb_ingest::devices::builtin(),
         &|_| {},
     )
     .unwrap();
     assert_eq!(added(again), 0);
     // The same file spelled another way (`./`, `..`) is the same file: its identity is
     // its canonical path.
-    let p = perfdb_ingest::prepare_file(&files[0], None, &meta, perfdb_ingest::devices::builtin())
+    let p = perfdb_ingest::prepare_file(&files[0], None, &meta, &perfdb_ingest::devices::builtin())
         .unwrap();
     let parent = files[0].parent().unwrap();
     let dotted = format!(
@@ -120,7 +120,7 @@ fn identical_logs_are_distinct_trials() {
         &texts[0],
         None,
         &meta,
-        perfdb_ingest::devices::builtin(),
+        &perfdb_ingest::devices::builtin(),
     )
     .unwrap();
     assert_eq!(p.run.run_id, q.run.run_id);

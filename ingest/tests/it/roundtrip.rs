@@ -99,7 +99,7 @@ fn a_table_cut_at_every_byte_is_rejected_or_read() {
                 prefix,
                 None,
                 &meta,
-                perfdb_ingest::devices::builtin(),
+                &perfdb_ingest::devices::builtin(),
             ) {
                 Ok(_) => accepted += 1,
                 Err(_) => rejected += 1,

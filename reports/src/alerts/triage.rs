@@ -6,6 +6,7 @@ use super::store::{find, AlertView, TriageError};
 use crate::db::Db;
 use perfdb_ingest::model::StatusChange;
 use perfdb_ingest::warehouse::Warehouse;
+use std::sync::Arc;
 
 pub use perfdb_ingest::model::AlertAction as Action;
 
@@ -13,7 +14,7 @@ pub use perfdb_ingest::model::AlertAction as Action;
 /// as it now stands.
 pub fn act(
     root: &std::path::Path,
-    devices: &'static perfdb_ingest::devices::Table,
+    devices: &Arc<perfdb_ingest::devices::Table>,
     prefix: &str,
     action: Action,
     who: &str,
@@ -51,7 +52,7 @@ pub fn act(
 /// returns them as they now stand. None applying is the one alert's transition error.
 pub fn act_on_group(
     root: &std::path::Path,
-    devices: &'static perfdb_ingest::devices::Table,
+    devices: &Arc<perfdb_ingest::devices::Table>,
     prefix: &str,
     action: Action,
     who: &str,

@@ -1,43 +1,57 @@
-//! What `perfdb bisect` found for an alert, kept beside the warehouse (as the saved
-//! comparisons are: a remote warehouse's on this machine, beside its cached files) and
-//! read back with the alert (`perfdb alerts show`, its JSON and the alert's page).
+//! What `perfdb bisect` found for an alert, kept in the warehouse itself as the document
+//! `bisect/<alert id>.json` (a local warehouse's folder, a remote one's store), so
+//! everyone who reads the warehouse reads it with the alert (`perfdb alerts show`, its
+//! JSON, the alert's page and the webhook). A record an older perfdb kept beside a
+//! remote warehouse (in this machine's cache of it) is still read when the warehouse
+//! holds none.
 
 use super::record::Bisected;
-use std::path::{Path, PathBuf};
+use perfdb_ingest::warehouse::Warehouse;
+use std::path::Path;
 
-/// The folder of bisect results of the warehouse at `root`.
-pub fn dir_of(root: &Path) -> PathBuf {
-    perfdb_ingest::warehouse::Warehouse::new(root)
-        .root()
-        .join("bisect")
+/// The document name of an alert's bisect.
+fn name_of(alert_id: &str) -> String {
+    format!("bisect/{alert_id}.json")
 }
 
-/// Keep `result` as the alert's bisect (replacing an earlier one): written whole, then
-/// renamed into place.
-pub fn store(root: &Path, alert_id: &str, result: &Bisected) -> std::io::Result<PathBuf> {
-    let dir = dir_of(root);
-    std::fs::create_dir_all(&dir)?;
-    let path = dir.join(format!("{alert_id}.json"));
-    let tmp = dir.join(format!(".{alert_id}.json.{}", std::process::id()));
-    std::fs::write(&tmp, crate::json::pretty(result))?;
-    std::fs::rename(&tmp, &path)?;
-    Ok(path)
+/// Keep `result` as the alert's bisect in the warehouse at `root` (replacing an earlier
+/// one), written whole; where it now is.
+pub fn store(root: &Path, alert_id: &str, result: &Bisected) -> Result<String, String> {
+    Warehouse::new(root)
+        .put_document(&name_of(alert_id), crate::json::pretty(result).as_bytes())
+        .map_err(|e| format!("cannot keep the bisect of {alert_id}: {e}"))
 }
 
-/// The alert's bisect, when one was run here. A file that is not a bisect record (cut
+/// The alert's bisect, when one was run. A document that is not a bisect record (cut
 /// short, or written by another version) is an error naming it, never read as "no
 /// bisect".
 pub fn load(root: &Path, alert_id: &str) -> Result<Option<Bisected>, String> {
     if alert_id.is_empty() || !alert_id.chars().all(|c| c.is_ascii_alphanumeric()) {
         return Ok(None);
     }
-    let path = dir_of(root).join(format!("{alert_id}.json"));
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    let wh = Warehouse::new(root);
+    let name = name_of(alert_id);
+    let found = match wh.get_document(&name).map_err(|e| e.to_string())? {
+        Some(found) => Some(found),
+        None => beside(&wh, &name)?,
     };
-    serde_json::from_str(&text)
+    let Some((bytes, at)) = found else {
+        return Ok(None);
+    };
+    serde_json::from_slice(&bytes)
         .map(Some)
-        .map_err(|e| format!("{} is not a bisect result: {e}", path.display()))
+        .map_err(|e| format!("{at} is not a bisect result: {e}"))
+}
+
+/// A remote warehouse's record as an older perfdb kept it: in this machine's cache.
+fn beside(wh: &Warehouse, name: &str) -> Result<Option<(Vec<u8>, String)>, String> {
+    if !wh.is_remote() {
+        return Ok(None);
+    }
+    let path = wh.root().join(name);
+    match std::fs::read(&path) {
+        Ok(b) => Ok(Some((b, path.display().to_string()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
 }

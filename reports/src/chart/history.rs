@@ -110,10 +110,10 @@ pub struct Series<'a> {
 }
 
 /// One run of the series: its class, point, times, trial and unit.
-struct RunPoint {
+struct RunPoint<'d> {
     class: String,
-    /// The device the run names.
-    device: Option<&'static perfdb_ingest::devices::Device>,
+    /// The device the run names (in the database's device table).
+    device: Option<&'d perfdb_ingest::devices::Device>,
     point: String,
     ingested: i64,
     committed: Option<i64>,
@@ -152,7 +152,7 @@ fn machine_class(
 /// Every run of the series `s` (of its label, when it names one) with its median for
 /// the series, what names its point and its device: one pass over the summaries. A
 /// profiled run (tagged `profiled`: its times ran under a profiler's replay) is no point.
-fn run_points(db: &Db, s: &Series) -> Result<Vec<RunPoint>, ChartError> {
+fn run_points<'d>(db: &'d Db, s: &Series) -> Result<Vec<RunPoint<'d>>, ChartError> {
     let Series {
         table,
         variant,
@@ -193,7 +193,7 @@ fn run_points(db: &Db, s: &Series) -> Result<Vec<RunPoint>, ChartError> {
                     value: r.get(8)?,
                 },
                 unit: r.get(9)?,
-                device: run_device(db.devices, r, 10)?,
+                device: run_device(&db.devices, r, 10)?,
             })
         })?
         .collect::<Result<_, _>>()?;

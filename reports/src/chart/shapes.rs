@@ -294,18 +294,18 @@ fn draw_ceilings<CT>(
 }
 
 /// The one device every run of the class names, if they all name the same one.
-fn class_device(
-    db: &Db,
+fn class_device<'d>(
+    db: &'d Db,
     on_runs: &str,
     machine: &str,
-) -> Result<Option<&'static perfdb_ingest::devices::Device>, ChartError> {
+) -> Result<Option<&'d perfdb_ingest::devices::Device>, ChartError> {
     let sql = format!(
         "SELECT DISTINCT {RUN_DEVICE_SQL} FROM runs r WHERE {on_runs} AND {MACHINE_CLASS_SQL} = {}",
         sql_str(machine)
     );
     let mut stmt = db.conn.prepare(&sql)?;
     let named: Vec<_> = stmt
-        .query_map([], |r| run_device(db.devices, r, 0))?
+        .query_map([], |r| run_device(&db.devices, r, 0))?
         .collect::<Result<_, _>>()?;
     Ok(one_device(named))
 }
@@ -540,12 +540,12 @@ mod tests {
                     Some(perfdb_ingest::model::Format::PerfLines),
                     parsed,
                     &meta,
-                    perfdb_ingest::devices::builtin(),
+                    &perfdb_ingest::devices::builtin(),
                 )
             })
             .collect();
         Warehouse::new(dir).commit(prepared).unwrap();
-        Db::open(dir, perfdb_ingest::devices::builtin()).unwrap()
+        Db::open(dir, &perfdb_ingest::devices::builtin()).unwrap()
     }
 
     #[test]

@@ -49,7 +49,7 @@ fn tag<'a>(p: &'a Prepared, name: &str) -> &'a str {
 }
 
 /// Step 1 for a file side: what `select` makes of the same runs in the warehouse.
-pub(super) fn side_info(side: &FileRuns, devices: &'static Table) -> SideInfo {
+pub(super) fn side_info(side: &FileRuns, devices: &Table) -> SideInfo {
     let runs = &side.runs;
     let mut labels: Vec<String> = runs.iter().map(|r| r.run.label.clone()).collect();
     labels.dedup();

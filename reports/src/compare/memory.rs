@@ -105,6 +105,6 @@ pub fn compare_values(
         loaded(base),
         loaded(head),
         opt,
-        perfdb_ingest::devices::builtin(),
+        &perfdb_ingest::devices::builtin(),
     )
 }

@@ -49,7 +49,7 @@ pub enum Side<'a> {
 /// through the same steps. `db` is needed for a warehouse side only.
 pub fn compare_sides(
     db: Option<&Db>,
-    devices: &'static Table,
+    devices: &Table,
     base: Side,
     head: Side,
     opt: &Options,
@@ -103,7 +103,7 @@ pub fn compare_sides(
 /// roofs (with a warehouse), the GPU-state warnings.
 fn report(
     db: Option<&Db>,
-    devices: &'static Table,
+    devices: &Table,
     base_side: SideInfo,
     head_side: SideInfo,
     b: Loaded,
@@ -146,7 +146,7 @@ pub fn compare(db: &Db, base: &str, head: &str, opt: &Options) -> Result<Report,
     });
     let (b, h) = (b?, h?);
     trace("load both sides", &mut t);
-    report(Some(db), db.devices, base_side, head_side, b, h, opt)
+    report(Some(db), &db.devices, base_side, head_side, b, h, opt)
 }
 
 use perfdb_ingest::devices::Table;

@@ -57,7 +57,7 @@ fn query(db: &Db, cond: &str) -> Result<Vec<RunRow>, CompareError> {
                 source_path: r.get(7)?,
                 machine: r.get(8)?,
                 method: r.get(9)?,
-                device: run_device(db.devices, r, 10)?
+                device: run_device(&db.devices, r, 10)?
                     .map(|d| d.id.clone())
                     .unwrap_or_default(),
                 gpu_tags: r.get(13)?,

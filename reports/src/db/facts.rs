@@ -200,7 +200,7 @@ mod tests {
                     Some(perfdb_ingest::model::Format::PerfLines),
                     parsed,
                     &meta,
-                    perfdb_ingest::devices::builtin(),
+                    &perfdb_ingest::devices::builtin(),
                 )
             })
             .collect();
@@ -288,7 +288,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         commit(dir.path(), "main", 1, 3);
         commit(dir.path(), "pr", 2, 2);
-        let db = Db::open(dir.path(), perfdb_ingest::devices::builtin()).unwrap();
+        let db = Db::open(dir.path(), &perfdb_ingest::devices::builtin()).unwrap();
         assert_eq!(sorted_series(&db), series_by_sql(&db));
         assert_eq!(sorted_series(&db).len(), 8);
         // One commit's runs: only its file, and the same values as the whole view.
@@ -303,7 +303,7 @@ mod tests {
         // After another commit, the files read before come from memory and the new one
         // is read: still the view's answers.
         commit(dir.path(), "main", 3, 2);
-        let db = Db::open(dir.path(), perfdb_ingest::devices::builtin()).unwrap();
+        let db = Db::open(dir.path(), &perfdb_ingest::devices::builtin()).unwrap();
         assert_eq!(sorted_series(&db), series_by_sql(&db));
         let main = runs_of(&db, "main");
         assert_eq!(main.len(), 5);
@@ -315,7 +315,7 @@ mod tests {
         Warehouse::new(dir.path())
             .compact(std::time::Duration::ZERO)
             .unwrap();
-        let db = Db::open(dir.path(), perfdb_ingest::devices::builtin()).unwrap();
+        let db = Db::open(dir.path(), &perfdb_ingest::devices::builtin()).unwrap();
         assert_eq!(sorted_series(&db), series_by_sql(&db));
         let src = db.summaries_of_runs(&main).unwrap();
         assert_eq!(medians(&db, &src, &main), medians(&db, "summaries", &main));
@@ -366,7 +366,7 @@ mod tests {
         let files = |src: &str| src.matches(".parquet").count();
 
         // The newest ingest's runs: one compacted file, the same values as the view.
-        let db = Db::open(dir.path(), perfdb_ingest::devices::builtin()).unwrap();
+        let db = Db::open(dir.path(), &perfdb_ingest::devices::builtin()).unwrap();
         let newest = newest_runs(&db, "main");
         assert_eq!(newest.len(), 2);
         let src = db.measurements_of_runs(&newest).unwrap();
@@ -388,7 +388,7 @@ mod tests {
 
         // An ingest since: its file has no range and is read beside the compacted one.
         commit(dir.path(), "main", 7, 2);
-        let db = Db::open(dir.path(), perfdb_ingest::devices::builtin()).unwrap();
+        let db = Db::open(dir.path(), &perfdb_ingest::devices::builtin()).unwrap();
         let latest = newest_runs(&db, "main");
         let src = db.measurements_of_runs(&latest).unwrap();
         assert_eq!(files(&src), 1, "only the new, unranged file: {src}");
@@ -417,7 +417,7 @@ mod tests {
         for m in &c.measurements {
             assert!(last.measurements.contains(m), "{m} was rewritten");
         }
-        let db = Db::open(dir.path(), perfdb_ingest::devices::builtin()).unwrap();
+        let db = Db::open(dir.path(), &perfdb_ingest::devices::builtin()).unwrap();
         let every = runs_of(&db, "main");
         assert_eq!(every.len(), 16);
         assert_eq!(values(&db, "measurements", &every).len(), 16 * 8);

@@ -25,6 +25,7 @@ use perfdb_ingest::warehouse::schema::{self, MEASUREMENTS_SCHEMA, RUNS_SCHEMA};
 use perfdb_ingest::warehouse::Warehouse;
 use sql::{flat_view_sql, summaries_select, summaries_view_sql, view_sql};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// A connection with the `runs` and `measurements` views defined.
 pub struct Db {
@@ -40,7 +41,7 @@ pub struct Db {
     /// when it names one (compacted files), to read only the files holding a few runs.
     ranges: std::sync::Arc<Ranges>,
     /// The device table the runs are read against (`Config::device_table`).
-    pub devices: &'static Table,
+    pub devices: Arc<Table>,
 }
 
 /// The measurements files, and the ingest-time range of each file that names one.
@@ -118,12 +119,12 @@ impl Db {
     /// or the network (no `read_text`, `COPY ... TO`, `ATTACH`, `INSTALL`, `LOAD`), and
     /// that setting cannot be changed back by a later statement. Every reader uses this.
     /// `devices` is the table a run's device is found in (`Config::device_table`).
-    pub fn open(root: &Path, devices: &'static Table) -> Result<Db, DbError> {
+    pub fn open(root: &Path, devices: &Arc<Table>) -> Result<Db, DbError> {
         Db::open_on(Connection::open_in_memory()?, root, devices)
     }
 
     /// [`Db::open`] on a connection to a fresh in-memory database.
-    pub fn open_on(conn: Connection, root: &Path, devices: &'static Table) -> Result<Db, DbError> {
+    pub fn open_on(conn: Connection, root: &Path, devices: &Arc<Table>) -> Result<Db, DbError> {
         let (db, files) = Db::define(conn, root, devices)?;
         let mut t = std::time::Instant::now();
         db.lock_down(&files)?;
@@ -133,7 +134,7 @@ impl Db {
 
     /// Open the warehouse with DuckDB's file and network access left on, for
     /// `perfdb sql --write` (an export with `COPY ... TO`).
-    pub fn open_unrestricted(root: &Path, devices: &'static Table) -> Result<Db, DbError> {
+    pub fn open_unrestricted(root: &Path, devices: &Arc<Table>) -> Result<Db, DbError> {
         Ok(Db::define(Connection::open_in_memory()?, root, devices)?.0)
     }
 
@@ -154,7 +155,7 @@ impl Db {
     fn define(
         conn: Connection,
         root: &Path,
-        devices: &'static Table,
+        devices: &Arc<Table>,
     ) -> Result<(Db, Vec<PathBuf>), DbError> {
         let mut t = std::time::Instant::now();
         let wh = Warehouse::new(root);
@@ -223,7 +224,7 @@ impl Db {
             series: Default::default(),
             summary_files,
             ranges: std::sync::Arc::new(ranges),
-            devices,
+            devices: devices.clone(),
         };
         Ok((db, files))
     }
@@ -236,7 +237,7 @@ impl Db {
             series: self.series.clone(),
             summary_files: self.summary_files.clone(),
             ranges: self.ranges.clone(),
-            devices: self.devices,
+            devices: self.devices.clone(),
         })
     }
 

@@ -10,20 +10,18 @@ use perfdb_ingest::devices::{Device, Dtype, Quantity, Table};
 
 /// The device a run names in `table`, from the three columns of [`RUN_DEVICE_SQL`]
 /// starting at column `at` of `row`.
-pub fn run_device(
-    table: &'static Table,
+pub fn run_device<'t>(
+    table: &'t Table,
     row: &duckdb::Row,
     at: usize,
-) -> duckdb::Result<Option<&'static Device>> {
+) -> duckdb::Result<Option<&'t Device>> {
     let (tag, machine, arch): (String, String, String) =
         (row.get(at)?, row.get(at + 1)?, row.get(at + 2)?);
     Ok(table.resolve(Some(&tag), Some(&machine), Some(&arch)))
 }
 
 /// The one device every run names, if they all name the same one.
-pub fn one_device(
-    runs: impl IntoIterator<Item = Option<&'static Device>>,
-) -> Option<&'static Device> {
+pub fn one_device<'t>(runs: impl IntoIterator<Item = Option<&'t Device>>) -> Option<&'t Device> {
     let mut runs = runs.into_iter();
     let first = runs.next()??;
     runs.all(|d| d.is_some_and(|d| d.id == first.id))
@@ -34,7 +32,7 @@ impl Db {
     /// Create the `devices` table; with `percent`, also `percent_of_peak` (it reads every
     /// run and each distinct TFLOPS key once).
     pub fn peak_views(&self, percent: bool) -> Result<(), DbError> {
-        let t = self.devices;
+        let t = &*self.devices;
         self.conn.execute_batch(
             "CREATE OR REPLACE TABLE devices(device VARCHAR, name VARCHAR, vendor VARCHAR, \
              arch VARCHAR, quantity VARCHAR, peak DOUBLE, unit VARCHAR, impossible_above DOUBLE, \
@@ -62,7 +60,7 @@ impl Db {
         let runs: Vec<(String, Option<&Device>)> = {
             let sql = format!("SELECT run_id, {RUN_DEVICE_SQL} FROM runs r");
             let mut stmt = self.conn.prepare(&sql)?;
-            let rows = stmt.query_map([], |r| Ok((r.get(0)?, run_device(self.devices, r, 1)?)))?;
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, run_device(&self.devices, r, 1)?)))?;
             rows.collect::<Result<_, _>>()?
         };
         {

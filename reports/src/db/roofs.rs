@@ -67,7 +67,7 @@ pub fn measured(db: &Db) -> Result<Vec<Measured>, DbError> {
             Ok((
                 r.get::<_, String>(0)?,
                 r.get::<_, i64>(1)?,
-                run_device(db.devices, r, 2)?,
+                run_device(&db.devices, r, 2)?,
                 r.get::<_, String>(5)?,
                 r.get::<_, String>(6)?,
                 list_f64(r.get(7)?),

@@ -38,7 +38,7 @@ pub fn detect(
 /// What examining one series needs of the pass: each run's machine class and commit
 /// as codes (machine codes in name order), and the detection settings.
 struct Codes<'a> {
-    runs: &'a [RunPoint],
+    runs: &'a [RunPoint<'a>],
     run_codes: Vec<(u32, u32)>,
     machines: Vec<&'a str>,
     params: &'a crate::config::DetectConfig,

@@ -20,19 +20,19 @@ use std::collections::HashMap;
 use std::io::{BufReader, BufWriter, Read, Write};
 
 /// A run's place in history.
-pub(super) struct RunPoint {
+pub(super) struct RunPoint<'d> {
     pub run_id: String,
     pub commit: String,
     pub commit_time: i64,
     pub ingested_at: i64,
     pub machine: String,
     /// The device the run names: its values above the device's peak are never read.
-    pub device: Option<&'static perfdb_ingest::devices::Device>,
+    pub device: Option<&'d perfdb_ingest::devices::Device>,
     hash: u64,
 }
 
 /// The label's runs, ordered by run id: a run's code is its index here.
-pub(super) fn runs_of(db: &Db, label: &str) -> Result<Vec<RunPoint>, DetectError> {
+pub(super) fn runs_of<'d>(db: &'d Db, label: &str) -> Result<Vec<RunPoint<'d>>, DetectError> {
     let sql = format!(
         "SELECT run_id, coalesce(\"commit\", run_id), epoch_us(coalesce(commit_time, ingested_at)), \
                 epoch_us(ingested_at), {MACHINE_CLASS_SQL}, hash(run_id), \
@@ -50,7 +50,7 @@ pub(super) fn runs_of(db: &Db, label: &str) -> Result<Vec<RunPoint>, DetectError
                 ingested_at: r.get(3)?,
                 machine: r.get(4)?,
                 hash: r.get(5)?,
-                device: run_device(db.devices, r, 6)?,
+                device: run_device(&db.devices, r, 6)?,
             })
         })?
         .collect::<Result<_, _>>()?;
@@ -76,7 +76,7 @@ pub(super) struct Row {
 
 /// The runs [`possible`] holds values against: all of them when some run names a
 /// device, else none (nothing to hold).
-pub(super) fn held_to_devices(runs: &[RunPoint]) -> &[RunPoint] {
+pub(super) fn held_to_devices<'r, 'd>(runs: &'r [RunPoint<'d>]) -> &'r [RunPoint<'d>] {
     if runs.iter().any(|r| r.device.is_some()) {
         runs
     } else {

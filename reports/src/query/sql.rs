@@ -14,6 +14,7 @@ use crate::db::{Db, DbError};
 use duckdb::ffi;
 use std::ffi::{CStr, CString};
 use std::path::Path;
+use std::sync::Arc;
 
 /// A statement `perfdb sql` refused, and why.
 #[derive(Debug, thiserror::Error)]
@@ -45,7 +46,7 @@ impl SqlDb {
     /// The same database [`Db::open`] gives, with a classifying connection beside it.
     pub fn open(
         root: &Path,
-        devices: &'static perfdb_ingest::devices::Table,
+        devices: &Arc<perfdb_ingest::devices::Table>,
     ) -> Result<SqlDb, DbError> {
         let mut raw_db: ffi::duckdb_database = std::ptr::null_mut();
         // SAFETY: a null path opens an in-memory database; `raw_db` is written on success.
@@ -199,7 +200,7 @@ mod tests {
     #[test]
     fn queries_pass_and_statements_that_change_files_are_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let db = SqlDb::open(dir.path(), perfdb_ingest::devices::builtin()).unwrap();
+        let db = SqlDb::open(dir.path(), &perfdb_ingest::devices::builtin()).unwrap();
         for q in [
             "SELECT count(*) FROM runs",
             "FROM measurements LIMIT 1",

@@ -18,6 +18,7 @@ use perfdb_reports::alerts::{self, AlertGroup, AlertView};
 use perfdb_reports::bisect::{Bisected, CommitInfo, Ended, Measure, Series, Step, Watch};
 use perfdb_reports::db::Db;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// What the alert gives a bisect: its group (whose range and series the bisect takes:
@@ -29,7 +30,7 @@ struct FromAlert {
     machine: Option<String>,
 }
 
-fn from_alert(root: &Path, devices: &'static Table, prefix: &str) -> anyhow::Result<FromAlert> {
+fn from_alert(root: &Path, devices: &Arc<Table>, prefix: &str) -> anyhow::Result<FromAlert> {
     let db = Db::open(root, devices)
         .with_context(|| format!("cannot open the warehouse at {}", root.display()))?;
     let (alert, group) = alerts::find_group(&db, prefix)?;
@@ -63,7 +64,7 @@ struct Plan {
     id: String,
 }
 
-fn plan(root: &Path, a: &BisectArgs, devices: &'static Table) -> anyhow::Result<Plan> {
+fn plan(root: &Path, a: &BisectArgs, devices: &Arc<Table>) -> anyhow::Result<Plan> {
     // Targets are checked before any trial runs.
     let targets = perfdb_reports::alerts::notify::parse_targets(&a.notify)?;
     if !targets.is_empty() && a.alert.is_none() {
@@ -137,7 +138,7 @@ fn plan(root: &Path, a: &BisectArgs, devices: &'static Table) -> anyhow::Result<
 pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
     // The device table, made once: every step's trials are read against it.
     let devices = super::device_table(a.judge.config.as_deref())?;
-    let p = plan(root, &a, devices)?;
+    let p = plan(root, &a, &devices)?;
     // SIGINT/SIGTERM from here on stop what runs (a build, a trial) with its group; the
     // worktrees are removed and the steps so far printed (exit 130).
     crate::process::catch_interrupts();
@@ -148,7 +149,7 @@ pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
     let mut trees = Worktrees::new(&a.repo, work)?;
     let mut bench = Bench {
         root,
-        devices,
+        devices: &devices,
         a: &a,
         trees: &mut trees,
         built: Built::new(),
@@ -202,8 +203,7 @@ fn print(out: &Bisected, format: crate::cli::BisectFormat) -> anyhow::Result<()>
 /// tell the targets.
 fn finish(root: &Path, a: &BisectArgs, p: &Plan, out: &Bisected) -> anyhow::Result<Exit> {
     for m in p.from.iter().flat_map(|f| &f.group.alerts) {
-        perfdb_reports::bisect::store::store(root, &m.id, out)
-            .context("cannot store the result with the alert")?;
+        perfdb_reports::bisect::store::store(root, &m.id, out).map_err(anyhow::Error::msg)?;
     }
     print(out, a.format)?;
     if let Some(f) = &p.from {
@@ -234,7 +234,7 @@ type Built = std::collections::HashMap<String, Result<PathBuf, String>>;
 /// trials.
 struct Bench<'a> {
     root: &'a Path,
-    devices: &'static Table,
+    devices: &'a Arc<Table>,
     a: &'a BisectArgs,
     trees: &'a mut Worktrees,
     built: Built,

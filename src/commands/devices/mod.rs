@@ -10,6 +10,7 @@ use perfdb_ingest::model::RunMeta;
 use perfdb_ingest::warehouse::Warehouse;
 use std::io::Write;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// The microbenchmark `devices measure` runs.
@@ -20,11 +21,11 @@ pub const LABEL: &str = perfdb_reports::db::roofs::LABEL;
 pub fn run(root: &Path, a: DevicesArgs) -> anyhow::Result<Exit> {
     let t = super::device_table(a.config.as_deref())?;
     if let Some(DevicesAction::Measure(m)) = &a.action {
-        return measure(root, m, t);
+        return measure(root, m, &t);
     }
     // What `devices measure` stored in this warehouse, when there is one.
     let measured = if root.join("runs").exists() {
-        let db = perfdb_reports::db::Db::open(root, t)?;
+        let db = perfdb_reports::db::Db::open(root, &t)?;
         perfdb_reports::db::roofs::measured(&db)?
     } else {
         Vec::new()
@@ -54,7 +55,7 @@ pub fn run(root: &Path, a: DevicesArgs) -> anyhow::Result<Exit> {
         super::print_out(&perfdb_reports::json::pretty(&list))?;
         return Ok(Exit::Ok);
     }
-    out.push_str(&perfdb_reports::render::devices::text(t));
+    out.push_str(&perfdb_reports::render::devices::text(&t));
     if !measured.is_empty() {
         out.push_str("\nmeasured on this machine's GPUs (`perfdb devices measure`):\n");
         for m in &measured {
@@ -68,7 +69,7 @@ pub fn run(root: &Path, a: DevicesArgs) -> anyhow::Result<Exit> {
 /// `perfdb devices measure`: the bundled microbenchmark run on this machine's GPU, its
 /// roofs stored under the label `roofs` with the GPU's name (its device), driver, clocks
 /// and power limit, and printed beside the datasheet's.
-fn measure(root: &Path, a: &MeasureArgs, devices: &'static Table) -> anyhow::Result<Exit> {
+fn measure(root: &Path, a: &MeasureArgs, devices: &Arc<Table>) -> anyhow::Result<Exit> {
     let dir = perfdb_ingest::warehouse::location::fresh_private_dir("perfdb-roofs")
         .context("cannot make a private folder for the microbenchmark")?;
     let script = dir.join("roofs.py");
@@ -147,7 +148,7 @@ const MOST_OF_DATASHEET: f64 = 1.05;
 /// The microbenchmark's output checked before it is stored: its GPU known to the device
 /// table (else an error naming it), each roof's median over its repeats above zero and
 /// within [`MOST_OF_DATASHEET`] of the datasheet's figure.
-fn check_roofs(stdout: &[u8], devices: &Table) -> anyhow::Result<()> {
+fn check_roofs(stdout: &[u8], devices: &Arc<Table>) -> anyhow::Result<()> {
     let text = String::from_utf8_lossy(stdout);
     let (_, parsed) = perfdb_ingest::formats::parse(&text, Some(Format::PytorchV3))
         .map_err(|e| anyhow::anyhow!("the microbenchmark's output could not be read: {e}"))?;

@@ -13,7 +13,12 @@ use std::path::Path;
 /// through as it comes, then ingest what it printed (stdout and stderr, lines kept
 /// whole, in arrival order) as one run.
 pub fn run(root: &Path, a: RunArgs) -> anyhow::Result<Exit> {
-    let (label, format, mut meta, devices) = options(a.options)?;
+    let super::Options {
+        label,
+        format,
+        mut meta,
+        devices,
+    } = options(a.options)?;
     let command_line = a
         .command
         .iter()
@@ -67,7 +72,7 @@ pub fn run(root: &Path, a: RunArgs) -> anyhow::Result<Exit> {
     }
     let name = a.name.unwrap_or_else(|| command_line.clone());
     let wh = Warehouse::new(root);
-    let reports = perfdb_ingest::ingest_bytes(&wh, &name, &output, format, &meta, devices)
+    let reports = perfdb_ingest::ingest_bytes(&wh, &name, &output, format, &meta, &devices)
         .with_context(|| format!("cannot write the warehouse at {}", root.display()))?;
     let exit = report(root, &label, &reports)?;
     if exit != Exit::Ok {

@@ -13,13 +13,23 @@ use perfdb_ingest::warehouse::{Label, Warehouse, DEFAULT_LABEL};
 use perfdb_ingest::FileReport;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
+use std::sync::Arc;
 
 /// Inputs at least this long get a progress bar (on a terminal).
 const PROGRESS_MIN_FILES: usize = 50;
 
-/// What `ingest` and `run` share: the label, format and metadata, and the device table
-/// runs are read against (perfdb.toml's `[[device]]` entries with the built-in ones).
-pub(super) type Options = (Label, Option<Format>, RunMeta, &'static Table);
+/// What `ingest` and `run` share, resolved from their flags.
+pub(super) struct Options {
+    /// The label the runs are stored under.
+    pub label: Label,
+    /// The format asked for (`--input-format`); none: detected a file at a time.
+    pub format: Option<Format>,
+    /// The runs' commit, time, machine and tags.
+    pub meta: RunMeta,
+    /// The device table runs are read against (perfdb.toml's `[[device]]` entries with
+    /// the built-in ones).
+    pub devices: Arc<Table>,
+}
 
 /// The [`Options`] of the flags: `--device` is resolved here, once, to the id stored.
 pub(super) fn options(a: IngestOptions) -> anyhow::Result<Options> {
@@ -27,7 +37,7 @@ pub(super) fn options(a: IngestOptions) -> anyhow::Result<Options> {
 }
 
 /// [`options`] read against `devices` (a command's own `--config`).
-pub(super) fn options_on(a: IngestOptions, devices: &'static Table) -> anyhow::Result<Options> {
+pub(super) fn options_on(a: IngestOptions, devices: Arc<Table>) -> anyhow::Result<Options> {
     let format = a.format.0;
     let label = Label::new(a.label.as_deref().unwrap_or(DEFAULT_LABEL))?;
     let commit_time = match (&a.commit_time, &a.git_dir) {
@@ -86,11 +96,21 @@ pub(super) fn options_on(a: IngestOptions, devices: &'static Table) -> anyhow::R
         variant_axis: a.variant_axis,
         failed: None,
     };
-    Ok((label, format, meta, devices))
+    Ok(Options {
+        label,
+        format,
+        meta,
+        devices,
+    })
 }
 
 pub fn run(root: &Path, a: IngestArgs) -> anyhow::Result<Exit> {
-    let (label, format, meta, devices) = options(a.options)?;
+    let Options {
+        label,
+        format,
+        meta,
+        devices,
+    } = options(a.options)?;
     let wh = Warehouse::new(root);
     let stdin = a.paths.iter().any(|p| p.as_os_str() == "-");
     if stdin {
@@ -108,7 +128,7 @@ pub fn run(root: &Path, a: IngestArgs) -> anyhow::Result<Exit> {
         let mut bytes = Vec::new();
         std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)
             .context("cannot read standard input")?;
-        let reports = perfdb_ingest::ingest_bytes(&wh, name, &bytes, format, &meta, devices)
+        let reports = perfdb_ingest::ingest_bytes(&wh, name, &bytes, format, &meta, &devices)
             .with_context(|| format!("cannot write the warehouse at {}", root.display()))?;
         return report(root, &label, &reports);
     }
@@ -142,7 +162,7 @@ pub fn run(root: &Path, a: IngestArgs) -> anyhow::Result<Exit> {
             }
         }
     };
-    let reports = perfdb_ingest::ingest_files(&wh, &files, format, &meta, devices, &progress)
+    let reports = perfdb_ingest::ingest_files(&wh, &files, format, &meta, &devices, &progress)
         .with_context(|| format!("cannot write the warehouse at {}", root.display()))?;
     report(root, &label, &reports)
 }

@@ -29,6 +29,7 @@ use perfdb_reports::compare::{Options, Test};
 use session::Session;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The comparison each look makes: `compare`'s options with the sequential rule.
@@ -77,7 +78,7 @@ fn session(
     stamp: &str,
     seed: u64,
     by_commit: bool,
-    devices: &'static Table,
+    devices: &Arc<Table>,
 ) -> anyhow::Result<(Session, [String; 2])> {
     let arms = Arms::from_args(a)?;
     let opt = look_options(a)?;
@@ -134,7 +135,7 @@ fn session(
         arms,
         wh: Warehouse::new(root),
         root: root.to_path_buf(),
-        devices,
+        devices: devices.clone(),
         format,
         logs,
         echo: if a.trials.quiet {
@@ -172,7 +173,7 @@ fn profiled_trials(
     let deadline = Duration::from_secs_f64((slowest * 100.0).max(600.0));
     let dirs = [Arm::Base, Arm::Head].map(|arm| s.logs.join(format!("profile-{}", arm.name())));
     let seconds = p.run(s, [&dirs[0], &dirs[1]], deadline)?;
-    let db = perfdb_reports::db::Db::open(&s.root, s.devices)
+    let db = perfdb_reports::db::Db::open(&s.root, &s.devices)
         .with_context(|| format!("cannot open the warehouse at {}", s.root.display()))?;
     perfdb_reports::compare::counters::attach(&db, report)?;
     let timed: f64 = s.durations.iter().sum();
@@ -238,7 +239,7 @@ pub fn experiment(
     root: &Path,
     a: &AbArgs,
     by_commit: bool,
-    devices: &'static Table,
+    devices: &Arc<Table>,
 ) -> anyhow::Result<Ran> {
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
     let seed = a.trials.seed.unwrap_or_else(|| {

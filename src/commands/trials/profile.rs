@@ -247,7 +247,7 @@ impl Profiling {
                 std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
             let name = file.to_string_lossy();
             let reports =
-                perfdb_ingest::ingest_bytes(wh, &name, &bytes, Some(*format), &meta, s.devices)
+                perfdb_ingest::ingest_bytes(wh, &name, &bytes, Some(*format), &meta, &s.devices)
                     .context("cannot write the warehouse")?;
             for r in &reports {
                 if let Err(e) = &r.result {

@@ -16,6 +16,7 @@ use perfdb_reports::compare::{compare, CompareError, Options, Report};
 use perfdb_reports::db::Db;
 use perfdb_reports::fmt::human_seconds as human;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The default trial deadline: ten times the slowest trial so far, at least a minute.
@@ -33,7 +34,7 @@ pub struct Session {
     pub wh: Warehouse,
     pub root: PathBuf,
     /// The device table of the config (`Config::device_table`).
-    pub devices: &'static perfdb_ingest::devices::Table,
+    pub devices: Arc<perfdb_ingest::devices::Table>,
     pub format: Option<Format>,
     pub metas: [RunMeta; 2],
     /// What a look compares: each arm's label, or `LABEL@COMMIT`.
@@ -163,7 +164,7 @@ impl Trials for Session {
 
     fn look(&mut self) -> Result<Report, LookError<anyhow::Error>> {
         let t0 = Instant::now();
-        let db = Db::open(&self.root, self.devices)
+        let db = Db::open(&self.root, &self.devices)
             .with_context(|| format!("cannot open the warehouse at {}", self.root.display()))
             .map_err(LookError::Failed)?;
         let report = compare(&db, &self.selectors[0], &self.selectors[1], &self.opt);
@@ -277,10 +278,8 @@ impl Session {
             ..self.metas[arm.index()].clone()
         };
         let reports =
-            perfdb_ingest::ingest_bytes(&self.wh, log, stdout, self.format, &meta, self.devices)
-                .with_context(|| {
-                    format!("cannot write the warehouse at {}", self.root.display())
-                })?;
+            perfdb_ingest::ingest_bytes(&self.wh, log, stdout, self.format, &meta, &self.devices)
+                .with_context(|| format!("cannot write the warehouse at {}", self.root.display()))?;
         for r in &reports {
             if let Err(e) = &r.result {
                 // A trial whose output perfdb cannot read decides nothing: stop and say

@@ -298,12 +298,12 @@ pub async fn triage(
             )))
         }
     };
-    let (root, devices) = (s.root.clone(), s.devices);
+    let (root, devices) = (s.root.clone(), s.devices.clone());
     blocking(s.clone(), move || {
         let done = if f.group == "1" {
-            alerts::act_on_group(&root, devices, &id, action, "web", &f.note).map(|_| ())
+            alerts::act_on_group(&root, &devices, &id, action, "web", &f.note).map(|_| ())
         } else {
-            alerts::act(&root, devices, &id, action, "web", &f.note).map(|_| ())
+            alerts::act(&root, &devices, &id, action, "web", &f.note).map(|_| ())
         };
         done.map_err(|e| AppError::bad_request(e.to_string()))
     })

@@ -17,7 +17,7 @@ pub async fn page(
     Query2(q, judge): Query2<CompareQuery, JudgeArgs>,
 ) -> Result<Html<String>, AppError> {
     let query = uri.query().unwrap_or("").to_string();
-    let devices = s.devices;
+    let devices = s.devices.clone();
     let report = blocking(s.clone(), move || {
         let r = run(&s, &q, &judge)?;
         let measured = perfdb_reports::db::roofs::measured(&s.db()?)
@@ -32,7 +32,7 @@ pub async fn page(
         )));
     };
     let (points, left) = roofline::points(&r);
-    let roofs = roofline::roofs(&r, &measured, devices);
+    let roofs = roofline::roofs(&r, &measured, &devices);
     let mut body = format!(
         "<p><a href=\"/compare?{}\">the comparison</a> · {} → {}</p>",
         esc(&query),

@@ -82,7 +82,7 @@ async fn overview_puts_what_moved_first_and_links_each_series_to_its_history() {
     }
     ingest(&root, "h200-gemm/ab/aiter/base", "base", None);
     let cfg = perfdb_reports::config::Config::default();
-    let db = perfdb_reports::db::Db::open(&root, perfdb_ingest::devices::builtin()).unwrap();
+    let db = perfdb_reports::db::Db::open(&root, &perfdb_ingest::devices::builtin()).unwrap();
     perfdb_reports::detect::detect(&db, "main", None, &cfg.detect)
         .and_then(|d| perfdb_reports::detect::raise(&db, &Warehouse::new(&root), &d))
         .unwrap();
@@ -411,7 +411,7 @@ async fn alerts_list_saved_regressions() {
     let root = ab(&dir);
     let (_, body) = get(&root, "/alerts").await;
     assert!(body.contains("--save"));
-    let db = perfdb_reports::db::Db::open(&root, perfdb_ingest::devices::builtin()).unwrap();
+    let db = perfdb_reports::db::Db::open(&root, &perfdb_ingest::devices::builtin()).unwrap();
     let opt = perfdb_reports::compare::Options {
         control: vec!["torch".into()],
         ..Default::default()
@@ -464,7 +464,7 @@ async fn the_page_decides_as_ci_does() {
             None,
         )
         .unwrap();
-    let db = perfdb_reports::db::Db::open(&root, perfdb_ingest::devices::builtin()).unwrap();
+    let db = perfdb_reports::db::Db::open(&root, &perfdb_ingest::devices::builtin()).unwrap();
     let cli = perfdb_reports::compare::compare(&db, "base", "head", &cli_options).unwrap();
     assert_eq!(web["verdict"], serde_json::to_value(cli.verdict).unwrap());
     assert_eq!(web["reason"], cli.reason);
@@ -500,7 +500,7 @@ async fn the_page_decides_as_ci_does() {
 async fn a_saved_comparison_replays_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let root = ab(&dir);
-    let db = perfdb_reports::db::Db::open(&root, perfdb_ingest::devices::builtin()).unwrap();
+    let db = perfdb_reports::db::Db::open(&root, &perfdb_ingest::devices::builtin()).unwrap();
     let config = perfdb_reports::config::Config::parse(
         "[[compare.override]]\nvariant = \"triton\"\nmetric = \"throughput\"\nthreshold = 0.99\n",
     )
@@ -548,7 +548,7 @@ fn history_with_alerts(dir: &tempfile::TempDir) -> (PathBuf, perfdb_reports::det
             Some(&commit),
         );
     }
-    let db = perfdb_reports::db::Db::open(&root, perfdb_ingest::devices::builtin()).unwrap();
+    let db = perfdb_reports::db::Db::open(&root, &perfdb_ingest::devices::builtin()).unwrap();
     let d = perfdb_reports::detect::detect(&db, "main", None, &Default::default()).unwrap();
     let raised = perfdb_reports::detect::raise(&db, &Warehouse::new(&root), &d).unwrap();
     (root, raised)
@@ -559,7 +559,7 @@ fn detect_in_many_groups_finds_what_one_group_finds_however_rows_are_coded() {
     use perfdb_reports::detect::{detect_in_passes, Coding};
     let dir = tempfile::tempdir().unwrap();
     let (root, _) = history_with_alerts(&dir);
-    let db = perfdb_reports::db::Db::open(&root, perfdb_ingest::devices::builtin()).unwrap();
+    let db = perfdb_reports::db::Db::open(&root, &perfdb_ingest::devices::builtin()).unwrap();
     let cfg = Default::default();
     let one = detect_in_passes(&db, "main", None, &cfg, usize::MAX, Coding::Hashed).unwrap();
     assert!(!one.events.is_empty());
@@ -709,7 +709,7 @@ async fn history_never_mixes_machine_classes() {
             &files,
             None,
             &meta,
-            perfdb_ingest::devices::builtin(),
+            &perfdb_ingest::devices::builtin(),
             &|_| {},
         )
         .unwrap();
@@ -772,11 +772,11 @@ async fn an_alert_page_says_how_to_confirm_it() {
         );
     }
     let cfg = perfdb_reports::config::Config::default();
-    let db = perfdb_reports::db::Db::open(&root, perfdb_ingest::devices::builtin()).unwrap();
+    let db = perfdb_reports::db::Db::open(&root, &perfdb_ingest::devices::builtin()).unwrap();
     let d = perfdb_reports::detect::detect(&db, "main", None, &cfg.detect).unwrap();
     perfdb_reports::detect::raise(&db, &Warehouse::new(&root), &d).unwrap();
     // A fresh reader sees what detect stored.
-    let db = perfdb_reports::db::Db::open(&root, perfdb_ingest::devices::builtin()).unwrap();
+    let db = perfdb_reports::db::Db::open(&root, &perfdb_ingest::devices::builtin()).unwrap();
     let id = perfdb_reports::alerts::list(&db, None).unwrap()[0]
         .id
         .clone();

@@ -148,7 +148,7 @@ async fn futures_join(state: AppState, uris: Vec<String>) -> Vec<Got> {
 async fn a_saved_comparison_shows_its_stored_result() {
     let dir = tempfile::tempdir().unwrap();
     let root = ab(&dir);
-    let db = perfdb_reports::db::Db::open(&root, perfdb_ingest::devices::builtin()).unwrap();
+    let db = perfdb_reports::db::Db::open(&root, &perfdb_ingest::devices::builtin()).unwrap();
     let opt = perfdb_reports::compare::Options {
         control: vec!["torch".into()],
         ..Default::default()

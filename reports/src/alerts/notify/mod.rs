@@ -37,6 +37,7 @@ use perfdb_ingest::hash::sha256_hex;
 use perfdb_ingest::model::{AlertStatus, Delivery};
 use perfdb_ingest::warehouse::Warehouse;
 use serde::Serialize;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Attempts per alert and target before giving up until the next run.
@@ -92,7 +93,7 @@ pub fn lease(timeout: Duration) -> Duration {
 /// within `timeout`.
 pub fn deliver(
     root: &std::path::Path,
-    devices: &'static perfdb_ingest::devices::Table,
+    devices: &Arc<perfdb_ingest::devices::Table>,
     label: &str,
     targets: &[Target],
     timeout: Duration,

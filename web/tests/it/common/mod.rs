@@ -29,7 +29,7 @@ pub fn ingest_files(root: &Path, files: &[PathBuf], label: &str, commit: Option<
         files,
         None,
         &meta,
-        perfdb_ingest::devices::builtin(),
+        &perfdb_ingest::devices::builtin(),
         &|_| {},
     )
     .unwrap();
