@@ -6,18 +6,20 @@
 //! commit-to-commit changes are not counted as noise and A/A runs of one commit are one
 //! group.
 
-use crate::db::{sql_str, Db, DbError, SeriesId, MACHINE_CLASS_SQL};
+use crate::db::{series_key, series_key_sql, sql_str, Db, DbError, SeriesId, MACHINE_CLASS_SQL};
 use crate::stats::power::{self, Noise};
-use perfdb_ingest::model::{in_source_order, key_display, key_from_json};
+use perfdb_ingest::model::{in_source_order, key_display, key_from_json, SeriesKey};
 use serde::Serialize;
 
 /// The changes every noise report prints the trials for, beside the threshold.
 pub const CHANGES: [f64; 3] = [0.01, 0.02, 0.05];
 
+/// One series' noise as the report prints it (its key as shown, not as stored).
 #[derive(Debug, Clone, Serialize)]
 pub struct SeriesNoise {
     pub table: String,
     pub variant: String,
+    /// The key as shown (`M=512 N=4096`).
     pub key: String,
     pub metric: String,
     pub unit: String,
@@ -78,12 +80,13 @@ fn series_of(
     cond: &str,
 ) -> Result<Vec<(SeriesId, Option<String>, Vec<Vec<f64>>)>, NoiseError> {
     let sql = format!(
-        "SELECT m.table_name, m.variant, m.key, any_value(m.key_order), m.metric, m.unit, \
-                {MACHINE_CLASS_SQL} AS machine, coalesce(r.\"commit\", '') AS c, median(m.value) \
+        "SELECT {}, {MACHINE_CLASS_SQL} AS machine, any_value(m.key_order), \
+                coalesce(r.\"commit\", '') AS c, median(m.value) \
          FROM measurements m JOIN runs r USING (run_id) \
          WHERE {cond} AND m.value > 0 AND isfinite(m.value) AND m.direction <> 'none' \
          GROUP BY m.table_name, m.variant, m.key, m.metric, m.unit, machine, c, m.run_id \
-         ORDER BY m.table_name, m.variant, m.key, m.metric, m.unit, machine, c"
+         ORDER BY m.table_name, m.variant, m.key, m.metric, m.unit, machine, c",
+        series_key_sql("m")
     );
     let mut stmt = db.conn.prepare(&sql)?;
     let mut rows = stmt.query([])?;
@@ -91,12 +94,8 @@ fn series_of(
     let mut last_commit = String::new();
     while let Some(r) = rows.next()? {
         let id = SeriesId {
-            table: r.get(0)?,
-            variant: r.get(1)?,
-            key: r.get(2)?,
-            metric: r.get(4)?,
-            unit: r.get(5)?,
-            machine: r.get(6)?,
+            series: series_key(r, 0)?,
+            machine: r.get(5)?,
         };
         let commit: String = r.get(7)?;
         let v: f64 = r.get(8)?;
@@ -108,7 +107,7 @@ fn series_of(
                     groups.push(vec![v]);
                 }
             }
-            _ => series.push((id, r.get(3)?, vec![vec![v]])),
+            _ => series.push((id, r.get(6)?, vec![vec![v]])),
         }
         last_commit = commit;
     }
@@ -136,11 +135,14 @@ pub fn noise(
     let mut without_repeats = 0;
     for (id, order, groups) in series {
         let SeriesId {
-            table,
-            variant,
-            key,
-            metric,
-            unit,
+            series:
+                SeriesKey {
+                    table,
+                    variant,
+                    key,
+                    metric,
+                    unit,
+                },
             machine,
         } = id;
         let Some(n) = power::noise(&groups) else {

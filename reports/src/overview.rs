@@ -13,10 +13,12 @@
 //! series was last measured, then any latest step.
 
 use crate::config::DetectConfig;
-use crate::db::{list_f64, sql_str, Db, DbError, MACHINE_CLASS_SQL};
+use crate::db::{list_f64, series_key, series_key_sql, sql_str, Db, DbError, MACHINE_CLASS_SQL};
 use crate::fmt::natural_cmp;
 use crate::stats::changepoint;
-use perfdb_ingest::model::{in_source_order, key_display, key_from_json, AlertStatus, Direction};
+use perfdb_ingest::model::{
+    in_source_order, key_display, key_from_json, AlertStatus, Direction, SeriesKey,
+};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -150,8 +152,8 @@ fn pick(
     }
 }
 
-/// A series: table, variant, key, metric, unit, direction.
-type SeriesKey = (String, String, String, String, String, String);
+/// A compared series and its direction (`lower` or `higher`, as stored).
+type Compared = (SeriesKey, String);
 
 /// Every compared series' per-run medians at each commit of the window (a list a
 /// commit), read from the files holding the window's runs (a year's compacted files: the
@@ -162,7 +164,7 @@ fn window_series(
     label: &str,
     in_class: &str,
     commits: &[String],
-) -> Result<(HashMap<SeriesKey, Vec<Vec<f64>>>, HashMap<String, String>), OverviewError> {
+) -> Result<(HashMap<Compared, Vec<Vec<f64>>>, HashMap<String, String>), OverviewError> {
     let at: HashMap<&str, usize> = commits
         .iter()
         .enumerate()
@@ -180,26 +182,20 @@ fn window_series(
     )?;
     let source = db.summaries_of_runs(&runs)?;
     let mut stmt = db.conn.prepare(&format!(
-        "SELECT s.table_name, s.variant, s.key, s.metric, s.unit, s.direction, \
+        "SELECT {}, s.direction, \
                 coalesce(r.\"commit\", r.label) AS point, list(s.median ORDER BY r.trial), \
                 any_value(s.key_order) \
          FROM {source} s JOIN runs r ON s.run_id = r.run_id \
          WHERE s.label = {} AND {in_window} AND s.direction IN ('lower', 'higher') \
            AND s.median IS NOT NULL \
          GROUP BY ALL",
+        series_key_sql("s"),
         sql_str(label)
     ))?;
-    let mut series: HashMap<SeriesKey, Vec<Vec<f64>>> = HashMap::new();
+    let mut series: HashMap<Compared, Vec<Vec<f64>>> = HashMap::new();
     let rows = stmt.query_map([], |r| {
         Ok((
-            (
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, String>(3)?,
-                r.get::<_, String>(4)?,
-                r.get::<_, String>(5)?,
-            ),
+            (series_key(r, 0)?, r.get::<_, String>(5)?),
             r.get::<_, String>(6)?,
             list_f64(r.get(7)?),
             r.get::<_, Option<String>>(8)?,
@@ -209,7 +205,7 @@ fn window_series(
     for row in rows {
         let (id, point, trials, order) = row?;
         if let Some(o) = order {
-            key_orders.insert(id.2.clone(), o);
+            key_orders.insert(id.0.key.clone(), o);
         }
         let Some(&i) = at.get(point.as_str()) else {
             continue;
@@ -224,7 +220,16 @@ fn window_series(
 
 /// One series' overview row: its medians by commit, its latest step, its open alerts.
 fn series_row(
-    (table, variant, key, metric, unit, direction): SeriesKey,
+    (
+        SeriesKey {
+            table,
+            variant,
+            key,
+            metric,
+            unit,
+        },
+        direction,
+    ): Compared,
     per_commit: Vec<Vec<f64>>,
     commits: &[String],
     open: &[&crate::alerts::AlertView],
@@ -291,7 +296,12 @@ fn series_row(
 fn drop_impossible(
     per_commit: &mut [Vec<f64>],
     d: &perfdb_ingest::devices::Device,
-    (_, _, key, metric, unit, _): &SeriesKey,
+    (
+        SeriesKey {
+            key, metric, unit, ..
+        },
+        _,
+    ): &Compared,
 ) {
     let held = perfdb_ingest::devices::check::HeldRow::of_json(metric, unit, key);
     if let Some(limit) = held.and_then(|h| h.limit(d)) {
@@ -382,9 +392,9 @@ pub fn overview(db: &Db, ask: &Ask, detect: &DetectConfig) -> Result<Overview, O
         .cloned()
         .collect();
     let (series, key_orders) = window_series(db, &label, &in_class, &commits)?;
-    let mut tables: Vec<String> = series.keys().map(|k| k.0.clone()).collect();
-    let mut variants: Vec<String> = series.keys().map(|k| k.1.clone()).collect();
-    let mut metrics: Vec<String> = series.keys().map(|k| k.3.clone()).collect();
+    let mut tables: Vec<String> = series.keys().map(|k| k.0.table.clone()).collect();
+    let mut variants: Vec<String> = series.keys().map(|k| k.0.variant.clone()).collect();
+    let mut metrics: Vec<String> = series.keys().map(|k| k.0.metric.clone()).collect();
     for v in [&mut tables, &mut variants, &mut metrics] {
         v.sort_by(|a, b| natural_cmp(a, b));
         v.dedup();
@@ -410,7 +420,11 @@ pub fn overview(db: &Db, ask: &Ask, detect: &DetectConfig) -> Result<Overview, O
     let mut out: Vec<Row> = Vec::new();
     let device = class_device(db, &in_class)?;
     for (id, mut per_commit) in series {
-        if !(keep(&ask.table, &id.0) && keep(&ask.variant, &id.1) && keep(&ask.metric, &id.3)) {
+        let s = &id.0;
+        if !(keep(&ask.table, &s.table)
+            && keep(&ask.variant, &s.variant)
+            && keep(&ask.metric, &s.metric))
+        {
             continue;
         }
         if let Some(d) = device {

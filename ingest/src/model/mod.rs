@@ -3,19 +3,22 @@
 //! A *run* is one benchmark process output (one file = one trial). A *measurement* is
 //! one value of one run. The Arrow schema of both lives in [`crate::warehouse::schema`]; this module
 //! holds the in-memory records the parsers produce: [`names`] (interned names), [`keys`]
-//! (identity), [`kinds`] (the closed sets), [`records`] (what is parsed and stored).
+//! (identity), [`kinds`] (the closed sets), [`records`] (what is parsed and stored),
+//! [`SeriesKey`] (what names one series wherever one is read).
 
 mod format;
 mod keys;
 mod kinds;
 mod names;
 mod records;
+mod series;
 
 pub use format::Format;
 pub use keys::*;
 pub use kinds::*;
 pub use names::*;
 pub use records::*;
+pub use series::SeriesKey;
 
 /// The variant of a value whose source names none (a `us` column with no variant
 /// prefix, a harness with one implementation).

@@ -11,7 +11,7 @@ use super::{
 };
 use crate::fmt::signed_pct as fmt_pct;
 use crate::stats;
-use perfdb_ingest::model::{self, Direction};
+use perfdb_ingest::model::{self, Direction, SeriesKey};
 use std::collections::{BTreeMap, HashMap};
 
 /// Is `variant` one of the `control` variants ([`variant_matches`])?
@@ -156,16 +156,15 @@ pub(super) fn assess(row: &mut Row, bvals: &[Value], hvals: &[Value], opt: &Opti
     row.verdict = Verdict::NoSignificantChange;
 }
 
-/// What ties a row to its control's row: table, key, metric, unit (not the variant).
-type ControlKey = (String, String, String, String);
-
-fn control_key(r: &Row) -> ControlKey {
-    (
-        r.table.clone(),
-        model::key_of(&r.key).0.to_string(),
-        r.metric.clone(),
-        r.unit.clone(),
-    )
+/// What ties a row to its control's row: its series with the variant left empty.
+fn control_key(r: &Row) -> SeriesKey {
+    SeriesKey {
+        table: r.table.clone(),
+        variant: String::new(),
+        key: model::key_of(&r.key).0.to_string(),
+        metric: r.metric.clone(),
+        unit: r.unit.clone(),
+    }
 }
 
 /// Control gating per metric and per row (docs/STATS.md, "Control-column gating").
@@ -176,7 +175,7 @@ pub(super) fn gate_on_control(rows: &mut [Row], opt: &Options) -> Option<Control
     let tol = (1.0 + opt.control_tol).ln();
     let mut matched: Vec<String> = Vec::new();
     let mut per_metric: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    let mut per_key: HashMap<ControlKey, Vec<f64>> = HashMap::new();
+    let mut per_key: HashMap<SeriesKey, Vec<f64>> = HashMap::new();
     for r in rows.iter().filter(|r| r.control) {
         if !matched.contains(&r.variant) {
             matched.push(r.variant.clone());
@@ -312,7 +311,7 @@ pub(super) fn decide(r: &mut Row, alpha: f64, by_margin: bool, test: Test) {
 /// withheld, saying by how much the control moved.
 pub fn relative_to_control(rows: &mut [Row], alpha: f64) {
     // Per key, the mean log change of the control rows that moved significantly.
-    let mut moved: HashMap<ControlKey, (f64, f64, usize)> = HashMap::new();
+    let mut moved: HashMap<SeriesKey, (f64, f64, usize)> = HashMap::new();
     for r in rows.iter().filter(|r| r.control) {
         if let (Some(change), Some(p)) = (r.change, r.p) {
             if p <= alpha {

@@ -5,10 +5,11 @@
 //! From there a file side goes through the warehouse side's own steps (`compare_sides`):
 //! one comparator, no Parquet, no DuckDB.
 
-use super::load::{per_run, Counters, Loaded, RowId, Value};
+use super::load::{per_run, Counters, Loaded, Value};
 use super::select::distinct;
 use super::{CompareError, FailedRun, MatchedBy, SideInfo};
 use perfdb_ingest::devices::Table;
+use perfdb_ingest::model::SeriesKey;
 use perfdb_ingest::model::{metric, Direction, Measurement, RunVerdict};
 use perfdb_ingest::warehouse::Prepared;
 use std::collections::HashMap;
@@ -215,8 +216,8 @@ pub(super) fn loaded(side: &FileRuns, info: &SideInfo, filters: &[(String, Strin
     out
 }
 
-fn row_id(m: &Measurement, key: &str) -> RowId {
-    RowId {
+fn row_id(m: &Measurement, key: &str) -> SeriesKey {
+    SeriesKey {
         table: m.table.to_string(),
         variant: m.variant.to_string(),
         key: key.to_string(),

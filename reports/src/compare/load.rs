@@ -4,7 +4,7 @@
 use super::{CompareError, MatchedBy, SideInfo};
 use crate::db::{sql_str, Db};
 use arrow::array::{Array, ArrayRef, Float64Array, Int8Array, ListArray, StringArray, UInt64Array};
-use perfdb_ingest::model::{metric, Direction, Numerics};
+use perfdb_ingest::model::{metric, Direction, Numerics, SeriesKey};
 use std::collections::{BTreeMap, HashMap};
 
 pub(crate) struct Value {
@@ -12,26 +12,15 @@ pub(crate) struct Value {
     pub(crate) numerics: Numerics,
 }
 
-/// What makes a row a row: both sides' values of one identity are compared.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) struct RowId {
-    pub(crate) table: String,
-    pub(crate) variant: String,
-    /// The key's canonical JSON.
-    pub(crate) key: String,
-    pub(crate) metric: String,
-    pub(crate) unit: String,
-}
-
 /// Every counter value of a side, by identity.
-pub(crate) type Counters = BTreeMap<RowId, Vec<f64>>;
+pub(crate) type Counters = BTreeMap<SeriesKey, Vec<f64>>;
 
 pub(super) struct Loaded {
-    pub(super) rows: BTreeMap<RowId, (Direction, Vec<Value>)>,
+    pub(super) rows: BTreeMap<SeriesKey, (Direction, Vec<Value>)>,
     /// (table, key) -> the key's source order (`["M","N","K"]`), for display.
     pub(super) orders: HashMap<(String, String), String>,
     /// Rows some run printed more than once: the most times one run printed it.
-    pub(super) repeated: BTreeMap<RowId, usize>,
+    pub(super) repeated: BTreeMap<SeriesKey, usize>,
     /// Head-side numerics evidence from derived `err` columns: (table, variant, key).
     pub(super) err_nonzero: HashMap<(String, String, String), bool>,
     pub(super) derived_columns: BTreeMap<String, Vec<String>>,
@@ -180,7 +169,7 @@ pub(super) fn load_side(
                 .as_any()
                 .downcast_ref::<Float64Array>()
                 .ok_or_else(|| unexpected("value list is not DOUBLE"))?;
-            let id_of = |table, variant, key, metric| RowId {
+            let id_of = |table, variant, key, metric| SeriesKey {
                 table,
                 variant,
                 key,
@@ -306,7 +295,7 @@ pub(crate) fn counters_where(
     let rows = stmt.query_map([], |r| {
         let values = crate::db::list_f64(r.get(5)?);
         Ok((
-            RowId {
+            SeriesKey {
                 table: r.get(0)?,
                 variant: r.get(1)?,
                 key: r.get(2)?,

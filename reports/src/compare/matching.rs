@@ -2,11 +2,12 @@
 //! a key column one side prints and the other does not, and repeated tables that could
 //! only be told apart by position.
 
-use super::load::{RowId, Value};
+use super::load::Value;
+use perfdb_ingest::model::SeriesKey;
 use perfdb_ingest::model::{key_from_json, key_of, Direction};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-type Rows = BTreeMap<RowId, (Direction, Vec<Value>)>;
+type Rows = BTreeMap<SeriesKey, (Direction, Vec<Value>)>;
 
 /// Key column names per table over all rows of one side.
 fn key_columns(rows: &Rows) -> BTreeMap<String, BTreeSet<String>> {
@@ -23,12 +24,12 @@ fn key_columns(rows: &Rows) -> BTreeMap<String, BTreeSet<String>> {
 }
 
 /// The row id with its key cut down to `common` columns.
-fn project(id: &RowId, common: &BTreeSet<String>) -> RowId {
+fn project(id: &SeriesKey, common: &BTreeSet<String>) -> SeriesKey {
     let cells: Vec<(String, String)> = key_from_json(&id.key)
         .into_iter()
         .filter(|(k, _)| common.contains(k))
         .collect();
-    RowId {
+    SeriesKey {
         key: key_of(&cells).0.to_string(),
         ..id.clone()
     }
@@ -36,7 +37,7 @@ fn project(id: &RowId, common: &BTreeSet<String>) -> RowId {
 
 /// Does cutting every key of `table` down to `common` keep its rows apart?
 fn projection_is_injective(rows: &Rows, table: &str, common: &BTreeSet<String>) -> bool {
-    let mut seen: HashMap<RowId, &str> = HashMap::new();
+    let mut seen: HashMap<SeriesKey, &str> = HashMap::new();
     rows.keys().filter(|id| id.table == table).all(|id| {
         let p = project(id, common);
         match seen.get(&p) {
@@ -85,7 +86,7 @@ pub(crate) fn reconcile_key_columns(base: &mut Rows, head: &mut Rows) -> Vec<Str
             continue;
         }
         for rows in [&mut *base, &mut *head] {
-            let ids: Vec<RowId> = rows
+            let ids: Vec<SeriesKey> = rows
                 .keys()
                 .filter(|id| id.table == *table)
                 .cloned()
@@ -190,7 +191,7 @@ mod tests {
                     .iter()
                     .map(|(k, v)| (k.to_string(), v.to_string()))
                     .collect();
-                let id = RowId {
+                let id = SeriesKey {
                     table: table.to_string(),
                     variant: "triton".to_string(),
                     key: key_of(&cells).0.to_string(),

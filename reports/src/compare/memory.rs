@@ -3,8 +3,9 @@
 //! summarising). Replays of recorded trials, simulations of the stopping rule and the
 //! experiment's unit tests compare this way, with no warehouse to write.
 
-use super::load::{Loaded, RowId, Value};
+use super::load::{Loaded, Value};
 use super::{build_report, CompareError, MatchedBy, Options, Report, SideInfo};
+use perfdb_ingest::model::SeriesKey;
 use perfdb_ingest::model::{key_to_json, Direction, Numerics};
 use std::collections::BTreeMap;
 
@@ -59,7 +60,7 @@ fn loaded(rows: &[MemoryRow]) -> Loaded {
             })
             .collect();
         out.rows.insert(
-            RowId {
+            SeriesKey {
                 table: r.table.clone(),
                 variant: r.variant.clone(),
                 key,

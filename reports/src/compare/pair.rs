@@ -3,10 +3,11 @@
 //! own: validity, sufficiency, ratio and test ([`super::decide::assess`]).
 
 use super::decide::{assess, is_control, side_stats};
-use super::load::{Loaded, RowId, Value};
+use super::load::{Loaded, Value};
 use super::matching::{self, Positional};
 use super::{NumericsStatus, OneSided, OneSidedKind, Options, Row, Verdict};
 use crate::stats;
+use perfdb_ingest::model::SeriesKey;
 use perfdb_ingest::model::{self, key_from_json, Direction, Numerics};
 use std::collections::{BTreeSet, HashMap};
 
@@ -62,7 +63,7 @@ impl KeyOrders {
         }
     }
 
-    fn one_sided(&self, id: &RowId, verdict: OneSidedKind) -> OneSided {
+    fn one_sided(&self, id: &SeriesKey, verdict: OneSidedKind) -> OneSided {
         OneSided {
             verdict,
             table: id.table.clone(),
@@ -105,7 +106,7 @@ pub(super) fn pair(mut b: Loaded, mut h: Loaded, opt: &Options) -> Paired {
                 .push(orders.one_sided(id, OneSidedKind::New));
         }
     }
-    let ids: Vec<RowId> = b.rows.keys().cloned().collect();
+    let ids: Vec<SeriesKey> = b.rows.keys().cloned().collect();
     for id in ids {
         let (dir, bvals) = b.rows.remove(&id).expect("key from map");
         let Some((_, hvals)) = h.rows.remove(&id) else {
@@ -145,7 +146,7 @@ struct Sides<'a> {
 
 /// A pair as one row, assessed.
 fn row(
-    id: RowId,
+    id: SeriesKey,
     key: Vec<(String, String)>,
     sides: &Sides,
     positional: &[Positional],
@@ -158,7 +159,7 @@ fn row(
         b,
         h,
     } = *sides;
-    let RowId {
+    let SeriesKey {
         table,
         variant,
         key: key_json,

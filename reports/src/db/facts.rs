@@ -12,14 +12,14 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// (table, metric, variant, key).
-type SeriesId = (String, String, String, String);
+/// A catalog entry's identity: (table, metric, variant, key), as the catalog groups.
+type EntryId = (String, String, String, String);
 
 /// The series of the last set of files asked about, to add a later set's new files to.
 struct SeriesOf {
     files: HashSet<PathBuf>,
     series: Vec<SeriesEntry>,
-    by_id: HashMap<SeriesId, usize>,
+    by_id: HashMap<EntryId, usize>,
 }
 
 static SERIES: std::sync::LazyLock<Mutex<Option<SeriesOf>>> =

@@ -12,7 +12,7 @@ mod series;
 mod sql;
 
 pub use error::DbError;
-pub use series::{SeriesEntry, SeriesId};
+pub use series::{series_key, series_key_sql, SeriesEntry, SeriesId};
 pub(crate) use sql::file_list;
 pub use sql::{
     json_has_pair, list_f64, sql_str, MACHINE_CLASS_SQL, MACHINE_TAG_SQL, METHOD_TAG_SQL,

@@ -1,15 +1,32 @@
 //! The series the warehouse holds, one catalog row each, and what names one series on
 //! one machine class.
 
-/// One series as detect and noise examine it: a row's identity on one machine class.
+use perfdb_ingest::model::SeriesKey;
+
+/// A series' five columns of the table `alias` (a view's or a file's: `s`, `m`), as
+/// [`series_key`] reads them.
+pub fn series_key_sql(alias: &str) -> String {
+    ["table_name", "variant", "key", "metric", "unit"]
+        .map(|c| format!("{alias}.{c}"))
+        .join(", ")
+}
+
+/// The [`SeriesKey`] of a result row whose columns `at..at + 5` are
+/// [`series_key_sql`]'s.
+pub fn series_key(r: &duckdb::Row, at: usize) -> duckdb::Result<SeriesKey> {
+    Ok(SeriesKey {
+        table: r.get(at)?,
+        variant: r.get(at + 1)?,
+        key: r.get(at + 2)?,
+        metric: r.get(at + 3)?,
+        unit: r.get(at + 4)?,
+    })
+}
+
+/// One series as detect and noise examine it: a series on one machine class.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SeriesId {
-    pub table: String,
-    pub variant: String,
-    /// The key's canonical JSON.
-    pub key: String,
-    pub metric: String,
-    pub unit: String,
+    pub series: SeriesKey,
     pub machine: String,
 }
 

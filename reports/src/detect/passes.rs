@@ -17,6 +17,7 @@ use crate::detect::Coding;
 use crate::detect::DetectError;
 use crate::detect::ROWS_PER_PASS;
 use crate::stats::{self};
+use perfdb_ingest::model::SeriesKey;
 use std::collections::HashMap;
 
 /// Detect change points over every series of `label`; with `since`, report only those
@@ -107,11 +108,13 @@ impl<'a> Codes<'a> {
                 })
                 .collect();
             let id = SeriesId {
-                table: table.clone(),
-                variant: variant.clone(),
-                key: key.clone(),
-                metric: metric.clone(),
-                unit: unit.clone(),
+                series: SeriesKey {
+                    table: table.clone(),
+                    variant: variant.clone(),
+                    key: key.clone(),
+                    metric: metric.clone(),
+                    unit: unit.clone(),
+                },
                 machine: self.machines[of_machine[0].0 as usize].to_string(),
             };
             found.push(series_events(
@@ -184,8 +187,7 @@ pub fn detect_in_passes(
     let codes = Codes::new(&runs, params);
     // Events of one series and machine class, merged in series order: a series' metrics
     // moving at one commit are one event.
-    type Shape = (String, String, String, String, String);
-    let mut index: HashMap<Shape, usize> = HashMap::new();
+    let mut index: HashMap<(SeriesKey, String, String), usize> = HashMap::new();
     let mut flush = |found: Vec<(Event, MetricMove)>| {
         n_series += 1;
         for (ev, mv) in found {
@@ -194,9 +196,7 @@ pub fn detect_in_passes(
                 continue;
             }
             let at = (
-                ev.table.clone(),
-                ev.variant.clone(),
-                ev.key_json.clone(),
+                SeriesKey::row(ev.table.clone(), ev.variant.clone(), ev.key_json.clone()),
                 ev.machine.clone(),
                 ev.first_bad_commit.clone(),
             );

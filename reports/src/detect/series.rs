@@ -11,7 +11,7 @@ use crate::detect::types::MetricMove;
 use crate::detect::types::Return;
 use crate::detect::NEAR;
 use crate::stats::{self, changepoint};
-use perfdb_ingest::model::{key_display, key_from_json, metric, Direction};
+use perfdb_ingest::model::{key_display, key_from_json, metric, Direction, SeriesKey};
 use std::collections::HashMap;
 
 /// One commit of a series: when it was made and first ingested, and its trials (one
@@ -36,11 +36,14 @@ pub(super) fn series_events(
     confirm: usize,
 ) -> Vec<(Event, MetricMove)> {
     let SeriesId {
-        table,
-        variant,
-        key,
-        metric: metric_name,
-        unit,
+        series:
+            SeriesKey {
+                table,
+                variant,
+                key,
+                metric: metric_name,
+                unit,
+            },
         machine,
     } = id;
     ordered.sort_by(|a, b| {

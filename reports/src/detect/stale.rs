@@ -24,7 +24,7 @@ use crate::alerts::{self, AlertKind, AlertView};
 use crate::config::StaleConfig;
 use crate::db::{sql_str, Db, MACHINE_CLASS_SQL};
 use perfdb_ingest::model::{
-    in_source_order, key_display, key_from_json, AlertRecord, AlertStatus, StatusChange,
+    in_source_order, key_display, key_from_json, AlertRecord, AlertStatus, SeriesKey, StatusChange,
 };
 use perfdb_ingest::warehouse::Warehouse;
 use serde::Serialize;
@@ -59,8 +59,6 @@ pub struct StaleOutcome {
     pub resolved: Vec<String>,
 }
 
-/// A series: (table, variant, canonical key).
-type SeriesKey = (String, String, String);
 /// Per machine class, per commit index, the series measured with their metrics.
 type Seen = BTreeMap<String, BTreeMap<usize, BTreeMap<SeriesKey, BTreeSet<String>>>>;
 
@@ -68,11 +66,11 @@ type Seen = BTreeMap<String, BTreeMap<usize, BTreeMap<SeriesKey, BTreeSet<String
 /// and, per class, the series it measured.
 struct Commits {
     order: Vec<String>,
-    /// class -> commit index -> series (table, variant, key) -> metrics.
+    /// class -> commit index -> row ([`SeriesKey::row`]) -> metrics.
     seen: Seen,
     /// class -> newest ingest (µs).
     newest_run: BTreeMap<String, i64>,
-    /// (table, variant, key) -> the key's cells in source order.
+    /// row -> the key's cells in source order.
     key_order: HashMap<SeriesKey, String>,
 }
 
@@ -164,8 +162,9 @@ fn read(db: &Db, label: &str, window: usize) -> Result<Commits, DetectError> {
     let mut key_order = HashMap::new();
     for row in rows {
         let (class, point, table, variant, key, metric, order) = row?;
+        let row = SeriesKey::row(table, variant, key);
         if let Some(o) = order {
-            key_order.insert((table.clone(), variant.clone(), key.clone()), o);
+            key_order.insert(row.clone(), o);
         }
         let Some(&i) = at.get(point.as_str()) else {
             continue;
@@ -174,7 +173,7 @@ fn read(db: &Db, label: &str, window: usize) -> Result<Commits, DetectError> {
             .or_default()
             .entry(i)
             .or_default()
-            .entry((table, variant, key))
+            .entry(row)
             .or_default()
             .insert(metric);
     }
@@ -248,11 +247,11 @@ fn find(c: &Commits, cfg: &StaleConfig) -> Vec<Missing> {
             if after >= missing && after > 0 && steady {
                 out.push(Missing {
                     machine: class.clone(),
-                    table: series.0.clone(),
-                    variant: series.1.clone(),
-                    key: series.2.clone(),
+                    table: series.table.clone(),
+                    variant: series.variant.clone(),
+                    key: series.key.clone(),
                     key_text: key_display(&in_source_order(
-                        key_from_json(&series.2),
+                        key_from_json(&series.key),
                         c.key_order.get(series).map_or("[]", String::as_str),
                     )),
                     metrics: metrics.iter().cloned().collect(),
@@ -368,9 +367,11 @@ pub fn check(
         let back = match by_commit.get(&newest) {
             None => false,
             Some(_) if a.table.is_empty() => true,
-            Some(series) => {
-                series.contains_key(&(a.table.clone(), a.variant.clone(), a.key_json.clone()))
-            }
+            Some(series) => series.contains_key(&SeriesKey::row(
+                a.table.clone(),
+                a.variant.clone(),
+                a.key_json.clone(),
+            )),
         };
         if back {
             changes.push(change(
@@ -401,7 +402,7 @@ mod tests {
         let mut newest_run = BTreeMap::new();
         for (class, at) in classes {
             for i in (0..n).filter(|i| at(*i)) {
-                let series = ("t".to_string(), "v".to_string(), "{}".to_string());
+                let series = SeriesKey::row("t".into(), "v".into(), "{}".into());
                 seen.entry(class.to_string())
                     .or_default()
                     .entry(i)

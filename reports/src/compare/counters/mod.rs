@@ -472,7 +472,7 @@ mod tests {
     use super::join::words;
     use super::reading::{about, About};
     use super::*;
-    use crate::compare::load::RowId;
+    use perfdb_ingest::model::SeriesKey;
 
     fn mv(name: &str, unit: &str, change: f64) -> CounterMove {
         CounterMove {
@@ -564,7 +564,7 @@ mod tests {
             ),
             ("elementwise_add_bias", 70.0, 69.0),
         ] {
-            let id = RowId {
+            let id = SeriesKey {
                 table: "ncu".into(),
                 variant: k.into(),
                 key: r#"{"section":"GPU Speed Of Light Throughput"}"#.into(),
