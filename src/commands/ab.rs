@@ -24,11 +24,7 @@ pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
         Ran::NotCompared(exit, _) => return Ok(exit),
     };
     let text = match a.format {
-        CompareFormat::Json => {
-            let mut v = serde_json::to_value(&*report).expect("report serialises");
-            v["sequential"] = serde_json::to_value(&*seq).expect("serialises");
-            perfdb_reports::json::pretty(&v)
-        }
+        CompareFormat::Json => experiment_report::render::json(&seq, &report),
         CompareFormat::Markdown => {
             report_text(&report, a.format) + &experiment_report::render::markdown(&seq, &report)
         }

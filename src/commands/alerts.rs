@@ -5,7 +5,7 @@ use crate::Exit;
 use anyhow::Context;
 use perfdb_reports::alerts::{self, Action};
 use perfdb_reports::db::Db;
-use perfdb_reports::render::alerts::{show, Shown};
+use perfdb_reports::render::alerts::show;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -37,32 +37,15 @@ pub fn run(root: &Path, a: AlertsArgs) -> anyhow::Result<Exit> {
         AlertsAction::List { status, .. } => (alerts::list(&open()?, status)?, false),
         AlertsAction::Show { id, git_dir } => {
             let db = open()?;
-            let alert = alerts::find(&db, &id)?;
+            let d = alerts::detail(&db, root, alerts::find(&db, &id)?, git_dir.as_deref())?;
+            if let Some(e) = &d.unreadable_bisect {
+                anyhow::bail!("alerts show: {e}");
+            }
             // An alert stored before commit names were checked: shown, without commands.
-            use perfdb_reports::alerts::confirm::{confirmation, ConfirmError};
-            let c = match confirmation(&db, &alert, git_dir.as_deref()) {
-                Ok(c) => Some(c),
-                Err(e @ ConfirmError::Commit { .. }) => {
-                    say!("alerts show: {e}");
-                    None
-                }
-                Err(e) => return Err(e.into()),
-            };
-            // What `perfdb bisect` found, when it ran here.
-            let bisect = perfdb_reports::bisect::store::load(root, &alert.id)
-                .map_err(|e| anyhow::anyhow!("alerts show: {e}"))?;
-            let underneath = perfdb_reports::alerts::beside::underneath(&db, &alert)?;
-            let counters = perfdb_reports::alerts::beside::counters(&db, &alert)?;
-            let beside = perfdb_reports::alerts::beside::beside(&db, &alert)?;
-            let shown = Shown {
-                confirm: c.as_ref(),
-                bisect: bisect.as_ref(),
-                underneath: Some(&underneath),
-                counters: &counters,
-                beside: &beside,
-            };
-            let text = show(std::slice::from_ref(&alert), a.format, true, shown);
-            super::print_out(&text)?;
+            if let Some(e) = &d.unconfirmable {
+                say!("alerts show: {e}");
+            }
+            super::print_out(&perfdb_reports::render::alerts::detail(&d, a.format))?;
             return Ok(Exit::Ok);
         }
         AlertsAction::Ack { id, note, group } => {
@@ -75,7 +58,7 @@ pub fn run(root: &Path, a: AlertsArgs) -> anyhow::Result<Exit> {
             triage(root, devices, &id, Action::Reopen, &who, &note, group)?
         }
     };
-    super::print_out(&show(&alerts, a.format, one, Shown::default()))?;
+    super::print_out(&show(&alerts, a.format, one))?;
     Ok(Exit::Ok)
 }
 

@@ -68,8 +68,12 @@ pub fn detect(root: &Path, a: crate::cli::DetectArgs) -> anyhow::Result<Exit> {
         crate::cli::DetectFormat::Table => render_text(&d, &raised) + &stale_lines(&stale),
         crate::cli::DetectFormat::Markdown => render_markdown(&d, &raised) + &stale_lines(&stale),
         crate::cli::DetectFormat::Json => {
-            let v = serde_json::json!({ "detection": d, "raised": raised, "stale": stale, "delivered": delivered });
-            perfdb_reports::json::pretty(&v)
+            perfdb_reports::render::detect::json(&perfdb_reports::render::detect::DetectJson {
+                detection: &d,
+                raised: &raised,
+                stale: &stale,
+                delivered: delivered.as_ref(),
+            })
         }
     };
     super::print_out(&text)?;

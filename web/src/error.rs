@@ -109,7 +109,9 @@ impl AppError {
         if self.json {
             (
                 self.status,
-                Json(serde_json::json!({ "error": self.message })),
+                Json(ErrorBody {
+                    error: &self.message,
+                }),
             )
                 .into_response()
         } else {
@@ -123,4 +125,10 @@ impl AppError {
             (self.status, Html(body)).into_response()
         }
     }
+}
+
+/// An API error's JSON body.
+#[derive(serde::Serialize)]
+struct ErrorBody<'a> {
+    error: &'a str,
 }

@@ -192,3 +192,20 @@ pub fn markdown(s: &Sequential, report: &Report) -> String {
     }
     out
 }
+
+/// `perfdb ab --format json`: the comparison at the run's last look, with the run's
+/// course as `sequential`.
+#[derive(serde::Serialize)]
+pub struct AbJson<'a> {
+    #[serde(flatten)]
+    pub report: &'a Report,
+    pub sequential: &'a Sequential,
+}
+
+/// The run as JSON ([`AbJson`]).
+pub fn json(s: &Sequential, report: &Report) -> String {
+    crate::json::pretty(&AbJson {
+        report,
+        sequential: s,
+    })
+}

@@ -265,6 +265,15 @@ fn find(c: &Commits, cfg: &StaleConfig) -> Vec<Missing> {
     out
 }
 
+/// One metric of a stale alert as stored in its `metrics` list (the fields in the order
+/// the list has always held them).
+#[derive(Serialize)]
+struct StaleMove {
+    kind: &'static str,
+    metric: String,
+    missing_commits: usize,
+}
+
 fn stale_id(label: &str, m: &Missing) -> String {
     let parts = [
         label,
@@ -315,15 +324,15 @@ pub fn check(
         if stored.iter().any(|a| a.id == id) {
             continue;
         }
-        let metrics: Vec<serde_json::Value> = if m.metrics.is_empty() {
-            vec![
-                serde_json::json!({"kind": "stale", "metric": "every series", "missing_commits": m.missing_commits}),
-            ]
+        let stale = |metric: &str| StaleMove {
+            kind: "stale",
+            metric: metric.to_string(),
+            missing_commits: m.missing_commits,
+        };
+        let metrics: Vec<StaleMove> = if m.metrics.is_empty() {
+            vec![stale("every series")]
         } else {
-            m.metrics
-                .iter()
-                .map(|x| serde_json::json!({"kind": "stale", "metric": x, "missing_commits": m.missing_commits}))
-                .collect()
+            m.metrics.iter().map(|x| stale(x)).collect()
         };
         records.push(AlertRecord {
             alert_id: id.clone(),
@@ -336,7 +345,7 @@ pub fn check(
             machine: m.machine.clone(),
             last_good_commit: m.last_good_commit.clone(),
             first_bad_commit: m.first_bad_commit.clone(),
-            metrics: serde_json::Value::Array(metrics).to_string(),
+            metrics: serde_json::to_string(&metrics).expect("stale metrics serialise"),
             ratio: 1.0,
             p: 1.0,
             runs: "[]".into(),

@@ -2,8 +2,8 @@
 //! the terminal table and the markdown comment, one alert in full, and JSON.
 
 use super::columns::{markdown_table, terminal_lines, Column};
-use crate::alerts::confirm::{render_text, Confirmation};
-use crate::alerts::{AlertGroup, AlertView, Moved};
+use crate::alerts::confirm::render_text;
+use crate::alerts::{AlertDetail, AlertGroup, AlertView, Moved};
 
 /// How alerts are printed (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -97,27 +97,37 @@ pub fn groups(groups: &[AlertGroup], format: AlertsFormat) -> String {
 }
 
 /// One alert in full for the terminal: its row, what changed underneath it, each metric
-/// that moved, its status changes and, when given, how to confirm it.
-fn one(a: &AlertView, shown: &Shown) -> String {
+/// that moved, its status changes and how to confirm it.
+fn one(d: &AlertDetail) -> String {
+    let a = &d.alert;
     let mut s = table(std::slice::from_ref(a));
-    if let Some(u) = shown.underneath {
-        s.push_str(&format!(
-            "  underneath: {}\n",
-            u.between(&a.last_good_commit, &a.first_bad_commit)
-        ));
-    }
-    if !shown.beside.is_empty() {
+    s.push_str(&format!(
+        "  underneath: {}\n",
+        d.underneath
+            .between(&a.last_good_commit, &a.first_bad_commit)
+    ));
+    if !d.beside.is_empty() {
         s.push_str(&format!(
             "  beside it, the same shape across the same commits: {}\n",
-            crate::alerts::beside::text(shown.beside)
+            crate::alerts::beside::text(&d.beside)
         ));
     }
-    for (row, lines) in crate::compare::counters::lines(shown.counters, 8) {
+    for (row, lines) in crate::compare::counters::lines(&d.counters, 8) {
         s.push_str(&format!("  counters at the step, {row}\n"));
         for l in lines {
             s.push_str(&format!("    {l}\n"));
         }
     }
+    s.push_str(&moved_and_history(a));
+    if let Some(c) = &d.confirm {
+        s.push_str(&render_text(c));
+    }
+    s
+}
+
+/// Each metric that moved and the alert's status changes, a line each.
+fn moved_and_history(a: &AlertView) -> String {
+    let mut s = String::new();
     for m in a.moved() {
         match m {
             Moved::Stale {
@@ -142,59 +152,32 @@ fn one(a: &AlertView, shown: &Shown) -> String {
     for h in &a.history {
         s.push_str(&format!("  status {} by {}: {}\n", h.status, h.who, h.note));
     }
-    if let Some(c) = shown.confirm {
-        s.push_str(&render_text(c));
-    }
     s
 }
 
-/// What `alerts show` adds to the one alert it shows.
-#[derive(Default)]
-pub struct Shown<'a> {
-    /// How to confirm it (the range, `perfdb ab`, a bisect plan).
-    pub confirm: Option<&'a Confirmation>,
-    /// What `perfdb bisect` found for it, when it ran here.
-    pub bisect: Option<&'a crate::bisect::Bisected>,
-    /// What changed underneath its step (driver, toolchain, image...).
-    pub underneath: Option<&'a crate::environment::Underneath>,
-    /// The hardware counters that moved across its step, when both commits were profiled.
-    pub counters: &'a [crate::compare::counters::Explained],
-    /// The same shape's other variants across the same step (the control among them).
-    pub beside: &'a [crate::alerts::beside::Beside],
+/// The alerts in `format` (`alerts list`, and a triage action's result: the first alert
+/// alone when `one_alert`).
+pub fn show(alerts: &[AlertView], format: AlertsFormat, one_alert: bool) -> String {
+    match format {
+        AlertsFormat::Table if one_alert => table(&alerts[..1]) + &moved_and_history(&alerts[0]),
+        AlertsFormat::Table => table(alerts),
+        AlertsFormat::Markdown => markdown(alerts),
+        AlertsFormat::Json if one_alert => crate::json::pretty(&alerts[0]),
+        AlertsFormat::Json => crate::json::pretty(alerts),
+    }
 }
 
-/// The alerts in `format`: `one` shows the first alert in full (`alerts show`, and a
-/// triage action's result), with what `shown` adds.
-pub fn show(alerts: &[AlertView], format: AlertsFormat, one_alert: bool, shown: Shown) -> String {
-    let bisect = shown
+/// One alert in full in `format` (`alerts show`).
+pub fn detail(d: &AlertDetail, format: AlertsFormat) -> String {
+    let bisect = d
         .bisect
-        .filter(|_| one_alert)
+        .as_ref()
         .map(|b| crate::bisect::summary(b) + "\n")
         .unwrap_or_default();
     match format {
-        AlertsFormat::Table if one_alert => one(&alerts[0], &shown) + &bisect,
-        AlertsFormat::Table => table(alerts),
-        AlertsFormat::Markdown => markdown(alerts) + &bisect,
-        AlertsFormat::Json if one_alert => {
-            let mut v = serde_json::to_value(&alerts[0]).expect("alert serialises");
-            if let Some(u) = shown.underneath {
-                v["underneath"] = serde_json::to_value(u).expect("an environment serialises");
-            }
-            if !shown.counters.is_empty() {
-                v["counters"] = serde_json::to_value(shown.counters).expect("counters serialise");
-            }
-            if !shown.beside.is_empty() {
-                v["beside"] = serde_json::to_value(shown.beside).expect("variants serialise");
-            }
-            if let Some(c) = shown.confirm {
-                v["confirm"] = serde_json::to_value(c).expect("confirmation serialises");
-            }
-            if let Some(b) = shown.bisect {
-                v["bisect"] = serde_json::to_value(b).expect("a bisect record serialises");
-            }
-            crate::json::pretty(&v)
-        }
-        AlertsFormat::Json => crate::json::pretty(alerts),
+        AlertsFormat::Table => one(d) + &bisect,
+        AlertsFormat::Markdown => markdown(std::slice::from_ref(&d.alert)) + &bisect,
+        AlertsFormat::Json => crate::json::pretty(d),
     }
 }
 

@@ -174,3 +174,18 @@ pub fn stale_lines(s: &StaleOutcome) -> String {
     }
     out
 }
+
+/// `perfdb detect --format json`: what was found, the alerts it raised or moved, the
+/// stale-data check, and the delivery (none when no target was given).
+#[derive(serde::Serialize)]
+pub struct DetectJson<'a> {
+    pub detection: &'a Detection,
+    pub raised: &'a Raised,
+    pub stale: &'a StaleOutcome,
+    pub delivered: Option<&'a crate::alerts::notify::Delivered>,
+}
+
+/// A detection as JSON ([`DetectJson`]).
+pub fn json(j: &DetectJson) -> String {
+    crate::json::pretty(j)
+}

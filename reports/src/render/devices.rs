@@ -4,6 +4,36 @@ use super::{terminal_lines, Column};
 use perfdb_ingest::devices::{self, Device, Dtype, Quantity, Table};
 use std::fmt::Write;
 
+/// One device as `perfdb devices --format json` lists it: its entry, where it came
+/// from, and the roofs `devices measure` stored for it.
+#[derive(serde::Serialize)]
+pub struct DeviceJson<'a> {
+    #[serde(flatten)]
+    pub device: &'a Device,
+    /// `built-in`, or `perfdb.toml` for a user's entry.
+    pub from: &'static str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub measured: Vec<&'a crate::db::roofs::Measured>,
+}
+
+/// The table as JSON, each device with the roofs measured for it.
+pub fn json(t: &Table, measured: &[crate::db::roofs::Measured]) -> String {
+    let list: Vec<DeviceJson> = t
+        .devices
+        .iter()
+        .map(|d| DeviceJson {
+            device: d,
+            from: if t.user.contains(&d.id) {
+                "perfdb.toml"
+            } else {
+                "built-in"
+            },
+            measured: measured.iter().filter(|m| m.device == d.id).collect(),
+        })
+        .collect();
+    crate::json::pretty(&list)
+}
+
 fn fig(d: &Device, q: Quantity) -> String {
     d.figure(q).map_or("-".to_string(), |v| {
         if q == Quantity::Bandwidth {

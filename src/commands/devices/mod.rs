@@ -34,25 +34,7 @@ pub fn run(root: &Path, a: DevicesArgs) -> anyhow::Result<Exit> {
     // a control character in them escaped, never raw.
     let mut out = String::new();
     if a.format == DevicesFormat::Json {
-        let list: Vec<serde_json::Value> = t
-            .devices
-            .iter()
-            .map(|d| {
-                let mut v = serde_json::to_value(d).expect("a device serialises");
-                v["from"] = if t.user.contains(&d.id) {
-                    "perfdb.toml"
-                } else {
-                    "built-in"
-                }
-                .into();
-                let m: Vec<_> = measured.iter().filter(|m| m.device == d.id).collect();
-                if !m.is_empty() {
-                    v["measured"] = serde_json::to_value(m).expect("a roof serialises");
-                }
-                v
-            })
-            .collect();
-        super::print_out(&perfdb_reports::json::pretty(&list))?;
+        super::print_out(&perfdb_reports::render::devices::json(&t, &measured))?;
         return Ok(Exit::Ok);
     }
     out.push_str(&perfdb_reports::render::devices::text(&t));

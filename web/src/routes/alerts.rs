@@ -398,7 +398,7 @@ pub async fn one(
     State(s): State<AppState>,
     axum::extract::Path(id): axum::extract::Path<String>,
 ) -> Result<Html<String>, AppError> {
-    let (a, c, bisect, (underneath, counters, beside)) = blocking(s.clone(), move || {
+    let d = blocking(s.clone(), move || {
         let db = s.db()?;
         let a = alerts::find(&db, &id).map_err(|e| match e {
             alerts::TriageError::NotFound(_) | alerts::TriageError::Ambiguous { .. } => {
@@ -406,24 +406,10 @@ pub async fn one(
             }
             e => AppError::internal(e.to_string()),
         })?;
-        // An alert stored before commit names were checked: its page, without commands.
-        let c = match perfdb_reports::alerts::confirm::confirmation(&db, &a, None) {
-            Ok(c) => Ok(c),
-            Err(e @ perfdb_reports::alerts::confirm::ConfirmError::Commit { .. }) => {
-                Err(e.to_string())
-            }
-            Err(e) => return Err(AppError::internal(e.to_string())),
-        };
-        let bisect = perfdb_reports::bisect::store::load(&s.root, &a.id);
-        let underneath = perfdb_reports::alerts::beside::underneath(&db, &a)
-            .map_err(|e| AppError::internal(e.to_string()))?;
-        let counters = perfdb_reports::alerts::beside::counters(&db, &a)
-            .map_err(|e| AppError::internal(e.to_string()))?;
-        let beside = perfdb_reports::alerts::beside::beside(&db, &a)
-            .map_err(|e| AppError::internal(e.to_string()))?;
-        Ok((a, c, bisect, (underneath, counters, beside)))
+        alerts::detail(&db, &s.root, a, None).map_err(|e| AppError::internal(e.to_string()))
     })
     .await?;
+    let a = &d.alert;
     let mut body =
         format!(
         "<p><b>{}</b> {} · {} {} · {} on {} · {} (last good {}) · <span class=\"{}\">{}</span></p>",
@@ -445,15 +431,17 @@ pub async fn one(
     // first thing to rule out.
     body.push_str(&format!(
         "<p id=\"underneath\">Underneath: {}</p>",
-        esc(&underneath.between(&a.last_good_commit, &a.first_bad_commit))
+        esc(&d
+            .underneath
+            .between(&a.last_good_commit, &a.first_bad_commit))
     ));
-    if !beside.is_empty() {
+    if !d.beside.is_empty() {
         body.push_str(&format!(
             "<p id=\"beside\">Beside it, the same shape across the same commits: {}</p>",
-            esc(&perfdb_reports::alerts::beside::text(&beside))
+            esc(&perfdb_reports::alerts::beside::text(&d.beside))
         ));
     }
-    let moved = perfdb_reports::compare::counters::lines(&counters, 12);
+    let moved = perfdb_reports::compare::counters::lines(&d.counters, 12);
     if !moved.is_empty() {
         body.push_str("<h2>Counters that moved at the step</h2><ul id=\"counters\">");
         for (row, lines) in moved {
@@ -475,18 +463,22 @@ pub async fn one(
         ));
     }
     body.push_str("</table><h2>Confirm it</h2>");
-    match &c {
-        Ok(c) => confirm_section(&mut body, c),
-        Err(why) => body.push_str(&format!("<p id=\"confirm\">{}</p>", esc(why))),
+    // An alert stored before commit names were checked: its page, without commands.
+    match (&d.confirm, &d.unconfirmable) {
+        (Some(c), _) => confirm_section(&mut body, c),
+        (None, why) => body.push_str(&format!(
+            "<p id=\"confirm\">{}</p>",
+            esc(why.as_deref().unwrap_or_default())
+        )),
     }
-    match &bisect {
-        Ok(Some(b)) => bisect_section(&mut body, b),
-        Ok(None) => {}
+    match (&d.bisect, &d.unreadable_bisect) {
+        (Some(b), _) => bisect_section(&mut body, b),
         // A record this page cannot read is said, never shown as "not bisected".
-        Err(why) => body.push_str(&format!(
+        (None, Some(why)) => body.push_str(&format!(
             "<h2>Bisected</h2><p id=\"bisect\">{}</p>",
             esc(why)
         )),
+        (None, None) => {}
     }
     Ok(Html(layout(&format!("Alert {}", a.id), &body)))
 }

@@ -28,7 +28,10 @@ pub struct ExportRow {
 
 /// `row` of `label` as a v3 record.
 pub fn record(row: &ExportRow, label: &str) -> Value {
-    let mut benchmark = json!({ "name": row.table });
+    // PyTorch's schema, whose optional fields are left out when perfdb has no value:
+    // built as maps, one field at a time.
+    let mut benchmark = Map::new();
+    benchmark.insert("name".into(), json!(row.table));
     let mut inputs = Map::new();
     let mut settings = Map::new();
     let mut model_name = None;
@@ -36,7 +39,9 @@ pub fn record(row: &ExportRow, label: &str) -> Value {
         let v = json!(v);
         match name.as_str() {
             "model" => model_name = Some(v),
-            "mode" | "dtype" => benchmark[name] = v,
+            "mode" | "dtype" => {
+                benchmark.insert(name.clone(), v);
+            }
             n if n.starts_with("input.") => {
                 inputs.insert(n["input.".len()..].to_string(), json!({ "dtype": v }));
             }
@@ -45,20 +50,21 @@ pub fn record(row: &ExportRow, label: &str) -> Value {
             }
         }
     }
-    let mut extra = json!({ "perfdb_label": label });
+    let mut extra = Map::new();
+    extra.insert("perfdb_label".into(), json!(label));
     if let Some(m) = &row.method {
-        extra["method"] = json!(m);
+        extra.insert("method".into(), json!(m));
     }
     if let Some(t) = row.commit_time_us {
-        extra["perfdb_commit_time_us"] = json!(t);
+        extra.insert("perfdb_commit_time_us".into(), json!(t));
     }
     if let Some(f) = &row.source_format {
-        extra["perfdb_format"] = json!(f);
+        extra.insert("perfdb_format".into(), json!(f));
     }
     if let Some(a) = row.arch.as_ref().filter(|a| !a.is_empty()) {
-        extra["perfdb_arch"] = json!(a);
+        extra.insert("perfdb_arch".into(), json!(a));
     }
-    benchmark["extra_info"] = extra;
+    benchmark.insert("extra_info".into(), Value::Object(extra));
     // `latency(us)`: the unit inside the name, as v3 names carry it and the reader
     // reads it.
     let metric_name = if row.unit.is_empty() || row.unit == "count" {
@@ -66,7 +72,7 @@ pub fn record(row: &ExportRow, label: &str) -> Value {
     } else {
         format!("{}({})", row.metric, row.unit)
     };
-    let mut r = json!({
+    let Value::Object(mut r) = json!({
         "benchmark": benchmark,
         "model": {
             "name": model_name.unwrap_or_else(|| json!(row.table)),
@@ -78,17 +84,22 @@ pub fn record(row: &ExportRow, label: &str) -> Value {
             "target_value": 0,
             "extra_info": settings,
         },
-    });
+    }) else {
+        unreachable!("an object literal is an object")
+    };
     if !inputs.is_empty() {
-        r["inputs"] = Value::Object(inputs);
+        r.insert("inputs".into(), Value::Object(inputs));
     }
     if let Some(machine) = &row.machine {
-        r["runners"] = json!([{ "name": machine, "gpu_info": machine }]);
+        r.insert(
+            "runners".into(),
+            json!([{ "name": machine, "gpu_info": machine }]),
+        );
     }
     if let Some(commit) = row.commit.as_ref().filter(|c| !c.is_empty()) {
-        r["dependencies"] = json!({ "repo": { "sha": commit } });
+        r.insert("dependencies".into(), json!({ "repo": { "sha": commit } }));
     }
-    r
+    Value::Object(r)
 }
 
 /// A key stored as canonical JSON with the names in source order, as pairs in that

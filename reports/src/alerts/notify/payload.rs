@@ -4,6 +4,7 @@
 
 use crate::alerts::notify::target::Preset;
 use crate::alerts::{AlertGroup, AlertView};
+use serde::Serialize;
 
 /// Series listed in a Slack or GitHub message before "and N more".
 const LISTED: usize = 20;
@@ -16,10 +17,10 @@ pub fn body_for(
     underneath: Option<&crate::environment::Underneath>,
 ) -> serde_json::Value {
     let plain = payload(g, underneath);
-    let text = plain["text"].as_str().unwrap_or_default().to_string();
+    let text = plain.text.clone();
     let a = g.worst();
     match preset {
-        Preset::Json => plain,
+        Preset::Json => serde_json::to_value(&plain).expect("a payload serialises"),
         Preset::Slack => serde_json::json!({
             "text": text,
             "blocks": [
@@ -59,14 +60,38 @@ fn listed(g: &AlertGroup, bullet: &str) -> String {
     format!("{} series:\n{}", series.len(), lines.join("\n"))
 }
 
-/// The JSON body of one group: `underneath` (what changed under its step) beside the
+/// The JSON body of one group: its worst alert as `perfdb alerts show` prints it, a
+/// line saying it, the group, and what changed underneath or what a bisect found.
+#[derive(Debug, Serialize)]
+pub struct Payload<'a> {
+    #[serde(flatten)]
+    pub alert: &'a AlertView,
+    pub text: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub underneath: Option<&'a crate::environment::Underneath>,
+    pub group: GroupLine<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bisect: Option<&'a crate::bisect::Bisected>,
+}
+
+/// The group a payload speaks for: its id, range, series and alerts.
+#[derive(Debug, Serialize)]
+pub struct GroupLine<'a> {
+    pub id: &'a str,
+    pub alerts: usize,
+    pub last_good_commit: &'a str,
+    pub first_bad_commit: &'a str,
+    pub series: Vec<String>,
+    pub alert_ids: Vec<&'a str>,
+}
+
+/// The [`Payload`] of one group: `underneath` (what changed under its step) beside the
 /// worst alert, and said first in `text` when something did.
-pub fn payload(
-    g: &AlertGroup,
-    underneath: Option<&crate::environment::Underneath>,
-) -> serde_json::Value {
+pub fn payload<'a>(
+    g: &'a AlertGroup,
+    underneath: Option<&'a crate::environment::Underneath>,
+) -> Payload<'a> {
     let a = g.worst();
-    let mut v = serde_json::to_value(a).expect("alert serialises");
     let more = match g.alerts.len() {
         1 => String::new(),
         n => format!(" and {} more series", n - 1),
@@ -79,19 +104,20 @@ pub fn payload(
         ),
         None => line,
     };
-    v["text"] = serde_json::Value::String(text);
-    if let Some(u) = underneath {
-        v["underneath"] = serde_json::to_value(u).expect("an environment serialises");
+    Payload {
+        alert: a,
+        text,
+        underneath,
+        group: GroupLine {
+            id: &g.id,
+            alerts: g.alerts.len(),
+            last_good_commit: &g.last_good_commit,
+            first_bad_commit: &g.first_bad_commit,
+            series: g.series(),
+            alert_ids: g.alerts.iter().map(|a| a.id.as_str()).collect(),
+        },
+        bisect: None,
     }
-    v["group"] = serde_json::json!({
-        "id": g.id,
-        "alerts": g.alerts.len(),
-        "last_good_commit": g.last_good_commit,
-        "first_bad_commit": g.first_bad_commit,
-        "series": g.series(),
-        "alert_ids": g.alerts.iter().map(|a| a.id.as_str()).collect::<Vec<_>>(),
-    });
-    v
 }
 
 /// The worst alert's line, with the group's range and id.
@@ -142,12 +168,12 @@ pub fn bisect_body(
         g.id
     );
     match preset {
-        Preset::Json => {
-            let mut v = payload(g, None);
-            v["text"] = serde_json::Value::String(text);
-            v["bisect"] = serde_json::to_value(result).expect("a bisect record serialises");
-            v
-        }
+        Preset::Json => serde_json::to_value(Payload {
+            text,
+            bisect: Some(result),
+            ..payload(g, None)
+        })
+        .expect("a payload serialises"),
         Preset::Slack => serde_json::json!({
             "text": text,
             "blocks": [
