@@ -70,7 +70,9 @@ pub struct AlertView {
     pub key_text: String,
     /// Names of the metrics that moved.
     pub metrics: Vec<String>,
-    /// Every moved metric with its medians, ratio and p.
+    /// Every moved metric with its medians, ratio and p, as stored (`detect`'s
+    /// `MetricMove`, or a stale metric; an older perfdb stored fewer fields): given back
+    /// whole in JSON, read through [`AlertView::moved`].
     pub metric_detail: serde_json::Value,
     pub machine: String,
     pub last_good_commit: String,
@@ -98,14 +100,15 @@ pub enum Moved {
     /// A series not measured for `missing_commits` commits.
     Stale {
         metric: String,
-        missing_commits: serde_json::Value,
+        missing_commits: u64,
     },
-    /// A step: the medians before and after, head over base, and the test's p.
+    /// A step: the medians before and after (none: not stored), after over before, and
+    /// the test's p.
     Step {
         metric: String,
         unit: String,
-        before_median: serde_json::Value,
-        after_median: serde_json::Value,
+        before_median: Option<f64>,
+        after_median: Option<f64>,
         ratio: f64,
         p: f64,
     },
@@ -123,14 +126,14 @@ impl AlertView {
                 if m["kind"] == "stale" {
                     Moved::Stale {
                         metric: text(m, "metric"),
-                        missing_commits: m["missing_commits"].clone(),
+                        missing_commits: m["missing_commits"].as_u64().unwrap_or(0),
                     }
                 } else {
                     Moved::Step {
                         metric: text(m, "metric"),
                         unit: text(m, "unit"),
-                        before_median: m["before_median"].clone(),
-                        after_median: m["after_median"].clone(),
+                        before_median: m["before_median"].as_f64(),
+                        after_median: m["after_median"].as_f64(),
                         ratio: m["ratio"].as_f64().unwrap_or(f64::NAN),
                         p: m["p"].as_f64().unwrap_or(f64::NAN),
                     }
@@ -143,12 +146,15 @@ impl AlertView {
     pub fn change_text(&self) -> String {
         match self.kind {
             AlertKind::Regression => format!("{:+.1}%", (self.ratio - 1.0) * 100.0),
-            AlertKind::Stale => format!(
-                "no data ({} commit(s))",
-                self.metric_detail[0]["missing_commits"]
-                    .as_u64()
-                    .unwrap_or(0)
-            ),
+            AlertKind::Stale => {
+                let missing = match self.moved().first() {
+                    Some(Moved::Stale {
+                        missing_commits, ..
+                    }) => *missing_commits,
+                    _ => 0,
+                };
+                format!("no data ({missing} commit(s))")
+            }
         }
     }
 

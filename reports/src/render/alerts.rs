@@ -145,7 +145,8 @@ fn moved_and_history(a: &AlertView) -> String {
                 ratio,
                 p,
             } => s.push_str(&format!(
-                "  {metric} ({unit}): {before_median} -> {after_median}, ratio {ratio:.3}, p {p:.1e}\n"
+                "  {}\n",
+                super::move_text(&metric, &unit, before_median, after_median, ratio, p)
             )),
         }
     }

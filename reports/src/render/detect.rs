@@ -32,14 +32,13 @@ fn moved(e: &Event) -> String {
     e.metrics
         .iter()
         .map(|m| {
-            format!(
-                "{} {} -> {} {} ({:+.1}%, p {:.1e})",
-                m.metric,
-                crate::render::num(m.before_median),
-                crate::render::num(m.after_median),
-                m.unit,
-                (m.ratio - 1.0) * 100.0,
-                m.p
+            crate::render::move_text(
+                &m.metric,
+                &m.unit,
+                Some(m.before_median),
+                Some(m.after_median),
+                m.ratio,
+                m.p,
             )
         })
         .collect::<Vec<_>>()

@@ -49,6 +49,25 @@ pub fn report(report: &Report, format: ReportFormat, color: bool) -> String {
 
 pub use crate::fmt::num;
 
+/// One metric's move across a step, as `detect` and `alerts show` print it:
+/// `latency 10.1 -> 12.3 us (+21.8%, p 1.0e-4)` (a median not stored reads `?`).
+pub fn move_text(
+    metric: &str,
+    unit: &str,
+    before: Option<f64>,
+    after: Option<f64>,
+    ratio: f64,
+    p: f64,
+) -> String {
+    let n = |v: Option<f64>| v.map_or_else(|| "?".to_string(), num);
+    format!(
+        "{metric} {} -> {} {unit} ({:+.1}%, p {p:.1e})",
+        n(before),
+        n(after),
+        (ratio - 1.0) * 100.0
+    )
+}
+
 /// What profiling cost and the counters that moved, as a report's last section: the
 /// heading, each row after `row`, each of its counters after `counter` (the terminal
 /// indents, markdown lists). Empty when nothing was profiled.
