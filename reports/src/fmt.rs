@@ -142,6 +142,15 @@ pub fn shorten(text: &str, max: usize) -> String {
     s
 }
 
+/// How a report is printed (`--format` of `alerts`, `detect`, `noise` and `bisect`): a
+/// table for the terminal, JSON for a program, markdown for a pull request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    Table,
+    Json,
+    Markdown,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -215,14 +215,7 @@ pub struct NoiseArgs {
     #[arg(long = "where", value_name = "KEY=VALUE")]
     pub filters: Vec<String>,
     #[arg(long, value_enum, default_value = "table")]
-    pub format: NoiseFormat,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum NoiseFormat {
-    Table,
-    Markdown,
-    Json,
+    pub format: OutputFormat,
 }
 
 fn at_least_one(s: &str) -> Result<usize, String> {
@@ -280,7 +273,7 @@ pub struct BisectArgs {
     #[command(flatten)]
     pub judge: JudgeArgs,
     #[arg(long, value_enum, default_value = "table")]
-    pub format: BisectFormat,
+    pub format: OutputFormat,
     /// The benchmark command, run in each worktree [default: the alert's runs' command]
     #[arg(last = true, value_name = "BENCH")]
     pub command: Vec<String>,

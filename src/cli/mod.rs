@@ -4,9 +4,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use perfdb_ingest::model::AlertStatus;
 // How two sides are judged: the options `compare` and `ab` share, defined once with the
 // web query they also are.
-pub use perfdb_reports::bisect::BisectFormat;
 use perfdb_reports::compare::JudgeArgs;
-pub use perfdb_reports::render::alerts::AlertsFormat;
+pub use perfdb_reports::fmt::OutputFormat;
+pub use perfdb_reports::query::table::TableFormat;
 pub use perfdb_reports::render::ReportFormat as CompareFormat;
 use std::path::PathBuf;
 

@@ -29,13 +29,6 @@ pub struct VacuumArgs {
     pub force: bool,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum OutFormat {
-    Table,
-    Csv,
-    Json,
-}
-
 #[derive(Debug, Args)]
 pub struct RunsArgs {
     #[arg(long)]
@@ -47,7 +40,7 @@ pub struct RunsArgs {
     #[arg(long = "tag", value_name = "KEY=VALUE")]
     pub tags: Vec<String>,
     #[arg(long, value_enum, default_value = "table")]
-    pub format: OutFormat,
+    pub format: TableFormat,
 }
 
 #[derive(Debug, Args)]
@@ -55,7 +48,7 @@ pub struct SqlArgs {
     /// The query, e.g. "SELECT metric, count(*) FROM measurements GROUP BY ALL"
     pub query: String,
     #[arg(long, value_enum, default_value = "table")]
-    pub format: OutFormat,
+    pub format: TableFormat,
     /// Allow statements that change files or settings (COPY ... TO, ATTACH, SET...),
     /// run under the warehouse's writer lock
     #[arg(long)]

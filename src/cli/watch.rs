@@ -29,7 +29,7 @@ pub struct DetectArgs {
     #[arg(long)]
     pub config: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "table")]
-    pub format: DetectFormat,
+    pub format: OutputFormat,
 }
 
 fn positive_seconds(s: &str) -> Result<f64, String> {
@@ -39,20 +39,12 @@ fn positive_seconds(s: &str) -> Result<f64, String> {
     }
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum DetectFormat {
-    Table,
-    Json,
-    /// A pull-request comment body: the new alerts, then every change found
-    Markdown,
-}
-
 #[derive(Debug, Args)]
 pub struct AlertsArgs {
     #[command(subcommand)]
     pub action: Option<AlertsAction>,
     #[arg(long, value_enum, default_value = "table", global = true)]
-    pub format: AlertsFormat,
+    pub format: OutputFormat,
     /// Who acts (recorded with the status change) [default: $USER]
     #[arg(long, global = true)]
     pub who: Option<String>,
@@ -135,5 +127,5 @@ pub struct StatusArgs {
     #[arg(long)]
     pub config: Option<std::path::PathBuf>,
     #[arg(long, value_enum, default_value = "table")]
-    pub format: OutFormat,
+    pub format: TableFormat,
 }

@@ -2,8 +2,8 @@
 //! planned looks and stop once every row is decided (docs/STATS.md, "Sequential A/B");
 //! the trials are [`super::trials`]'s, this command prints their report.
 
-use super::trials::{experiment, Ran};
 use crate::cli::{AbArgs, CompareFormat};
+use crate::trials::{experiment, Ran};
 use crate::Exit;
 use perfdb_reports::ab as experiment_report;
 use perfdb_reports::render::report as render_report;

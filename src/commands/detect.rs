@@ -65,9 +65,9 @@ pub fn detect(root: &Path, a: crate::cli::DetectArgs) -> anyhow::Result<Exit> {
         }
     }
     let text = match a.format {
-        crate::cli::DetectFormat::Table => render_text(&d, &raised) + &stale_lines(&stale),
-        crate::cli::DetectFormat::Markdown => render_markdown(&d, &raised) + &stale_lines(&stale),
-        crate::cli::DetectFormat::Json => {
+        crate::cli::OutputFormat::Table => render_text(&d, &raised) + &stale_lines(&stale),
+        crate::cli::OutputFormat::Markdown => render_markdown(&d, &raised) + &stale_lines(&stale),
+        crate::cli::OutputFormat::Json => {
             perfdb_reports::render::detect::json(&perfdb_reports::render::detect::DetectJson {
                 detection: &d,
                 raised: &raised,

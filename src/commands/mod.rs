@@ -4,18 +4,16 @@ mod ab;
 mod alerts;
 mod bisect;
 mod compare;
+mod demo;
 mod detect;
 mod devices;
 mod export;
-mod file_sides;
 mod ingest;
-mod merge_base;
 mod noise;
-mod private;
 mod query;
+mod run;
 mod serve;
 mod status;
-mod trials;
 mod upkeep;
 
 use crate::cli::{Cli, Command};
@@ -44,13 +42,13 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Serve(a) => serve::run(&wh, a),
         Command::ExportSite(a) => serve::export_site(&wh, a),
         Command::Export(a) => export::run(&wh, a),
-        Command::Run(a) => ingest::command::run(&wh, a),
+        Command::Run(a) => run::run(&wh, a),
         Command::Ab(a) => ab::run(&wh, *a),
         Command::Bisect(a) => bisect::run(&wh, *a),
         Command::Noise(a) => noise::run(&wh, a),
         Command::Formats => ingest::formats(),
         Command::Devices(a) => devices::run(&wh, a),
-        Command::Demo => compare::demo(&wh),
+        Command::Demo => demo::run(&wh),
     }
 }
 

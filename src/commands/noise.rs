@@ -1,6 +1,6 @@
 //! `perfdb noise LABEL`: each series' noise and the trials a side a change needs.
 
-use crate::cli::{NoiseArgs, NoiseFormat};
+use crate::cli::{NoiseArgs, OutputFormat};
 use crate::Exit;
 use anyhow::Context;
 use perfdb_reports::config::Config;
@@ -24,9 +24,9 @@ pub fn run(root: &Path, a: NoiseArgs) -> anyhow::Result<Exit> {
         .with_context(|| format!("cannot open the warehouse at {}", root.display()))?;
     let r = noise(&db, &a.label, &filters, alpha, threshold)?;
     let text = match a.format {
-        NoiseFormat::Table => render_text(&r),
-        NoiseFormat::Markdown => render_markdown(&r),
-        NoiseFormat::Json => perfdb_reports::json::pretty(&r),
+        OutputFormat::Table => render_text(&r),
+        OutputFormat::Markdown => render_markdown(&r),
+        OutputFormat::Json => perfdb_reports::json::pretty(&r),
     };
     super::print_out(&text)?;
     Ok(Exit::Ok)

@@ -1,27 +1,19 @@
 //! `perfdb runs` and `perfdb sql`.
 
-use crate::cli::{OutFormat, RunsArgs, SqlArgs};
+use crate::cli::{RunsArgs, SqlArgs};
 use crate::Exit;
 use perfdb_reports::db::{sql_str, Db};
 use perfdb_reports::query::sql::SqlDb;
 use perfdb_reports::query::table::{render, TableFormat};
 use std::path::Path;
 
-fn table_format(f: OutFormat) -> TableFormat {
-    match f {
-        OutFormat::Table => TableFormat::Table,
-        OutFormat::Csv => TableFormat::Csv,
-        OutFormat::Json => TableFormat::Json,
-    }
-}
-
-fn print_query(root: &Path, sql: &str, format: OutFormat) -> anyhow::Result<Exit> {
+fn print_query(root: &Path, sql: &str, format: TableFormat) -> anyhow::Result<Exit> {
     print_result(&Db::open(root, &super::device_table(None)?)?, sql, format)
 }
 
-fn print_result(db: &Db, sql: &str, format: OutFormat) -> anyhow::Result<Exit> {
+fn print_result(db: &Db, sql: &str, format: TableFormat) -> anyhow::Result<Exit> {
     let (schema, batches) = db.query(sql)?;
-    let text = render(&schema, &batches, table_format(format))?;
+    let text = render(&schema, &batches, format)?;
     super::print_out(&text)?;
     Ok(Exit::Ok)
 }

@@ -1,6 +1,6 @@
 //! `perfdb status`: the overview in the terminal, worst first.
 
-use crate::cli::{OutFormat, StatusArgs};
+use crate::cli::{StatusArgs, TableFormat};
 use crate::Exit;
 use perfdb_reports::db::Db;
 use perfdb_reports::overview::{overview, Ask};
@@ -24,8 +24,10 @@ pub fn run(root: &Path, a: StatusArgs) -> anyhow::Result<Exit> {
         o.rows.truncate(a.limit);
     }
     let text = match a.format {
-        OutFormat::Json => perfdb_reports::json::pretty(&o),
-        OutFormat::Table | OutFormat::Csv => table(&o, total, matches!(a.format, OutFormat::Csv)),
+        TableFormat::Json => perfdb_reports::json::pretty(&o),
+        TableFormat::Table | TableFormat::Csv => {
+            table(&o, total, matches!(a.format, TableFormat::Csv))
+        }
     };
     super::print_out(&text)?;
     Ok(Exit::Ok)

@@ -90,6 +90,62 @@ fn the_map_is_read_by_indentation() {
     );
 }
 
+/// Every module of the binary and the library crates is named in docs/architecture.md
+/// (its file's name as a word), but a format's own files: `perfdb formats` lists those,
+/// and the map says where they live.
+#[test]
+fn the_architecture_map_names_every_module() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let named = |stem: &str| {
+        doc.match_indices(stem).any(|(i, _)| {
+            let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+            !word(doc[..i].chars().next_back()) && !word(doc[i + stem.len()..].chars().next())
+        })
+    };
+    let mut omitted = Vec::new();
+    let mut files = Vec::new();
+    for src in ["src", "ingest/src", "reports/src", "web/src"] {
+        let mut stack = vec![root.join(src)];
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    files.push(p);
+                }
+            }
+        }
+    }
+    for p in &files {
+        let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+        let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
+        let formats = root.join("ingest/src/formats");
+        let a_format = p.starts_with(&formats)
+            && !p.starts_with(formats.join("support"))
+            && !["mod", "parser", "checks"].contains(&stem.as_str());
+        let test_only = stem == "tests" || stem.ends_with("_tests") || rel.contains("/tests/");
+        if a_format || test_only || ["mod", "lib", "main"].contains(&stem.as_str()) {
+            continue;
+        }
+        if !named(&stem) {
+            omitted.push(rel);
+        }
+    }
+    assert!(
+        files.len() > 150,
+        "the sources were not read: {}",
+        files.len()
+    );
+    omitted.sort();
+    assert!(
+        omitted.is_empty(),
+        "docs/architecture.md names no module {}: say what each does in the map",
+        omitted.join(", ")
+    );
+}
+
 /// `scripts/check-structure` run over a tree planted with two breaches it must refuse:
 /// one format importing another, and a function of 130 lines after a declared test
 /// module (`#[cfg(test)] mod tests;`, whose code lives in another file).

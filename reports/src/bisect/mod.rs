@@ -16,7 +16,7 @@ mod tests;
 pub mod verdict;
 
 pub use record::*;
-pub use render::{render, summary, BisectFormat};
+pub use render::{render, summary};
 pub use verdict::{judge, watched_counters};
 
 pub use search::Graph;

@@ -2,15 +2,7 @@
 //! shows and a webhook sends) or a program does (JSON).
 
 use super::record::{Bisected, Evidence, Found};
-use crate::fmt::human_seconds;
-
-/// How `perfdb bisect` prints its result (`--format`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum BisectFormat {
-    Table,
-    Json,
-    Markdown,
-}
+use crate::fmt::{human_seconds, OutputFormat};
 
 fn short(sha: &str) -> &str {
     &sha[..sha.len().min(12)]
@@ -31,11 +23,11 @@ fn evidence_line(e: &Evidence) -> String {
     )
 }
 
-pub fn render(b: &Bisected, format: BisectFormat) -> String {
+pub fn render(b: &Bisected, format: OutputFormat) -> String {
     match format {
-        BisectFormat::Json => crate::json::pretty(b),
-        BisectFormat::Table => text(b),
-        BisectFormat::Markdown => markdown(b),
+        OutputFormat::Json => crate::json::pretty(b),
+        OutputFormat::Table => text(b),
+        OutputFormat::Markdown => markdown(b),
     }
 }
 
@@ -306,10 +298,10 @@ mod tests {
 
     #[test]
     fn a_two_part_result_reads() {
-        insta::assert_snapshot!("bisect_text", render(&bisected(), BisectFormat::Table));
+        insta::assert_snapshot!("bisect_text", render(&bisected(), OutputFormat::Table));
         insta::assert_snapshot!(
             "bisect_markdown",
-            render(&bisected(), BisectFormat::Markdown)
+            render(&bisected(), OutputFormat::Markdown)
         );
     }
 
@@ -318,7 +310,7 @@ mod tests {
         let mut b = bisected();
         b.parts.clear();
         b.range = Some(("0f".repeat(20), "1a".repeat(20)));
-        let text = render(&b, BisectFormat::Table);
+        let text = render(&b, OutputFormat::Table);
         assert!(
             text.contains(
                 "not narrowed to one commit: the step lies after 0f0f0f0f0f0f up to 1a1a1a1a1a1a"
@@ -361,7 +353,7 @@ mod tests {
     fn the_record_reads_back_as_it_was_written() {
         let mut b = bisected();
         b.ends = Some(step("ff", Found::Bad, None));
-        let text = render(&b, BisectFormat::Json);
+        let text = render(&b, OutputFormat::Json);
         let back: Bisected = serde_json::from_str(&text).unwrap();
         assert_eq!(back, b);
     }

@@ -2,6 +2,7 @@
 //! some that do not build, some flaky, and a signal at a chosen step.
 
 use super::*;
+use crate::fmt::OutputFormat;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A kernel's history: the time of each commit ("g" the good end, then c00, c01...).
@@ -188,7 +189,7 @@ fn a_flaky_commit_is_skipped_and_said_flaky_never_judged() {
     let flaky = b.steps.iter().find(|s| s.commit == "c07").unwrap();
     assert_eq!(flaky.found, Found::Skip);
     assert!(flaky.why.as_deref().unwrap().contains("flaky"));
-    assert!(render(&b, BisectFormat::Table).contains("c07 against g: skipped: 1 trial(s) failed"));
+    assert!(render(&b, OutputFormat::Table).contains("c07 against g: skipped: 1 trial(s) failed"));
 }
 
 #[test]
@@ -203,7 +204,7 @@ fn a_two_part_step_names_both_parts_with_their_shares() {
     }
     // The second part is searched against the first culprit, not the good end.
     assert!(b.steps.iter().any(|s| s.against == "c05"));
-    assert!(render(&b, BisectFormat::Table).contains("the step is in 2 parts"));
+    assert!(render(&b, OutputFormat::Table).contains("the step is in 2 parts"));
 }
 
 #[test]
@@ -300,7 +301,7 @@ fn a_merge_that_is_itself_the_culprit_names_both_parents_good() {
         parents.iter().all(|(_, k)| *k != "not known good"),
         "{parents:?}"
     );
-    let text = render(&b, BisectFormat::Table);
+    let text = render(&b, OutputFormat::Table);
     assert!(text.contains("parents: m2 ("), "{text}");
 }
 

@@ -443,17 +443,6 @@ pub enum Overall {
     Unreliable,
 }
 
-impl Overall {
-    /// The process exit code CI acts on.
-    pub fn exit_code(self) -> u8 {
-        match self {
-            Overall::Ok => 0,
-            Overall::Regression => 1,
-            Overall::Inconclusive | Overall::Unreliable => 3,
-        }
-    }
-}
-
 /// Why a row has one side only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]

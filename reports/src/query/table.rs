@@ -3,7 +3,8 @@
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How rows are printed (`--format` of `runs`, `sql` and `status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum TableFormat {
     Table,
     Csv,

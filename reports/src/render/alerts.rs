@@ -4,14 +4,7 @@
 use super::columns::{markdown_table, terminal_lines, Column};
 use crate::alerts::confirm::render_text;
 use crate::alerts::{AlertDetail, AlertGroup, AlertView, Moved};
-
-/// How alerts are printed (`--format`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum AlertsFormat {
-    Table,
-    Json,
-    Markdown,
-}
+use crate::fmt::OutputFormat;
 
 /// The columns of an alert list.
 pub const ALERT_COLUMNS: &[Column<AlertView>] = &[
@@ -64,11 +57,11 @@ pub const GROUP_COLUMNS: &[Column<AlertGroup>] = &[
 
 /// The groups: a table a group and, under each, its alerts (worst first); markdown the
 /// same; JSON the groups with their alerts.
-pub fn groups(groups: &[AlertGroup], format: AlertsFormat) -> String {
+pub fn groups(groups: &[AlertGroup], format: OutputFormat) -> String {
     match format {
-        AlertsFormat::Json => crate::json::pretty(groups),
+        OutputFormat::Json => crate::json::pretty(groups),
         _ if groups.is_empty() => "no alerts\n".to_string(),
-        AlertsFormat::Table => {
+        OutputFormat::Table => {
             let mut s = terminal_lines(GROUP_COLUMNS, groups).join("\n") + "\n";
             for g in groups.iter().filter(|g| g.alerts.len() > 1) {
                 s.push_str(&format!("\ngroup {} ({} alerts):\n", g.id, g.alerts.len()));
@@ -76,7 +69,7 @@ pub fn groups(groups: &[AlertGroup], format: AlertsFormat) -> String {
             }
             s
         }
-        AlertsFormat::Markdown => {
+        OutputFormat::Markdown => {
             let n: usize = groups.iter().map(|g| g.alerts.len()).sum();
             let mut s = format!(
                 "### perfdb: {} change(s), {n} alert(s)\n\n{}",
@@ -158,27 +151,27 @@ fn moved_and_history(a: &AlertView) -> String {
 
 /// The alerts in `format` (`alerts list`, and a triage action's result: the first alert
 /// alone when `one_alert`).
-pub fn show(alerts: &[AlertView], format: AlertsFormat, one_alert: bool) -> String {
+pub fn show(alerts: &[AlertView], format: OutputFormat, one_alert: bool) -> String {
     match format {
-        AlertsFormat::Table if one_alert => table(&alerts[..1]) + &moved_and_history(&alerts[0]),
-        AlertsFormat::Table => table(alerts),
-        AlertsFormat::Markdown => markdown(alerts),
-        AlertsFormat::Json if one_alert => crate::json::pretty(&alerts[0]),
-        AlertsFormat::Json => crate::json::pretty(alerts),
+        OutputFormat::Table if one_alert => table(&alerts[..1]) + &moved_and_history(&alerts[0]),
+        OutputFormat::Table => table(alerts),
+        OutputFormat::Markdown => markdown(alerts),
+        OutputFormat::Json if one_alert => crate::json::pretty(&alerts[0]),
+        OutputFormat::Json => crate::json::pretty(alerts),
     }
 }
 
 /// One alert in full in `format` (`alerts show`).
-pub fn detail(d: &AlertDetail, format: AlertsFormat) -> String {
+pub fn detail(d: &AlertDetail, format: OutputFormat) -> String {
     let bisect = d
         .bisect
         .as_ref()
         .map(|b| crate::bisect::summary(b) + "\n")
         .unwrap_or_default();
     match format {
-        AlertsFormat::Table => one(d) + &bisect,
-        AlertsFormat::Markdown => markdown(std::slice::from_ref(&d.alert)) + &bisect,
-        AlertsFormat::Json => crate::json::pretty(d),
+        OutputFormat::Table => one(d) + &bisect,
+        OutputFormat::Markdown => markdown(std::slice::from_ref(&d.alert)) + &bisect,
+        OutputFormat::Json => crate::json::pretty(d),
     }
 }
 

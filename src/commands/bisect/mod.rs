@@ -3,7 +3,7 @@
 //! ([`perfdb_reports::bisect`]); this module is what the search asks of the machine
 //! ([`Bench`], its `Measure`): a commit checked out in a git worktree and built
 //! ([`git`], supervised as a trial is), then `ab`'s interleaved trials of it against
-//! the other (`super::trials::experiment`). The result is stored with every alert of the
+//! the other (`crate::trials::experiment`). The result is stored with every alert of the
 //! group and told to the `--notify` targets.
 
 mod git;
@@ -145,7 +145,7 @@ pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
     let label = format!("bisect-{}", p.id);
     Label::new(&label).map_err(|e| anyhow::anyhow!("label {label}: {e}"))?;
     // A new private folder: a name another user made in advance is never built in.
-    let work = super::private::fresh_dir(&format!("perfdb-bisect-{}", p.id))?;
+    let work = crate::private::fresh_dir(&format!("perfdb-bisect-{}", p.id))?;
     let mut trees = Worktrees::new(&a.repo, work)?;
     let mut bench = Bench {
         root,
@@ -193,7 +193,7 @@ pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
     finish(root, &a, &p, &out)
 }
 
-fn print(out: &Bisected, format: crate::cli::BisectFormat) -> anyhow::Result<()> {
+fn print(out: &Bisected, format: crate::cli::OutputFormat) -> anyhow::Result<()> {
     let text = perfdb_reports::bisect::render(out, format);
     super::print_out(&text)?;
     Ok(())
@@ -347,14 +347,14 @@ impl Measure for Bench<'_> {
         };
         let ab = self.ab_args(against, against_tree, sha, tree);
         let t0 = Instant::now();
-        let ran = super::trials::experiment(self.root, &ab, true, self.devices)?;
+        let ran = crate::trials::experiment(self.root, &ab, true, self.devices)?;
         step.seconds = t0.elapsed().as_secs_f64();
         let report = match ran {
-            super::trials::Ran::Compared { report, seq, .. } => {
+            crate::trials::Ran::Compared { report, seq, .. } => {
                 step.trials_a_side = seq.course.trials_per_arm;
                 report
             }
-            super::trials::Ran::NotCompared(_, what) => {
+            crate::trials::Ran::NotCompared(_, what) => {
                 step.why = Some(what);
                 return Ok(step);
             }

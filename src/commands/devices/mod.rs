@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// The microbenchmark `devices measure` runs.
-const ROOFS: &str = include_str!("roofs.py");
+const ROOFS: &str = include_str!("../../../scripts/roofs.py");
 /// The label measured roofs are stored under.
 pub const LABEL: &str = perfdb_reports::db::roofs::LABEL;
 
@@ -85,8 +85,8 @@ fn measure(root: &Path, a: &MeasureArgs, devices: &Arc<Table>) -> anyhow::Result
     // median of its repeats) is possible on it.
     check_roofs(&out.stdout, devices)?;
     let mut tags = vec![("roofs".to_string(), "measured".to_string())];
-    if let Some(g) = super::trials::GpuTool::find() {
-        tags.extend(super::trials::environment::driver(g));
+    if let Some(g) = crate::trials::GpuTool::find() {
+        tags.extend(crate::trials::environment::driver(g));
         if let Ok(state) = g.query() {
             tags.extend(state.tags("before"));
         }

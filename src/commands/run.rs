@@ -1,7 +1,7 @@
 //! `perfdb run -- CMD`: run a benchmark, pass its output through as it comes, and
 //! ingest what it printed as one run (the command line, exit code and duration as tags).
 
-use super::{options, report};
+use super::ingest::{options, report};
 use crate::cli::RunArgs;
 use crate::process::{self as child, shell_word, Echo, Ended};
 use crate::Exit;
@@ -13,7 +13,7 @@ use std::path::Path;
 /// through as it comes, then ingest what it printed (stdout and stderr, lines kept
 /// whole, in arrival order) as one run.
 pub fn run(root: &Path, a: RunArgs) -> anyhow::Result<Exit> {
-    let super::Options {
+    let super::ingest::Options {
         label,
         format,
         mut meta,

@@ -143,12 +143,12 @@ pub fn read_side(
     commit: Option<String>,
     devices: &Arc<Table>,
 ) -> anyhow::Result<FileRuns> {
-    let super::ingest::Options {
+    let crate::commands::ingest::Options {
         format,
         meta,
         devices,
         ..
-    } = super::ingest::options_on(
+    } = crate::commands::ingest::options_on(
         IngestOptions {
             label: Some(label.to_string()),
             commit,

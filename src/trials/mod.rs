@@ -13,8 +13,8 @@ mod gpu;
 mod profile;
 mod session;
 
-use super::judge_options as options;
 use crate::cli::AbArgs;
+use crate::commands::judge_options as options;
 use crate::process::{self, Echo};
 use crate::Exit;
 use anyhow::Context;

@@ -1,7 +1,5 @@
-//! `perfdb ingest`, and `perfdb run` ([`command`]: a command's output ingested as one
-//! run).
-
-pub mod command;
+//! `perfdb ingest`: files read into the warehouse, one run a file; the options and the
+//! report `perfdb run` shares ([`super::run`]).
 
 use crate::cli::{IngestArgs, IngestOptions};
 use crate::Exit;
