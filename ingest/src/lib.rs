@@ -16,6 +16,7 @@ pub mod devices;
 pub mod formats;
 pub mod gpu_state;
 pub mod hash;
+pub mod kernel_identity;
 pub mod model;
 pub mod pipeline;
 #[cfg(any(test, feature = "testing"))]

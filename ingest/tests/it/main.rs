@@ -6,4 +6,5 @@ mod delta_object_store;
 mod devices;
 mod fixtures;
 mod garbled;
+mod kernel_identity;
 mod roundtrip;
