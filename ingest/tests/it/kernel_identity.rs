@@ -90,3 +90,83 @@ fn a_folder_with_no_compiled_kernel_is_said() {
         "{err}"
     );
 }
+
+mod autotune {
+    use perfdb_ingest::kernel_identity::autotune::{compare, read_record, winners, TuneChange};
+    use std::path::PathBuf;
+
+    fn record(process: usize) -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!(
+            "../sample-data/h100-kernel-identity/autotune/process-{process}/tuned_add.autotune.json"
+        ))
+    }
+
+    /// Each process's record names the winner that process printed; over the 8, the
+    /// spread; two processes that chose differently are drift, never a code change.
+    #[test]
+    fn eight_processes_drift_between_two_near_tied_configs() {
+        let printed: Vec<String> = serde_json::from_str(
+            &std::fs::read_to_string(
+                PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                    .join("../sample-data/h100-kernel-identity/autotune/printed.json"),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        let runs: Vec<_> = (0..8).map(|i| read_record(&record(i)).unwrap()).collect();
+        for (t, p) in runs.iter().zip(&printed) {
+            let p: serde_json::Value = serde_json::from_str(p).unwrap();
+            let warps = format!("num_warps={}", p["num_warps"]);
+            assert!(t.winner.contains(&warps), "{} against {p}", t.winner);
+            assert_eq!(t.kernel, "tuned_add");
+            assert_eq!(t.candidates.len(), 2);
+        }
+        assert_eq!(
+            winners(&runs),
+            [
+                (
+                    "BLOCK=1024 num_warps=4 num_stages=3 num_ctas=1".to_string(),
+                    5
+                ),
+                (
+                    "BLOCK=1024 num_warps=8 num_stages=3 num_ctas=1".to_string(),
+                    3
+                )
+            ]
+        );
+        assert_eq!(compare(&runs[0], &runs[1]), TuneChange::Same);
+        assert_eq!(
+            compare(&runs[0], &runs[2]),
+            TuneChange::Drift {
+                from: "BLOCK=1024 num_warps=4 num_stages=3 num_ctas=1".into(),
+                to: "BLOCK=1024 num_warps=8 num_stages=3 num_ctas=1".into(),
+            }
+        );
+    }
+
+    /// A candidate taken out of the list is a changed config set, whoever won.
+    #[test]
+    fn a_removed_candidate_is_a_changed_config_set() {
+        let text = std::fs::read_to_string(record(0)).unwrap();
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        v.get_mut("configs_timings")
+            .and_then(|c| c.as_array_mut())
+            .unwrap()
+            .truncate(1);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tuned_add.autotune.json");
+        std::fs::write(&path, v.to_string()).unwrap();
+        let before = read_record(&record(0)).unwrap();
+        let after = read_record(&path).unwrap();
+        assert_eq!(
+            compare(&before, &after),
+            TuneChange::ConfigSet {
+                added: vec![],
+                removed: vec!["BLOCK=1024 num_warps=8 num_stages=3 num_ctas=1".into()],
+            }
+        );
+        std::fs::write(&path, "{\"configs_timings\": [[{}]]}").unwrap();
+        let err = read_record(&path).unwrap_err().to_string();
+        assert!(err.contains("not [config, timings]"), "{err}");
+    }
+}

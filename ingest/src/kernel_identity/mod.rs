@@ -17,6 +17,8 @@
 //! work), and kernels that are not Triton's (a library's: their version is their
 //! identity, which the toolchain tags carry).
 
+pub mod autotune;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
