@@ -58,8 +58,9 @@ impl AppState {
         self
     }
 
-    /// The committed state's version: the tables' log versions mixed with the time of
-    /// the saved-comparisons folder, so any commit or save, by any perfdb, changes it.
+    /// The committed state's version: the tables' log versions mixed with the times of
+    /// the saved-comparisons folder and (a local warehouse's) bisects folder, so any
+    /// commit, save or bisect, by any perfdb, changes it.
     pub fn version(&self) -> u64 {
         self.version_of(self.signature())
     }
@@ -73,10 +74,10 @@ impl AppState {
     pub fn version_of(&self, sig: Signature) -> u64 {
         // Saved comparisons live beside the tables (`alerts/`): their folder's times
         // count too.
-        let saved = std::fs::metadata(perfdb_reports::saved::dir_of(&self.root))
-            .and_then(|m| m.modified())
-            .ok();
-        perfdb_ingest::hash::fnv64(&format!("{:?}", sig.map(|s| (s, saved))))
+        let time = |dir: &std::path::Path| std::fs::metadata(dir).and_then(|m| m.modified()).ok();
+        let saved = time(&perfdb_reports::saved::dir_of(&self.root));
+        let bisects = perfdb_reports::bisect::store::local_dir(&self.root).and_then(|d| time(&d));
+        perfdb_ingest::hash::fnv64(&format!("{:?}", sig.map(|s| (s, saved, bisects))))
     }
 
     /// The same state, accepting triage actions (acknowledge, dismiss, reopen) from the

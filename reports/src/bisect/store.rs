@@ -14,6 +14,14 @@ fn name_of(alert_id: &str) -> String {
     format!("bisect/{alert_id}.json")
 }
 
+/// The folder a local warehouse keeps its bisects in (none for a remote one): its time
+/// changes with each bisect stored, which a long-running reader (the web app's response
+/// cache) mixes into the warehouse's version.
+pub fn local_dir(root: &Path) -> Option<std::path::PathBuf> {
+    let wh = Warehouse::new(root);
+    (!wh.is_remote()).then(|| wh.root().join("bisect"))
+}
+
 /// Keep `result` as the alert's bisect in the warehouse at `root` (replacing an earlier
 /// one), written whole; where it now is.
 pub fn store(root: &Path, alert_id: &str, result: &Bisected) -> Result<String, String> {

@@ -795,6 +795,21 @@ async fn an_alert_page_says_how_to_confirm_it() {
     assert!(page.contains("perfdb ab --base-dir ../perfdb-base-c12 --head-dir ../perfdb-head-c13 --commit-base c12 --commit-head c13"), "{page}");
     let (status, _) = get(&root, "/alerts/ffffffff").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+
+    // A bisect stored while the server runs shows on the page it had cached.
+    let state = AppState::new(&root);
+    let uri = format!("/alerts/{id}");
+    let (_, before) = get_with(state.clone(), &uri).await;
+    assert!(!before.contains("<h2>Bisected</h2>"), "{before}");
+    // The bisect recorded on an H200, its watch in today's layout (the series list).
+    let mut record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(sample("h200-bisect/bisect.json")).unwrap())
+            .unwrap();
+    record["watch"]["series"] = serde_json::json!([]);
+    let record: perfdb_reports::bisect::Bisected = serde_json::from_value(record).unwrap();
+    perfdb_reports::bisect::store::store(&root, &id, &record).unwrap();
+    let (_, after) = get_with(state, &uri).await;
+    assert!(after.contains("<h2>Bisected</h2>"), "{after}");
 }
 
 /// An alert stored before commit names were checked at ingest (a name no shell hint may
