@@ -11,6 +11,7 @@
 //! ([`saved`]). docs/architecture.md maps every file.
 
 pub mod ab;
+pub mod affected;
 pub mod alerts;
 pub mod bisect;
 pub mod chart;

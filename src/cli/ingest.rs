@@ -79,6 +79,25 @@ pub struct RunArgs {
     /// still shown): for tools that print JSON on stdout and progress on stderr
     #[arg(long)]
     pub stdout_only: bool,
+    /// Time only the rows whose kernels changed since BASE (a selector: `nightly@latest`,
+    /// `run:ID`): an identity pass first records each row's compiled Triton kernels and
+    /// launches; rows equal to BASE's are not timed and say which run their result is
+    /// (docs/affected.md). A toolchain, driver or device change times every row
+    #[arg(long, value_name = "BASE")]
+    pub affected: Option<String>,
+    /// Run the identity pass and store each row's identity with the run, timing every
+    /// row: the first run a later `--affected` compares with
+    #[arg(long, conflicts_with = "affected")]
+    pub identity: bool,
+    /// With --affected: the share of rows not timed that are timed anyway, to audit
+    /// the skipping (0 to 1)
+    #[arg(
+        long,
+        value_name = "SHARE",
+        default_value_t = 0.05,
+        requires = "affected"
+    )]
+    pub audit: f64,
     /// The benchmark command and its arguments, after `--`
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,

@@ -1,6 +1,7 @@
 //! One module per subcommand; each returns the process exit code.
 
 mod ab;
+mod affected;
 mod alerts;
 mod bisect;
 mod compare;

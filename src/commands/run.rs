@@ -13,6 +13,9 @@ use std::path::Path;
 /// through as it comes, then ingest what it printed (stdout and stderr, lines kept
 /// whole, in arrival order) as one run.
 pub fn run(root: &Path, a: RunArgs) -> anyhow::Result<Exit> {
+    if a.affected.is_some() || a.identity {
+        return super::affected::run(root, a);
+    }
     let super::ingest::Options {
         label,
         format,

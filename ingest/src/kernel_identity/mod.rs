@@ -18,6 +18,8 @@
 //! identity, which the toolchain tags carry).
 
 pub mod autotune;
+pub mod launches;
+pub mod rows;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -158,7 +160,12 @@ pub fn read_cache(dir: &Path) -> Result<Vec<Kernel>, IdentityError> {
 }
 
 /// One kernel from its TTGIR and its metadata.
-fn kernel(stem: &str, ttgir: &str, meta: &str, path: &Path) -> Result<Kernel, IdentityError> {
+pub(crate) fn kernel(
+    stem: &str,
+    ttgir: &str,
+    meta: &str,
+    path: &Path,
+) -> Result<Kernel, IdentityError> {
     let bad = |why: String| IdentityError::Metadata {
         path: path.to_path_buf(),
         why,
