@@ -15,6 +15,7 @@ macro_rules! say {
 mod cli;
 mod commands;
 mod exit;
+mod identity;
 mod merge_base;
 mod private;
 mod process;

@@ -98,6 +98,10 @@ pub struct RunArgs {
         requires = "affected"
     )]
     pub audit: f64,
+    /// With --affected or --identity: run the timed pass N times, each stored as a run
+    /// (a trial; compare needs 3 a side), under one --commit
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub trials: usize,
     /// The benchmark command and its arguments, after `--`
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,

@@ -253,6 +253,11 @@ pub struct BisectArgs {
     /// skipped
     #[arg(long, value_name = "SECONDS", default_value_t = 1800)]
     pub build_timeout: u64,
+    /// Run an identity pass at each commit (docs/affected.md): a step whose rows' compiled
+    /// Triton kernels and launches equal those of a commit already measured inherits its
+    /// verdict without trials
+    #[arg(long)]
+    pub affected: bool,
     /// Trials a side at most per step (even); a step still undecided there ends the
     /// search at the range it proved
     #[arg(long, value_name = "N", default_value_t = 12, value_parser = even_trials)]

@@ -38,7 +38,7 @@ awk -v n="$n" -v base="$(cat kernel.conf)" 'BEGIN {
 }'
 "#;
 
-fn git(repo: &Path, args: &[&str], when: usize) {
+pub(crate) fn git(repo: &Path, args: &[&str], when: usize) {
     let date = format!("2026-06-01T{:02}:{:02}:00Z", 1 + when / 60, when % 60);
     let out = Command::new("git")
         .arg("-C")

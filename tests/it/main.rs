@@ -4,6 +4,7 @@
 mod common;
 
 mod ab_deadlines;
+mod affected;
 mod alert_groups;
 mod alert_lifecycle;
 mod architecture;

@@ -1,12 +1,12 @@
 """A repository of 31 commits over seven real Triton kernels, for `perfdb run --affected`
 measured nightly (examples/h200/affected/nightly.sh).
 
-    python make_repo.py DIR
+    python make_repo.py DIR [EXPECT.json]
 
 The kernels are the tutorials' add, softmax, layernorm and matmul, a scaled ReLU and a
 row sum through one shared `@triton.jit` helper, and an add autotuned between two
 near-tied configs (BLOCK 1024 at 4 and at 8 warps). `bench.py` times each kernel on
-three shapes beside its torch control and prints `[perf][op]` lines, TRIALS of each; it
+four shapes beside its torch control and prints `[perf][op]` lines, TRIALS of each; it
 asks `perfdb_affected.wanted(...)` which rows to time when perfdb says.
 
 Most commits change no compiled kernel (documentation, tests, the benchmark's printing, a
@@ -170,8 +170,9 @@ def rowsum(x, out):
     rows, cols = x.shape
     rowsum_kernel[(rows,)](x, out, cols, BLOCK=1024)
 ''',
-    "bench.py": '''"""Times every kernel of `kernels/` on three shapes beside its torch control:
-`[perf][op] dim: (...), dtype: ..., torch avg: T us, triton avg: K us`, TRIALS lines a row."""
+    "bench.py": '''"""Times every kernel of `kernels/` on four shapes beside its torch control:
+`[perf][op] dim: (...), dtype: ..., torch avg: T us, triton avg: K us`, TRIALS lines a row
+(one by default: a process is a trial). A row's tensors are made only when it is timed."""
 import os
 
 import torch
@@ -192,7 +193,7 @@ except ImportError:
     def wanted(**_):
         return True
 
-TRIALS = int(os.environ.get("TRIALS", "10"))
+TRIALS = int(os.environ.get("TRIALS", "1"))
 REP = int(os.environ.get("REP_MS", "100"))
 F32 = torch.float32
 
@@ -201,9 +202,10 @@ def us(fn):
     return triton.testing.do_bench(fn, warmup=25, rep=REP, return_mode="median") * 1e3
 
 
-def row(op, dim, dtype, torch_fn, triton_fn):
+def row(op, dim, dtype, make):
     if not wanted(table=f"perf[{op}]", dim=str(dim)):
         return
+    torch_fn, triton_fn = make()
     for _ in range(TRIALS):
         t, k = us(torch_fn), us(triton_fn)
         print(f"[perf][{op}] dim: {dim}, dtype: {dtype}, torch avg: {t:.3f} us, triton avg: {k:.3f} us", flush=True)
@@ -212,26 +214,50 @@ def row(op, dim, dtype, torch_fn, triton_fn):
 def main():
     dev = "cuda"
     torch.manual_seed(0)
-    for n in (1 << 20, 1 << 22, 1 << 24):
-        x, y = torch.randn(n, device=dev), torch.randn(n, device=dev)
-        o = torch.empty_like(x)
-        row("add", (n,), F32, lambda: torch.add(x, y, out=o), lambda: add(x, y, o))
-        row("tuned_add", (n,), F32, lambda: torch.add(x, y, out=o), lambda: tuned_add(x, y, o))
-        row("relu_scale", (n,), F32, lambda: torch.mul(torch.relu(x), SCALE, out=o), lambda: relu_scale(x, o))
-    for r in (1024, 4096, 16384):
-        c = 1024
+    def vec(n):
+        return torch.randn(n, device=dev), torch.randn(n, device=dev), torch.empty(n, device=dev)
+
+    def mat(r, c):
         m = torch.randn(r, c, device=dev)
-        mo = torch.empty_like(m)
-        s = torch.empty(r, device=dev)
-        w, b = torch.randn(c, device=dev), torch.randn(c, device=dev)
-        row("softmax", (r, c), F32, lambda: torch.softmax(m, dim=1), lambda: softmax(m, mo))
-        row("layernorm", (r, c), F32, lambda: torch.nn.functional.layer_norm(m, (c,), w, b), lambda: layernorm(m, w, b, mo))
-        row("rowsum", (r, c), F32, lambda: torch.relu(m).sum(dim=1), lambda: rowsum(m, s))
-    for size in (1024, 2048, 4096):
-        a = torch.randn(size, size, device=dev, dtype=torch.float16)
-        bm = torch.randn(size, size, device=dev, dtype=torch.float16)
-        cm = torch.empty(size, size, device=dev, dtype=torch.float16)
-        row("matmul", (size, size, size), torch.float16, lambda: torch.mm(a, bm), lambda: matmul(a, bm, cm))
+        return m, torch.empty_like(m), torch.empty(r, device=dev), torch.randn(c, device=dev), torch.randn(c, device=dev)
+
+    def mm(size):
+        a, b = (torch.randn(size, size, device=dev, dtype=torch.float16) for _ in range(2))
+        c = torch.empty(size, size, device=dev, dtype=torch.float16)
+        return (lambda: torch.mm(a, b)), (lambda: matmul(a, b, c))
+
+    for n in (1 << 20, 1 << 22, 1 << 24, 1 << 26):
+        def add_fns(n=n, tuned=False):
+            x, y, o = vec(n)
+            return (lambda: torch.add(x, y, out=o)), (lambda: (tuned_add if tuned else add)(x, y, o))
+
+        def relu_fns(n=n):
+            x, _, o = vec(n)
+            return (lambda: torch.mul(torch.relu(x), SCALE, out=o)), (lambda: relu_scale(x, o))
+
+        row("add", (n,), F32, add_fns)
+        row("tuned_add", (n,), F32, lambda: add_fns(tuned=True))
+        row("relu_scale", (n,), F32, relu_fns)
+    for r in (1024, 4096, 16384, 65536):
+        c = 1024
+
+        def softmax_fns(r=r):
+            m, mo, _, _, _ = mat(r, c)
+            return (lambda: torch.softmax(m, dim=1)), (lambda: softmax(m, mo))
+
+        def layernorm_fns(r=r):
+            m, mo, _, w, b = mat(r, c)
+            return (lambda: torch.nn.functional.layer_norm(m, (c,), w, b)), (lambda: layernorm(m, w, b, mo))
+
+        def rowsum_fns(r=r):
+            m, _, s, _, _ = mat(r, c)
+            return (lambda: torch.relu(m).sum(dim=1)), (lambda: rowsum(m, s))
+
+        row("softmax", (r, c), F32, softmax_fns)
+        row("layernorm", (r, c), F32, layernorm_fns)
+        row("rowsum", (r, c), F32, rowsum_fns)
+    for size in (1024, 2048, 4096, 8192):
+        row("matmul", (size, size, size), torch.float16, lambda size=size: mm(size))
 
 
 if __name__ == "__main__":
@@ -284,7 +310,15 @@ def git(d, *args):
                             GIT_COMMITTER_DATE="2026-12-01T00:00:00"))
 
 
-def main(d):
+def main(d, expect=None):
+    if expect:
+        # The ground truth: for each commit (0 = the first), the ops whose rows must be timed.
+        import json
+
+        with open(expect, "w") as f:
+            json.dump([{"commit": 0, "message": "seven kernels and their benchmark", "expect": "all"}]
+                      + [{"commit": i + 1, "message": m, "expect": e} for i, (m, _, _, _, e) in enumerate(CHANGES)],
+                      f, indent=1)
     os.makedirs(d, exist_ok=True)
     git(d, "init", "-q", "-b", "main")
     for path, text in KERNELS.items():
@@ -309,4 +343,4 @@ def main(d):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None)

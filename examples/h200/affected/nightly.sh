@@ -4,15 +4,18 @@
 # timed), each later one times what changed since the label's latest run. Each pass's
 # output is kept under OUT/c<i>/ (record.sh), each night's report in OUT/c<i>/report.txt
 # and its wall seconds in OUT/wall.txt. FULL=1 then times the last commit in full
-# (plain `perfdb run`) for the cost of a night without --affected.
+# (RUNS plain `perfdb run`s) for the cost of a night without --affected. A night's
+# timed pass runs RUNS times (each a trial: compare needs 3 a side).
 #   PERFDB=path/to/perfdb bash nightly.sh OUT FIRST LAST [WAREHOUSE]
 set -e
 OUT=$1; FIRST=$2; LAST=$3; WH=${4:-$OUT/wh}
 HERE=$(cd "$(dirname "$0")" && pwd)
 PERFDB=${PERFDB:-perfdb}
 R=/tmp/nightly-repo
-[ -d $R ] || python "$HERE/make_repo.py" $R
-export TRITON_CACHE_DIR=/tmp/nightly-cache TRIALS=${TRIALS:-30} REP_MS=${REP_MS:-100}
+mkdir -p "$OUT"
+[ -d $R ] || python "$HERE/make_repo.py" $R "$OUT/expect.json"
+export TRITON_CACHE_DIR=/tmp/nightly-cache REP_MS=${REP_MS:-100}
+RUNS=${RUNS:-6}
 mkdir -p "$OUT"
 i=0
 for c in $(git -C $R rev-list --reverse HEAD); do
@@ -22,7 +25,7 @@ for c in $(git -C $R rev-list --reverse HEAD); do
     if [ $i -eq 0 ]; then mode=(--identity); else mode=(--affected nightly@latest); fi
     t0=$(date +%s.%N)
     rc=0
-    (cd $R && "$PERFDB" --warehouse "$WH" run --label nightly --commit "$c" --name bench "${mode[@]}" \
+    (cd $R && "$PERFDB" --warehouse "$WH" run --label nightly --commit "$c" --name bench --trials "$RUNS" "${mode[@]}" \
         -- bash "$HERE/record.sh" "$OUT/c$i" python bench.py) > "$OUT/c$i/report.txt" 2> "$OUT/c$i/stderr.txt" || rc=$?
     t1=$(date +%s.%N)
     echo "$i $c $(echo "$t1 - $t0" | bc) exit=$rc" | tee -a "$OUT/wall.txt"
@@ -31,7 +34,9 @@ for c in $(git -C $R rev-list --reverse HEAD); do
 done
 if [ "${FULL:-0}" = 1 ]; then
   t0=$(date +%s.%N)
-  (cd $R && "$PERFDB" --warehouse "$OUT/full-wh" run --label full --commit "$(git rev-parse HEAD)" -- python bench.py) > "$OUT/full.txt" 2>&1
+  for k in $(seq "$RUNS"); do
+    (cd $R && "$PERFDB" --warehouse "$OUT/full-wh" run --label full --commit "$(git rev-parse HEAD)" -- python bench.py) >> "$OUT/full.txt" 2>&1
+  done
   t1=$(date +%s.%N)
   echo "full $(echo "$t1 - $t0" | bc)" | tee -a "$OUT/wall.txt"
 fi

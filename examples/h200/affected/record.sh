@@ -5,10 +5,11 @@
 #   record.sh DIR CMD ARGS...
 set -o pipefail
 D=$1; shift
-P=${PERFDB_PASS:-timed}
 mkdir -p "$D"
+# Each timed pass (one a trial) in a file of its own: timed-1.out, timed-2.out, ...
+if [ -n "$PERFDB_PASS" ]; then P=$PERFDB_PASS; else P=timed-$(( $(ls "$D"/timed-*.out 2>/dev/null | wc -l) + 1 )); fi
 "$@" 2>&1 | tee "$D/$P.out"
 rc=$?
 if [ -n "$PERFDB_IDENTITY_DIR" ]; then cp -r "$PERFDB_IDENTITY_DIR" "$D/kept"; fi
-if [ -n "$PERFDB_AFFECTED" ]; then cp "$PERFDB_AFFECTED" "$D/affected.tsv"; fi
+if [ -n "$PERFDB_AFFECTED" ]; then cp "$PERFDB_AFFECTED" "$D/$P.affected.tsv"; fi
 exit $rc

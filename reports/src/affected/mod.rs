@@ -49,7 +49,8 @@ pub enum Why {
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum Action {
     Time(Why),
-    /// Not timed: its identity equals the base row's, whose result is run `run`'s.
+    /// Not timed: its identity equals the base row's, whose result is `run`'s (a
+    /// selector: `LABEL@COMMIT` or `run:ID`).
     Skip {
         run: String,
         identity: String,
@@ -101,8 +102,13 @@ pub fn toolchain_changes(base: &Identities, head: &Identities) -> Vec<String> {
 }
 
 /// Which rows of `head` to time against `base` (`None`: the base has no identities).
-/// `audit` is the share of unchanged rows timed anyway, chosen by a hash of `seed` and
-/// the row (the same rows for the same seed).
+///
+/// `audit` is the share of unchanged rows timed anyway, each drawn by a hash of `seed`
+/// and the row (the same rows for the same seed). When no row is timed otherwise, the
+/// unchanged rows are drawn together, by the seed alone: all are audited with
+/// probability `audit`, so a benchmark process is started for an audit on that share of
+/// runs only, not on nearly every one; each row is still audited with probability
+/// `audit`.
 pub fn plan(base: Option<&Identities>, head: &Identities, audit: f64, seed: &str) -> Plan {
     let forced = match base {
         None => Some("the base has no identity record".to_string()),
@@ -114,13 +120,13 @@ pub fn plan(base: Option<&Identities>, head: &Identities, audit: f64, seed: &str
             (!changes.is_empty()).then(|| format!("the toolchain changed: {}", changes.join(", ")))
         }
     };
-    let rows = head
+    let mut rows: Vec<Planned> = head
         .rows
         .iter()
         .map(|row| {
             let action = match (&forced, base) {
                 (Some(_), _) | (None, None) => Action::Time(Why::Forced),
-                (None, Some(b)) => decide(row, b, head, audit, seed),
+                (None, Some(b)) => decide(row, b, head),
             };
             Planned {
                 row: row.clone(),
@@ -128,16 +134,27 @@ pub fn plan(base: Option<&Identities>, head: &Identities, audit: f64, seed: &str
             }
         })
         .collect();
+    let together = !rows.iter().any(|p| matches!(p.action, Action::Time(_)));
+    let night = draw(&format!("{seed}\u{1f}together")) < audit;
+    for p in &mut rows {
+        if let Action::Skip { run, identity } = &p.action {
+            let audited = if together {
+                night
+            } else {
+                draw(&format!("{seed}\u{1f}{}\u{1f}{}", p.row.table, p.row.key)) < audit
+            };
+            if audited {
+                p.action = Action::Time(Why::Audit {
+                    run: run.clone(),
+                    identity: identity.clone(),
+                });
+            }
+        }
+    }
     Plan { forced, rows }
 }
 
-fn decide(
-    row: &RowIdentity,
-    base: &Identities,
-    head: &Identities,
-    audit: f64,
-    seed: &str,
-) -> Action {
+fn decide(row: &RowIdentity, base: &Identities, head: &Identities) -> Action {
     let Some(was) = base.row(row) else {
         return Action::Time(Why::New);
     };
@@ -150,23 +167,17 @@ fn decide(
     let Some(run) = was.measured_in.clone() else {
         return Action::Time(Why::BaseUnmeasured);
     };
-    if draw(seed, row) < audit {
-        return Action::Time(Why::Audit {
-            run,
-            identity: now_id.clone(),
-        });
-    }
     Action::Skip {
         run,
         identity: now_id.clone(),
     }
 }
 
-/// A row's uniform draw in [0, 1) for the audit: the first 64 bits of SHA-256 of the
-/// seed, the row's table and key. The variants of one key draw together: a benchmark
-/// times a key's variants side by side, so auditing one times them all.
-fn draw(seed: &str, row: &RowIdentity) -> f64 {
-    let h = sha256_hex(format!("{seed}\u{1f}{}\u{1f}{}", row.table, row.key).as_bytes());
+/// A uniform draw in [0, 1) for the audit: the first 64 bits of SHA-256 of `what` (the
+/// seed with a row's table and key: the variants of one key draw together, as a
+/// benchmark times a key's variants side by side).
+fn draw(what: &str) -> f64 {
+    let h = sha256_hex(what.as_bytes());
     u64::from_str_radix(&h[..16], 16).unwrap_or(0) as f64 / 2f64.powi(64)
 }
 

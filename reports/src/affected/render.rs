@@ -26,16 +26,19 @@ pub struct Outcome {
     pub base: String,
     /// The run the base identities were stored with.
     pub base_run: Option<String>,
-    /// The run stored, when a row was timed.
-    pub head_run: Option<String>,
+    /// Where the timed rows' results are: `LABEL@COMMIT`, or `run:ID` of a run without a
+    /// commit; none when no row was timed.
+    pub head: Option<String>,
+    /// The runs stored, one a trial of the timed pass.
+    pub head_runs: Vec<String>,
     pub plan: Plan,
     pub judged: Vec<Judged>,
     /// Rows the benchmark timed without being asked (it does not read PERFDB_AFFECTED).
     pub unasked: Vec<String>,
     /// Rows asked for that the timed pass did not print.
     pub missing: Vec<String>,
-    /// Wall seconds of the identity pass and of the timed pass (none when nothing was
-    /// timed): one GPU held for each.
+    /// Wall seconds of the identity pass and of the timed passes, all trials (none when
+    /// nothing was timed): one GPU held for each.
     pub identity_seconds: f64,
     pub timed_seconds: Option<f64>,
     /// Seconds a row took in the run it is filled from, and the seconds not spent: an
@@ -130,7 +133,7 @@ pub fn text(o: &Outcome) -> String {
                     } else {
                         ""
                     };
-                    format!("{}{change} against run {}{drift}", j.verdict, j.against)
+                    format!("{}{change} against {}{drift}", j.verdict, j.against)
                 }
                 None if o.missing.contains(&name) => "MISSING: asked for, not printed".to_string(),
                 None => "not judged (no base result for it)".to_string(),
@@ -144,7 +147,7 @@ pub fn text(o: &Outcome) -> String {
             if let Action::Skip { run, identity } = &p.action {
                 let _ = writeln!(
                     s,
-                    "  {}  unchanged: identity {identity} equal to run {run}",
+                    "  {}  unchanged: identity {identity} equal to {run}",
                     p.row.name()
                 );
             }
@@ -160,7 +163,7 @@ pub fn text(o: &Outcome) -> String {
     for (j, identity) in o.leaks() {
         let _ = writeln!(
             s,
-            "\nIDENTITY LEAK: {} moved ({}) with identity {identity} equal to run {}: the identity did not see this change",
+            "\nIDENTITY LEAK: {} moved ({}) with identity {identity} equal to {}: the identity did not see this change",
             j.row, j.verdict, j.against
         );
     }

@@ -53,7 +53,12 @@ fn ids(rows: Vec<RowIdentity>) -> Identities {
 #[test]
 fn equal_identity_skips_and_names_the_run_it_fills_from() {
     let base = ids(vec![
-        row("add", 1, vec![use_of("add_kernel", "c1", "l1")], Some("R1")),
+        row(
+            "add",
+            1,
+            vec![use_of("add_kernel", "c1", "l1")],
+            Some("n@c1"),
+        ),
         row(
             "softmax",
             1,
@@ -73,7 +78,7 @@ fn equal_identity_skips_and_names_the_run_it_fills_from() {
     ]);
     let p = plan(Some(&base), &head, 0.0, "seed");
     assert_eq!(p.forced, None);
-    assert!(matches!(&p.rows[0].action, Action::Skip { run, .. } if run == "R1"));
+    assert!(matches!(&p.rows[0].action, Action::Skip { run, .. } if run == "n@c1"));
     assert_eq!(
         p.rows[1].action,
         Action::Time(Why::Changed {
@@ -97,7 +102,7 @@ fn equal_identity_skips_and_names_the_run_it_fills_from() {
 #[test]
 fn a_row_with_no_triton_kernel_or_no_base_result_is_timed() {
     let base = ids(vec![
-        row("torch_only", 1, vec![], Some("R1")),
+        row("torch_only", 1, vec![], Some("n@c1")),
         row("add", 1, vec![use_of("add_kernel", "c1", "l1")], None),
     ]);
     let head = ids(vec![
@@ -115,7 +120,7 @@ fn a_toolchain_or_device_change_or_no_base_record_times_every_row() {
         "add",
         1,
         vec![use_of("add_kernel", "c1", "l1")],
-        Some("R1"),
+        Some("n@c1"),
     )]);
     let mut head = ids(vec![row(
         "add",
@@ -143,27 +148,56 @@ fn a_toolchain_or_device_change_or_no_base_record_times_every_row() {
 
 #[test]
 fn the_audit_times_its_share_of_unchanged_rows_and_the_same_ones_for_a_seed() {
-    let rows = |run: Option<&str>| {
-        (0..2000)
+    // One changed row: the run times anyway, so each unchanged row draws on its own.
+    let rows = |run: Option<&str>, code: &str| {
+        let mut v: Vec<RowIdentity> = (0..2000)
             .map(|n| row("add", n, vec![use_of("add_kernel", "c1", "l1")], run))
-            .collect::<Vec<_>>()
+            .collect();
+        v.push(row(
+            "softmax",
+            0,
+            vec![use_of("softmax_kernel", code, "l")],
+            run,
+        ));
+        v
     };
-    let (base, head) = (ids(rows(Some("R1"))), ids(rows(None)));
+    let (base, head) = (ids(rows(Some("n@c1"), "old")), ids(rows(None, "new")));
     let p = plan(Some(&base), &head, 0.05, "commit-a");
-    let audited = p.timed().count();
+    let audited = p.timed().count() - 1;
     // 5% of 2000 is 100; binomial sd ~9.7.
     assert!((70..=130).contains(&audited), "{audited}");
     assert!(p
         .timed()
-        .all(|t| matches!(&t.action, Action::Time(Why::Audit { run, .. }) if run == "R1")));
+        .filter(|t| t.row.table == "add")
+        .all(|t| matches!(&t.action, Action::Time(Why::Audit { run, .. }) if run == "n@c1")));
     assert_eq!(plan(Some(&base), &head, 0.05, "commit-a"), p);
     let other = plan(Some(&base), &head, 0.05, "commit-b");
     assert_ne!(other, p, "another seed audits other rows");
-    assert_eq!(plan(Some(&base), &head, 0.0, "commit-a").timed().count(), 0);
+    assert_eq!(plan(Some(&base), &head, 0.0, "commit-a").timed().count(), 1);
     assert_eq!(
         plan(Some(&base), &head, 1.0, "commit-a").skipped().count(),
         0
     );
+}
+
+#[test]
+fn with_nothing_else_to_time_the_rows_are_audited_together_on_their_share_of_runs() {
+    let rows = |run: Option<&str>| {
+        (0..20)
+            .map(|n| row("add", n, vec![use_of("add_kernel", "c1", "l1")], run))
+            .collect::<Vec<_>>()
+    };
+    let (base, head) = (ids(rows(Some("n@c1"))), ids(rows(None)));
+    let mut audited_runs = 0;
+    for seed in 0..2000 {
+        let p = plan(Some(&base), &head, 0.05, &format!("commit-{seed}"));
+        match p.timed().count() {
+            0 => {}
+            20 => audited_runs += 1,
+            n => panic!("{n} of 20 rows audited: all or none"),
+        }
+    }
+    assert!((70..=130).contains(&audited_runs), "{audited_runs}");
 }
 
 #[test]
@@ -184,7 +218,7 @@ fn another_autotune_winner_with_the_same_source_is_config_drift() {
             "BLOCK: 1024, num_warps: 8".to_string(),
         ],
     };
-    let mut base = ids(vec![row("tuned_add", 1, vec![four], Some("R1"))]);
+    let mut base = ids(vec![row("tuned_add", 1, vec![four], Some("n@c1"))]);
     base.autotune = vec![choice("BLOCK: 1024, num_warps: 4")];
     let mut head = ids(vec![row("tuned_add", 1, vec![eight.clone()], None)]);
     head.autotune = vec![choice("BLOCK: 1024, num_warps: 8")];

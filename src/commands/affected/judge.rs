@@ -34,12 +34,7 @@ pub fn judge(root: &Path, devices: &Arc<Table>, o: &Outcome, head: &str) -> Vec<
         }
     };
     for (run, rows) in by_run {
-        let report = compare::compare(
-            &db,
-            &format!("run:{run}"),
-            &format!("run:{head}"),
-            &Options::default(),
-        );
+        let report = compare::compare(&db, &run, head, &Options::default());
         for row in rows {
             let j = match &report {
                 Err(e) => Judged {

@@ -1,6 +1,5 @@
 //! `perfdb run --affected BASE -- CMD` and `perfdb run --identity -- CMD`: an identity
-//! pass of the benchmark (the launch recorder of `python/sitecustomize.py` first on
-//! `PYTHONPATH`, `do_bench` calling once), each row's identity against BASE's, then a
+//! pass of the benchmark ([`crate::identity`]), each row's identity against BASE's, then a
 //! timed pass of the rows that changed (named to the benchmark through PERFDB_AFFECTED),
 //! stored as one run with every row's identity beside it (docs/affected.md).
 
@@ -8,114 +7,16 @@ mod judge;
 
 use super::ingest::{options, report};
 use crate::cli::RunArgs;
-use crate::process::{self as child, shell_word, Echo, Ended};
+use crate::identity::{identity_pass, pass, Hook, IdentityPass, Reading};
+use crate::process::{self as child, shell_word, Echo};
 use crate::Exit;
 use anyhow::Context;
-use perfdb_ingest::kernel_identity::launches::{self, Pass};
 use perfdb_ingest::kernel_identity::rows::{self, Identities};
 use perfdb_ingest::warehouse::Warehouse;
 use perfdb_reports::affected::render::{self, Outcome};
 use perfdb_reports::affected::{self as plan, Action, Plan};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
-
-const SITECUSTOMIZE: &str = include_str!("python/sitecustomize.py");
-const SELECT: &str = include_str!("python/perfdb_affected.py");
-
-/// The recorder's files, in a folder of their own for this command, removed after it.
-struct Hook {
-    dir: PathBuf,
-}
-
-impl Hook {
-    fn new() -> anyhow::Result<Hook> {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let dir =
-            std::env::temp_dir().join(format!("perfdb-identity-{}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(dir.join("kept"))
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-        std::fs::write(dir.join("sitecustomize.py"), SITECUSTOMIZE)?;
-        std::fs::write(dir.join("perfdb_affected.py"), SELECT)?;
-        Ok(Hook { dir })
-    }
-    fn kept(&self) -> PathBuf {
-        self.dir.join("kept")
-    }
-    /// The command with the recorder's folder first on PYTHONPATH.
-    fn command(&self, words: &[String]) -> std::process::Command {
-        let mut cmd = std::process::Command::new(&words[0]);
-        cmd.args(&words[1..]);
-        let path = match std::env::var_os("PYTHONPATH") {
-            Some(p) if !p.is_empty() => {
-                let mut v = self.dir.clone().into_os_string();
-                v.push(":");
-                v.push(p);
-                v
-            }
-            _ => self.dir.clone().into_os_string(),
-        };
-        cmd.env("PYTHONPATH", path).env("PYTHONUNBUFFERED", "1");
-        cmd
-    }
-}
-
-impl Drop for Hook {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// One pass's output and its wall seconds; `None` when interrupted (said).
-fn pass(
-    mut cmd: std::process::Command,
-    echo: Echo,
-    command_line: &str,
-) -> anyhow::Result<Option<(child::Captured, f64)>> {
-    let started = Instant::now();
-    let out =
-        child::run(&mut cmd, echo, None).with_context(|| format!("cannot run `{command_line}`"))?;
-    if let Ended::Interrupted(sig) = out.ended {
-        say!(
-            "perfdb run: {} received: `{command_line}` was stopped with every process it \
-             started; nothing was stored",
-            child::signal_name(sig)
-        );
-        return Ok(None);
-    }
-    let seconds = out.exited_at.duration_since(started).as_secs_f64();
-    Ok(Some((out, seconds)))
-}
-
-/// Every row's identity from the identity pass, or why there is none.
-fn identities(
-    pass: &Pass,
-    ok: bool,
-    name: &str,
-    opts: &super::ingest::Options,
-    kept: &Path,
-) -> Result<Identities, String> {
-    if !ok {
-        return Err("the identity pass failed".to_string());
-    }
-    if !pass.ready {
-        return Err(format!(
-            "the launch recorder did not start (is Triton importable by the benchmark's Python?){}",
-            pass.errors
-                .first()
-                .map_or(String::new(), |e| format!(": {e}"))
-        ));
-    }
-    let parsed =
-        perfdb_ingest::prepare_bytes(name, &pass.output, opts.format, &opts.meta, &opts.devices)
-            .map_err(|e| format!("the identity pass's output could not be read: {e}"))?;
-    if parsed.measurements.is_empty() {
-        return Err("the identity pass printed no row".to_string());
-    }
-    rows::identify(&parsed.measurements, &parsed.keys, pass, kept).map_err(|e| e.to_string())
-}
 
 /// The identities stored with a run of `selector`: the newest run that has them.
 fn base_identities(
@@ -187,21 +88,32 @@ pub fn run(root: &Path, a: RunArgs) -> anyhow::Result<Exit> {
     if !(0.0..=1.0).contains(&a.audit) {
         anyhow::bail!("--audit {}: a share from 0 to 1", a.audit);
     }
+    if a.trials == 0 || (a.trials > 1 && opts.meta.commit.is_none()) {
+        anyhow::bail!(
+            "--trials {}: at least 1, and more than one needs --commit (the trials are the runs of the label at that commit)",
+            a.trials
+        );
+    }
     let base = match &a.affected {
         Some(sel) => Some((sel.clone(), base_identities(root, sel, &opts.devices)?)),
         None => None,
     };
     child::catch_interrupts();
-    let hook = Hook::new()?;
-    let mut cmd = hook.command(&a.command);
-    cmd.env("PERFDB_IDENTITY_DIR", hook.kept())
-        .env("PERFDB_PASS", "identity");
     say!("perfdb run: identity pass of `{command_line}`");
-    let Some((out, identity_seconds)) = pass(cmd, Echo::Quiet, &command_line)? else {
+    let reading = Reading {
+        name: &name,
+        format: opts.format,
+        meta: &opts.meta,
+        devices: &opts.devices,
+    };
+    let Some(IdentityPass {
+        ids: head,
+        seconds: identity_seconds,
+        output,
+    }) = identity_pass(&a.command, None, &[], &reading)?
+    else {
         return Ok(Exit::Interrupted);
     };
-    let recorded = launches::read_pass(&out.merged);
-    let head = identities(&recorded, out.status.success(), &name, &opts, &hook.kept());
     let seed = opts
         .meta
         .commit
@@ -219,7 +131,7 @@ pub fn run(root: &Path, a: RunArgs) -> anyhow::Result<Exit> {
     };
     if let Err(why) = &head {
         say!("perfdb run: {why}; every row is timed");
-        let tail = String::from_utf8_lossy(&out.merged);
+        let tail = String::from_utf8_lossy(&output);
         for line in tail
             .lines()
             .rev()
@@ -238,7 +150,8 @@ pub fn run(root: &Path, a: RunArgs) -> anyhow::Result<Exit> {
         base_run: base
             .as_ref()
             .and_then(|(_, b)| b.as_ref().map(|(r, _)| r.clone())),
-        head_run: None,
+        head: None,
+        head_runs: Vec::new(),
         plan,
         judged: Vec::new(),
         unasked: Vec::new(),
@@ -249,46 +162,106 @@ pub fn run(root: &Path, a: RunArgs) -> anyhow::Result<Exit> {
         saved_seconds: None,
         base_rows: base_ids.map(|b| b.rows.clone()).unwrap_or_default(),
     };
-    let every = outcome.plan.forced.is_some() || outcome.plan.skipped().count() == 0;
     let mut exit = Exit::Ok;
     if outcome.plan.timed().count() > 0 || outcome.plan.rows.is_empty() {
-        let mut cmd = hook.command(&a.command);
-        if !every {
-            cmd.env("PERFDB_AFFECTED", affected_file(&hook.dir, &outcome.plan)?);
+        let timed = Timed {
+            root,
+            opts: &opts,
+            name: &name,
+            command_line: &command_line,
+            command: &a.command,
+            trials: a.trials,
+            stdout_only: a.stdout_only,
+        };
+        match timed.run(&mut outcome)? {
+            Some(e) => exit = e,
+            None => return Ok(Exit::Interrupted),
         }
-        let Some((out, seconds)) = pass(cmd, Echo::AsIs, &command_line)? else {
-            return Ok(Exit::Interrupted);
-        };
-        outcome.timed_seconds = Some(seconds);
-        let output = if a.stdout_only {
-            &out.stdout
-        } else {
-            &out.merged
-        };
-        let got = printed(&name, output, &opts);
-        let (run_id, e) = store_timed(root, &opts, &name, &command_line, output, &out, seconds)?;
-        exit = e;
-        outcome.head_run = run_id;
-        note_printed(&mut outcome, &got, seconds);
     }
     outcome.saved_seconds = outcome
         .row_seconds
-        .map(|per| per * outcome.plan.skipped().count() as f64);
-    if let (Ok(mut ids), Some(h)) = (head, &outcome.head_run) {
+        .map(|per| per * outcome.plan.skipped().count() as f64 * a.trials as f64);
+    if let (Ok(mut ids), Some(first)) = (head, outcome.head_runs.first()) {
         fill_measured_in(&mut ids, &outcome);
         ids.row_seconds = outcome.row_seconds;
         let bytes = serde_json::to_vec_pretty(&ids)?;
-        Warehouse::new(root).put_document(&Identities::document(h), &bytes)?;
+        Warehouse::new(root).put_document(&Identities::document(first), &bytes)?;
     }
-    if let Some(h) = outcome.head_run.clone() {
+    if let Some(h) = outcome.head.clone() {
         outcome.judged = judge::judge(root, &opts.devices, &outcome, &h);
     }
     print!("{}", render::text(&outcome));
     Ok(judge::exit(&outcome, exit))
 }
 
-/// Which rows the timed pass printed: asked ones missing, unasked ones timed anyway;
-/// the seconds a row took.
+/// The timed passes: what they run and where they are stored.
+struct Timed<'a> {
+    root: &'a Path,
+    opts: &'a super::ingest::Options,
+    name: &'a str,
+    command_line: &'a str,
+    command: &'a [String],
+    trials: usize,
+    stdout_only: bool,
+}
+
+impl Timed<'_> {
+    /// `--trials` timed passes of the rows the plan times (every row when it times them
+    /// all), each stored as a run; the exit of storing them, `None` when interrupted.
+    fn run(&self, outcome: &mut Outcome) -> anyhow::Result<Option<Exit>> {
+        let opts = self.opts;
+        let every = outcome.plan.forced.is_some() || outcome.plan.skipped().count() == 0;
+        let hook = Hook::new()?;
+        let affected = (!every)
+            .then(|| affected_file(&hook.dir, &outcome.plan))
+            .transpose()?;
+        let (mut seconds, mut got, mut exit) = (0.0, BTreeSet::new(), Exit::Ok);
+        for trial in 0..self.trials {
+            let mut cmd = hook.command(self.command);
+            if let Some(f) = &affected {
+                cmd.env("PERFDB_AFFECTED", f);
+            }
+            if self.trials > 1 {
+                say!("perfdb run: timed pass {} of {}", trial + 1, self.trials);
+            }
+            let Some((out, s)) = pass(cmd, Echo::AsIs, self.command_line)? else {
+                return Ok(None);
+            };
+            seconds += s;
+            let output = if self.stdout_only {
+                &out.stdout
+            } else {
+                &out.merged
+            };
+            got.extend(printed(self.name, output, opts));
+            let (run_id, e) = store_timed(
+                self.root,
+                opts,
+                self.name,
+                self.command_line,
+                output,
+                &out,
+                s,
+            )?;
+            outcome.head_runs.extend(run_id);
+            if e != Exit::Ok {
+                exit = e;
+                break;
+            }
+        }
+        outcome.timed_seconds = Some(seconds);
+        outcome.head = match (&opts.meta.commit, outcome.head_runs.first()) {
+            (Some(c), Some(_)) => Some(format!("{}@{c}", opts.label.as_str())),
+            (None, Some(r)) => Some(format!("run:{r}")),
+            _ => None,
+        };
+        note_printed(outcome, &got, seconds / self.trials as f64);
+        Ok(Some(exit))
+    }
+}
+
+/// Which rows the timed passes printed: asked ones missing, unasked ones timed anyway;
+/// the seconds a row took in one pass.
 fn note_printed(o: &mut Outcome, got: &BTreeSet<(String, String, String)>, seconds: f64) {
     let id = |r: &rows::RowIdentity| (r.table.clone(), r.variant.clone(), r.key.clone());
     for p in &o.plan.rows {
@@ -311,9 +284,9 @@ fn fill_measured_in(ids: &mut Identities, o: &Outcome) {
         let planned = o.plan.rows.iter().find(|p| p.row.same_row(row));
         row.measured_in = match planned.map(|p| &p.action) {
             _ if o.missing.contains(&name) => None,
-            _ if o.unasked.contains(&name) => o.head_run.clone(),
+            _ if o.unasked.contains(&name) => o.head.clone(),
             Some(Action::Skip { run, .. }) => Some(run.clone()),
-            _ => o.head_run.clone(),
+            _ => o.head.clone(),
         };
     }
 }

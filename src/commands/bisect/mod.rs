@@ -13,8 +13,10 @@ use crate::Exit;
 use anyhow::{bail, Context};
 use git::{short, Worktrees};
 use perfdb_ingest::devices::Table;
+use perfdb_ingest::kernel_identity::rows::Identities;
 use perfdb_ingest::warehouse::Label;
 use perfdb_reports::alerts::{self, AlertGroup, AlertView};
+use perfdb_reports::bisect::Found;
 use perfdb_reports::bisect::{Bisected, CommitInfo, Ended, Measure, Series, Step, Watch};
 use perfdb_reports::db::Db;
 use std::path::{Path, PathBuf};
@@ -165,6 +167,8 @@ pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
             .clone()
             .or_else(|| p.from.as_ref().and_then(|f| f.machine.clone())),
         watch: p.watch.clone(),
+        identities: std::collections::HashMap::new(),
+        verdicts: Vec::new(),
     };
     let mut out = Bisected {
         alert: p.from.as_ref().map(|f| f.alert.id.clone()),
@@ -244,6 +248,10 @@ struct Bench<'a> {
     logs: PathBuf,
     machine: Option<String>,
     watch: Watch,
+    /// With `--affected`: each commit's identities (or why there are none), and the
+    /// verdict of each commit measured, the good end's included.
+    identities: std::collections::HashMap<String, Result<Identities, String>>,
+    verdicts: Vec<(String, Found)>,
 }
 
 impl Bench<'_> {
@@ -323,10 +331,86 @@ impl Bench<'_> {
     }
 }
 
+impl Bench<'_> {
+    /// The identities of `sha`'s tree, from its identity pass (once a commit).
+    fn identities(&mut self, sha: &str, tree: &Path) -> anyhow::Result<Option<Identities>> {
+        if let Some(r) = self.identities.get(sha) {
+            return Ok(r.as_ref().ok().cloned());
+        }
+        let meta = perfdb_ingest::model::RunMeta::default();
+        let reading = crate::identity::Reading {
+            name: "bisect identity pass",
+            format: None,
+            meta: &meta,
+            devices: self.devices,
+        };
+        let env: Vec<(String, String)> = Vec::new();
+        let got = match crate::identity::identity_pass(&self.command, Some(tree), &env, &reading)? {
+            Some(p) => p.ids,
+            None => Err("interrupted".to_string()),
+        };
+        if let Err(why) = &got {
+            say!(
+                "bisect: {}: no identity ({why}): its steps are timed",
+                short(sha)
+            );
+        }
+        self.identities.insert(sha.to_string(), got.clone());
+        Ok(got.ok())
+    }
+
+    /// A measured commit whose identities equal `sha`'s, and its verdict.
+    fn same_as_measured(
+        &mut self,
+        sha: &str,
+        tree: &Path,
+    ) -> anyhow::Result<Option<(String, Found)>> {
+        if !self.a.affected {
+            return Ok(None);
+        }
+        let good = self.good.clone();
+        if !self.verdicts.iter().any(|(c, _)| *c == good) {
+            if let Ok(Ok(t)) = self.prepare(&good) {
+                self.identities(&good, &t)?;
+            }
+            self.verdicts.push((good, Found::Good));
+        }
+        let Some(mine) = self.identities(sha, tree)? else {
+            return Ok(None);
+        };
+        Ok(self.verdicts.iter().find_map(|(c, found)| {
+            let theirs = self.identities.get(c)?.as_ref().ok()?;
+            crate::identity::same_code(&mine, theirs).then(|| (c.clone(), *found))
+        }))
+    }
+}
+
 impl Measure for Bench<'_> {
     type Error = anyhow::Error;
 
     fn measure(&mut self, against: &str, sha: &str) -> anyhow::Result<Step> {
+        let step = self.measure_trials(against, sha)?;
+        if matches!(step.found, Found::Good | Found::Bad) && step.trials_a_side > 0 {
+            self.verdicts.push((sha.to_string(), step.found));
+        }
+        Ok(step)
+    }
+
+    fn info(&mut self, sha: &str) -> anyhow::Result<CommitInfo> {
+        git::info(&self.a.repo, sha)
+    }
+
+    fn interrupted(&self) -> bool {
+        crate::process::interrupted().is_some()
+    }
+
+    fn progress(&mut self, line: &str) {
+        say!("bisect: {line}");
+    }
+}
+
+impl Bench<'_> {
+    fn measure_trials(&mut self, against: &str, sha: &str) -> anyhow::Result<Step> {
         let mut step = Step::new(against, sha);
         // The side measured against is the good end or a culprit already measured: one
         // that does not build ends the bisect (it has nothing to stand on).
@@ -345,6 +429,16 @@ impl Measure for Bench<'_> {
                 return Ok(step);
             }
         };
+        let t0 = Instant::now();
+        if let Some((same, found)) = self.same_as_measured(sha, &tree)? {
+            step.found = found;
+            step.seconds = t0.elapsed().as_secs_f64();
+            step.why = Some(format!(
+                "identity equal to {} ({found}): its verdict inherited, no trials",
+                short(&same)
+            ));
+            return Ok(step);
+        }
         let ab = self.ab_args(against, against_tree, sha, tree);
         let t0 = Instant::now();
         let ran = crate::trials::experiment(self.root, &ab, true, self.devices)?;
@@ -362,17 +456,5 @@ impl Measure for Bench<'_> {
         (step.found, step.why, step.evidence) = perfdb_reports::bisect::judge(&self.watch, &report);
         step.counters = perfdb_reports::bisect::watched_counters(&self.watch, &report);
         Ok(step)
-    }
-
-    fn info(&mut self, sha: &str) -> anyhow::Result<CommitInfo> {
-        git::info(&self.a.repo, sha)
-    }
-
-    fn interrupted(&self) -> bool {
-        crate::process::interrupted().is_some()
-    }
-
-    fn progress(&mut self, line: &str) {
-        say!("bisect: {line}");
     }
 }

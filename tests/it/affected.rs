@@ -1,0 +1,149 @@
+//! `perfdb run --affected` and `perfdb bisect --affected` without a GPU: stand-in
+//! benchmarks that print what the launch recorder prints (the identity pass) and keep a
+//! compile per kernel, whose "code" is a file of the commit; and the nightly recorded on
+//! an H100, replayed (sample-data/h100-affected/).
+
+use crate::bisect::{bisect, git};
+use crate::common::*;
+use std::path::Path;
+use std::process::Command;
+
+/// A benchmark of two rows (`[perf]` lines: the watched dim 64 at `kernel.conf` us with
+/// about 1% noise, torch at 5 us as the control, and dim 128), whose kernel's code is
+/// `code.txt`: in the identity pass it prints the recorder's lines for it and keeps its
+/// compile, as the launch recorder does with a real Triton kernel.
+const BENCH: &str = r#"#!/bin/sh
+if [ "$PERFDB_PASS" = identity ]; then
+  h=$(cksum < code.txt | cut -d' ' -f1)
+  mkdir -p "$PERFDB_IDENTITY_DIR/$h"
+  { echo 'module {'; cat code.txt; echo '}'; } > "$PERFDB_IDENTITY_DIR/$h/add_kernel.ttgir"
+  echo '{"name": "add_kernel", "num_warps": 4, "num_stages": 3}' > "$PERFDB_IDENTITY_DIR/$h/add_kernel.json"
+  echo 'perfdb-identity ready {"pid": 1}'
+  echo 'perfdb-identity toolchain {"triton": "3.6.0", "driver": "580.159.04", "device": "NVIDIA H100 80GB HBM3"}'
+  echo "perfdb-identity launch {\"kernel\": \"add_kernel\", \"hash\": \"$h\", \"grid\": [64], \"args\": [[\"tensor\", [64], \"torch.bfloat16\"]]}"
+fi
+n=$(cat .trial 2>/dev/null || echo 0); n=$((n + 1)); echo $n > .trial
+awk -v n="$n" -v base="$(cat kernel.conf)" 'BEGIN {
+  srand(n * 7919 + 17)
+  noise = 1 + 0.02 * (rand() + rand() + rand() - 1.5)
+  printf "[perf] dim: (64,) dtype: bf16, torch avg: %.3f us, ck avg: %.3f us\n", 5 * (1 + 0.004 * (rand() - 0.5)), base * noise
+}'
+"#;
+
+/// A repository of `confs.len()` commits, commit `i` with `kernel.conf` and `code.txt`
+/// as `confs[i]` says; each commit's sha.
+fn repo(dir: &Path, confs: &[(&str, &str)]) -> Vec<String> {
+    std::fs::create_dir_all(dir).unwrap();
+    git(dir, &["init", "-q", "-b", "main"], 0);
+    std::fs::write(dir.join("bench.sh"), BENCH).unwrap();
+    std::fs::write(dir.join(".gitignore"), ".trial\n").unwrap();
+    let mut shas = Vec::new();
+    for (i, (speed, code)) in confs.iter().enumerate() {
+        std::fs::write(dir.join("kernel.conf"), format!("{speed}\n")).unwrap();
+        std::fs::write(dir.join("code.txt"), format!("{code}\n")).unwrap();
+        std::fs::write(dir.join("notes.txt"), format!("change {i}\n")).unwrap();
+        git(dir, &["add", "-A"], i);
+        git(dir, &["commit", "-q", "-m", &format!("c{i:02}")], i);
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(["rev-parse", "HEAD"])
+            .output()
+            .unwrap();
+        shas.push(String::from_utf8(out.stdout).unwrap().trim().to_string());
+    }
+    shas
+}
+
+/// A bisect step whose commit compiles to what a measured commit compiled to takes that
+/// commit's verdict with no trials; one whose code differs is measured. The culprit is
+/// found as without `--affected`, on fewer trials.
+#[test]
+fn bisect_steps_with_a_measured_commits_identity_inherit_its_verdict() {
+    let wh = Wh::new();
+    let dir = wh.dir.path().join("kernels");
+    // c00-c05: the good code; c06-c09 change the code, not its speed; c10 slows it 30%
+    // and its code stays so to c16.
+    let confs: Vec<(&str, &str)> = (0..=16)
+        .map(|i| match i {
+            0..=5 => ("10", "%0 = tt.add %a, %b"),
+            6..=9 => ("10", "%0 = tt.add %b, %a"),
+            _ => ("13", "%0 = tt.add %a, %b; tt.barrier"),
+        })
+        .collect();
+    let shas = repo(&dir, &confs);
+    let args = |affected: bool| {
+        let mut v = vec![
+            "--repo".to_string(),
+            dir.to_str().unwrap().to_string(),
+            "--good".to_string(),
+            shas[0].clone(),
+            "--bad".to_string(),
+            shas[16].clone(),
+            "--series".to_string(),
+            "ck dim=(64,)".to_string(),
+            "--control".to_string(),
+            "torch".to_string(),
+        ];
+        if affected {
+            v.push("--affected".to_string());
+        }
+        v.extend(["--", "sh", "bench.sh"].map(String::from));
+        v
+    };
+    let run = |affected: bool| {
+        let a = args(affected);
+        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+        bisect(&wh, &refs)
+    };
+    let (exit, v, err) = run(true);
+    assert_eq!(exit, 0, "{err}\n{v}");
+    let culprit = &v["parts"][0]["culprit"];
+    assert_eq!(culprit["sha"], shas[10].as_str(), "{v}");
+    let steps = v["steps"].as_array().unwrap();
+    let inherited: Vec<&serde_json::Value> = steps
+        .iter()
+        .filter(|s| {
+            s["why"]
+                .as_str()
+                .is_some_and(|w| w.contains("identity equal to"))
+        })
+        .collect();
+    assert!(!inherited.is_empty(), "no step inherited: {v}");
+    for s in &inherited {
+        assert_eq!(s["trials_a_side"], 0, "{s}");
+        let sha = s["commit"].as_str().unwrap();
+        let i = shas.iter().position(|c| c == sha).unwrap();
+        let want = if i >= 10 { "bad" } else { "good" };
+        assert_eq!(s["found"], want, "c{i:02} inherited the wrong verdict: {s}");
+    }
+    // A step whose code is new (c06-c09) was measured, not inherited.
+    assert!(
+        steps.iter().any(|s| {
+            let i = shas
+                .iter()
+                .position(|c| c == s["commit"].as_str().unwrap())
+                .unwrap();
+            (6..=9).contains(&i) && s["trials_a_side"].as_u64().unwrap() > 0
+        }),
+        "{v}"
+    );
+    // The same culprit without --affected, with more trials.
+    let trials = |v: &serde_json::Value| -> u64 {
+        v["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["trials_a_side"].as_u64().unwrap())
+            .sum()
+    };
+    let (exit, plain, err) = run(false);
+    assert_eq!(exit, 0, "{err}");
+    assert_eq!(plain["parts"][0]["culprit"]["sha"], shas[10].as_str());
+    assert!(
+        trials(&v) < trials(&plain),
+        "{} vs {}",
+        trials(&v),
+        trials(&plain)
+    );
+}
