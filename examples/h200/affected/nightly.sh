@@ -7,6 +7,7 @@
 # (RUNS plain `perfdb run`s) for the cost of a night without --affected. A night's
 # timed pass runs RUNS times (each a trial: compare needs 3 a side).
 #   PERFDB=path/to/perfdb bash nightly.sh OUT FIRST LAST [WAREHOUSE]
+# STOP_AT (epoch seconds) stops before the next commit once passed.
 set -e
 OUT=$1; FIRST=$2; LAST=$3; WH=${4:-$OUT/wh}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -28,7 +29,8 @@ for c in $(git -C $R rev-list --reverse HEAD); do
     (cd $R && "$PERFDB" --warehouse "$WH" run --label nightly --commit "$c" --name bench --trials "$RUNS" "${mode[@]}" \
         -- bash "$HERE/record.sh" "$OUT/c$i" python bench.py) > "$OUT/c$i/report.txt" 2> "$OUT/c$i/stderr.txt" || rc=$?
     t1=$(date +%s.%N)
-    echo "$i $c $(echo "$t1 - $t0" | bc) exit=$rc" | tee -a "$OUT/wall.txt"
+    echo "$i $c $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') exit=$rc" | tee -a "$OUT/wall.txt"
+    if [ -n "$STOP_AT" ] && [ "$(date +%s)" -ge "$STOP_AT" ]; then echo "stopped after commit $i: STOP_AT" | tee -a "$OUT/wall.txt"; break; fi
   fi
   i=$((i+1))
 done
@@ -38,5 +40,5 @@ if [ "${FULL:-0}" = 1 ]; then
     (cd $R && "$PERFDB" --warehouse "$OUT/full-wh" run --label full --commit "$(git rev-parse HEAD)" -- python bench.py) >> "$OUT/full.txt" 2>&1
   done
   t1=$(date +%s.%N)
-  echo "full $(echo "$t1 - $t0" | bc)" | tee -a "$OUT/wall.txt"
+  echo "full $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" | tee -a "$OUT/wall.txt"
 fi

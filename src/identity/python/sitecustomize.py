@@ -162,12 +162,16 @@ def _install(out):
             return do_bench(fn, *args, **kwargs)
         import time
 
-        import torch
+        try:
+            import torch
 
-        torch.cuda.synchronize()
+            sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
+        except ImportError:
+            sync = lambda: None  # noqa: E731
+        sync()
         t = time.perf_counter()
         fn()
-        torch.cuda.synchronize()
+        sync()
         ms = (time.perf_counter() - t) * 1e3
         quantiles = kwargs.get("quantiles")
         return [ms] * len(quantiles) if quantiles else ms
