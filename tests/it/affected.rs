@@ -147,3 +147,184 @@ fn bisect_steps_with_a_measured_commits_identity_inherit_its_verdict() {
         trials(&plain)
     );
 }
+
+/// One recorded night: its commit, and its report from the header on (what the binary
+/// printed after the benchmark's own output and ingest lines).
+struct Night {
+    commit: String,
+    report: String,
+    exit: i32,
+}
+
+/// The report of `run --affected` from its header on, its GPU-seconds line cut (the
+/// seconds are the device's, not the replay's).
+fn report_part(stdout: &str) -> String {
+    let at = stdout.find("perfdb run --affected").unwrap_or(stdout.len());
+    stdout[at..]
+        .lines()
+        .filter(|l| !l.starts_with("GPU-seconds:"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn recorded_nights(dir: &Path) -> Vec<Night> {
+    let wall = std::fs::read_to_string(dir.join("wall.txt")).unwrap();
+    wall.lines()
+        .filter(|l| l.split(' ').count() == 4 && !l.starts_with("full"))
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            let i: usize = f[0].parse().unwrap();
+            let report = std::fs::read_to_string(dir.join(format!("c{i}/report.txt"))).unwrap();
+            Night {
+                commit: f[1].to_string(),
+                report,
+                exit: f[3].trim_start_matches("exit=").parse().unwrap(),
+            }
+        })
+        .collect()
+}
+
+/// The rows a report says were timed, each with its reason, by table.
+fn timed_rows(report: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in report.lines() {
+        if line == "timed:" {
+            inside = true;
+            continue;
+        }
+        if line.is_empty() || !line.starts_with("  ") {
+            inside = false;
+        }
+        if inside {
+            let table = line.split_whitespace().next().unwrap_or("").to_string();
+            let why = line
+                .split_once("  [")
+                .and_then(|(_, r)| r.split_once("]  "))
+                .map_or(String::new(), |(w, _)| w.to_string());
+            out.push((table, why));
+        }
+    }
+    out
+}
+
+/// Replays every recorded night of `dir` through the binary (the benchmark stood in for
+/// by tests/fixtures/affected_pass.sh): each night asks for the rows it asked for on
+/// the device (the stand-in refuses others) and reports what it reported there.
+fn replay(dir: &Path) -> Vec<Night> {
+    let nights = recorded_nights(dir);
+    let runs = std::fs::read_dir(dir.join("c0"))
+        .unwrap()
+        .filter(|e| {
+            let n = e.as_ref().unwrap().file_name();
+            let n = n.to_string_lossy();
+            n.starts_with("timed-") && n.ends_with(".out")
+        })
+        .count();
+    let wh = Wh::new();
+    let pass = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/affected_pass.sh");
+    let mut replayed = Vec::new();
+    for (i, night) in nights.iter().enumerate() {
+        let state = wh.dir.path().join(format!("state-{i}"));
+        std::fs::create_dir_all(&state).unwrap();
+        let night_dir = dir.join(format!("c{i}"));
+        let runs_s = runs.to_string();
+        let mut args = vec![
+            "run",
+            "--label",
+            "nightly",
+            "--commit",
+            &night.commit,
+            "--name",
+            "bench",
+            "--trials",
+            &runs_s,
+        ];
+        if i == 0 {
+            args.push("--identity");
+        } else {
+            args.extend(["--affected", "nightly@latest"]);
+        }
+        let (p, n, s) = (
+            pass.to_str().unwrap().to_string(),
+            night_dir.to_str().unwrap().to_string(),
+            state.to_str().unwrap().to_string(),
+        );
+        args.extend(["--", "sh", &p, &n, &s]);
+        let out = wh.run(&args);
+        assert!(
+            !stderr(&out).contains("replay:"),
+            "night {i}: {}",
+            stderr(&out)
+        );
+        replayed.push(Night {
+            commit: night.commit.clone(),
+            report: stdout(&out),
+            exit: code(&out),
+        });
+    }
+    replayed
+}
+
+/// The nightly of examples/h200/affected/ recorded on an H100, replayed: the same rows
+/// timed and the same report every night; every commit that changed a compiled kernel
+/// or its launch timed its rows (0 missed), none that did not was timed as changed (the
+/// comment inside a kernel included); an autotuner's other winner is a drift, never a
+/// regression.
+#[test]
+fn the_recorded_h100_nightly_replays_and_misses_no_change() {
+    let dir = sample("h100-affected");
+    let recorded = recorded_nights(&dir);
+    assert!(recorded.len() >= 31, "{} nights", recorded.len());
+    let replayed = replay(&dir);
+    for (i, (r, p)) in recorded.iter().zip(&replayed).enumerate() {
+        assert_eq!(
+            report_part(&p.report),
+            report_part(&r.report),
+            "night {i} ({}) reports otherwise than on the device",
+            r.commit
+        );
+        assert_eq!(p.exit, r.exit, "night {i}");
+    }
+    let expect: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("expect.json")).unwrap()).unwrap();
+    for (i, night) in recorded.iter().enumerate().skip(1) {
+        let want: Vec<String> = expect[i]["expect"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| format!("perf[{}]", o.as_str().unwrap()))
+            .collect();
+        let timed = timed_rows(&night.report);
+        let changed: std::collections::BTreeSet<&str> = timed
+            .iter()
+            .filter(|(_, why)| why.starts_with("changed"))
+            .map(|(t, _)| t.as_str())
+            .collect();
+        let message = expect[i]["message"].as_str().unwrap();
+        for op in &want {
+            // Every shape of the op, both variants.
+            let n = timed.iter().filter(|(t, _)| t == op).count();
+            assert!(
+                changed.contains(op.as_str()) && n >= 8,
+                "night {i} ({message}): {op} changed, {n} row(s) of it timed\n{}",
+                night.report
+            );
+        }
+        for t in &changed {
+            assert!(
+                want.iter().any(|w| w == t),
+                "night {i} ({message}): {t} timed as changed, its code did not change\n{}",
+                night.report
+            );
+        }
+        // A drift is said as one and never fails the night.
+        for line in night.report.lines().filter(|l| l.contains("config drift")) {
+            assert!(line.contains("perf[tuned_add]"), "{line}");
+            assert!(
+                !line.contains("] regression") || line.contains("not the code"),
+                "{line}"
+            );
+        }
+    }
+}

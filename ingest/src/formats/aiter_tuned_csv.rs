@@ -119,3 +119,43 @@ impl Parser for AiterTunedCsv {
         Ok(parsed)
     }
 }
+
+/// What a tuned CSV chose for each shape: its key cells (every column neither chosen nor
+/// measured, as printed) and the chosen columns in one line (`kernelId=34 splitK=0
+/// kernelName=...`), in file order: the autotuner's choice that
+/// [`crate::kernel_identity::autotune::compare_choices`] compares across two versions.
+pub fn choices(text: &str) -> Result<Vec<crate::kernel_identity::autotune::Choice>, ParseError> {
+    let (header_no, header, records) = header_and_records(text)?;
+    if !tuned_header(&header) {
+        return Err(ParseError::at(
+            header_no,
+            "not an aiter tuned-config header: needs `us` and `kernelName` columns",
+        ));
+    }
+    let names: Vec<String> = cells(&header).into_iter().map(Cow::into_owned).collect();
+    let chosen = |n: &str| CHOSEN.contains(&n) || n.starts_with("kernelName");
+    let mut out = Vec::new();
+    for (no, l) in records {
+        let c = cells(&l);
+        if c.len() != names.len() {
+            return Err(ParseError::at(
+                no,
+                format!("{} cells under {} columns", c.len(), names.len()),
+            ));
+        }
+        let mut key = Vec::new();
+        let mut winner = Vec::new();
+        for (n, v) in names.iter().zip(&c) {
+            if chosen(n) {
+                winner.push(format!("{n}={v}"));
+            } else if tuned_column(n).is_none() {
+                key.push((n.clone(), v.to_string()));
+            }
+        }
+        out.push(crate::kernel_identity::autotune::Choice {
+            key,
+            winner: winner.join(" "),
+        });
+    }
+    Ok(out)
+}

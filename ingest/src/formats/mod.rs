@@ -5,6 +5,8 @@
 
 mod aiter_table;
 mod aiter_tuned_csv;
+/// The kernel an aiter tuned CSV chose for each shape (`aiter_tuned_csv::choices`).
+pub use aiter_tuned_csv::choices as aiter_tuned_choices;
 mod aorta_matrix;
 mod aorta_result;
 mod checks;

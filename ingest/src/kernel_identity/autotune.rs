@@ -137,3 +137,149 @@ pub fn winners(runs: &[Tuned]) -> Vec<(Config, usize)> {
     out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     out
 }
+
+/// One shape's choice in a tuned-config file (an aiter tuned CSV): its key cells and the
+/// chosen kernel in one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Choice {
+    pub key: Vec<(String, String)>,
+    pub winner: Config,
+}
+
+/// Two versions of a tuned-config file side by side, on the key columns both have (a
+/// file that gained `gfx` or a dtype column still compares on `M,N,K`): each shape whose
+/// choice changed ([`TuneChange::Drift`]: the file does not list the candidates, so a
+/// changed choice is all it can say), then the shapes added or removed as one
+/// [`TuneChange::ConfigSet`] (their keys as `k=v` lines). A key that names several rows
+/// of one version on those columns is left out: which of them it was is not known.
+pub fn compare_choices(before: &[Choice], after: &[Choice]) -> Vec<(String, TuneChange)> {
+    let names = |cs: &[Choice]| -> Vec<String> {
+        cs.first()
+            .map(|c| c.key.iter().map(|(n, _)| n.clone()).collect())
+            .unwrap_or_default()
+    };
+    let theirs = names(after);
+    let common: Vec<String> = names(before)
+        .into_iter()
+        .filter(|n| theirs.contains(n))
+        .collect();
+    let by_key = |cs: &[Choice]| -> BTreeMap<String, Vec<Config>> {
+        let mut m: BTreeMap<String, Vec<Config>> = BTreeMap::new();
+        for c in cs {
+            let key = c
+                .key
+                .iter()
+                .filter(|(n, _)| common.contains(n))
+                .map(|(n, v)| format!("{n}={v}"))
+                .collect::<Vec<_>>()
+                .join(" ");
+            m.entry(key).or_default().push(c.winner.clone());
+        }
+        m
+    };
+    let (b, a) = (by_key(before), by_key(after));
+    let mut out: Vec<(String, TuneChange)> = a
+        .iter()
+        .filter_map(|(k, w)| match (b.get(k)?.as_slice(), w.as_slice()) {
+            ([was], [now]) if was != now => Some((
+                k.clone(),
+                TuneChange::Drift {
+                    from: was.clone(),
+                    to: now.clone(),
+                },
+            )),
+            _ => None,
+        })
+        .collect();
+    let added: Vec<Config> = a.keys().filter(|k| !b.contains_key(*k)).cloned().collect();
+    let removed: Vec<Config> = b.keys().filter(|k| !a.contains_key(*k)).cloned().collect();
+    if !added.is_empty() || !removed.is_empty() {
+        out.push((String::new(), TuneChange::ConfigSet { added, removed }));
+    }
+    out
+}
+
+/// What Inductor's autotuner chose for one kernel, from its `.best_config` file (beside
+/// the kernel in the Inductor cache: the config's kwargs, `num_warps`, `num_stages`, and
+/// `configs_hash`, the hash of the candidates it chose among).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BestConfig {
+    pub winner: Config,
+    /// The candidates' hash: another one is another config set.
+    pub configs_hash: Option<String>,
+    /// Chosen by coordinate descent after the listed candidates.
+    pub found_by_coordesc: bool,
+    pub time_taken_ms: Option<f64>,
+    /// The compiled kernel's Triton cache hash.
+    pub triton_cache_hash: Option<String>,
+}
+
+/// A `.best_config` file's text.
+pub fn read_best_config(path: &Path, text: &str) -> Result<BestConfig, IdentityError> {
+    let bad = |why: String| IdentityError::Metadata {
+        path: path.to_path_buf(),
+        why,
+    };
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+    let obj = v
+        .as_object()
+        .ok_or_else(|| bad("not a JSON object".into()))?;
+    const FIELDS: &[&str] = &[
+        "configs_hash",
+        "found_by_coordesc",
+        "time_taken_ms",
+        "triton_cache_hash",
+    ];
+    let mut kwargs = serde_json::Map::new();
+    let mut config = serde_json::Map::new();
+    for (k, val) in obj {
+        match k.as_str() {
+            k if FIELDS.contains(&k) => {}
+            "num_warps" | "num_stages" | "num_ctas" | "maxnreg" => {
+                config.insert(k.to_string(), val.clone());
+            }
+            _ => {
+                kwargs.insert(k.clone(), val.clone());
+            }
+        }
+    }
+    if !config.contains_key("num_warps") {
+        return Err(bad("no num_warps: not an Inductor best config".into()));
+    }
+    config.insert("kwargs".to_string(), serde_json::Value::Object(kwargs));
+    Ok(BestConfig {
+        winner: config_text(&serde_json::Value::Object(config)),
+        configs_hash: obj
+            .get("configs_hash")
+            .and_then(|h| h.as_str())
+            .map(str::to_string),
+        found_by_coordesc: obj
+            .get("found_by_coordesc")
+            .and_then(|b| b.as_bool())
+            .unwrap_or(false),
+        time_taken_ms: obj.get("time_taken_ms").and_then(|t| t.as_f64()),
+        triton_cache_hash: obj
+            .get("triton_cache_hash")
+            .and_then(|t| t.as_str())
+            .map(str::to_string),
+    })
+}
+
+/// `after` against `before`, of one kernel: another candidates' hash is a changed config
+/// set (its members are not in the file), the same with another winner a drift.
+pub fn compare_best(before: &BestConfig, after: &BestConfig) -> TuneChange {
+    if before.configs_hash != after.configs_hash {
+        return TuneChange::ConfigSet {
+            added: Vec::new(),
+            removed: Vec::new(),
+        };
+    }
+    if before.winner == after.winner {
+        TuneChange::Same
+    } else {
+        TuneChange::Drift {
+            from: before.winner.clone(),
+            to: after.winner.clone(),
+        }
+    }
+}

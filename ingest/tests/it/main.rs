@@ -8,3 +8,4 @@ mod fixtures;
 mod garbled;
 mod kernel_identity;
 mod roundtrip;
+mod tuned_choices;
