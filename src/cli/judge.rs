@@ -87,6 +87,12 @@ pub struct AbArgs {
     /// Trials a side at most (even: blocks add two a side); the last look
     #[arg(long, value_name = "N", default_value_t = 20, value_parser = even_trials)]
     pub max_trials: usize,
+    /// Run an identity pass of each arm first (docs/affected.md): rows whose compiled
+    /// Triton kernels and launches are the same in both arms are not timed (the others
+    /// are named to the benchmark through PERFDB_AFFECTED); when none differs, no trial
+    /// runs
+    #[arg(long)]
+    pub affected: bool,
     /// Time budget for the whole run (`90s`, `30m`, `2h`): it stops at the last complete
     /// block that fits, and a trial still running at the budget is stopped, not stored
     #[arg(long, value_name = "DURATION", value_parser = duration)]

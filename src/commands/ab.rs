@@ -22,6 +22,16 @@ pub fn run(root: &Path, a: AbArgs) -> anyhow::Result<Exit> {
     )? {
         Ran::Compared { report, seq, exit } => (report, seq, exit),
         Ran::NotCompared(exit, _) => return Ok(exit),
+        Ran::Unchanged(what) => {
+            let text = match a.format {
+                CompareFormat::Json => {
+                    serde_json::json!({"verdict": "not_timed", "reason": what}).to_string() + "\n"
+                }
+                _ => format!("{what}\n"),
+            };
+            super::print_out(&text)?;
+            return Ok(Exit::Ok);
+        }
     };
     let text = match a.format {
         CompareFormat::Json => experiment_report::render::json(&seq, &report),

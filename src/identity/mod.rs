@@ -41,16 +41,8 @@ impl Hook {
     pub fn command(&self, words: &[String]) -> std::process::Command {
         let mut cmd = std::process::Command::new(&words[0]);
         cmd.args(&words[1..]);
-        let path = match std::env::var_os("PYTHONPATH") {
-            Some(p) if !p.is_empty() => {
-                let mut v = self.dir.clone().into_os_string();
-                v.push(":");
-                v.push(p);
-                v
-            }
-            _ => self.dir.clone().into_os_string(),
-        };
-        cmd.env("PYTHONPATH", path).env("PYTHONUNBUFFERED", "1");
+        cmd.env("PYTHONPATH", python_path_with(&self.dir))
+            .env("PYTHONUNBUFFERED", "1");
         cmd
     }
 }
@@ -172,4 +164,47 @@ pub fn same_code(a: &Identities, b: &Identities) -> bool {
     let all =
         |ids: &Identities| !ids.rows.is_empty() && ids.rows.iter().all(|r| r.identity.is_some());
     all(a) && all(b) && a.toolchain == b.toolchain && key(a) == key(b)
+}
+
+/// The rows to time, one a line (`table<TAB>variant<TAB>key=value<TAB>...`), written to
+/// `dir/affected.tsv` for the benchmark's `perfdb_affected.wanted`.
+pub fn selection_file<'a>(
+    dir: &Path,
+    rows: impl Iterator<Item = &'a rows::RowIdentity>,
+) -> anyhow::Result<PathBuf> {
+    let mut text = String::new();
+    for row in rows {
+        text.push_str(&row.table);
+        text.push('\t');
+        text.push_str(&row.variant);
+        for (k, v) in perfdb_ingest::model::key_from_json(&row.key) {
+            text.push_str(&format!("\t{k}={v}"));
+        }
+        text.push('\n');
+    }
+    let path = dir.join("affected.tsv");
+    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(path)
+}
+
+/// The selection helper alone (`perfdb_affected.py`, no recorder) in `dir`, for
+/// benchmarks run outside an identity pass; `dir`.
+pub fn selection_helper(dir: &Path) -> anyhow::Result<PathBuf> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    std::fs::write(dir.join("perfdb_affected.py"), SELECT)
+        .with_context(|| format!("cannot write into {}", dir.display()))?;
+    Ok(dir.to_path_buf())
+}
+
+/// `dir` first on the PYTHONPATH a command would inherit.
+pub fn python_path_with(dir: &Path) -> std::ffi::OsString {
+    match std::env::var_os("PYTHONPATH") {
+        Some(p) if !p.is_empty() => {
+            let mut v = dir.as_os_str().to_os_string();
+            v.push(":");
+            v.push(p);
+            v
+        }
+        _ => dir.as_os_str().to_os_string(),
+    }
 }

@@ -79,6 +79,21 @@ impl Arms {
         }
     }
 
+    /// The arm's command as words, the folder it runs in and the environment it adds:
+    /// what an identity pass of the arm runs.
+    pub fn parts(&self, arm: Arm) -> (Vec<String>, Option<PathBuf>, Vec<(String, String)>) {
+        let i = arm.index();
+        match self {
+            Arms::Shell(c) => (
+                vec!["sh".into(), "-c".into(), c[i].clone()],
+                None,
+                Vec::new(),
+            ),
+            Arms::Dirs(d, argv) => (argv.clone(), Some(d[i].clone()), Vec::new()),
+            Arms::Envs(e, argv) => (argv.clone(), None, e[i].clone()),
+        }
+    }
+
     /// `program args` started where and as the arm's command starts (its folder, its
     /// environment; a shell command's own `cd` is not followed: see
     /// [`Arms::python_command`]).

@@ -7,6 +7,7 @@
 //! ([`arms`]), the GPU's state ([`gpu`]), the trials that run, keep their output and are
 //! ingested ([`session`]), and [`experiment`], from flags to a report and exit code.
 
+mod affected;
 mod arms;
 pub mod environment;
 mod gpu;
@@ -133,6 +134,7 @@ fn session(
         ],
         selectors,
         arms,
+        env: Vec::new(),
         wh: Warehouse::new(root),
         root: root.to_path_buf(),
         devices: devices.clone(),
@@ -227,6 +229,9 @@ pub enum Ran {
     /// Nothing compared (said on stderr): the exit code, and what happened (a bisect's
     /// skipped step says it).
     NotCompared(Exit, String),
+    /// No trial run (`--affected`): every row's identity is the same in both arms, as
+    /// said.
+    Unchanged(String),
 }
 
 /// One experiment as `a` describes it: the trials run, stored and compared (what `perfdb
@@ -249,6 +254,23 @@ pub fn experiment(
             .unwrap_or(0)
     });
     let (mut s, labels) = session(root, a, &stamp, seed, by_commit, devices)?;
+    let mut unchanged = Vec::new();
+    if a.affected {
+        process::catch_interrupts();
+        match affected::plan(&s)? {
+            affected::Affected::Interrupted => {
+                return Ok(Ran::NotCompared(
+                    Exit::Interrupted,
+                    "interrupted".to_string(),
+                ))
+            }
+            affected::Affected::Nothing(what) => return Ok(Ran::Unchanged(what)),
+            affected::Affected::Rows { env, same } => {
+                s.env = env;
+                unchanged = same;
+            }
+        }
+    }
     // The profiler is found before any trial runs.
     let profiling = profile::find(
         a.trials.profile,
@@ -318,6 +340,11 @@ pub fn experiment(
     ) = (&profiling, stopped)
     {
         interrupted |= profile_after_verdict(p, &s, &mut report);
+    }
+    for row in &unchanged {
+        report.warnings.push(format!(
+            "not timed: {row}: identity equal in both arms (its compiled kernels and launches)"
+        ));
     }
     let seq = Sequential::new(course, &plan, s.facts(labels));
     let exit = if interrupted {

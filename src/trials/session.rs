@@ -31,6 +31,8 @@ pub fn default_timeout(slowest: Option<f64>) -> Option<Duration> {
 
 pub struct Session {
     pub arms: Arms,
+    /// Set on every trial's command (`ab --affected`: the rows to time).
+    pub env: Vec<(String, String)>,
     pub wh: Warehouse,
     pub root: PathBuf,
     /// The device table of the config (`Config::device_table`).
@@ -77,6 +79,7 @@ impl Trials for Session {
         let since_previous = self.last_end.map(|t| start.duration_since(t).as_secs_f64());
         let described = self.arms.describe(arm);
         let mut cmd = self.arms.command(arm);
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
         // The trial's deadline: its own, or the budget's end, whichever is first.
         let timeout = self.trial_timeout.or_else(|| default_timeout(self.slowest));
         let by_timeout = timeout.map(|t| start + t);

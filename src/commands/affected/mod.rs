@@ -59,21 +59,9 @@ fn printed(
         .collect()
 }
 
-/// The rows to time, one a line, as `perfdb_affected.wanted` reads them.
+/// The rows to time, as `perfdb_affected.wanted` reads them.
 fn affected_file(dir: &Path, plan: &Plan) -> anyhow::Result<PathBuf> {
-    let mut text = String::new();
-    for p in plan.timed() {
-        text.push_str(&p.row.table);
-        text.push('\t');
-        text.push_str(&p.row.variant);
-        for (k, v) in perfdb_ingest::model::key_from_json(&p.row.key) {
-            text.push_str(&format!("\t{k}={v}"));
-        }
-        text.push('\n');
-    }
-    let path = dir.join("affected.tsv");
-    std::fs::write(&path, text)?;
-    Ok(path)
+    crate::identity::selection_file(dir, plan.timed().map(|p| &p.row))
 }
 
 pub fn run(root: &Path, a: RunArgs) -> anyhow::Result<Exit> {

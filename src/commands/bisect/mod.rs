@@ -317,6 +317,7 @@ impl Bench<'_> {
             head_env: Vec::new(),
             command: self.command.clone(),
             max_trials: self.a.max_trials,
+            affected: false,
             max_time: None,
             logs: Some(self.logs.join(short(sha))),
             label_base: Some(self.label.clone()),
@@ -448,7 +449,8 @@ impl Bench<'_> {
                 step.trials_a_side = seq.course.trials_per_arm;
                 report
             }
-            crate::trials::Ran::NotCompared(_, what) => {
+            // A bisect's experiment runs no identity pass of its own (its steps do).
+            crate::trials::Ran::NotCompared(_, what) | crate::trials::Ran::Unchanged(what) => {
                 step.why = Some(what);
                 return Ok(step);
             }
