@@ -104,3 +104,20 @@ pub fn plan(s: &Session) -> anyhow::Result<Affected> {
         same: same.iter().map(|r| r.name()).collect(),
     })
 }
+
+/// [`plan`] applied to the session: the rows not timed, or how the experiment ends
+/// before any trial.
+pub fn apply(s: &mut Session) -> anyhow::Result<Result<Vec<String>, super::Ran>> {
+    crate::process::catch_interrupts();
+    Ok(match plan(s)? {
+        Affected::Interrupted => Err(super::Ran::NotCompared(
+            crate::Exit::Interrupted,
+            "interrupted".to_string(),
+        )),
+        Affected::Nothing(what) => Err(super::Ran::Unchanged(what)),
+        Affected::Rows { env, same } => {
+            s.env = env;
+            Ok(same)
+        }
+    })
+}

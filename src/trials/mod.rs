@@ -254,23 +254,13 @@ pub fn experiment(
             .unwrap_or(0)
     });
     let (mut s, labels) = session(root, a, &stamp, seed, by_commit, devices)?;
-    let mut unchanged = Vec::new();
-    if a.affected {
-        process::catch_interrupts();
-        match affected::plan(&s)? {
-            affected::Affected::Interrupted => {
-                return Ok(Ran::NotCompared(
-                    Exit::Interrupted,
-                    "interrupted".to_string(),
-                ))
-            }
-            affected::Affected::Nothing(what) => return Ok(Ran::Unchanged(what)),
-            affected::Affected::Rows { env, same } => {
-                s.env = env;
-                unchanged = same;
-            }
-        }
-    }
+    let unchanged = match a.affected {
+        false => Vec::new(),
+        true => match affected::apply(&mut s)? {
+            Ok(same) => same,
+            Err(ran) => return Ok(ran),
+        },
+    };
     // The profiler is found before any trial runs.
     let profiling = profile::find(
         a.trials.profile,
