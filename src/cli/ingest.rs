@@ -98,6 +98,10 @@ pub struct RunArgs {
         requires = "affected"
     )]
     pub audit: f64,
+    /// With --affected: time the rows whose only change is the autotuner's choice (a
+    /// config drift: same source, toolchain and launch), not timed by default
+    #[arg(long, requires = "affected")]
+    pub time_drift: bool,
     /// With --affected or --identity: run the timed pass N times, each stored as a run
     /// (a trial; compare needs 3 a side), under one --commit
     #[arg(long, value_name = "N", default_value_t = 1)]

@@ -19,7 +19,7 @@ export TRITON_CACHE_DIR=/tmp/nightly-cache REP_MS=${REP_MS:-100}
 RUNS=${RUNS:-6}
 mkdir -p "$OUT"
 i=0
-for c in $(git -C $R rev-list --reverse HEAD); do
+for c in $(git -C $R rev-list --reverse main); do
   if [ $i -ge "$FIRST" ] && [ $i -le "$LAST" ]; then
     git -C $R checkout -q "$c"
     mkdir -p "$OUT/c$i"

@@ -9,14 +9,18 @@
 //! the skipping. A toolchain or device that differs from the base's times every row.
 //!
 //! A changed row whose kernels kept their source (the same `@triton.jit` key, the same
-//! toolchain) while its autotuner chose another config is a config drift, not a code
-//! change: it is timed, and its move is said as the drift it is.
+//! toolchain, the same grid) while its autotuner chose another config is a config drift,
+//! not a code change: not timed (the code did not change; a fresh process may choose
+//! either), said as "config drift: winner A -> B, same code" and filled from the base's
+//! run; `--time-drift` times it, its move then said as the autotuner's.
 
 pub mod render;
 
 use perfdb_ingest::hash::sha256_hex;
+use perfdb_ingest::kernel_identity::launches::Choice;
 use perfdb_ingest::kernel_identity::rows::{Identities, KernelUse, RowIdentity};
 use serde::Serialize;
+use std::collections::BTreeSet;
 
 /// Why a row is timed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -55,6 +59,15 @@ pub enum Action {
         run: String,
         identity: String,
     },
+    /// Not timed: only the autotuner's choice differs from the base row's (same source,
+    /// toolchain and launch): "config drift: winner A -> B, same code", its result
+    /// `run`'s. Timed instead under `--time-drift`.
+    Drift {
+        run: String,
+        kernel: String,
+        from: String,
+        to: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -76,10 +89,11 @@ impl Plan {
             .iter()
             .filter(|p| matches!(p.action, Action::Time(_)))
     }
+    /// The rows not timed: identity equal, or only the autotuner's choice differs.
     pub fn skipped(&self) -> impl Iterator<Item = &Planned> {
         self.rows
             .iter()
-            .filter(|p| matches!(p.action, Action::Skip { .. }))
+            .filter(|p| matches!(p.action, Action::Skip { .. } | Action::Drift { .. }))
     }
 }
 
@@ -109,7 +123,13 @@ pub fn toolchain_changes(base: &Identities, head: &Identities) -> Vec<String> {
 /// probability `audit`, so a benchmark process is started for an audit on that share of
 /// runs only, not on nearly every one; each row is still audited with probability
 /// `audit`.
-pub fn plan(base: Option<&Identities>, head: &Identities, audit: f64, seed: &str) -> Plan {
+pub fn plan(
+    base: Option<&Identities>,
+    head: &Identities,
+    audit: f64,
+    seed: &str,
+    time_drift: bool,
+) -> Plan {
     let forced = match base {
         None => Some("the base has no identity record".to_string()),
         Some(b) if b.toolchain.is_empty() || head.toolchain.is_empty() => {
@@ -126,7 +146,7 @@ pub fn plan(base: Option<&Identities>, head: &Identities, audit: f64, seed: &str
         .map(|row| {
             let action = match (&forced, base) {
                 (Some(_), _) | (None, None) => Action::Time(Why::Forced),
-                (None, Some(b)) => decide(row, b, head),
+                (None, Some(b)) => decide(row, b, head, time_drift),
             };
             Planned {
                 row: row.clone(),
@@ -154,7 +174,7 @@ pub fn plan(base: Option<&Identities>, head: &Identities, audit: f64, seed: &str
     Plan { forced, rows }
 }
 
-fn decide(row: &RowIdentity, base: &Identities, head: &Identities) -> Action {
+fn decide(row: &RowIdentity, base: &Identities, head: &Identities, time_drift: bool) -> Action {
     let Some(was) = base.row(row) else {
         return Action::Time(Why::New);
     };
@@ -162,7 +182,21 @@ fn decide(row: &RowIdentity, base: &Identities, head: &Identities) -> Action {
         return Action::Time(Why::NoIdentity);
     };
     if now_id != was_id {
-        return Action::Time(changed(was, row, base, head));
+        return match autotuned(was, row, base, head) {
+            None => Action::Time(Why::Changed {
+                kernels: differing(&was.kernels, &row.kernels),
+            }),
+            Some(Err(kernel)) => Action::Time(Why::ConfigSetChanged { kernel }),
+            Some(Ok((kernel, from, to))) => match (&was.measured_in, time_drift) {
+                (Some(run), false) => Action::Drift {
+                    run: run.clone(),
+                    kernel,
+                    from,
+                    to,
+                },
+                _ => Action::Time(Why::ConfigDrift { kernel, from, to }),
+            },
+        };
     }
     let Some(run) = was.measured_in.clone() else {
         return Action::Time(Why::BaseUnmeasured);
@@ -181,51 +215,105 @@ fn draw(what: &str) -> f64 {
     u64::from_str_radix(&h[..16], 16).unwrap_or(0) as f64 / 2f64.powi(64)
 }
 
-/// Why a row whose identity differs is timed: its changed kernels, or the autotuner.
-fn changed(was: &RowIdentity, now: &RowIdentity, base: &Identities, head: &Identities) -> Why {
-    let differs = |a: &[KernelUse], b: &[KernelUse]| -> Vec<String> {
-        let mut names: Vec<String> = a
-            .iter()
-            .filter(|k| !b.contains(k))
-            .chain(b.iter().filter(|k| !a.contains(k)))
-            .map(|k| k.kernel.clone())
-            .collect();
-        names.sort();
-        names.dedup();
-        names
+/// A changed row whose kernel kept its code, toolchain and grid while the autotuner chose
+/// another config: the kernel and the winners (from, to); `Err` when the autotuner's
+/// candidates changed (a config set changed). `None`: not the autotuner's. Its code is
+/// kept when its source key is the same, or when the code it compiled for its config is
+/// code the base compiled for that config.
+fn autotuned(
+    was: &RowIdentity,
+    now: &RowIdentity,
+    base: &Identities,
+    head: &Identities,
+) -> Option<Result<(String, String, String), String>> {
+    let kernels = differing(&was.kernels, &now.kernels);
+    let [kernel] = kernels.as_slice() else {
+        return None;
     };
-    let kernels = differs(&was.kernels, &now.kernels);
-    if let [kernel] = kernels.as_slice() {
-        let source = |ks: &[KernelUse]| -> Vec<Option<String>> {
-            ks.iter()
-                .filter(|k| &k.kernel == kernel)
-                .map(|k| k.source.clone())
-                .collect()
-        };
-        let (s0, s1) = (source(&was.kernels), source(&now.kernels));
-        let same_source = !s0.is_empty() && s0.iter().all(Option::is_some) && s0 == s1;
-        let choice = |ids: &Identities| {
-            ids.autotune
-                .iter()
-                .find(|c| short(&c.kernel) == short(kernel))
-                .cloned()
-        };
-        if let (true, Some(a), Some(b)) = (same_source, choice(base), choice(head)) {
-            if a.configs != b.configs {
-                return Why::ConfigSetChanged {
-                    kernel: kernel.clone(),
-                };
-            }
-            if a.winner != b.winner {
-                return Why::ConfigDrift {
-                    kernel: kernel.clone(),
-                    from: a.winner,
-                    to: b.winner,
-                };
-            }
-        }
+    let uses = |ks: &[KernelUse]| -> Vec<KernelUse> {
+        ks.iter().filter(|k| &k.kernel == kernel).cloned().collect()
+    };
+    let (u0, u1) = (uses(&was.kernels), uses(&now.kernels));
+    let same_launch = !u0.is_empty()
+        && u0.len() == u1.len()
+        && u0.iter().map(|k| &k.grid).eq(u1.iter().map(|k| &k.grid));
+    let same_source = u0.iter().all(|k| k.source.is_some())
+        && u0
+            .iter()
+            .map(|k| &k.source)
+            .eq(u1.iter().map(|k| &k.source));
+    // The code head compiled for its config is code the base compiled for that config
+    // (any row's): a comment that changed the source key changed no code.
+    let known = |u: &KernelUse| {
+        base.rows.iter().flat_map(|r| &r.kernels).any(|k| {
+            k.kernel == u.kernel
+                && k.code == u.code
+                && k.num_warps == u.num_warps
+                && k.num_stages == u.num_stages
+        })
+    };
+    let same_code = same_source || u1.iter().all(known);
+    fn entries<'a>(ids: &'a Identities, kernel: &str) -> Vec<&'a Choice> {
+        ids.autotune
+            .iter()
+            .filter(|c| short(&c.kernel) == short(kernel))
+            .collect()
     }
-    Why::Changed { kernels }
+    let (e0, e1) = (entries(base, kernel), entries(head, kernel));
+    if !same_launch || !same_code || e0.is_empty() || e1.is_empty() {
+        return None;
+    }
+    let configs = |es: &[&Choice]| -> BTreeSet<String> {
+        es.iter().flat_map(|c| c.configs.iter().cloned()).collect()
+    };
+    if configs(&e0) != configs(&e1) {
+        return Some(Err(kernel.clone()));
+    }
+    // The winner each side launched: the autotuner's choice whose warps and stages are
+    // the compiled kernel's (an autotuner tunes a key a shape; the row's is the one it
+    // launched).
+    let winner = |es: &[&Choice], u: &KernelUse| -> String {
+        es.iter()
+            .map(|c| c.winner.clone())
+            .find(|w| {
+                setting(w, "num_warps") == u.num_warps && setting(w, "num_stages") == u.num_stages
+            })
+            .unwrap_or_else(|| {
+                format!(
+                    "num_warps: {}, num_stages: {}",
+                    u.num_warps.map_or("?".into(), |n| n.to_string()),
+                    u.num_stages.map_or("?".into(), |n| n.to_string())
+                )
+            })
+    };
+    Some(Ok((
+        kernel.clone(),
+        winner(&e0, &u0[0]),
+        winner(&e1, &u1[0]),
+    )))
+}
+
+/// `num_warps: 8` in an autotuner's printed config.
+fn setting(config: &str, name: &str) -> Option<u64> {
+    let at = config.find(&format!("{name}: "))? + name.len() + 2;
+    config[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// The kernels that differ between two rows' uses, by name.
+fn differing(a: &[KernelUse], b: &[KernelUse]) -> Vec<String> {
+    let mut names: Vec<String> = a
+        .iter()
+        .filter(|k| !b.contains(k))
+        .chain(b.iter().filter(|k| !a.contains(k)))
+        .map(|k| k.kernel.clone())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// A kernel's name as an autotuner names its function (`tuned_add_kernel`).

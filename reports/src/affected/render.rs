@@ -144,13 +144,24 @@ pub fn text(o: &Outcome) -> String {
     if skipped > 0 {
         let _ = writeln!(s, "\nnot timed:");
         for p in o.plan.skipped() {
-            if let Action::Skip { run, identity } = &p.action {
-                let _ = writeln!(
+            let _ = match &p.action {
+                Action::Skip { run, identity } => writeln!(
                     s,
                     "  {}  unchanged: identity {identity} equal to {run}",
                     p.row.name()
-                );
-            }
+                ),
+                Action::Drift {
+                    run,
+                    kernel,
+                    from,
+                    to,
+                } => writeln!(
+                    s,
+                    "  {}  config drift: {kernel} winner {from} -> {to}, same code (filled from {run})",
+                    p.row.name()
+                ),
+                Action::Time(_) => Ok(()),
+            };
         }
     }
     if !o.unasked.is_empty() {

@@ -76,7 +76,7 @@ fn equal_identity_skips_and_names_the_run_it_fills_from() {
         ),
         row("matmul", 1, vec![use_of("matmul_kernel", "c3", "l3")], None),
     ]);
-    let p = plan(Some(&base), &head, 0.0, "seed");
+    let p = plan(Some(&base), &head, 0.0, "seed", false);
     assert_eq!(p.forced, None);
     assert!(matches!(&p.rows[0].action, Action::Skip { run, .. } if run == "n@c1"));
     assert_eq!(
@@ -94,7 +94,7 @@ fn equal_identity_skips_and_names_the_run_it_fills_from() {
         None,
     )]);
     assert!(matches!(
-        plan(Some(&base), &head, 0.0, "s").rows[0].action,
+        plan(Some(&base), &head, 0.0, "s", false).rows[0].action,
         Action::Time(Why::Changed { .. })
     ));
 }
@@ -109,7 +109,7 @@ fn a_row_with_no_triton_kernel_or_no_base_result_is_timed() {
         row("torch_only", 1, vec![], None),
         row("add", 1, vec![use_of("add_kernel", "c1", "l1")], None),
     ]);
-    let p = plan(Some(&base), &head, 0.0, "s");
+    let p = plan(Some(&base), &head, 0.0, "s", false);
     assert_eq!(p.rows[0].action, Action::Time(Why::NoIdentity));
     assert_eq!(p.rows[1].action, Action::Time(Why::BaseUnmeasured));
 }
@@ -130,7 +130,7 @@ fn a_toolchain_or_device_change_or_no_base_record_times_every_row() {
     )]);
     head.toolchain
         .insert("driver".to_string(), "590.1".to_string());
-    let p = plan(Some(&base), &head, 0.0, "s");
+    let p = plan(Some(&base), &head, 0.0, "s", false);
     assert_eq!(
         p.forced.as_deref(),
         Some("the toolchain changed: driver 580.159.04 -> 590.1")
@@ -139,9 +139,9 @@ fn a_toolchain_or_device_change_or_no_base_record_times_every_row() {
     head.toolchain.remove("driver");
     head.toolchain
         .insert("device".to_string(), "NVIDIA H200".to_string());
-    let p = plan(Some(&base), &head, 0.0, "s");
+    let p = plan(Some(&base), &head, 0.0, "s", false);
     assert!(p.forced.unwrap().contains("device (none) -> NVIDIA H200"));
-    let p = plan(None, &head, 0.0, "s");
+    let p = plan(None, &head, 0.0, "s", false);
     assert_eq!(p.forced.as_deref(), Some("the base has no identity record"));
     assert_eq!(p.timed().count(), 1);
 }
@@ -162,7 +162,7 @@ fn the_audit_times_its_share_of_unchanged_rows_and_the_same_ones_for_a_seed() {
         v
     };
     let (base, head) = (ids(rows(Some("n@c1"), "old")), ids(rows(None, "new")));
-    let p = plan(Some(&base), &head, 0.05, "commit-a");
+    let p = plan(Some(&base), &head, 0.05, "commit-a", false);
     let audited = p.timed().count() - 1;
     // 5% of 2000 is 100; binomial sd ~9.7.
     assert!((70..=130).contains(&audited), "{audited}");
@@ -170,12 +170,19 @@ fn the_audit_times_its_share_of_unchanged_rows_and_the_same_ones_for_a_seed() {
         .timed()
         .filter(|t| t.row.table == "add")
         .all(|t| matches!(&t.action, Action::Time(Why::Audit { run, .. }) if run == "n@c1")));
-    assert_eq!(plan(Some(&base), &head, 0.05, "commit-a"), p);
-    let other = plan(Some(&base), &head, 0.05, "commit-b");
+    assert_eq!(plan(Some(&base), &head, 0.05, "commit-a", false), p);
+    let other = plan(Some(&base), &head, 0.05, "commit-b", false);
     assert_ne!(other, p, "another seed audits other rows");
-    assert_eq!(plan(Some(&base), &head, 0.0, "commit-a").timed().count(), 1);
     assert_eq!(
-        plan(Some(&base), &head, 1.0, "commit-a").skipped().count(),
+        plan(Some(&base), &head, 0.0, "commit-a", false)
+            .timed()
+            .count(),
+        1
+    );
+    assert_eq!(
+        plan(Some(&base), &head, 1.0, "commit-a", false)
+            .skipped()
+            .count(),
         0
     );
 }
@@ -190,7 +197,7 @@ fn with_nothing_else_to_time_the_rows_are_audited_together_on_their_share_of_run
     let (base, head) = (ids(rows(Some("n@c1"))), ids(rows(None)));
     let mut audited_runs = 0;
     for seed in 0..2000 {
-        let p = plan(Some(&base), &head, 0.05, &format!("commit-{seed}"));
+        let p = plan(Some(&base), &head, 0.05, &format!("commit-{seed}"), false);
         match p.timed().count() {
             0 => {}
             20 => audited_runs += 1,
@@ -201,7 +208,7 @@ fn with_nothing_else_to_time_the_rows_are_audited_together_on_their_share_of_run
 }
 
 #[test]
-fn another_autotune_winner_with_the_same_source_is_config_drift() {
+fn another_autotune_winner_with_the_same_source_is_config_drift_not_timed() {
     let four = KernelUse {
         num_warps: Some(4),
         ..use_of("tuned_add_kernel", "w4", "l1")
@@ -210,39 +217,69 @@ fn another_autotune_winner_with_the_same_source_is_config_drift() {
         num_warps: Some(8),
         ..use_of("tuned_add_kernel", "w8", "l8")
     };
-    let choice = |w: &str| Choice {
+    // As Triton prints a config; one autotuner tunes a key a shape, so a pass holds a
+    // choice a key (here 4 warps for one shape, 8 for another, in both passes).
+    let config =
+        |w: u32| format!("BLOCK: 1024, num_warps: {w}, num_ctas: 1, num_stages: 3, maxnreg: None");
+    let choice = |w: u32| Choice {
         kernel: "tuned_add_kernel".to_string(),
-        winner: w.to_string(),
-        configs: vec![
-            "BLOCK: 1024, num_warps: 4".to_string(),
-            "BLOCK: 1024, num_warps: 8".to_string(),
-        ],
+        winner: config(w),
+        configs: vec![config(4), config(8)],
     };
     let mut base = ids(vec![row("tuned_add", 1, vec![four], Some("n@c1"))]);
-    base.autotune = vec![choice("BLOCK: 1024, num_warps: 4")];
+    base.autotune = vec![choice(4), choice(8)];
     let mut head = ids(vec![row("tuned_add", 1, vec![eight.clone()], None)]);
-    head.autotune = vec![choice("BLOCK: 1024, num_warps: 8")];
+    head.autotune = vec![choice(4), choice(8)];
     assert_eq!(
-        plan(Some(&base), &head, 0.0, "s").rows[0].action,
+        plan(Some(&base), &head, 0.0, "s", false).rows[0].action,
+        Action::Drift {
+            run: "n@c1".to_string(),
+            kernel: "tuned_add_kernel".to_string(),
+            from: config(4),
+            to: config(8),
+        }
+    );
+    // Not timed, and counted so.
+    assert_eq!(plan(Some(&base), &head, 0.0, "s", false).timed().count(), 0);
+    // --time-drift times it, said as the drift it is.
+    assert_eq!(
+        plan(Some(&base), &head, 0.0, "s", true).rows[0].action,
         Action::Time(Why::ConfigDrift {
             kernel: "tuned_add_kernel".to_string(),
-            from: "BLOCK: 1024, num_warps: 4".to_string(),
-            to: "BLOCK: 1024, num_warps: 8".to_string(),
+            from: config(4),
+            to: config(8),
         })
     );
-    // A candidate added: the config set changed.
+    // A candidate added: the config set changed, timed.
     head.autotune[0]
         .configs
         .push("BLOCK: 2048, num_warps: 8".to_string());
     assert!(matches!(
-        plan(Some(&base), &head, 0.0, "s").rows[0].action,
+        plan(Some(&base), &head, 0.0, "s", false).rows[0].action,
         Action::Time(Why::ConfigSetChanged { .. })
     ));
     // Another source: a code change, whatever the autotuner chose.
-    head.autotune = vec![choice("BLOCK: 1024, num_warps: 8")];
+    head.autotune = vec![choice(4), choice(8)];
     head.rows[0].kernels[0].source = Some("edited".to_string());
     assert!(matches!(
-        plan(Some(&base), &head, 0.0, "s").rows[0].action,
+        plan(Some(&base), &head, 0.0, "s", false).rows[0].action,
+        Action::Time(Why::Changed { .. })
+    ));
+    // Another source (a comment) whose code for the chosen config the base compiled
+    // too (another row launched 8 warps there): the code did not change, a drift.
+    let mut with_eight = base.clone();
+    with_eight
+        .rows
+        .push(row("tuned_add", 2, vec![eight.clone()], Some("n@c1")));
+    assert!(matches!(
+        plan(Some(&with_eight), &head, 0.0, "s", false).rows[0].action,
+        Action::Drift { .. }
+    ));
+    // Another grid: a launch change.
+    head.rows[0].kernels[0].source = base.rows[0].kernels[0].source.clone();
+    head.rows[0].kernels[0].grid = vec![2048];
+    assert!(matches!(
+        plan(Some(&base), &head, 0.0, "s", false).rows[0].action,
         Action::Time(Why::Changed { .. })
     ));
 }

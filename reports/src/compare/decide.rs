@@ -463,6 +463,8 @@ mod tests {
     fn side() -> SideInfo {
         SideInfo {
             selector: "s".into(),
+            not_timed: vec![],
+            identity_runs: vec![],
             matched_by: crate::compare::MatchedBy::Label,
             runs: vec!["r".into()],
             labels: vec!["s".into()],

@@ -99,6 +99,8 @@ pub(super) fn side_info(side: &FileRuns, devices: &Table) -> SideInfo {
         profiled_runs: profiled.len(),
         profiled_run_ids: profiled,
         runs: runs.iter().map(|r| r.run.run_id.clone()).collect(),
+        not_timed: Vec::new(),
+        identity_runs: Vec::new(),
     }
 }
 

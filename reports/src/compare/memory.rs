@@ -89,6 +89,8 @@ fn side(name: &str) -> SideInfo {
         gpu_tags: Vec::new(),
         profiled_runs: 0,
         profiled_run_ids: Vec::new(),
+        not_timed: Vec::new(),
+        identity_runs: Vec::new(),
     }
 }
 

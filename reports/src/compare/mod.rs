@@ -15,6 +15,8 @@ mod load;
 mod margin;
 mod matching;
 mod memory;
+mod not_timed;
+pub use not_timed::NotTimed;
 mod options;
 mod pair;
 mod peaks;
@@ -134,8 +136,10 @@ pub fn compare(db: &Db, base: &str, head: &str, opt: &Options) -> Result<Report,
         };
         (base, head.join().expect("selecting thread panicked"))
     });
-    let (base_side, head_side) = (base_side?, head_side?);
+    let (base_side, mut head_side) = (base_side?, head_side?);
     select::check_disjoint(&base_side, &head_side)?;
+    let mut record_warnings = Vec::new();
+    not_timed::read(db, &mut head_side, &mut record_warnings);
     trace("select runs", &mut t);
     let head_db = db.try_clone()?;
     let (b, h) = std::thread::scope(|s| {
@@ -146,7 +150,9 @@ pub fn compare(db: &Db, base: &str, head: &str, opt: &Options) -> Result<Report,
     });
     let (b, h) = (b?, h?);
     trace("load both sides", &mut t);
-    report(Some(db), &db.devices, base_side, head_side, b, h, opt)
+    let mut r = report(Some(db), &db.devices, base_side, head_side, b, h, opt)?;
+    r.warnings.extend(record_warnings);
+    Ok(r)
 }
 
 use perfdb_ingest::devices::Table;
@@ -231,6 +237,14 @@ fn build_report(
         mut warnings,
         unpaired_tables,
     } = paired;
+    let (not_timed, only_in_base) = not_timed::split(only_in_base, &head_side);
+    if let Some(from) = not_timed.first().and_then(|o| o.filled_from.as_deref()) {
+        warnings.push(format!(
+            "{} row(s) not timed on head: their identity equalled the runs they are filled from ({from}{}); not compared",
+            not_timed.len(),
+            if not_timed.iter().any(|o| o.filled_from.as_deref() != Some(from)) { ", ..." } else { "" }
+        ));
+    }
     peaks::hold(&mut rows, &base_side, &head_side, devices);
     let control = judge(&mut rows, opt);
     trace("judge every row", &mut t);
@@ -288,6 +302,7 @@ fn build_report(
         rows,
         only_in_base,
         only_in_head,
+        not_timed,
         not_measured,
         key_basis,
         warnings,

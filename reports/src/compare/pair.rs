@@ -70,6 +70,7 @@ impl KeyOrders {
             variant: id.variant.clone(),
             key: self.display_key(&id.table, &id.key),
             metric: id.metric.clone(),
+            filled_from: None,
         }
     }
 }

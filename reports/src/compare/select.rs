@@ -31,6 +31,9 @@ struct RunRow {
     gpu_tags: Option<String>,
     /// Whether the run is tagged `profiled`.
     profiled: bool,
+    /// Whether `run --affected` stored it (tagged `identity`): its identity record may
+    /// list rows it did not time.
+    identity: bool,
 }
 
 const RUN_COLUMNS: &str = "run_id, label, coalesce(\"commit\", ''), coalesce(verdict, ''), \
@@ -39,7 +42,8 @@ const RUN_COLUMNS: &str = "run_id, label, coalesce(\"commit\", ''), coalesce(ver
 fn query(db: &Db, cond: &str) -> Result<Vec<RunRow>, CompareError> {
     let sql = format!(
         "SELECT {RUN_COLUMNS}, {MACHINE_TAG_SQL}, {METHOD_TAG_SQL}, {RUN_DEVICE_SQL}, \
-         CASE WHEN contains(tags, '\"gpu_') THEN tags END, contains(tags, '\"profiled\":') \
+         CASE WHEN contains(tags, '\"gpu_') THEN tags END, contains(tags, '\"profiled\":'), \
+         contains(tags, '\"identity\":') \
          FROM runs r WHERE {cond} \
          ORDER BY label, trial"
     );
@@ -62,6 +66,7 @@ fn query(db: &Db, cond: &str) -> Result<Vec<RunRow>, CompareError> {
                     .unwrap_or_default(),
                 gpu_tags: r.get(13)?,
                 profiled: r.get(14)?,
+                identity: r.get(15)?,
             })
         })?
         .collect::<Result<_, _>>()?;
@@ -107,6 +112,12 @@ fn side(spec: &str, by: MatchedBy, rows: Vec<RunRow>) -> SideInfo {
         profiled_run_ids: rows
             .iter()
             .filter(|r| r.profiled)
+            .map(|r| r.run_id.clone())
+            .collect(),
+        not_timed: Vec::new(),
+        identity_runs: rows
+            .iter()
+            .filter(|r| r.identity)
             .map(|r| r.run_id.clone())
             .collect(),
         runs: rows.into_iter().map(|r| r.run_id).collect(),

@@ -1,7 +1,7 @@
 //! What a comparison produces: the options it ran with, each side, each row, the
 //! control's status, the summary and the overall verdict. Every exporter reads these.
 
-use super::Options;
+use super::{NotTimed, Options};
 use crate::db::DbError;
 use perfdb_ingest::model::{self, Direction, Numerics};
 use serde::Serialize;
@@ -165,6 +165,12 @@ pub struct SideInfo {
     /// Those runs' ids (read with the runs; not part of the report).
     #[serde(skip)]
     pub profiled_run_ids: Vec<String>,
+    /// Rows these runs did not time on purpose (`compare::not_timed`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_timed: Vec<NotTimed>,
+    /// The runs tagged `identity` (`run --affected`): not part of the report.
+    #[serde(skip)]
+    pub identity_runs: Vec<String>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -451,6 +457,8 @@ pub enum OneSidedKind {
     Missing,
     /// Measured on head only.
     New,
+    /// Not timed on head on purpose (`run --affected`: its identity unchanged).
+    NotTimed,
 }
 
 impl OneSidedKind {
@@ -458,6 +466,7 @@ impl OneSidedKind {
         match self {
             OneSidedKind::Missing => "missing",
             OneSidedKind::New => "new",
+            OneSidedKind::NotTimed => "not timed",
         }
     }
 }
@@ -470,6 +479,9 @@ pub struct OneSided {
     #[serde(serialize_with = "ser_key", deserialize_with = "de_key")]
     pub key: Vec<(String, String)>,
     pub metric: String,
+    /// A row not timed on head: the runs its result is (`LABEL@COMMIT`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filled_from: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
@@ -559,6 +571,9 @@ pub struct Report {
     pub summary: Summary,
     pub rows: Vec<Row>,
     pub only_in_base: Vec<OneSided>,
+    /// Rows of base head did not time on purpose: not compared, not missing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_timed: Vec<OneSided>,
     pub only_in_head: Vec<OneSided>,
     /// Rows whose every value is missing on both sides (e.g. `tflops=None`).
     pub not_measured: usize,

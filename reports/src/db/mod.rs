@@ -42,6 +42,8 @@ pub struct Db {
     ranges: std::sync::Arc<Ranges>,
     /// The device table the runs are read against (`Config::device_table`).
     pub devices: Arc<Table>,
+    /// The warehouse it was opened on: its documents are read there.
+    pub root: PathBuf,
 }
 
 /// The measurements files, and the ingest-time range of each file that names one.
@@ -225,6 +227,7 @@ impl Db {
             summary_files,
             ranges: std::sync::Arc::new(ranges),
             devices: devices.clone(),
+            root: root.to_path_buf(),
         };
         Ok((db, files))
     }
@@ -238,6 +241,7 @@ impl Db {
             summary_files: self.summary_files.clone(),
             ranges: self.ranges.clone(),
             devices: self.devices.clone(),
+            root: self.root.clone(),
         })
     }
 

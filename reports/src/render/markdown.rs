@@ -105,6 +105,22 @@ impl Exporter for Markdown {
             }
             let _ = writeln!(s);
         }
+        if !report.not_timed.is_empty() {
+            let _ = writeln!(
+                s,
+                "<details><summary>Not timed on head ({} row(s)): identity equal to the runs they are filled from</summary>\n",
+                report.not_timed.len()
+            );
+            for o in &report.not_timed {
+                let _ = writeln!(
+                    s,
+                    "- {}: {}",
+                    one_sided_text(o, " / "),
+                    o.filled_from.as_deref().unwrap_or("?")
+                );
+            }
+            let _ = writeln!(s, "\n</details>\n");
+        }
         if !report.only_in_head.is_empty() {
             let _ = writeln!(
                 s,

@@ -380,6 +380,8 @@ pub(crate) fn sample_report() -> Report {
     };
     let side = |name: &str| SideInfo {
         selector: name.into(),
+        not_timed: vec![],
+        identity_runs: vec![],
         matched_by: MatchedBy::Label,
         runs: vec![
             format!("{name}-1"),
@@ -475,8 +477,10 @@ pub(crate) fn sample_report() -> Report {
             variant: "triton".into(),
             key: vec![("M".into(), "8192".into()), ("N".into(), "4096".into())],
             metric: "latency".into(),
+            filled_from: None,
         }],
         only_in_head: vec![],
+        not_timed: vec![],
         not_measured: 0,
         key_basis: vec![KeyBasis {
             table: "gemm".into(),

@@ -84,6 +84,14 @@ impl Exporter for Terminal {
                 let _ = writeln!(s, "{what}: {}", one_sided_text(o, " "));
             }
         }
+        for o in &report.not_timed {
+            let _ = writeln!(
+                s,
+                "not timed on head: {}: identity equal to {}",
+                one_sided_text(o, " "),
+                o.filled_from.as_deref().unwrap_or("?")
+            );
+        }
         if report.not_measured > 0 {
             let _ = writeln!(
                 s,

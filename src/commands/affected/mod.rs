@@ -111,7 +111,7 @@ pub fn run(root: &Path, a: RunArgs) -> anyhow::Result<Exit> {
         .as_ref()
         .and_then(|(_, b)| b.as_ref().map(|(_, ids)| ids));
     let plan = match &head {
-        Ok(h) => plan::plan(base_ids, h, a.audit, &seed),
+        Ok(h) => plan::plan(base_ids, h, a.audit, &seed, a.time_drift),
         Err(why) => Plan {
             forced: Some(why.clone()),
             rows: Vec::new(),
@@ -249,18 +249,21 @@ impl Timed<'_> {
 }
 
 /// Which rows the timed passes printed: asked ones missing, unasked ones timed anyway;
-/// the seconds a row took in one pass.
+/// the seconds a row took in one pass that timed every row.
 fn note_printed(o: &mut Outcome, got: &BTreeSet<(String, String, String)>, seconds: f64) {
     let id = |r: &rows::RowIdentity| (r.table.clone(), r.variant.clone(), r.key.clone());
     for p in &o.plan.rows {
         let here = got.contains(&id(&p.row));
         match (&p.action, here) {
             (Action::Time(_), false) => o.missing.push(p.row.name()),
-            (Action::Skip { .. }, true) => o.unasked.push(p.row.name()),
+            (Action::Skip { .. } | Action::Drift { .. }, true) => o.unasked.push(p.row.name()),
             _ => {}
         }
     }
-    if !got.is_empty() {
+    // A row's cost from a pass that timed every row (a partial pass is mostly the
+    // process's start); else the base's figure stands.
+    let every = o.plan.rows.iter().all(|p| got.contains(&id(&p.row)));
+    if every && !got.is_empty() {
         o.row_seconds = Some(seconds / got.len() as f64);
     }
 }
@@ -273,7 +276,7 @@ fn fill_measured_in(ids: &mut Identities, o: &Outcome) {
         row.measured_in = match planned.map(|p| &p.action) {
             _ if o.missing.contains(&name) => None,
             _ if o.unasked.contains(&name) => o.head.clone(),
-            Some(Action::Skip { run, .. }) => Some(run.clone()),
+            Some(Action::Skip { run, .. } | Action::Drift { run, .. }) => Some(run.clone()),
             _ => o.head.clone(),
         };
     }
@@ -299,6 +302,9 @@ fn store_timed(
     ));
     meta.tags
         .push(("duration_s".to_string(), format!("{seconds:.3}")));
+    // Its identity record may list rows it did not time: compare reads it.
+    meta.tags
+        .push(("identity".to_string(), "recorded".to_string()));
     if !out.status.success() {
         meta.failed = Some(match code {
             Some(c) => format!("command exited with code {c}"),
