@@ -298,3 +298,34 @@ pub fn formats() -> anyhow::Result<Exit> {
     )?;
     Ok(Exit::Ok)
 }
+
+/// A benchmark command's run, as `perfdb run` stores it: the command line, its exit code
+/// and duration as tags (and output read after it exited, said), a failed command as the
+/// run's failure.
+pub(super) fn note_command(
+    meta: &mut RunMeta,
+    command_line: &str,
+    out: &crate::process::Captured,
+    seconds: f64,
+) {
+    let code = out.status.code();
+    meta.tags
+        .push(("command".to_string(), command_line.to_string()));
+    meta.tags.push((
+        "exit_code".to_string(),
+        code.map_or_else(|| "signal".to_string(), |c| c.to_string()),
+    ));
+    meta.tags
+        .push(("duration_s".to_string(), format!("{seconds:.3}")));
+    if let Some(note) = &out.after_exit {
+        say!("perfdb run: `{command_line}`: {note}");
+        meta.tags
+            .push(("output_after_exit".to_string(), note.clone()));
+    }
+    if !out.status.success() {
+        meta.failed = Some(match code {
+            Some(c) => format!("command exited with code {c}"),
+            None => "command was killed by a signal".to_string(),
+        });
+    }
+}

@@ -1,7 +1,7 @@
 //! `perfdb run -- CMD`: run a benchmark, pass its output through as it comes, and
 //! ingest what it printed as one run (the command line, exit code and duration as tags).
 
-use super::ingest::{options, report};
+use super::ingest::{note_command, options, report};
 use crate::cli::RunArgs;
 use crate::process::{self as child, shell_word, Echo, Ended};
 use crate::Exit;
@@ -44,35 +44,13 @@ pub fn run(root: &Path, a: RunArgs) -> anyhow::Result<Exit> {
         );
         return Ok(Exit::Interrupted);
     }
-    let (status, output) = (
-        out.status,
-        if a.stdout_only {
-            out.stdout
-        } else {
-            out.merged
-        },
-    );
     let seconds = out.exited_at.duration_since(started).as_secs_f64();
-    let code = status.code();
-    meta.tags
-        .push(("command".to_string(), command_line.clone()));
-    meta.tags.push((
-        "exit_code".to_string(),
-        code.map_or_else(|| "signal".to_string(), |c| c.to_string()),
-    ));
-    meta.tags
-        .push(("duration_s".to_string(), format!("{seconds:.3}")));
-    if let Some(note) = &out.after_exit {
-        say!("perfdb run: `{command_line}`: {note}");
-        meta.tags
-            .push(("output_after_exit".to_string(), note.clone()));
-    }
-    if !status.success() {
-        meta.failed = Some(match code {
-            Some(c) => format!("command exited with code {c}"),
-            None => "command was killed by a signal".to_string(),
-        });
-    }
+    note_command(&mut meta, &command_line, &out, seconds);
+    let output = if a.stdout_only {
+        out.stdout
+    } else {
+        out.merged
+    };
     let name = a.name.unwrap_or_else(|| command_line.clone());
     let wh = Warehouse::new(root);
     let reports = perfdb_ingest::ingest_bytes(&wh, &name, &output, format, &meta, &devices)

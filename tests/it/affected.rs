@@ -341,4 +341,176 @@ fn the_recorded_h100_nightly_replays_and_misses_no_change() {
         assert_eq!(night.exit, 0, "night {i} ({message})\n{}", night.report);
     }
     assert!(drifts > 0, "the near tie drifted on no night");
+    // Beside a drift, the winners over the recent identity passes: both configs won.
+    let spread = replayed
+        .iter()
+        .rev()
+        .find_map(|n| {
+            n.report
+                .lines()
+                .find(|l| l.starts_with("the autotuner's winners for tuned_add_kernel"))
+        })
+        .expect("no winners' spread beside a drift");
+    assert!(
+        spread.contains("num_warps: 4") && spread.contains("num_warps: 8"),
+        "{spread}"
+    );
+}
+
+/// Two rows, each launching its own kernel whose code is `code<dim>.txt`; in a timed pass
+/// only the rows PERFDB_AFFECTED names (all without it), as `perfdb_affected.wanted`
+/// selects.
+const TWO_ROWS: &str = r#"#!/bin/sh
+n=$(cat "$TRIALS_AT/.trial" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > "$TRIALS_AT/.trial"
+[ "$PERFDB_PASS" = identity ] && echo 'perfdb-identity ready {"pid": 1}' && echo 'perfdb-identity toolchain {"triton": "3.6.0"}'
+for dim in 64 128; do
+  if [ "$PERFDB_PASS" = identity ]; then
+    h=$(cksum < code$dim.txt | cut -d' ' -f1)
+    mkdir -p "$PERFDB_IDENTITY_DIR/$h"
+    cp code$dim.txt "$PERFDB_IDENTITY_DIR/$h/k$dim.ttgir"
+    echo "{\"name\": \"k$dim\", \"num_warps\": 4}" > "$PERFDB_IDENTITY_DIR/$h/k$dim.json"
+    echo "perfdb-identity launch {\"kernel\": \"k$dim\", \"hash\": \"$h\", \"grid\": [$dim]}"
+  elif [ -n "$PERFDB_AFFECTED" ] && ! grep -q "dim=($dim,)" "$PERFDB_AFFECTED"; then
+    continue
+  fi
+  awk -v n="$n" -v dim="$dim" -v base="$(cat speed$dim.txt)" 'BEGIN {
+    srand(n * 7919 + dim)
+    printf "[perf] dim: (%d,) dtype: bf16, torch avg: %.3f us, ck avg: %.3f us\n", dim, 5 * (1 + 0.004 * (rand() - 0.5)), base * (1 + 0.01 * (rand() - 0.5))
+  }'
+done
+"#;
+
+fn arm(dir: &Path, code64: &str, code128: &str, speed128: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("bench.sh"), TWO_ROWS).unwrap();
+    for (f, t) in [
+        ("code64.txt", "%0 = tt.add %a, %b"),
+        ("speed64.txt", "10"),
+        ("code128.txt", code128),
+        ("speed128.txt", speed128),
+    ] {
+        std::fs::write(dir.join(f), format!("{t}\n")).unwrap();
+    }
+    let _ = code64;
+}
+
+/// `ab --affected`: arms that compile to the same kernels run no trial and say so; arms
+/// that differ in one row's kernel time that row alone, the other said as not timed.
+#[test]
+fn ab_times_only_the_rows_whose_kernels_differ_between_the_arms() {
+    let wh = Wh::new();
+    let (base, head) = (wh.dir.path().join("base"), wh.dir.path().join("head"));
+    arm(&base, "", "%0 = tt.mul %a, %b", "20");
+    arm(&head, "", "%0 = tt.mul %a, %b", "20");
+    let ab = |extra: &[&str]| {
+        let mut args = vec![
+            "ab",
+            "--affected",
+            "--seed",
+            "3",
+            "--quiet",
+            "--control",
+            "torch",
+            "--max-trials",
+            "8",
+            "--base-dir",
+            base.to_str().unwrap(),
+            "--head-dir",
+            head.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        args.extend(["--", "sh", "bench.sh"]);
+        let mut cmd = wh.cmd();
+        cmd.args(&args).env("TRIALS_AT", wh.dir.path());
+        cmd.output().unwrap()
+    };
+    let out = ab(&[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("not timed: all 4 row(s) are unchanged"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(wh.count("SELECT count(*) FROM runs"), 0, "no trial ran");
+    // The head's dim-128 kernel changes (and slows): that row alone is timed.
+    arm(&head, "", "%0 = tt.mul %b, %a; tt.barrier", "26");
+    let out = ab(&[]);
+    let text = stdout(&out);
+    assert_eq!(code(&out), 1, "{text}{}", stderr(&out));
+    assert!(text.contains("regression"), "{text}");
+    assert!(
+        text.contains("not timed: perf ck dim=(64,) dtype=bf16: identity equal in both arms"),
+        "{text}"
+    );
+    let keys = wh.sql("SELECT DISTINCT key FROM measurements");
+    assert_eq!(keys.len(), 1, "only the changed row was timed: {keys:?}");
+    assert!(keys[0]["key"].as_str().unwrap().contains("128"), "{keys:?}");
+}
+
+/// `run --affected` night after night: a night that changes one row's kernel times that
+/// row alone and fills the other from the night that timed it; `compare` of the two
+/// nights says the other row was not timed (its identity equal to that night), never
+/// missing; a night that changes nothing stores nothing.
+#[test]
+fn run_affected_times_the_changed_row_and_compare_says_the_other_was_not_timed() {
+    let wh = Wh::new();
+    let dir = wh.dir.path().join("bench");
+    arm(&dir, "", "%0 = tt.mul %a, %b", "20");
+    let night = |commit: &str, mode: &[&str]| {
+        let mut args = vec![
+            "run", "--label", "nightly", "--commit", commit, "--trials", "3",
+        ];
+        args.extend_from_slice(mode);
+        args.extend(["--", "sh", "bench.sh"]);
+        let mut cmd = wh.cmd();
+        cmd.args(&args)
+            .current_dir(&dir)
+            .env("TRIALS_AT", wh.dir.path());
+        cmd.output().unwrap()
+    };
+    let out = night("c1", &["--identity"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("every row timed: the base has no identity record"),
+        "{}",
+        stdout(&out)
+    );
+    // Nothing changed: nothing timed, nothing stored, each row filled from c1.
+    let out = night("c2", &["--affected", "nightly@latest"]);
+    let text = stdout(&out);
+    assert_eq!(code(&out), 0, "{text}{}", stderr(&out));
+    assert!(text.contains("4 row(s), 0 timed, 4 not timed"), "{text}");
+    assert!(
+        text.contains("unchanged: identity ") && text.contains("equal to nightly@c1"),
+        "{text}"
+    );
+    assert_eq!(
+        wh.count("SELECT count(*) FROM runs WHERE \"commit\" = 'c2'"),
+        0
+    );
+    // The dim-128 kernel changes and slows: its rows alone are timed, and judged.
+    arm(&dir, "", "%0 = tt.mul %b, %a; tt.barrier", "26");
+    let out = night("c3", &["--affected", "nightly@latest"]);
+    let text = stdout(&out);
+    assert_eq!(code(&out), 1, "{text}{}", stderr(&out));
+    assert!(text.contains("4 row(s), 2 timed, 2 not timed"), "{text}");
+    assert!(
+        text.contains("perf ck dim=(128,) dtype=bf16  [changed: k128]  regression"),
+        "{text}"
+    );
+    assert!(text.contains("GPU-seconds:"), "{text}");
+    let keys = wh.sql("SELECT DISTINCT key FROM measurements m JOIN runs r USING (run_id) WHERE r.\"commit\" = 'c3'");
+    assert_eq!(keys.len(), 1, "{keys:?}");
+    // compare of the two nights: the dim-64 rows were not timed, not missing.
+    let out = wh.run(&["compare", "nightly@c1", "nightly@c3", "--control", "torch"]);
+    let text = stdout(&out);
+    assert!(!text.contains("missing on head"), "{text}");
+    assert!(
+        text.contains(
+            "not timed on head: perf ck dim=(64,) dtype=bf16 latency: identity equal to nightly@c1"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("2 row(s) not timed on head"), "{text}");
+    assert_eq!(code(&out), 1, "the dim-128 regression decides: {text}");
 }

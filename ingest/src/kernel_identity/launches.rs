@@ -33,6 +33,9 @@ pub struct Launch {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Choice {
     pub kernel: String,
+    /// The tuning key's values (the arguments the autotuner keys on), when printed.
+    #[serde(default)]
+    pub key: Vec<String>,
     pub winner: String,
     #[serde(default)]
     pub configs: Vec<String>,

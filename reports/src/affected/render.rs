@@ -3,6 +3,7 @@
 //! from; the GPU-seconds spent and saved.
 
 use super::{Action, Plan, Why};
+use perfdb_ingest::kernel_identity::launches::Choice;
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -18,6 +19,35 @@ pub struct Judged {
     pub change: Option<f64>,
     /// Whether the verdict moves past the threshold (regression or improvement).
     pub moved: bool,
+}
+
+/// How often each config won a kernel's tuning over recent identity passes (every key it
+/// tuned, each pass's choice counted once).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Spread {
+    pub kernel: String,
+    /// Identity passes read (this one included).
+    pub passes: usize,
+    /// Each winner and how often it won, most first.
+    pub winners: Vec<(String, usize)>,
+}
+
+/// The winners of `kernel`'s autotuner over `passes` (each pass's autotune choices).
+pub fn spread(kernel: &str, passes: &[&[Choice]]) -> Spread {
+    let mut n: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for choices in passes {
+        for c in choices.iter().filter(|c| c.kernel == kernel) {
+            *n.entry(&c.winner).or_default() += 1;
+        }
+    }
+    let mut winners: Vec<(String, usize)> =
+        n.into_iter().map(|(w, k)| (w.to_string(), k)).collect();
+    winners.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    Spread {
+        kernel: kernel.to_string(),
+        passes: passes.len(),
+        winners,
+    }
 }
 
 /// Everything one `run --affected` did.
@@ -45,6 +75,10 @@ pub struct Outcome {
     /// estimate (the rows not timed at that rate).
     pub row_seconds: Option<f64>,
     pub saved_seconds: Option<f64>,
+    /// For each kernel whose autotuner's choice drifted: the winners over the label's
+    /// recent identity passes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spread: Vec<Spread>,
     /// The base's rows (their runs), not part of the report.
     #[serde(skip)]
     pub base_rows: Vec<perfdb_ingest::kernel_identity::rows::RowIdentity>,
@@ -163,6 +197,20 @@ pub fn text(o: &Outcome) -> String {
                 Action::Time(_) => Ok(()),
             };
         }
+    }
+    for sp in &o.spread {
+        let won: Vec<String> = sp
+            .winners
+            .iter()
+            .map(|(w, n)| format!("{w} x{n}"))
+            .collect();
+        let _ = writeln!(
+            s,
+            "\nthe autotuner's winners for {} over the last {} identity pass(es), every key it tuned: {}",
+            sp.kernel,
+            sp.passes,
+            won.join("; ")
+        );
     }
     if !o.unasked.is_empty() {
         let _ = writeln!(

@@ -223,6 +223,7 @@ fn another_autotune_winner_with_the_same_source_is_config_drift_not_timed() {
         |w: u32| format!("BLOCK: 1024, num_warps: {w}, num_ctas: 1, num_stages: 3, maxnreg: None");
     let choice = |w: u32| Choice {
         kernel: "tuned_add_kernel".to_string(),
+        key: Vec::new(),
         winner: config(w),
         configs: vec![config(4), config(8)],
     };

@@ -3,8 +3,10 @@
 
 use crate::Exit;
 use perfdb_ingest::devices::Table;
+use perfdb_ingest::kernel_identity::launches::Choice;
+use perfdb_ingest::kernel_identity::rows::Identities;
 use perfdb_ingest::model::key_from_json;
-use perfdb_reports::affected::render::{Judged, Outcome};
+use perfdb_reports::affected::render::{Judged, Outcome, Spread};
 use perfdb_reports::affected::{Action, Why};
 use perfdb_reports::compare::{self, Options, Verdict};
 use std::collections::BTreeMap;
@@ -96,4 +98,76 @@ pub fn exit(o: &Outcome, stored: Exit) -> Exit {
         return Exit::Inconclusive;
     }
     Exit::Ok
+}
+
+/// For each kernel whose autotuner's choice drifted this night, its winners over the
+/// label's last identity passes (this one and up to 19 stored before it).
+pub fn spreads(
+    root: &Path,
+    devices: &Arc<Table>,
+    label: &str,
+    o: &Outcome,
+    head: &Identities,
+) -> Vec<Spread> {
+    let mut kernels: Vec<&str> = o
+        .plan
+        .rows
+        .iter()
+        .filter_map(|p| match &p.action {
+            Action::Drift { kernel, .. } | Action::Time(Why::ConfigDrift { kernel, .. }) => {
+                Some(kernel.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    kernels.sort();
+    kernels.dedup();
+    if kernels.is_empty() {
+        return Vec::new();
+    }
+    let mut passes: Vec<Vec<Choice>> = vec![head.autotune.clone()];
+    let runs: Vec<String> = perfdb_reports::db::Db::open(root, devices)
+        .ok()
+        .and_then(|db| {
+            let sql = format!(
+                "SELECT run_id FROM runs WHERE label = {} AND contains(tags, '\"identity\":') \
+                 ORDER BY ingested_at DESC LIMIT 200",
+                perfdb_reports::db::sql_str(label)
+            );
+            let mut stmt = db.conn.prepare(&sql).ok()?;
+            let rows = stmt.query_map([], |r| r.get::<_, String>(0)).ok()?;
+            Some(rows.flatten().collect())
+        })
+        .unwrap_or_default();
+    let wh = perfdb_ingest::warehouse::Warehouse::new(root);
+    for run in runs.iter().filter(|r| !o.head_runs.contains(r)) {
+        if passes.len() >= 20 {
+            break;
+        }
+        if let Ok(Some((bytes, _))) = wh.get_document(&Identities::document(run)) {
+            if let Ok(ids) = serde_json::from_slice::<Identities>(&bytes) {
+                passes.push(ids.autotune);
+            }
+        }
+    }
+    let refs: Vec<&[Choice]> = passes.iter().map(Vec::as_slice).collect();
+    kernels
+        .into_iter()
+        .map(|k| perfdb_reports::affected::render::spread(k, &refs))
+        .collect()
+}
+
+/// The timed rows judged and the drifted kernels' spreads, into the outcome.
+pub fn finish(
+    root: &Path,
+    opts: &super::super::ingest::Options,
+    outcome: &mut Outcome,
+    head: Option<&Identities>,
+) {
+    if let Some(h) = outcome.head.clone() {
+        outcome.judged = judge(root, &opts.devices, outcome, &h);
+    }
+    if let Some(ids) = head {
+        outcome.spread = spreads(root, &opts.devices, opts.label.as_str(), outcome, ids);
+    }
 }

@@ -148,6 +148,7 @@ pub fn run(root: &Path, a: RunArgs) -> anyhow::Result<Exit> {
         timed_seconds: None,
         row_seconds: base_ids.and_then(|b| b.row_seconds),
         saved_seconds: None,
+        spread: Vec::new(),
         base_rows: base_ids.map(|b| b.rows.clone()).unwrap_or_default(),
     };
     let mut exit = Exit::Ok;
@@ -169,15 +170,13 @@ pub fn run(root: &Path, a: RunArgs) -> anyhow::Result<Exit> {
     outcome.saved_seconds = outcome
         .row_seconds
         .map(|per| per * outcome.plan.skipped().count() as f64 * a.trials as f64);
-    if let (Ok(mut ids), Some(first)) = (head, outcome.head_runs.first()) {
+    if let (Ok(mut ids), Some(first)) = (head.clone(), outcome.head_runs.first()) {
         fill_measured_in(&mut ids, &outcome);
         ids.row_seconds = outcome.row_seconds;
         let bytes = serde_json::to_vec_pretty(&ids)?;
         Warehouse::new(root).put_document(&Identities::document(first), &bytes)?;
     }
-    if let Some(h) = outcome.head.clone() {
-        outcome.judged = judge::judge(root, &opts.devices, &outcome, &h);
-    }
+    judge::finish(root, &opts, &mut outcome, head.as_ref().ok());
     print!("{}", render::text(&outcome));
     Ok(judge::exit(&outcome, exit))
 }
@@ -293,24 +292,10 @@ fn store_timed(
     seconds: f64,
 ) -> anyhow::Result<(Option<String>, Exit)> {
     let mut meta = opts.meta.clone();
-    let code = out.status.code();
-    meta.tags
-        .push(("command".to_string(), command_line.to_string()));
-    meta.tags.push((
-        "exit_code".to_string(),
-        code.map_or_else(|| "signal".to_string(), |c| c.to_string()),
-    ));
-    meta.tags
-        .push(("duration_s".to_string(), format!("{seconds:.3}")));
+    super::ingest::note_command(&mut meta, command_line, out, seconds);
     // Its identity record may list rows it did not time: compare reads it.
     meta.tags
         .push(("identity".to_string(), "recorded".to_string()));
-    if !out.status.success() {
-        meta.failed = Some(match code {
-            Some(c) => format!("command exited with code {c}"),
-            None => "command was killed by a signal".to_string(),
-        });
-    }
     let wh = Warehouse::new(root);
     let reports = perfdb_ingest::ingest_bytes(&wh, name, output, opts.format, &meta, &opts.devices)
         .with_context(|| format!("cannot write the warehouse at {}", root.display()))?;

@@ -95,8 +95,11 @@ def _install(out):
             got = tuned_run(self, *args, **kwargs)
             best = getattr(self, "best_config", None)
             if best is not None:
+                named = dict(zip(getattr(self, "arg_names", []), args))
+                named.update(kwargs)
                 _emit("autotune", {
                     "kernel": getattr(getattr(self, "fn", None), "__name__", "?"),
+                    "key": [str(named.get(k)) for k in getattr(self, "keys", [])],
                     "winner": str(best),
                     "configs": sorted(str(c) for c in getattr(self, "configs", [])),
                 })
