@@ -272,6 +272,15 @@ pub fn run(
     })
 }
 
+/// A command's words as a person would type them (each quoted as a shell needs).
+pub fn command_line(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| shell_word(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Quote a word for display the way a shell would need it.
 pub fn shell_word(w: &str) -> String {
     if !w.is_empty()

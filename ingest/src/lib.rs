@@ -25,6 +25,6 @@ pub mod timing;
 pub mod warehouse;
 
 pub use pipeline::{
-    expand_inputs, ingest_bytes, ingest_files, prepare_bytes, prepare_file, prepare_files,
-    FileError, FileReport, Ingested, NO_FORMAT,
+    expand_inputs, ingest_bytes, ingest_files, ingest_prepared, prepare_bytes, prepare_file,
+    prepare_files, FileError, FileReport, Ingested, NO_FORMAT,
 };

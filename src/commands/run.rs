@@ -3,7 +3,7 @@
 
 use super::ingest::{note_command, options, report};
 use crate::cli::RunArgs;
-use crate::process::{self as child, shell_word, Echo, Ended};
+use crate::process::{self as child, Echo, Ended};
 use crate::Exit;
 use anyhow::Context;
 use perfdb_ingest::warehouse::Warehouse;
@@ -22,12 +22,7 @@ pub fn run(root: &Path, a: RunArgs) -> anyhow::Result<Exit> {
         mut meta,
         devices,
     } = options(a.options)?;
-    let command_line = a
-        .command
-        .iter()
-        .map(|w| shell_word(w))
-        .collect::<Vec<_>>()
-        .join(" ");
+    let command_line = child::command_line(&a.command);
     let started = std::time::Instant::now();
     let mut cmd = std::process::Command::new(&a.command[0]);
     cmd.args(&a.command[1..]);

@@ -64,7 +64,7 @@ pub fn pass(
         child::run(&mut cmd, echo, None).with_context(|| format!("cannot run `{command_line}`"))?;
     if let Ended::Interrupted(sig) = out.ended {
         say!(
-            "perfdb run: {} received: `{command_line}` was stopped with every process it \
+            "perfdb: {} received: `{command_line}` was stopped with every process it \
              started; nothing was stored",
             child::signal_name(sig)
         );
@@ -129,7 +129,7 @@ pub fn identity_pass(
     cmd.envs(env.iter().map(|(k, v)| (k, v)));
     cmd.env("PERFDB_IDENTITY_DIR", hook.kept())
         .env("PERFDB_PASS", "identity");
-    let line = words.join(" ");
+    let line = child::command_line(words);
     let Some((out, seconds)) = pass(cmd, Echo::Quiet, &line)? else {
         return Ok(None);
     };

@@ -82,9 +82,7 @@ pub fn plan(s: &Session) -> anyhow::Result<Affected> {
         head.rows.iter().partition(|r| equal(r));
     let only_base = base.rows.iter().filter(|r| head.row(r).is_none());
     // Absolute: an arm runs in a folder of its own.
-    let helper = selection_helper(&s.logs.join("identity"))?;
-    let dir = std::fs::canonicalize(&helper)?;
-    let helper = dir.clone();
+    let dir = std::fs::canonicalize(selection_helper(&s.logs.join("identity"))?)?;
     let file = selection_file(&dir, timed.iter().copied().chain(only_base))?;
     say!(
         "ab: {} row(s) timed, {} not timed (identity equal in both arms)",
@@ -96,7 +94,7 @@ pub fn plan(s: &Session) -> anyhow::Result<Affected> {
             ("PERFDB_AFFECTED".to_string(), file.display().to_string()),
             (
                 "PYTHONPATH".to_string(),
-                crate::identity::python_path_with(&helper)
+                crate::identity::python_path_with(&dir)
                     .to_string_lossy()
                     .into_owned(),
             ),

@@ -181,12 +181,7 @@ impl Arms {
     /// The arm's command as a person would type it.
     pub fn describe(&self, arm: Arm) -> String {
         let i = arm.index();
-        let words = |argv: &[String]| {
-            argv.iter()
-                .map(|w| shell_word(w))
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
+        let words = |argv: &[String]| crate::process::command_line(argv);
         match self {
             Arms::Shell(c) => c[i].clone(),
             Arms::Dirs(d, argv) => format!(

@@ -116,12 +116,17 @@ pub fn compare(before: &Tuned, after: &Tuned) -> TuneChange {
             removed: b.iter().filter(|c| !a.contains(c)).cloned().collect(),
         };
     }
-    if before.winner == after.winner {
+    winner_change(&before.winner, &after.winner)
+}
+
+/// Same, or a drift from one winner to the other.
+fn winner_change(before: &Config, after: &Config) -> TuneChange {
+    if before == after {
         TuneChange::Same
     } else {
         TuneChange::Drift {
-            from: before.winner.clone(),
-            to: after.winner.clone(),
+            from: before.clone(),
+            to: after.clone(),
         }
     }
 }
@@ -274,12 +279,5 @@ pub fn compare_best(before: &BestConfig, after: &BestConfig) -> TuneChange {
             removed: Vec::new(),
         };
     }
-    if before.winner == after.winner {
-        TuneChange::Same
-    } else {
-        TuneChange::Drift {
-            from: before.winner.clone(),
-            to: after.winner.clone(),
-        }
-    }
+    winner_change(&before.winner, &after.winner)
 }

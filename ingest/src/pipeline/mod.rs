@@ -146,6 +146,16 @@ pub fn ingest_bytes(
     devices: &Table,
 ) -> Result<Vec<FileReport>, WarehouseError> {
     let result = prepare_bytes(name, bytes, format, meta, devices);
+    ingest_prepared(wh, name, result)
+}
+
+/// Commit one text already prepared ([`prepare_bytes`]) under the source name `name`: for
+/// a caller that reads the parsed rows before storing them.
+pub fn ingest_prepared(
+    wh: &Warehouse,
+    name: &str,
+    result: Result<Prepared, FileError>,
+) -> Result<Vec<FileReport>, WarehouseError> {
     commit_prepared(wh, vec![name.to_string()], vec![result])
 }
 

@@ -53,9 +53,8 @@ pub fn spread(kernel: &str, passes: &[&[Choice]]) -> Spread {
 /// Everything one `run --affected` did.
 #[derive(Debug, Clone, Serialize)]
 pub struct Outcome {
-    pub base: String,
-    /// The run the base identities were stored with.
-    pub base_run: Option<String>,
+    /// The base selector; none under `--identity`.
+    pub base: Option<String>,
     /// Where the timed rows' results are: `LABEL@COMMIT`, or `run:ID` of a run without a
     /// commit; none when no row was timed.
     pub head: Option<String>,
@@ -141,14 +140,28 @@ pub fn text(o: &Outcome) -> String {
     let mut s = String::new();
     let timed = o.plan.timed().count();
     let skipped = o.plan.skipped().count();
-    let _ = writeln!(
-        s,
-        "perfdb run --affected {}: {} row(s), {timed} timed, {skipped} not timed",
-        o.base,
-        o.plan.rows.len()
-    );
-    if let Some(f) = &o.plan.forced {
-        let _ = writeln!(s, "every row timed: {f}");
+    let mode = o
+        .base
+        .as_ref()
+        .map_or_else(|| "--identity".to_string(), |b| format!("--affected {b}"));
+    match (&o.plan.forced, o.plan.rows.is_empty()) {
+        // No identities at all: the rows are the timed pass's, not listed here.
+        (Some(f), true) => {
+            let _ = writeln!(
+                s,
+                "perfdb run {mode}: every row timed, no identity recorded: {f}"
+            );
+        }
+        (forced, _) => {
+            let _ = writeln!(
+                s,
+                "perfdb run {mode}: {} row(s), {timed} timed, {skipped} not timed",
+                o.plan.rows.len()
+            );
+            if let Some(f) = forced {
+                let _ = writeln!(s, "every row timed: {f}");
+            }
+        }
     }
     if timed > 0 {
         let _ = writeln!(s, "\ntimed:");
@@ -235,7 +248,7 @@ pub fn text(o: &Outcome) -> String {
         o.identity_seconds + timed_s
     );
     match (o.saved_seconds, o.row_seconds) {
-        (Some(saved), Some(per)) => {
+        (Some(saved), Some(per)) if skipped > 0 => {
             let _ = writeln!(
                 s,
                 "; about {saved:.1} saved ({skipped} row(s) at {per:.2} s a row)"

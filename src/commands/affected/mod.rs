@@ -8,7 +8,7 @@ mod judge;
 use super::ingest::{options, report};
 use crate::cli::RunArgs;
 use crate::identity::{identity_pass, pass, Hook, IdentityPass, Reading};
-use crate::process::{self as child, shell_word, Echo};
+use crate::process::{self as child, Echo};
 use crate::Exit;
 use anyhow::Context;
 use perfdb_ingest::kernel_identity::rows::{self, Identities};
@@ -16,7 +16,7 @@ use perfdb_ingest::warehouse::Warehouse;
 use perfdb_reports::affected::render::{self, Outcome};
 use perfdb_reports::affected::{self as plan, Action, Plan};
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The identities stored with a run of `selector`: the newest run that has them.
 fn base_identities(
@@ -25,7 +25,11 @@ fn base_identities(
     devices: &std::sync::Arc<perfdb_ingest::devices::Table>,
 ) -> anyhow::Result<Option<(String, Identities)>> {
     let db = perfdb_reports::db::Db::open(root, devices)?;
-    let side = perfdb_reports::compare::select_runs(&db, selector)?;
+    let side = perfdb_reports::compare::select_runs(&db, selector).with_context(|| {
+        format!(
+            "--affected {selector}: no base (the first run records its identities with --identity)"
+        )
+    })?;
     let wh = Warehouse::new(root);
     for run in side.runs.iter().rev() {
         if let Some((bytes, at)) = wh.get_document(&Identities::document(run))? {
@@ -37,16 +41,8 @@ fn base_identities(
     Ok(None)
 }
 
-/// The rows (table, variant, key) an output holds.
-fn printed(
-    name: &str,
-    output: &[u8],
-    opts: &super::ingest::Options,
-) -> BTreeSet<(String, String, String)> {
-    let Ok(p) = perfdb_ingest::prepare_bytes(name, output, opts.format, &opts.meta, &opts.devices)
-    else {
-        return BTreeSet::new();
-    };
+/// The rows (table, variant, key) a parsed output holds.
+fn printed(p: &perfdb_ingest::warehouse::Prepared) -> BTreeSet<(String, String, String)> {
     p.measurements
         .iter()
         .map(|m| {
@@ -59,19 +55,9 @@ fn printed(
         .collect()
 }
 
-/// The rows to time, as `perfdb_affected.wanted` reads them.
-fn affected_file(dir: &Path, plan: &Plan) -> anyhow::Result<PathBuf> {
-    crate::identity::selection_file(dir, plan.timed().map(|p| &p.row))
-}
-
 pub fn run(root: &Path, a: RunArgs) -> anyhow::Result<Exit> {
     let opts = options(a.options)?;
-    let command_line = a
-        .command
-        .iter()
-        .map(|w| shell_word(w))
-        .collect::<Vec<_>>()
-        .join(" ");
+    let command_line = child::command_line(&a.command);
     let name = a.name.clone().unwrap_or_else(|| command_line.clone());
     if !(0.0..=1.0).contains(&a.audit) {
         anyhow::bail!("--audit {}: a share from 0 to 1", a.audit);
@@ -132,12 +118,7 @@ pub fn run(root: &Path, a: RunArgs) -> anyhow::Result<Exit> {
         }
     }
     let mut outcome = Outcome {
-        base: base
-            .as_ref()
-            .map_or_else(|| "(none: --identity)".to_string(), |(s, _)| s.clone()),
-        base_run: base
-            .as_ref()
-            .and_then(|(_, b)| b.as_ref().map(|(r, _)| r.clone())),
+        base: base.as_ref().map(|(s, _)| s.clone()),
         head: None,
         head_runs: Vec::new(),
         plan,
@@ -200,7 +181,9 @@ impl Timed<'_> {
         let every = outcome.plan.forced.is_some() || outcome.plan.skipped().count() == 0;
         let hook = Hook::new()?;
         let affected = (!every)
-            .then(|| affected_file(&hook.dir, &outcome.plan))
+            .then(|| {
+                crate::identity::selection_file(&hook.dir, outcome.plan.timed().map(|p| &p.row))
+            })
             .transpose()?;
         let (mut seconds, mut got, mut exit) = (0.0, BTreeSet::new(), Exit::Ok);
         for trial in 0..self.trials {
@@ -220,16 +203,7 @@ impl Timed<'_> {
             } else {
                 &out.merged
             };
-            got.extend(printed(self.name, output, opts));
-            let (run_id, e) = store_timed(
-                self.root,
-                opts,
-                self.name,
-                self.command_line,
-                output,
-                &out,
-                s,
-            )?;
+            let (run_id, e) = store_timed(self, output, &out, s, &mut got)?;
             outcome.head_runs.extend(run_id);
             if e != Exit::Ok {
                 exit = e;
@@ -281,25 +255,29 @@ fn fill_measured_in(ids: &mut Identities, o: &Outcome) {
     }
 }
 
-/// Ingest the timed pass as one run (as `perfdb run` does); its id and exit.
+/// Ingest one timed pass as one run (as `perfdb run` does), the rows it printed added to
+/// `got`; its id and exit.
 fn store_timed(
-    root: &Path,
-    opts: &super::ingest::Options,
-    name: &str,
-    command_line: &str,
+    t: &Timed,
     output: &[u8],
     out: &child::Captured,
     seconds: f64,
+    got: &mut BTreeSet<(String, String, String)>,
 ) -> anyhow::Result<(Option<String>, Exit)> {
+    let opts = t.opts;
     let mut meta = opts.meta.clone();
-    super::ingest::note_command(&mut meta, command_line, out, seconds);
+    super::ingest::note_command(&mut meta, t.command_line, out, seconds);
     // Its identity record may list rows it did not time: compare reads it.
     meta.tags
         .push(("identity".to_string(), "recorded".to_string()));
-    let wh = Warehouse::new(root);
-    let reports = perfdb_ingest::ingest_bytes(&wh, name, output, opts.format, &meta, &opts.devices)
-        .with_context(|| format!("cannot write the warehouse at {}", root.display()))?;
-    let exit = report(root, &opts.label, &reports)?;
+    let prepared = perfdb_ingest::prepare_bytes(t.name, output, opts.format, &meta, &opts.devices);
+    if let Ok(p) = &prepared {
+        got.extend(printed(p));
+    }
+    let wh = Warehouse::new(t.root);
+    let reports = perfdb_ingest::ingest_prepared(&wh, t.name, prepared)
+        .with_context(|| format!("cannot write the warehouse at {}", t.root.display()))?;
+    let exit = report(t.root, &opts.label, &reports)?;
     let run = reports
         .iter()
         .find_map(|r| r.result.as_ref().ok().map(|i| i.run_id.clone()));
@@ -307,7 +285,7 @@ fn store_timed(
         return Ok((run, exit));
     }
     if let Some(why) = meta.failed {
-        say!("error: `{command_line}`: {why}; stored as a failed run");
+        say!("error: `{}`: {why}; stored as a failed run", t.command_line);
         return Ok((run, Exit::Regression));
     }
     Ok((run, Exit::Ok))
