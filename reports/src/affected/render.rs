@@ -135,11 +135,8 @@ fn why_text(w: &Why) -> String {
     }
 }
 
-/// The text report.
-pub fn text(o: &Outcome) -> String {
-    let mut s = String::new();
-    let timed = o.plan.timed().count();
-    let skipped = o.plan.skipped().count();
+/// The report's first lines: what ran, and why every row was timed when it was.
+fn header(s: &mut String, o: &Outcome, timed: usize, skipped: usize) {
     let mode = o
         .base
         .as_ref()
@@ -163,6 +160,14 @@ pub fn text(o: &Outcome) -> String {
             }
         }
     }
+}
+
+/// The text report.
+pub fn text(o: &Outcome) -> String {
+    let mut s = String::new();
+    let timed = o.plan.timed().count();
+    let skipped = o.plan.skipped().count();
+    header(&mut s, o, timed, skipped);
     if timed > 0 {
         let _ = writeln!(s, "\ntimed:");
         for p in o.plan.timed() {
