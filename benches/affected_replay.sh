@@ -1,9 +1,10 @@
 #!/bin/bash
 # The figures of BENCHMARKS.md, "Kernel identity: `run --affected` over 31 commits", from
-# the nightly recorded on an H100 (sample-data/h100-affected/): the GPU-seconds each night
-# reported as run, and the nights that time anything when the same identity passes are
-# planned under this perfdb's rules (no audit; the stand-in prints the recorded trials,
-# tests/fixtures/affected_pass.sh), priced at the seconds the device spent those nights.
+# the nightly recorded on an H100 (sample-data/h100-affected/): each night is replayed
+# through this perfdb with the device's flags (the stand-in prints the recorded trials,
+# tests/fixtures/affected_pass.sh) and must time as many rows as the device did; the
+# seconds are the GPU-seconds the device's reports give, and a night in full is the
+# recording's `full` line (four plain `perfdb run`s of the last commit).
 #   PERFDB_BIN=target/debug/perfdb bash benches/affected_replay.sh
 set -e
 HERE=$(cd "$(dirname "$0")/.." && pwd)
@@ -11,27 +12,31 @@ S=$HERE/sample-data/h100-affected
 B=${PERFDB_BIN:-perfdb}
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
+full=$(awk '$1 == "full" { print $2 }' "$S/wall.txt")
 i=0
-while read -r n c _ _; do
+grep -E '^[0-9]+ ' "$S/wall.txt" | while read -r n c _ _; do
   mkdir -p "$W/st$i"
-  if [ "$i" = 0 ]; then m=(--identity); else m=(--affected nightly@latest --audit 0); fi
+  if [ "$i" = 0 ]; then m=(--identity); else m=(--affected nightly@latest); fi
   "$B" --warehouse "$W/wh" run --label nightly --commit "$c" --name bench --trials 4 "${m[@]}" \
-    -- sh "$HERE/tests/fixtures/affected_pass.sh" "$S/c$i" "$W/st$i" > "$W/out$i" 2> /dev/null
-  timed=$(grep -o ': [0-9]* row(s), [0-9]* timed' "$W/out$i" | awk '{print $4}')
-  # The device's seconds that night: identity pass, timed passes.
+    -- sh "$HERE/tests/fixtures/affected_pass.sh" "$S/c$i" "$W/st$i" > "$W/out$i" 2> /dev/null || true
+  count() { grep -o ': [0-9]* row(s), [0-9]* timed' "$1" | awk '{print $4}'; }
+  if [ "$(count "$W/out$i")" != "$(count "$S/c$i/report.txt")" ]; then
+    echo "night $i: the replay timed $(count "$W/out$i") row(s), the device $(count "$S/c$i/report.txt")" >&2
+    exit 1
+  fi
+  # The device's seconds that night: identity pass, timed passes; whether only an audit ran.
   read -r id t < <(sed -n 's/^GPU-seconds: \([0-9.]*\) identity pass + \([0-9.]*\) timed.*/\1 \2/p' "$S/c$i/report.txt")
-  echo "$i $timed $id $t"
+  audit_only=$(awk '/^timed:/ { on = 1; next } /^$/ { on = 0 } on && /  \[/ { n++; if ($0 !~ /  \[audit: /) other = 1 } END { print (n > 0 && !other) ? 1 : 0 }' "$S/c$i/report.txt")
+  echo "$i $(count "$S/c$i/report.txt") $id $t $audit_only"
   i=$((i + 1))
-done < "$S/wall.txt" | awk '
-  $1 == 0 { full = $4 }
-  { id += $3; asrun += $4; if ($2 > 0) { now += $4; nights++ } }
+done | awk -v full="$full" '
+  $1 == 0 { first_id = $3 }
+  { id += $3; timed += $4; if ($2 > 0) nights++; if ($5) { whole++; whole_s += $4 } }
   END {
     n = NR; every = n * full
-    printf "nights %d, a full night %.1f s, every night in full %.0f s\n", n, full, every
-    printf "as run: identity %.1f + timed %.1f = %.1f s (%.1fx; timed alone %.1fx)\n", id, asrun, id + asrun, every / (id + asrun), every / asrun
-    printf "today: %d night(s) time anything; identity %.1f + timed %.1f = %.1f s (%.1fx; timed alone %.1fx)\n", nights, id, now, id + now, every / (id + now), every / now
-    audit = (n - nights) * 0.05 * full
-    printf "with the 5%% audit: +%.0f s: %.1fx (timed alone %.1fx)\n", audit, every / (id + now + audit), every / (now + audit)
-    printf "identity pass after the first: mean %.1f s, %.0f%% of a full night\n", (id - first_id) / (n - 1), 100 * (id - first_id) / (n - 1) / full
-  }
-  $1 == 0 { first_id = $3 }'
+    printf "nights %d; a night in full %.1f s; every night in full %.0f s\n", n, full, every
+    printf "identity passes %.1f s + timed passes %.1f s = %.1f s: %.2fx fewer; timed passes alone %.2fx fewer\n", id, timed, id + timed, every / (id + timed), every / timed
+    printf "%d night(s) timed anything, %d of them only an audit drawn whole (%.1f s)\n", nights, whole, whole_s
+    printf "without those audits: %.2fx fewer (timed alone %.2fx)\n", every / (id + timed - whole_s), every / (timed - whole_s)
+    printf "identity pass after the first: mean %.2f s, %.1f%% of a night in full\n", (id - first_id) / (n - 1), 100 * (id - first_id) / (n - 1) / full
+  }'

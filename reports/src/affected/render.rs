@@ -240,7 +240,7 @@ pub fn text(o: &Outcome) -> String {
     for (j, identity) in o.leaks() {
         let _ = writeln!(
             s,
-            "\nIDENTITY LEAK: {} moved ({}) with identity {identity} equal to {}: the identity did not see this change",
+            "\nIDENTITY LEAK: {} moved ({}) with identity {identity} equal to {}: a change the identity did not see, or a row that moves between processes of the same code (re-time both commits to tell)",
             j.row, j.verdict, j.against
         );
     }
