@@ -22,6 +22,9 @@ pub struct GpuState {
     /// The reasons the clock is held down, by name (`sw_power_cap`, `hw_slowdown`,
     /// `throttled`...); empty when none. Idle is not a reason.
     pub throttle: Vec<String>,
+    /// The energy counter (NVML's total energy since the driver loaded), J: a trial's
+    /// energy is its difference across the trial. Not a tag by itself.
+    pub energy_j: Option<f64>,
 }
 
 impl GpuState {
@@ -64,6 +67,16 @@ const NVIDIA_REASONS: [(u64, &str); 5] = [
     (0x80, "hw_power_brake_slowdown"),
 ];
 
+/// The names of the reasons set in NVIDIA's clock event bit mask (nvidia-smi's
+/// `clocks_event_reasons.active`, NVML's current throttle reasons) that lower the clock.
+pub fn nvidia_reasons(bits: u64) -> Vec<String> {
+    NVIDIA_REASONS
+        .iter()
+        .filter(|(b, _)| bits & b != 0)
+        .map(|(_, n)| n.to_string())
+        .collect()
+}
+
 /// The arguments of the nvidia-smi query [`parse_nvidia_smi`] reads.
 pub const NVIDIA_SMI_ARGS: [&str; 2] = [
     "--query-gpu=clocks.sm,power.draw,power.limit,temperature.gpu,clocks_event_reasons.active",
@@ -93,20 +106,14 @@ pub fn parse_nvidia_smi(text: &str) -> Result<Vec<GpuState>, String> {
         let reasons = f[4]
             .strip_prefix("0x")
             .and_then(|h| u64::from_str_radix(h, 16).ok());
-        let throttle = match reasons {
-            Some(bits) => NVIDIA_REASONS
-                .iter()
-                .filter(|(b, _)| bits & b != 0)
-                .map(|(_, n)| n.to_string())
-                .collect(),
-            None => Vec::new(),
-        };
+        let throttle = reasons.map(nvidia_reasons).unwrap_or_default();
         out.push(GpuState {
             clock_mhz: number(f[0]),
             power_w: number(f[1]),
             power_limit_w: number(f[2]),
             temperature_c: number(f[3]),
             throttle,
+            energy_j: None,
         });
     }
     Ok(out)
@@ -165,6 +172,7 @@ pub fn parse_amd_smi(text: &str) -> Result<Vec<GpuState>, String> {
                 } else {
                     Vec::new()
                 },
+                energy_j: None,
             }
         })
         .collect())

@@ -22,6 +22,7 @@ pub mod pipeline;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod timing;
+pub mod trial_energy;
 pub mod warehouse;
 
 pub use pipeline::{

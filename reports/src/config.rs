@@ -153,6 +153,8 @@ pub struct CompareConfig {
     #[serde(default)]
     pub notify: Vec<String>,
     pub threshold: Option<f64>,
+    /// The threshold of the trials' GPU energy rows (`--energy-threshold`).
+    pub energy_threshold: Option<f64>,
     pub alpha: Option<f64>,
     pub control_tol: Option<f64>,
     #[serde(default, rename = "override")]
@@ -271,6 +273,19 @@ impl Config {
         }
         let d = Options::default();
         let c = &self.compare;
+        let mut overrides = r.overrides.clone().unwrap_or_else(|| c.overrides.clone());
+        // The energy rows' own threshold, ahead of any override (the first match wins).
+        if let Some(e) = r.energy_threshold.or(c.energy_threshold) {
+            overrides.insert(
+                0,
+                Override {
+                    table: Some(perfdb_ingest::trial_energy::TABLE.to_string()),
+                    variant: Some(perfdb_ingest::trial_energy::VARIANT.to_string()),
+                    metric: Some(perfdb_ingest::trial_energy::METRIC.to_string()),
+                    threshold: fraction("energy_threshold", e)?,
+                },
+            );
+        }
         Ok(Options {
             threshold: fraction(
                 "threshold",
@@ -284,7 +299,7 @@ impl Config {
             reduce: r.reduce.unwrap_or(d.reduce),
             test: r.test.unwrap_or(d.test),
             control: r.control.clone(),
-            overrides: r.overrides.clone().unwrap_or_else(|| c.overrides.clone()),
+            overrides,
             filters: r.filters.clone(),
             kernels: r.kernels.clone(),
             allow_missing: r.allow_missing,

@@ -1,4 +1,4 @@
-//! What a trial ran on besides the code: the GPU driver (from nvidia-smi or amd-smi),
+//! What a trial ran on besides the code: the GPU driver (from NVML, nvidia-smi or amd-smi),
 //! and, when the arm's command is Python, the torch, triton, CUDA and ROCm versions its
 //! interpreter imports. Read before the first trial, never during one; stored as run tags
 //! (`reports::environment` names them), so a step that coincides with a new driver or
@@ -78,6 +78,11 @@ pub fn driver(tool: GpuTool) -> Vec<(String, String)> {
                 },
             ),
             GpuTool::AmdSmi => (&["version", "--json"], amd_versions),
+            GpuTool::Nvml => {
+                return super::nvml::driver()
+                    .map(|v| vec![("driver".to_string(), v)])
+                    .unwrap_or_default()
+            }
         };
         match Command::new(tool.name())
             .args(args)

@@ -1,18 +1,24 @@
-//! The GPU's state around each trial, from the vendor's query tool on PATH.
+//! The GPU's state around each trial: through NVML in-process on NVIDIA (`super::nvml`),
+//! else from the vendor's query tool on PATH.
 
 use perfdb_ingest::devices::Table;
 use perfdb_ingest::gpu_state::{self, GpuState};
 use std::process::Command;
 
-/// The GPU query tool on PATH, if any.
+/// How the GPU is read: NVML when the driver's library loads, else the query tool on
+/// PATH, if any.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GpuTool {
+    Nvml,
     NvidiaSmi,
     AmdSmi,
 }
 
 impl GpuTool {
     pub fn find() -> Option<GpuTool> {
+        if super::nvml::library().is_ok() {
+            return Some(GpuTool::Nvml);
+        }
         let path = std::env::var_os("PATH")?;
         let on_path = |name: &str| std::env::split_paths(&path).any(|d| d.join(name).is_file());
         if on_path("nvidia-smi") {
@@ -26,6 +32,7 @@ impl GpuTool {
 
     pub fn name(self) -> &'static str {
         match self {
+            GpuTool::Nvml => "NVML",
             GpuTool::NvidiaSmi => "nvidia-smi",
             GpuTool::AmdSmi => "amd-smi",
         }
@@ -33,7 +40,7 @@ impl GpuTool {
 
     /// The GPU the benchmark sees first: the first entry of CUDA_VISIBLE_DEVICES /
     /// HIP_VISIBLE_DEVICES when it is a number, else 0.
-    fn device() -> String {
+    pub fn device() -> String {
         [
             "CUDA_VISIBLE_DEVICES",
             "HIP_VISIBLE_DEVICES",
@@ -48,21 +55,31 @@ impl GpuTool {
 
     /// The product name of the GPU the benchmark sees (`NVIDIA H200`), or why there is none.
     pub fn product(self) -> Result<String, String> {
+        if self == GpuTool::Nvml {
+            return super::nvml::product(Self::index()?);
+        }
         let text = self.call(
             &gpu_state::NVIDIA_SMI_NAME_ARGS,
             &gpu_state::AMD_SMI_NAME_ARGS,
         )?;
         match self {
-            GpuTool::NvidiaSmi => gpu_state::parse_nvidia_smi_name(&text),
             GpuTool::AmdSmi => gpu_state::parse_amd_smi_name(&text),
+            _ => gpu_state::parse_nvidia_smi_name(&text),
         }
+    }
+
+    /// [`GpuTool::device`] as NVML's index.
+    pub fn index() -> Result<u32, String> {
+        let d = Self::device();
+        d.parse()
+            .map_err(|_| format!("GPU '{d}' is not an index NVML knows"))
     }
 
     /// The tool's output for the GPU the benchmark sees, with `nvidia` or `amd` as its
     /// arguments; or why there is none.
     fn call(self, nvidia: &[&str], amd: &[&str]) -> Result<String, String> {
         let (args, select) = match self {
-            GpuTool::NvidiaSmi => (nvidia, "-i"),
+            GpuTool::NvidiaSmi | GpuTool::Nvml => (nvidia, "-i"),
             GpuTool::AmdSmi => (amd, "-g"),
         };
         let out = Command::new(self.name())
@@ -82,10 +99,13 @@ impl GpuTool {
 
     /// One reading, or why there is none.
     pub fn query(self) -> Result<GpuState, String> {
+        if self == GpuTool::Nvml {
+            return super::nvml::reading(Self::index()?);
+        }
         let text = self.call(&gpu_state::NVIDIA_SMI_ARGS, &["metric", "--json"])?;
         let parsed = match self {
-            GpuTool::NvidiaSmi => gpu_state::parse_nvidia_smi(&text),
             GpuTool::AmdSmi => gpu_state::parse_amd_smi(&text),
+            _ => gpu_state::parse_nvidia_smi(&text),
         }?;
         parsed
             .into_iter()

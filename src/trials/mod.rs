@@ -9,8 +9,10 @@
 
 mod affected;
 mod arms;
+mod energy;
 pub mod environment;
 mod gpu;
+mod nvml;
 mod profile;
 mod session;
 

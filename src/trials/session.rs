@@ -4,12 +4,14 @@
 //! the two labels hold. The experiment that drives it is `perfdb_reports::ab`.
 
 use super::arms::Arms;
+use super::energy::{self, TrialEnergy};
 use super::gpu::GpuTool;
 use crate::process::{self, Echo, Ended};
 use anyhow::Context;
 use perfdb_ingest::formats::Format;
 use perfdb_ingest::gpu_state::GpuState;
 use perfdb_ingest::model::RunMeta;
+use perfdb_ingest::trial_energy;
 use perfdb_ingest::warehouse::Warehouse;
 use perfdb_reports::ab::{Arm, Facts, LookError, Trial, TrialEnd, Trials};
 use perfdb_reports::compare::{compare, CompareError, Options, Report};
@@ -74,6 +76,7 @@ impl Trials for Session {
             None => format!("warmup-{:03}-{}", self.trial_no, arm.name()),
         };
         let before = self.gpu.map(|g| g.query());
+        let sampler = energy::start(self.gpu);
         let start = Instant::now();
         let started_at = chrono::Utc::now();
         let since_previous = self.last_end.map(|t| start.duration_since(t).as_secs_f64());
@@ -103,6 +106,7 @@ impl Trials for Session {
         self.last_end = Some(end);
         let seconds = end.duration_since(start).as_secs_f64();
         let after = self.gpu.map(|g| g.query());
+        let energy = TrialEnergy::measured(before.as_ref(), after.as_ref(), sampler);
         let perfdb_start = Instant::now();
         let out_path = self.logs.join(format!("{what}.out"));
         std::fs::write(&out_path, &out.stdout)
@@ -153,14 +157,15 @@ impl Trials for Session {
             if !ok {
                 // A warm-up that fails is stored as a failed run like any trial: the
                 // arm does not run.
-                self.store(arm, &out.stdout, &trial.log, tags, failed)?;
+                self.store(arm, &out.stdout, &trial.log, tags, failed, None)?;
             }
             self.perfdb_time += perfdb_start.elapsed();
             return Ok(trial);
         }
         self.durations.push(seconds);
         tags.extend(self.gpu_readings(arm, before, after));
-        self.store(arm, &out.stdout, &trial.log, tags, failed)?;
+        tags.extend(energy.tags());
+        self.store(arm, &out.stdout, &trial.log, tags, failed, energy.counter_j)?;
         self.perfdb_time += perfdb_start.elapsed();
         Ok(trial)
     }
@@ -274,15 +279,21 @@ impl Session {
         log: &str,
         tags: Vec<(String, String)>,
         failed: Option<String>,
+        energy_j: Option<f64>,
     ) -> anyhow::Result<()> {
         let meta = RunMeta {
             tags,
             failed,
             ..self.metas[arm.index()].clone()
         };
-        let reports =
-            perfdb_ingest::ingest_bytes(&self.wh, log, stdout, self.format, &meta, &self.devices)
-                .with_context(|| format!("cannot write the warehouse at {}", self.root.display()))?;
+        let mut prepared =
+            perfdb_ingest::prepare_bytes(log, stdout, self.format, &meta, &self.devices);
+        // The trial's energy beside what the benchmark printed, judged like its rows.
+        if let (Ok(p), Some(j)) = (&mut prepared, energy_j) {
+            trial_energy::add(p, &GpuTool::device(), j);
+        }
+        let reports = perfdb_ingest::ingest_prepared(&self.wh, log, prepared)
+            .with_context(|| format!("cannot write the warehouse at {}", self.root.display()))?;
         for r in &reports {
             if let Err(e) = &r.result {
                 // A trial whose output perfdb cannot read decides nothing: stop and say

@@ -28,6 +28,7 @@ mod delta_readers;
 mod demo;
 mod detect_since;
 mod drills;
+mod energy;
 mod export_roundtrip;
 mod gpu_harness;
 mod impossible;

@@ -12,6 +12,7 @@ use super::{
 use crate::fmt::signed_pct as fmt_pct;
 use crate::stats;
 use perfdb_ingest::model::{self, Direction, SeriesKey};
+use perfdb_ingest::trial_energy;
 use std::collections::{BTreeMap, HashMap};
 
 /// Is `variant` one of the `control` variants ([`variant_matches`])?
@@ -202,7 +203,13 @@ pub(super) fn gate_on_control(rows: &mut [Row], opt: &Options) -> Option<Control
         .iter_mut()
         .filter(|r| !r.control && r.verdict == Verdict::NoSignificantChange)
     {
-        if let Some(cm) = metrics.iter().find(|c| c.metric == r.metric && !c.passed) {
+        // A trial's energy spans every kernel of the trial, the control's too: any
+        // control metric that moved gates it.
+        let energy = is_energy(r);
+        if let Some(cm) = metrics
+            .iter()
+            .find(|c| (c.metric == r.metric || energy) && !c.passed)
+        {
             r.verdict = Verdict::Unreliable;
             r.reason = format!(
                 "control moved {} on {} (tolerance ±{:.0}%)",
@@ -383,10 +390,10 @@ pub fn note_modes(r: &mut Row) {
 
 /// Regressed non-control rows grouped by kernel and shape (`us` and `TFLOPS` moving
 /// together are one regression): ("table variant key", metrics that moved).
-pub fn regressed_rows(rows: &[Row]) -> Vec<(String, Vec<String>)> {
+pub fn regressed_rows<'a>(rows: impl IntoIterator<Item = &'a Row>) -> Vec<(String, Vec<String>)> {
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
     for r in rows
-        .iter()
+        .into_iter()
         .filter(|r| !r.control && r.verdict == Verdict::Regression)
     {
         let what = format!("{} {} {}", r.table, r.variant, r.key_text);
@@ -396,6 +403,11 @@ pub fn regressed_rows(rows: &[Row]) -> Vec<(String, Vec<String>)> {
         }
     }
     out
+}
+
+/// Whether `r` is a trial's GPU energy (`perfdb_ingest::trial_energy`), not a kernel's.
+pub fn is_energy(r: &Row) -> bool {
+    trial_energy::is_row(&r.table, &r.variant, &r.metric)
 }
 
 /// Distinct (table, variant, key) among `rows`.
@@ -630,6 +642,46 @@ mod tests {
         // Distinct runs: untouched.
         let (trials, most) = per_run(vec![v(1.0, Pass), v(2.0, Pass)], &[1, 2]);
         assert_eq!((trials.len(), most), (2, 1));
+    }
+    /// A trial's energy has no control row of its own: the control's time moving gates
+    /// it, and it stays out of the geomean.
+    #[test]
+    fn a_trials_energy_is_gated_by_any_control_metric_and_kept_out_of_the_geomean() {
+        let energy = || Row {
+            table: "gpu".into(),
+            variant: "trial".into(),
+            key: vec![("gpu".into(), "0".into())],
+            key_text: "gpu=0".into(),
+            ..row("0", "energy", Verdict::NoSignificantChange)
+        };
+        let mut control = row("1", "latency", Verdict::NoSignificantChange);
+        control.variant = "torch".into();
+        control.control = true;
+        control.ratio = Some(1.3);
+        let opt = Options {
+            control: vec!["torch".into()],
+            ..Options::default()
+        };
+        let mut rows = vec![control.clone(), energy()];
+        gate_on_control(&mut rows, &opt);
+        assert_eq!(rows[1].verdict, Verdict::Unreliable, "{}", rows[1].reason);
+        assert!(rows[1]
+            .reason
+            .starts_with("control moved +30.0% on latency"));
+        // A control that held leaves it judged.
+        control.ratio = Some(1.01);
+        let mut rows = vec![control, energy()];
+        gate_on_control(&mut rows, &opt);
+        assert_eq!(rows[1].verdict, Verdict::NoSignificantChange);
+        // Not in the geomean: a kernel row at +10% and the energy at +50%.
+        let mut kernel = row("2", "latency", Verdict::Regression);
+        kernel.change = Some(0.10);
+        let mut e = energy();
+        e.change = Some(0.5);
+        e.verdict = Verdict::Regression;
+        let summary = crate::compare::summarise::summarize(&[kernel, e], &opt);
+        assert_eq!(summary.rows, 1);
+        assert!((summary.geomean_ratio.unwrap() - 1.10).abs() < 1e-9);
     }
 }
 

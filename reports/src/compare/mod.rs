@@ -35,7 +35,7 @@ pub use types::*;
 use crate::db::Db;
 use crate::stats;
 use decide::{decide, gate_on_control, note_modes, relative_to_control};
-pub use decide::{kernel_shapes, regressed_rows};
+pub use decide::{is_energy, kernel_shapes, regressed_rows};
 use load::{load_side, Loaded};
 use summarise::summarize;
 

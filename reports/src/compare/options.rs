@@ -105,6 +105,11 @@ pub struct JudgeArgs {
     #[arg(long)]
     #[serde(with = "form::number", skip_serializing_if = "Option::is_none")]
     pub threshold: Option<f64>,
+    /// Relative change of a trial's GPU energy (the `gpu trial energy` rows `ab` measures
+    /// through NVML) that counts as a regression or improvement [default: --threshold]
+    #[arg(long)]
+    #[serde(with = "form::number", skip_serializing_if = "Option::is_none")]
+    pub energy_threshold: Option<f64>,
     /// Significance level for Benjamini-Hochberg adjusted p-values [default: 0.05]
     #[arg(long)]
     #[serde(with = "form::number", skip_serializing_if = "Option::is_none")]
@@ -205,6 +210,8 @@ impl JudgeArgs {
     pub fn replaying(o: &Options) -> JudgeArgs {
         JudgeArgs {
             threshold: Some(o.threshold),
+            // Its override is among `overrides`.
+            energy_threshold: None,
             alpha: Some(o.alpha),
             reduce: Some(o.reduce),
             test: Some(o.test),

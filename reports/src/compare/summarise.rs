@@ -11,6 +11,8 @@ pub(super) fn summarize(rows: &[Row], opt: &Options) -> Summary {
         // Only rows compared and trusted: a row that was insufficient, invalid, withheld
         // or unreliable has no business in the headline figure.
         .filter(|r| !r.control && r.change.is_some() && r.verdict.is_decided())
+        // A trial's energy is no row's speed: said beside, not in the figure.
+        .filter(|r| !super::is_energy(r))
         .collect();
     if compared.is_empty() {
         return Summary {

@@ -499,6 +499,8 @@ pub enum ReasonCode {
     HeadRunFailed,
     /// Kernel/shape rows regressed beyond the threshold (`rows`: how many).
     Regressed,
+    /// A trial's GPU energy regressed beyond its threshold (`rows`: GPUs).
+    EnergyRegressed,
     /// Rows fail numerics on head that passed on base.
     NewNumericsFailure,
     /// Rows fail numerics on both sides, under `--strict-numerics`.
@@ -522,8 +524,7 @@ pub enum ReasonCode {
     UnpairedTables,
     /// No row matched across the sides.
     NothingMatched,
-    /// Rows significantly changed past the threshold by their estimate, not shown past
-    /// it by their interval: inconclusive, with the trials that would tell.
+    /// Rows past the threshold by their estimate, not by their interval: inconclusive.
     SizeUnknown,
     /// Rows could not be compared (too few trials, invalid, withheld, undecided).
     NotCompared,

@@ -3,12 +3,12 @@
 //! order: any failure makes a regression; else a control that moved makes the
 //! comparison unreliable; else any gap makes it inconclusive; else no regression.
 
-use super::decide::{kernel_shapes, regressed_rows};
+use super::decide::{is_energy, kernel_shapes, regressed_rows};
 use super::{
     ControlStatus, FailedRun, NumericsStatus, Options, Overall, Reason, ReasonCode, Row, SideInfo,
     Verdict,
 };
-use crate::fmt::ratio_pct;
+use crate::fmt::{ratio_pct, signed_pct as fmt_pct};
 
 /// What the overall verdict weighs besides the rows.
 pub(super) struct Evidence<'a> {
@@ -47,6 +47,7 @@ const FAILURES: &[(ReasonCode, Rule)] = &[
         failed_runs(ReasonCode::HeadRunFailed, "head", &f.ev.head.failed_runs)
     }),
     (ReasonCode::Regressed, regressed),
+    (ReasonCode::EnergyRegressed, energy_regressed),
     (ReasonCode::NewNumericsFailure, |f| {
         let n = f.rows.iter().filter(|r| r.numerics_failed()).count();
         counted(ReasonCode::NewNumericsFailure, n, || {
@@ -210,13 +211,33 @@ fn regressed(f: &Facts) -> Vec<Reason> {
     if f.mixed || !f.ev.mixed_methods.is_empty() {
         return Vec::new();
     }
-    let regressed = regressed_rows(f.rows);
+    let regressed = regressed_rows(f.rows.iter().filter(|r| !is_energy(r)));
     let metric_rows: usize = regressed.iter().map(|(_, m)| m.len()).sum();
     counted(ReasonCode::Regressed, regressed.len(), || {
         format!(
             "{} kernel/shape row(s) regressed ({metric_rows} metric row(s))",
             regressed.len()
         )
+    })
+}
+
+/// A trial's GPU energy beyond its threshold, judged like a row's time (and, like it,
+/// not on mixed hardware): "same speed, more energy" fails as a slower row does.
+fn energy_regressed(f: &Facts) -> Vec<Reason> {
+    if f.mixed || !f.ev.mixed_methods.is_empty() {
+        return Vec::new();
+    }
+    let rows: Vec<&Row> = f
+        .rows
+        .iter()
+        .filter(|r| is_energy(r) && r.verdict == Verdict::Regression)
+        .collect();
+    counted(ReasonCode::EnergyRegressed, rows.len(), || {
+        let each: Vec<String> = rows
+            .iter()
+            .map(|r| format!("{} {}", r.key_text, fmt_pct(r.change.unwrap_or(0.0))))
+            .collect();
+        format!("the GPU energy of a trial regressed ({})", each.join(", "))
     })
 }
 
@@ -274,15 +295,21 @@ pub(super) fn overall(
             return (verdict, found);
         }
     }
-    let shapes = kernel_shapes(f.judged.iter().copied());
+    let kernels: Vec<&Row> = f.judged.iter().copied().filter(|r| !is_energy(r)).collect();
+    let energy = f.judged.len() - kernels.len();
+    let shapes = kernel_shapes(kernels.iter().copied());
+    let also = match energy {
+        0 => String::new(),
+        n => format!(", nor in the GPU energy of a trial ({n} GPU(s))"),
+    };
     (
         Overall::Ok,
         vec![Reason::new(
             ReasonCode::NoRegression,
             Some(shapes),
             format!(
-                "no regression in {shapes} kernel/shape row(s) ({} metric row(s))",
-                f.judged.len()
+                "no regression in {shapes} kernel/shape row(s) ({} metric row(s)){also}",
+                kernels.len()
             ),
         )],
     )

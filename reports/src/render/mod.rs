@@ -102,7 +102,14 @@ fn pct(change: Option<f64>) -> String {
 
 /// A row's change in its metric's own terms, with the direction-aware factor:
 /// TFLOPS 535 -> 176 is `-67.1% (3.04x slower)`, latency 10 -> 12 us `+20.0% (1.20x slower)`.
+/// A trial's energy is more or less, not slower or faster: `+11.6% (1.12x the energy)`.
 pub fn change_text(r: &Row) -> String {
+    if crate::compare::is_energy(r) {
+        return match r.ratio.filter(|x| x.is_finite() && *x > 0.0) {
+            Some(x) => format!("{:+.1}% ({x:.2}x the energy)", (x - 1.0) * 100.0),
+            None => "-".into(),
+        };
+    }
     change_words(r.ratio, r.direction)
 }
 
@@ -250,8 +257,22 @@ fn counts(report: &Report) -> String {
         let n = report.count(v);
         if n > 0 && v == Verdict::Regression {
             // `us` and `TFLOPS` of one shape moving together are one regression.
-            let shapes = crate::compare::regressed_rows(&report.rows).len();
-            parts.push(format!("{n} regression ({shapes} kernel/shape row(s))"));
+            let shapes = crate::compare::regressed_rows(
+                report.rows.iter().filter(|r| !crate::compare::is_energy(r)),
+            )
+            .len();
+            let energy = report
+                .rows
+                .iter()
+                .filter(|r| crate::compare::is_energy(r) && r.verdict == Verdict::Regression)
+                .count();
+            parts.push(match (shapes, energy) {
+                (_, 0) => format!("{n} regression ({shapes} kernel/shape row(s))"),
+                (0, _) => format!("{n} regression (a trial's GPU energy)"),
+                _ => format!(
+                    "{n} regression ({shapes} kernel/shape row(s) and a trial's GPU energy)"
+                ),
+            });
         } else if n > 0 {
             parts.push(format!("{n} {}", v.as_str()));
         }
@@ -327,6 +348,22 @@ fn key_basis_lines(report: &Report) -> Vec<String> {
         .collect()
 }
 
+/// The trials' GPU energy beside the geomean (which it is not part of): `; GPU energy a
+/// trial: gpu=0 -15.5% (improvement)`, or nothing without energy rows.
+fn energy_summary(report: &Report) -> String {
+    let each: Vec<String> = report
+        .rows
+        .iter()
+        .filter(|r| crate::compare::is_energy(r))
+        .map(|r| format!("{} {} ({})", r.key_text, pct(r.change), r.verdict.as_str()))
+        .collect();
+    if each.is_empty() {
+        String::new()
+    } else {
+        format!("; GPU energy a trial: {}", each.join(", "))
+    }
+}
+
 fn summary_line(report: &Report) -> String {
     match report.summary.geomean_ratio {
         None => "geomean: no rows compared".into(),
@@ -343,9 +380,10 @@ fn summary_line(report: &Report) -> String {
                 })
                 .unwrap_or_default();
             format!(
-                "geomean change over {} row(s): {}{ci} (positive = slower)",
+                "geomean change over {} row(s): {}{ci} (positive = slower){}",
                 report.summary.rows,
-                pct(Some(g - 1.0))
+                pct(Some(g - 1.0)),
+                energy_summary(report)
             )
         }
     }
