@@ -309,6 +309,7 @@ impl Config {
             mann_whitney_p: r.mann_whitney_p,
             baseline_window,
             sequential: None,
+            skip_energy: false,
         })
     }
 

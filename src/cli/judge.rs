@@ -141,10 +141,15 @@ pub struct TrialArgs {
     /// Do not show the commands' output as they run (the progress line stays)
     #[arg(long)]
     pub quiet: bool,
-    /// Do not query nvidia-smi / amd-smi: neither the GPU's name (its device tag, the
-    /// percent of peak) nor its state before and after each trial
+    /// Do not read the GPU (NVML, nvidia-smi, amd-smi): neither its name (the device tag,
+    /// the percent of peak) nor its state and energy around each trial
     #[arg(long)]
     pub no_gpu_state: bool,
+    /// Judge each trial's GPU energy (read through NVML) beside time: one more row the
+    /// run decides, at --energy-threshold. Without it the energy is stored with each
+    /// trial, for `compare` and the history, and not judged here
+    #[arg(long)]
+    pub energy: bool,
     /// Format of the trials' output: auto, or one of the names `perfdb formats` lists
     #[arg(long, value_name = "NAME", default_value = "auto", value_parser = input_format)]
     pub input_format: InputFormat,

@@ -44,6 +44,8 @@ fn look_options(a: &AbArgs) -> anyhow::Result<Options> {
     }
     let chosen = a.judge.test;
     let mut opt = sequential::look_options(opt, a.max_trials, Rule::default());
+    // The trials' energy is stored either way; judged here only when asked.
+    opt.skip_energy = !a.trials.energy;
     // The rule's test unless one is asked for on the command line.
     if let Some(test) = chosen {
         opt.test = test;

@@ -53,7 +53,7 @@ fn ab(wh: &Wh, nvml: &Path, args: &[&str]) -> std::process::Output {
         .current_dir(wh.dir.path())
         .env("PERFDB_NVML_LIBRARY", nvml)
         .env("STANDIN_NVML_DIR", &state)
-        .args(["ab", "--quiet", "--seed", "7"])
+        .args(["ab", "--quiet", "--energy", "--seed", "7"])
         .args(args)
         .output()
         .unwrap()
@@ -158,6 +158,40 @@ fn a_time_change_is_judged_on_time_and_energy_has_its_own_threshold() {
     );
 }
 
+/// Without `--energy` the energy is stored with each trial and `ab` judges time alone
+/// (its verdicts as before); `compare` of the same labels judges it.
+#[test]
+fn without_energy_ab_judges_time_alone_and_compare_judges_the_stored_energy() {
+    let wh = Wh::new();
+    let a = arms(&wh, ("1000", "100"), ("1150", "100"));
+    let mut args = vec!["--label-base", "b", "--label-head", "h"];
+    args.extend(a.iter().map(String::as_str));
+    let nvml = standin();
+    let out = wh
+        .cmd()
+        .current_dir(wh.dir.path())
+        .env("PERFDB_NVML_LIBRARY", &nvml)
+        .env("STANDIN_NVML_DIR", wh.dir.path().join("nvml"))
+        .args(["ab", "--quiet", "--seed", "7"])
+        .args(&args)
+        .output()
+        .unwrap();
+    let report = stdout(&out);
+    assert_eq!(code(&out), 0, "{report}\n{}", stderr(&out));
+    assert!(!report.contains("energy"), "{report}");
+    assert_eq!(
+        wh.count("select count(*) from measurements where table_name = 'gpu'"),
+        8
+    );
+    let out = wh.run(&["compare", "b", "h"]);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    assert!(
+        stdout(&out).starts_with("REGRESSION: the GPU energy of a trial regressed"),
+        "{}",
+        stdout(&out)
+    );
+}
+
 #[test]
 fn without_nvml_a_trial_has_no_energy_and_ab_is_as_before() {
     let wh = Wh::new();
@@ -186,7 +220,7 @@ fn replay(experiment: &str, seed: &str) -> (i32, String) {
         .cmd()
         .env("PERFDB_NVML_LIBRARY", standin())
         .env("STANDIN_NVML_DIR", wh.dir.path().join("nvml"))
-        .args(["ab", "--quiet", "--warmup", "0", "--seed", seed])
+        .args(["ab", "--quiet", "--energy", "--warmup", "0", "--seed", seed])
         .args([
             "--base-env",
             "ARM=base",

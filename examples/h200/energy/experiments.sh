@@ -14,7 +14,7 @@ run_ab() {
   name=$1; shift
   [ -f "$OUT/$name.txt" ] && return 0
   t0=$(date +%s)
-  "$P" --warehouse "$OUT/wh" ab --quiet --logs "$OUT/$name" --label-base "$name-base" --label-head "$name-head" "$@" \
+  "$P" --warehouse "$OUT/wh" ab --energy --quiet --logs "$OUT/$name" --label-base "$name-base" --label-head "$name-head" "$@" \
      -- python "$HERE/bench.py" > "$OUT/$name.txt" 2> "$OUT/$name.err"
   echo "$name rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/summary.txt"
 }

@@ -114,6 +114,14 @@ fn report(
 ) -> Result<Report, CompareError> {
     let mut t = std::time::Instant::now();
     let gpu = gpu_state_warnings(&base_side, &head_side);
+    let (mut b, mut h) = (b, h);
+    if opt.skip_energy {
+        for side in [&mut b, &mut h] {
+            side.rows.retain(|k, _| {
+                !perfdb_ingest::trial_energy::is_row(&k.table, &k.variant, &k.metric)
+            });
+        }
+    }
     let mut r = build_report(base_side, head_side, b, h, opt, devices)?;
     if let Some(db) = db {
         peaks::hold_to_measured(db, &mut r.rows)?;

@@ -266,6 +266,9 @@ pub struct Options {
     /// Judge the comparison as one look of a sequential A/B run (`perfdb ab`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sequential: Option<super::sequential::Look>,
+    /// Leave the trials' GPU energy rows out (`ab` without `--energy`).
+    #[serde(skip_serializing_if = "is_false")]
+    pub skip_energy: bool,
 }
 
 impl Default for Options {
@@ -287,6 +290,7 @@ impl Default for Options {
             mann_whitney_p: false,
             baseline_window: None,
             sequential: None,
+            skip_energy: false,
         }
     }
 }
