@@ -79,8 +79,9 @@ impl GpuTool {
     /// arguments; or why there is none.
     fn call(self, nvidia: &[&str], amd: &[&str]) -> Result<String, String> {
         let (args, select) = match self {
-            GpuTool::NvidiaSmi | GpuTool::Nvml => (nvidia, "-i"),
+            GpuTool::NvidiaSmi => (nvidia, "-i"),
             GpuTool::AmdSmi => (amd, "-g"),
+            GpuTool::Nvml => return Err("NVML is read in-process, not run".into()),
         };
         let out = Command::new(self.name())
             .args(args)

@@ -288,7 +288,8 @@ impl Session {
         };
         let mut prepared =
             perfdb_ingest::prepare_bytes(log, stdout, self.format, &meta, &self.devices);
-        // The trial's energy beside what the benchmark printed, judged like its rows.
+        // The trial's energy, a row beside what the benchmark printed (judged by `compare`,
+        // and by `ab` with `--energy`).
         if let (Ok(p), Some(j)) = (&mut prepared, energy_j) {
             trial_energy::add(p, &GpuTool::device(), j);
         }

@@ -173,6 +173,14 @@ fn recorded_nights(dir: &Path) -> Vec<Night> {
         .collect()
 }
 
+/// How many of `timed` (table, why) are `op`'s rows timed as changed.
+fn changed(timed: &[(String, String)], op: &str) -> usize {
+    timed
+        .iter()
+        .filter(|(t, why)| t == op && why.starts_with("changed"))
+        .count()
+}
+
 /// The `IDENTITY LEAK` lines of a report, up to the first colon after the row.
 fn leaks(report: &str) -> Vec<String> {
     report
@@ -294,10 +302,7 @@ fn the_recorded_h100_nightly_replays_and_misses_no_change() {
     for (i, night) in recorded.iter().enumerate().skip(1) {
         let timed = timed_rows(&night.report);
         for op in want(i) {
-            let n = timed
-                .iter()
-                .filter(|(t, why)| *t == op && why.starts_with("changed"))
-                .count();
+            let n = changed(&timed, &op);
             assert_eq!(
                 n, 8,
                 "device night {i}: {op} changed, {n} of its 8 rows timed as changed"
@@ -314,10 +319,7 @@ fn the_recorded_h100_nightly_replays_and_misses_no_change() {
         let message = expect[i]["message"].as_str().unwrap();
         let timed = timed_rows(&night.report);
         for op in want(i) {
-            let n = timed
-                .iter()
-                .filter(|(t, why)| *t == op && why.starts_with("changed"))
-                .count();
+            let n = changed(&timed, &op);
             assert_eq!(
                 n, 8,
                 "night {i} ({message}): {op} changed, {n} of its 8 rows timed as changed\n{}",

@@ -7,7 +7,7 @@
 //!   notes, the rest the key — a retune that picks another
 //!   kernel for a shape is still the same row.
 
-use super::support::csv::{cells, cells_into, file_table, header_and_records, Columns};
+use super::support::csv::{cells, cells_into, file_table, header_and_records, Columns, Lines};
 use super::support::emit::Spec;
 use crate::formats::parser::{Context, ParseError, Parser};
 use crate::model::Format;
@@ -83,14 +83,7 @@ impl Parser for AiterTunedCsv {
         self.parse_in(text, &Context::default())
     }
     fn parse_in(&self, text: &str, cx: &Context) -> Result<Parsed, ParseError> {
-        let (header_no, header, records) = header_and_records(text)?;
-        if !tuned_header(&header) {
-            return Err(ParseError::at(
-                header_no,
-                "not an aiter tuned-config header: needs `us` and `kernelName` columns",
-            ));
-        }
-        let names: Vec<String> = cells(&header).into_iter().map(Cow::into_owned).collect();
+        let (names, records) = tuned_records(text)?;
         let columns = Columns::new(names, tuned_column);
         let (table, variant) = (Name::new(file_table(cx, "aiter_tuned")), Name::new("tuned"));
         let mut parsed = Parsed::sized_for(text, 14);
@@ -120,11 +113,8 @@ impl Parser for AiterTunedCsv {
     }
 }
 
-/// What a tuned CSV chose for each shape: its key cells (every column neither chosen nor
-/// measured, as printed) and the chosen columns in one line (`kernelId=34 splitK=0
-/// kernelName=...`), in file order: the autotuner's choice that
-/// [`crate::kernel_identity::autotune::compare_choices`] compares across two versions.
-pub fn choices(text: &str) -> Result<Vec<crate::kernel_identity::autotune::Choice>, ParseError> {
+/// A tuned CSV's column names and its records, or why its header is not one.
+fn tuned_records(text: &str) -> Result<(Vec<String>, Lines<'_>), ParseError> {
     let (header_no, header, records) = header_and_records(text)?;
     if !tuned_header(&header) {
         return Err(ParseError::at(
@@ -132,7 +122,18 @@ pub fn choices(text: &str) -> Result<Vec<crate::kernel_identity::autotune::Choic
             "not an aiter tuned-config header: needs `us` and `kernelName` columns",
         ));
     }
-    let names: Vec<String> = cells(&header).into_iter().map(Cow::into_owned).collect();
+    Ok((
+        cells(&header).into_iter().map(Cow::into_owned).collect(),
+        records,
+    ))
+}
+
+/// What a tuned CSV chose for each shape: its key cells (every column neither chosen nor
+/// measured, as printed) and the chosen columns in one line (`kernelId=34 splitK=0
+/// kernelName=...`), in file order: the autotuner's choice that
+/// [`crate::kernel_identity::autotune::compare_choices`] compares across two versions.
+pub fn choices(text: &str) -> Result<Vec<crate::kernel_identity::autotune::Choice>, ParseError> {
+    let (names, records) = tuned_records(text)?;
     let chosen = |n: &str| CHOSEN.contains(&n) || n.starts_with("kernelName");
     let mut out = Vec::new();
     for (no, l) in records {

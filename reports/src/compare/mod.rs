@@ -108,13 +108,13 @@ fn report(
     devices: &Table,
     base_side: SideInfo,
     head_side: SideInfo,
-    b: Loaded,
-    h: Loaded,
+    mut b: Loaded,
+    mut h: Loaded,
     opt: &Options,
 ) -> Result<Report, CompareError> {
     let mut t = std::time::Instant::now();
     let gpu = gpu_state_warnings(&base_side, &head_side);
-    let (mut b, mut h) = (b, h);
+    // `ab` without `--energy`: the trials' energy rows are stored, not judged.
     if opt.skip_energy {
         for side in [&mut b, &mut h] {
             side.rows.retain(|k, _| {
