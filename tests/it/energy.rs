@@ -190,6 +190,19 @@ fn without_energy_ab_judges_time_alone_and_compare_judges_the_stored_energy() {
         "{}",
         stdout(&out)
     );
+    // The row's reason (what the web page shows) words energy as energy.
+    let (_, json) = compare_json(&wh, &["b", "h"]);
+    let row = json["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["table"] == "gpu")
+        .expect("an energy row");
+    let reason = row["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("x the energy, beyond the 5% threshold"),
+        "{reason}"
+    );
 }
 
 #[test]

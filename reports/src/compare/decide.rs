@@ -293,18 +293,19 @@ pub(super) fn decide(r: &mut Row, alpha: f64, by_margin: bool, test: Test) {
         }
         _ => {
             let beyond = beyond.map_or_else(String::new, |qb| format!(", beyond it q = {qb:.2e}"));
+            // A trial's energy is more or less, not slower or faster.
+            let factor = match (is_energy(r), change > 0.0) {
+                (true, _) => format!("{:.2}x the energy", 1.0 + change),
+                (false, true) => format!("{:.2}x slower", 1.0 + change),
+                (false, false) => format!("{:.2}x faster", 1.0 / (1.0 + change)),
+            };
             if change > 0.0 {
                 r.verdict = Verdict::Regression;
-                r.reason = format!(
-                    "{:.2}x slower, beyond the {tau} threshold, {what} = {p:.2e}{beyond}",
-                    1.0 + change
-                );
+                r.reason =
+                    format!("{factor}, beyond the {tau} threshold, {what} = {p:.2e}{beyond}");
             } else {
                 r.verdict = Verdict::Improvement;
-                r.reason = format!(
-                    "{:.2}x faster, {what} = {p:.2e}{beyond}",
-                    1.0 / (1.0 + change)
-                );
+                r.reason = format!("{factor}, {what} = {p:.2e}{beyond}");
             }
         }
     }
