@@ -254,7 +254,7 @@ fn replay(experiment: &str, seed: &str) -> (i32, String) {
 
 /// On the H100 (examples/h200/energy/bench.py, a memory-bound add of 2^27 floats below
 /// the power limit): zeros instead of random inputs used 15% less energy at the same
-/// speed, flagged on energy alone; twice the adds per call was judged on time; the two
+/// speed, flagged on energy alone; twice the adds per call was judged on time; the ten
 /// A/A runs flagged nothing. Each trial's counter and integrated power agreed within 5%.
 #[test]
 fn the_recorded_h100_energy_experiments_replay_to_the_devices_verdicts() {
@@ -269,7 +269,7 @@ fn the_recorded_h100_energy_experiments_replay_to_the_devices_verdicts() {
         );
         n += 1;
     }
-    assert_eq!(n, 64);
+    assert_eq!(n, 128);
     let (rc, report) = replay("planted", "1");
     assert_eq!(rc, 0, "{report}");
     assert_eq!(verdict_of(&report, "gpu"), "improvement", "{report}");
@@ -285,8 +285,9 @@ fn the_recorded_h100_energy_experiments_replay_to_the_devices_verdicts() {
         "{report}"
     );
     assert_eq!(verdict_of(&report, "perf[add]"), "regression", "{report}");
-    for (aa, seed) in [("aa1", "101"), ("aa2", "102")] {
-        let (rc, report) = replay(aa, seed);
+    for i in 1..=10 {
+        let (aa, seed) = (format!("aa{i}"), format!("{}", 100 + i));
+        let (rc, report) = replay(&aa, &seed);
         assert_eq!(rc, 0, "{aa}: {report}");
         assert!(
             report.contains(", nor in the GPU energy of a trial (1 GPU(s))"),
