@@ -310,6 +310,7 @@ impl Config {
             baseline_window,
             sequential: None,
             skip_energy: false,
+            strata: None,
         })
     }
 

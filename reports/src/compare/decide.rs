@@ -118,7 +118,11 @@ pub(super) fn assess(row: &mut Row, bvals: &[Value], hvals: &[Value], opt: &Opti
                 margin::slowness(&hv, row.direction),
                 margin::slowness(&bv, row.direction),
             );
-            row.p = Some(margin::location_test(opt.test, &sh, &sb).p);
+            row.p = Some(
+                margin::location_test(opt.test, &sh, &sb)
+                    .with_lost_df(row.lost_df)
+                    .p,
+            );
         }
         Test::MannWhitney => {
             // What the test can reach given these sizes and these ties, not the sizes alone.
@@ -150,9 +154,17 @@ pub(super) fn assess(row: &mut Row, bvals: &[Value], hvals: &[Value], opt: &Opti
             row.p_mann_whitney = Some(mw.p);
         }
     }
-    row.p_beyond = row
-        .change
-        .and_then(|c| margin::p_beyond(&bv, &hv, row.direction, c, row.threshold, opt.test));
+    row.p_beyond = row.change.and_then(|c| {
+        margin::p_beyond(
+            &bv,
+            &hv,
+            row.direction,
+            c,
+            row.threshold,
+            opt.test,
+            row.lost_df,
+        )
+    });
     // Tested; the final verdict comes after gating and BH.
     row.verdict = Verdict::NoSignificantChange;
 }
@@ -449,7 +461,7 @@ mod tests {
             p: Some(0.5),
             q: Some(0.5),
             verdict,
-            ..crate::compare::types::test_row(stats(), stats())
+            ..crate::compare::test_row::test_row(stats(), stats())
         }
     }
 
@@ -629,6 +641,7 @@ mod tests {
         let v = |x: f64, n: Numerics| Value {
             value: Some(x),
             numerics: n,
+            gpu: None,
         };
         use Numerics::*;
         // Runs 7, 7, 9: run 7's two values give their median, its worst numerics.
@@ -698,6 +711,7 @@ mod cost_tests {
                 // Distinct values: at 50 a side without ties the exact test applies.
                 value: Some(base + i as f64 * 0.001),
                 numerics: Numerics::NotChecked,
+                gpu: None,
             })
             .collect()
     }
@@ -706,7 +720,7 @@ mod cost_tests {
         let dir = Direction::Lower;
         Row {
             variant: "v".into(),
-            ..crate::compare::types::test_row(side_stats(b, dir), side_stats(h, dir))
+            ..crate::compare::test_row::test_row(side_stats(b, dir), side_stats(h, dir))
         }
     }
 
@@ -736,6 +750,7 @@ mod cost_tests {
                 .map(|x| Value {
                     value: Some(*x),
                     numerics: Numerics::NotChecked,
+                    gpu: None,
                 })
                 .collect()
         };

@@ -185,6 +185,7 @@ pub(super) fn loaded(side: &FileRuns, info: &SideInfo, filters: &[(String, Strin
             row.values.push(Value {
                 value: m.value,
                 numerics: m.numerics,
+                gpu: None,
             });
             row.runs.push(n as u64);
         }

@@ -1,7 +1,8 @@
 //! Step 2: load each side's values from the warehouse, one entry per row identity with
 //! its trials, straight from DuckDB as Arrow.
 
-use super::{CompareError, MatchedBy, SideInfo};
+use super::strata::Strata;
+use super::{CompareError, MatchedBy, Options, SideInfo};
 use crate::db::{sql_str, Db};
 use arrow::array::{Array, ArrayRef, Float64Array, Int8Array, ListArray, StringArray, UInt64Array};
 use perfdb_ingest::model::{metric, Direction, Numerics, SeriesKey};
@@ -10,6 +11,8 @@ use std::collections::{BTreeMap, HashMap};
 pub(crate) struct Value {
     pub(crate) value: Option<f64>,
     pub(crate) numerics: Numerics,
+    /// The GPU its run ran on, when the look says (`Options::strata`).
+    pub(crate) gpu: Option<u32>,
 }
 
 /// Every counter value of a side, by identity.
@@ -70,6 +73,7 @@ fn side_query(
     db: &Db,
     side: &SideInfo,
     filters: &[(String, String)],
+    strata: bool,
 ) -> Result<String, CompareError> {
     // Selected by label: all runs of those partitions, no run list to check against.
     // Else only the files that may hold the runs (a commit of a year: one file).
@@ -99,10 +103,12 @@ fn side_query(
     let sql = format!(
         "SELECT m.table_name, m.variant, m.key, m.metric, m.unit, any_value(m.direction), any_value(m.column_name), \
                 list(m.value), list(CASE m.numerics WHEN 'pass' THEN 0 WHEN 'fail' THEN 2 ELSE 1 END::TINYINT), \
-                any_value(m.key_order), list(hash(m.run_id)) \
+                any_value(m.key_order), list(hash(m.run_id)){} \
          FROM {source} m {} \
          WHERE m.label IN ({}){run_pred}{not_profiled}{} \
          GROUP BY m.table_name, m.variant, m.key, m.metric, m.unit",
+        // The runs' own ids only when the look says which GPU ran each.
+        if strata { ", list(m.run_id)" } else { "" },
         // Run-level filters need the runs; without them the join is skipped.
         if filters.is_empty() { "" } else { "JOIN runs r ON m.run_id = r.run_id" },
         labels.join(", "),
@@ -128,12 +134,9 @@ fn counters_of(db: &Db, side: &SideInfo) -> Result<Counters, CompareError> {
     counters_where(db, &side.labels, &cond)
 }
 
-pub(super) fn load_side(
-    db: &Db,
-    side: &SideInfo,
-    filters: &[(String, String)],
-) -> Result<Loaded, CompareError> {
-    let sql = side_query(db, side, filters)?;
+pub(super) fn load_side(db: &Db, side: &SideInfo, opt: &Options) -> Result<Loaded, CompareError> {
+    let strata = opt.strata.as_deref();
+    let sql = side_query(db, side, &opt.filters, strata.is_some())?;
     let mut loaded = Loaded::with_counters(counters_of(db, side)?);
     // Arrow straight from DuckDB: no per-value conversion on the way.
     let (_, batches) = db.query(&sql)?;
@@ -152,6 +155,7 @@ pub(super) fn load_side(
         let numerics_lists = list(batch.column(8))?;
         let key_orders = text(9)?;
         let run_lists = list(batch.column(10))?;
+        let id_lists = strata.map(|_| list(batch.column(11))).transpose()?;
         for i in 0..batch.num_rows() {
             let table = tables.value(i).to_string();
             let variant = variants.value(i).to_string();
@@ -195,8 +199,14 @@ pub(super) fn load_side(
                 .as_any()
                 .downcast_ref::<Int8Array>()
                 .ok_or_else(|| unexpected("numerics list is not TINYINT"))?;
+            let gpus = match (strata, &id_lists) {
+                (Some(st), Some(l)) => Some(gpus_of(st, &utf8(&l.value(i))?)),
+                _ => None,
+            };
+            let gpu = |j: usize| gpus.as_ref().and_then(|g| g[j]);
             let vals: Vec<Value> = (0..values.len())
                 .map(|j| Value {
+                    gpu: gpu(j),
                     value: values.is_valid(j).then(|| values.value(j)),
                     numerics: match numerics.value(j) {
                         0 => Numerics::Pass,
@@ -210,7 +220,20 @@ pub(super) fn load_side(
                 .as_any()
                 .downcast_ref::<UInt64Array>()
                 .ok_or_else(|| unexpected("run hash list is not UBIGINT"))?;
-            let (vals, most) = per_run(vals, runs.values());
+            let (mut vals, mut runs) = (vals, runs.values().to_vec());
+            if let Some(g) = &gpus {
+                // A run the look does not list is not one of its trials (its GPU's
+                // blocks were dropped).
+                let kept: Vec<bool> = g.iter().map(Option::is_some).collect();
+                let mut k = kept.iter();
+                vals.retain(|_| *k.next().unwrap_or(&true));
+                let mut k = kept.iter();
+                runs.retain(|_| *k.next().unwrap_or(&true));
+                if vals.is_empty() {
+                    continue;
+                }
+            }
+            let (vals, most) = per_run(vals, &runs);
             let id = id_of(table, variant, key, metric_name);
             if most > 1 {
                 loaded.repeated.insert(id.clone(), most);
@@ -246,9 +269,21 @@ pub(super) fn per_run(vals: Vec<Value>, runs: &[u64]) -> (Vec<Value>, usize) {
             .reduce(Numerics::worst)
             .unwrap_or(Numerics::NotChecked);
         let value = (!present.is_empty()).then(|| crate::stats::median_in_place(&mut present));
-        out.push(Value { value, numerics });
+        let gpu = vals[group[0].1].gpu;
+        out.push(Value {
+            value,
+            numerics,
+            gpu,
+        });
     }
     (out, most)
+}
+
+/// Each value's GPU, from its run's id (`None`: not a trial of the look).
+fn gpus_of(strata: &Strata, ids: &StringArray) -> Vec<Option<u32>> {
+    (0..ids.len())
+        .map(|j| strata.gpu_of.get(ids.value(j)).copied())
+        .collect()
 }
 
 fn unexpected(what: &str) -> CompareError {

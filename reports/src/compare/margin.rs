@@ -31,6 +31,7 @@ pub(super) fn p_beyond(
     change: f64,
     tau: f64,
     test: Test,
+    lost_df: f64,
 ) -> Option<f64> {
     if base.len() < 2 || head.len() < 2 {
         return None;
@@ -44,7 +45,7 @@ pub(super) fn p_beyond(
         .collect();
     Some(match test {
         Test::Welch | Test::Trimmed | Test::Adaptive => {
-            let w = location_test(test, &h, &b);
+            let w = location_test(test, &h, &b).with_lost_df(lost_df);
             if slower {
                 w.p_greater()
             } else {
@@ -94,7 +95,7 @@ pub(super) fn shift(r: &Row, test: Test) -> Option<Shift> {
         return Some(Shift {
             d: th.mean - tb.mean,
             se: (tb.d + th.d).sqrt(),
-            df: stats::yuen_of(&th, &tb).df,
+            df: (stats::yuen_of(&th, &tb).df - r.lost_df).max(1.0),
             var_sum: tb.d * b.len() as f64 + th.d * h.len() as f64,
         });
     }
@@ -103,7 +104,7 @@ pub(super) fn shift(r: &Row, test: Test) -> Option<Shift> {
     Some(Shift {
         d: mean(&h) - mean(&b),
         se,
-        df: stats::welch(&h, &b).df,
+        df: (stats::welch(&h, &b).df - r.lost_df).max(1.0),
         var_sum: vb + vh,
     })
 }
@@ -138,22 +139,31 @@ mod tests {
         let b = [10.0, 10.1, 9.9, 10.05];
         // +30%, tight: far beyond 5%.
         let h: Vec<f64> = b.iter().map(|v| v * 1.3).collect();
-        let p = p_beyond(&b, &h, Direction::Lower, 0.3, 0.05, Test::Welch).unwrap();
+        let p = p_beyond(&b, &h, Direction::Lower, 0.3, 0.05, Test::Welch, 0.0).unwrap();
         assert!(p < 1e-4, "{p}");
         // +5% exactly: its own margin, p about one half.
         let h: Vec<f64> = b.iter().map(|v| v * 1.05).collect();
-        let p = p_beyond(&b, &h, Direction::Lower, 0.05, 0.05, Test::Welch).unwrap();
+        let p = p_beyond(&b, &h, Direction::Lower, 0.05, 0.05, Test::Welch, 0.0).unwrap();
         assert!((p - 0.5).abs() < 0.05, "{p}");
         // Throughput 30% lower is 30% slower: the same evidence on the other scale.
         let tb = [100.0, 99.0, 101.0, 99.5];
         let th: Vec<f64> = tb.iter().map(|v| v / 1.3).collect();
-        let p = p_beyond(&tb, &th, Direction::Higher, 0.3, 0.05, Test::Welch).unwrap();
+        let p = p_beyond(&tb, &th, Direction::Higher, 0.3, 0.05, Test::Welch, 0.0).unwrap();
         assert!(p < 1e-4, "{p}");
         // Faster beyond the margin: an improvement's evidence.
         let h: Vec<f64> = b.iter().map(|v| v / 1.3).collect();
-        let p = p_beyond(&b, &h, Direction::Lower, -0.23, 0.05, Test::Welch).unwrap();
+        let p = p_beyond(&b, &h, Direction::Lower, -0.23, 0.05, Test::Welch, 0.0).unwrap();
         assert!(p < 1e-4, "{p}");
-        let p = p_beyond(&b, &h, Direction::Lower, -0.23, 0.05, Test::MannWhitney).unwrap();
+        let p = p_beyond(
+            &b,
+            &h,
+            Direction::Lower,
+            -0.23,
+            0.05,
+            Test::MannWhitney,
+            0.0,
+        )
+        .unwrap();
         assert!((p - 1.0 / 70.0).abs() < 1e-9, "{p}");
     }
 }

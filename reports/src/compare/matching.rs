@@ -201,6 +201,7 @@ mod tests {
                 let v = Value {
                     value: Some(1.0),
                     numerics: Numerics::NotChecked,
+                    gpu: None,
                 };
                 (id, (Direction::Lower, vec![v]))
             })

@@ -57,6 +57,7 @@ fn loaded(rows: &[MemoryRow]) -> Loaded {
             .map(|v| Value {
                 value: Some(*v),
                 numerics: Numerics::NotChecked,
+                gpu: None,
             })
             .collect();
         out.rows.insert(

@@ -22,7 +22,10 @@ mod pair;
 mod peaks;
 mod select;
 pub mod sequential;
+pub mod strata;
 mod summarise;
+#[cfg(test)]
+pub(crate) mod test_row;
 mod types;
 mod verdict;
 
@@ -84,7 +87,7 @@ pub fn compare_sides(
             Side::Files(f) => Ok(files::loaded(f, info, &opt.filters)),
             Side::Warehouse(_) => {
                 let db = db.expect("a warehouse side was selected in a warehouse");
-                load_side(db, info, &opt.filters)
+                load_side(db, info, opt)
             }
         }
     };
@@ -151,9 +154,9 @@ pub fn compare(db: &Db, base: &str, head: &str, opt: &Options) -> Result<Report,
     trace("select runs", &mut t);
     let head_db = db.try_clone()?;
     let (b, h) = std::thread::scope(|s| {
-        let (side, filters) = (&head_side, &opt.filters);
-        let head = s.spawn(move || load_side(&head_db, side, filters));
-        let base = load_side(db, &base_side, &opt.filters);
+        let side = &head_side;
+        let head = s.spawn(move || load_side(&head_db, side, opt));
+        let base = load_side(db, &base_side, opt);
         (base, head.join().expect("loading thread panicked"))
     });
     let (b, h) = (b?, h?);

@@ -269,6 +269,11 @@ pub struct Options {
     /// Leave the trials' GPU energy rows out (`ab` without `--energy`).
     #[serde(skip_serializing_if = "is_false")]
     pub skip_energy: bool,
+    /// Which GPU ran each trial of the look (`perfdb ab --gpus`): each row's GPUs'
+    /// offsets are taken out before it is tested (`super::strata`), and runs it does
+    /// not list are not compared. Not part of a saved report's options.
+    #[serde(skip)]
+    pub strata: Option<std::sync::Arc<super::strata::Strata>>,
 }
 
 impl Default for Options {
@@ -291,6 +296,7 @@ impl Default for Options {
             baseline_window: None,
             sequential: None,
             skip_energy: false,
+            strata: None,
         }
     }
 }

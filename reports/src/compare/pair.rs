@@ -5,6 +5,7 @@
 use super::decide::{assess, is_control, side_stats};
 use super::load::{Loaded, Value};
 use super::matching::{self, Positional};
+use super::strata::{self, Stratified};
 use super::{NumericsStatus, OneSided, OneSidedKind, Options, Row, Verdict};
 use crate::stats;
 use perfdb_ingest::model::SeriesKey;
@@ -109,8 +110,8 @@ pub(super) fn pair(mut b: Loaded, mut h: Loaded, opt: &Options) -> Paired {
     }
     let ids: Vec<SeriesKey> = b.rows.keys().cloned().collect();
     for id in ids {
-        let (dir, bvals) = b.rows.remove(&id).expect("key from map");
-        let Some((_, hvals)) = h.rows.remove(&id) else {
+        let (dir, mut bvals) = b.rows.remove(&id).expect("key from map");
+        let Some((_, mut hvals)) = h.rows.remove(&id) else {
             out.only_in_base
                 .push(orders.one_sided(&id, OneSidedKind::Missing));
             continue;
@@ -124,7 +125,13 @@ pub(super) fn pair(mut b: Loaded, mut h: Loaded, opt: &Options) -> Paired {
             id.table.clone(),
             key.iter().map(|(k, _)| k.clone()).collect(),
         ));
+        // Trials on several GPUs: each GPU's offset taken out first.
+        let strata = match opt.strata {
+            Some(_) => strata::adjust(&mut bvals, &mut hvals),
+            None => None,
+        };
         let sides = Sides {
+            strata,
             dir,
             bvals: &bvals,
             hvals: &hvals,
@@ -138,6 +145,7 @@ pub(super) fn pair(mut b: Loaded, mut h: Loaded, opt: &Options) -> Paired {
 
 /// One identity's values on both sides, and the sides they came from.
 struct Sides<'a> {
+    strata: Option<Stratified>,
     dir: Direction,
     bvals: &'a [Value],
     hvals: &'a [Value],
@@ -154,6 +162,7 @@ fn row(
     opt: &Options,
 ) -> Row {
     let Sides {
+        ref strata,
         dir,
         bvals,
         hvals,
@@ -221,6 +230,11 @@ fn row(
         trials_needed: None,
         peak: None,
         measured_peak: None,
+        gpu_offsets: strata
+            .as_ref()
+            .map(|s| s.offsets.clone())
+            .unwrap_or_default(),
+        lost_df: strata.as_ref().map_or(0.0, |s| s.lost_df),
     };
     assess(&mut row, bvals, hvals, opt);
     // Each side on its own: pooled, a real change is two modes too.

@@ -278,7 +278,7 @@ mod tests {
             change: Some(stats::median(h) / stats::median(b) - 1.0),
             p: Some(stats::welch_log(h, b).p),
             verdict: Verdict::NoSignificantChange,
-            ..crate::compare::types::test_row(side(b), side(h))
+            ..crate::compare::test_row::test_row(side(b), side(h))
         }
     }
 
@@ -381,6 +381,7 @@ mod tests {
                     change,
                     threshold,
                     crate::compare::Test::Welch,
+                    0.0,
                 )
                 .unwrap(),
             ];

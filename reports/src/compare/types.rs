@@ -308,6 +308,12 @@ pub struct Row {
     /// (in the peak's unit), when it ran there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_peak: Option<f64>,
+    /// Each GPU's offset, when the trials ran on several (`perfdb ab --gpus`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpu_offsets: Vec<super::strata::GpuOffset>,
+    /// Degrees of freedom those offsets used, taken off the row's test.
+    #[serde(skip)]
+    pub lost_df: f64,
 }
 
 /// Head's numerics judged against base (docs/STATS.md, "Numerics").
@@ -348,43 +354,6 @@ impl Row {
     /// Head fails a check base did not fail.
     pub fn numerics_failed(&self) -> bool {
         self.numerics == NumericsStatus::NewFailure
-    }
-}
-
-/// A latency row (`t`, `triton`, no key, lower is better) with these sides and nothing
-/// judged yet: tests set what they need on top.
-#[cfg(test)]
-pub(crate) fn test_row(base: SideStats, head: SideStats) -> Row {
-    Row {
-        table: "t".into(),
-        variant: "triton".into(),
-        key: vec![],
-        key_text: String::new(),
-        metric: "latency".into(),
-        unit: "us".into(),
-        direction: Direction::Lower,
-        base,
-        head,
-        ratio: None,
-        ratio_ci: None,
-        change: None,
-        p: None,
-        p_mann_whitney: None,
-        q: None,
-        p_beyond: None,
-        q_beyond: None,
-        threshold: 0.05,
-        verdict: Verdict::Invalid,
-        reason: String::new(),
-        control: false,
-        head_numerics: Numerics::NotChecked,
-        base_numerics: Numerics::NotChecked,
-        numerics: NumericsStatus::Ok,
-        modes: None,
-        state: None,
-        trials_needed: None,
-        peak: None,
-        measured_peak: None,
     }
 }
 

@@ -393,9 +393,10 @@ fn summary_line(report: &Report) -> String {
 /// unchanged row, a row too short to compare, a row missing on head.
 #[cfg(test)]
 pub(crate) fn sample_report() -> Report {
+    use crate::compare::test_row::test_row;
     use crate::compare::{
-        test_row, ControlMetric, ControlStatus, KeyBasis, MatchedBy, OneSided, OneSidedKind,
-        Options, Reason, ReasonCode, SideInfo, SideStats, Summary,
+        ControlMetric, ControlStatus, KeyBasis, MatchedBy, OneSided, OneSidedKind, Options, Reason,
+        ReasonCode, SideInfo, SideStats, Summary,
     };
     let stats = |v: &[f64]| SideStats {
         n: v.len(),
