@@ -150,6 +150,13 @@ pub struct TrialArgs {
     /// trial, for `compare` and the history, and not judged here
     #[arg(long)]
     pub energy: bool,
+    /// Run blocks on these GPUs at once (`0-7`, `0,2,5`, `all`): each GPU runs whole ABBA
+    /// blocks of both arms, its trials pinned to it (CUDA_VISIBLE_DEVICES by UUID,
+    /// HIP_VISIBLE_DEVICES), and each row is tested with each GPU's offset taken out. A GPU
+    /// whose clock, temperature or throttling departs from the others' has its blocks
+    /// dropped. One GPU: pinned, judged as without the flag
+    #[arg(long, value_name = "LIST")]
+    pub gpus: Option<crate::trials::GpuList>,
     /// Format of the trials' output: auto, or one of the names `perfdb formats` lists
     #[arg(long, value_name = "NAME", default_value = "auto", value_parser = input_format)]
     pub input_format: InputFormat,

@@ -14,10 +14,11 @@ pub struct TrialEnergy {
     pub integrated: Option<Integrated>,
 }
 
-/// Starts the power sampler for a trial when the GPU is read through NVML.
-pub fn start(gpu: Option<GpuTool>) -> Option<PowerSampler> {
+/// Starts the power sampler for a trial on GPU `device` (an index) when the GPU is read
+/// through NVML.
+pub fn start(gpu: Option<GpuTool>, device: &str) -> Option<PowerSampler> {
     match gpu {
-        Some(GpuTool::Nvml) => PowerSampler::start(GpuTool::index().ok()?),
+        Some(GpuTool::Nvml) => PowerSampler::start(device.parse().ok()?),
         _ => None,
     }
 }
@@ -41,11 +42,11 @@ impl TrialEnergy {
     }
 
     /// As run tags: the counter's joules, the integrated joules and the samples taken,
-    /// and the GPU they are of.
-    pub fn tags(&self) -> Vec<(String, String)> {
+    /// and the GPU (`device`, an index) they are of.
+    pub fn tags(&self, device: &str) -> Vec<(String, String)> {
         let mut t = Vec::new();
         if self.counter_j.is_some() || self.integrated.is_some() {
-            t.push(("gpu_index".to_string(), GpuTool::device()));
+            t.push(("gpu_index".to_string(), device.to_string()));
         }
         if let Some(j) = self.counter_j {
             t.push(("gpu_energy_j".to_string(), format!("{j:.3}")));

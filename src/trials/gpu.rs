@@ -78,6 +78,10 @@ impl GpuTool {
     /// The tool's output for the GPU the benchmark sees, with `nvidia` or `amd` as its
     /// arguments; or why there is none.
     fn call(self, nvidia: &[&str], amd: &[&str]) -> Result<String, String> {
+        self.call_at(nvidia, amd, &GpuTool::device())
+    }
+
+    fn call_at(self, nvidia: &[&str], amd: &[&str], device: &str) -> Result<String, String> {
         let (args, select) = match self {
             GpuTool::NvidiaSmi => (nvidia, "-i"),
             GpuTool::AmdSmi => (amd, "-g"),
@@ -85,7 +89,7 @@ impl GpuTool {
         };
         let out = Command::new(self.name())
             .args(args)
-            .args([select, &GpuTool::device()])
+            .args([select, device])
             .output()
             .map_err(|e| e.to_string())?;
         if !out.status.success() {
@@ -98,12 +102,20 @@ impl GpuTool {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
-    /// One reading, or why there is none.
+    /// One reading of the GPU the benchmark sees, or why there is none.
     pub fn query(self) -> Result<GpuState, String> {
+        self.query_at(&Self::device())
+    }
+
+    /// One reading of GPU `device` (an index), or why there is none.
+    pub fn query_at(self, device: &str) -> Result<GpuState, String> {
         if self == GpuTool::Nvml {
-            return super::nvml::reading(Self::index()?);
+            let index = device
+                .parse()
+                .map_err(|_| format!("GPU '{device}' is not an index NVML knows"))?;
+            return super::nvml::reading(index);
         }
-        let text = self.call(&gpu_state::NVIDIA_SMI_ARGS, &["metric", "--json"])?;
+        let text = self.call_at(&gpu_state::NVIDIA_SMI_ARGS, &["metric", "--json"], device)?;
         let parsed = match self {
             GpuTool::AmdSmi => gpu_state::parse_amd_smi(&text),
             _ => gpu_state::parse_nvidia_smi(&text),

@@ -12,6 +12,7 @@ mod arms;
 mod energy;
 pub mod environment;
 mod gpu;
+mod lanes;
 mod nvml;
 mod profile;
 mod session;
@@ -23,6 +24,7 @@ use crate::Exit;
 use anyhow::Context;
 use arms::Arms;
 pub use gpu::GpuTool;
+pub use lanes::GpuList;
 use perfdb_ingest::devices::Table;
 use perfdb_ingest::model::RunMeta;
 use perfdb_ingest::warehouse::{Label, Warehouse};
@@ -113,6 +115,20 @@ fn session(
     if gpu.is_none() && !a.trials.no_gpu_state {
         say!("ab: neither nvidia-smi nor amd-smi is on PATH: the GPU's clock and power are not recorded");
     }
+    let lanes = match &a.trials.gpus {
+        Some(list) => lanes::resolve(list, gpu)?,
+        None => Vec::new(),
+    };
+    if lanes.len() > 1 {
+        say!(
+            "ab: blocks on GPUs {} at once, each GPU a block of both arms",
+            lanes
+                .iter()
+                .map(|l| l.index.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     if let Some(d) = gpu.and_then(|g| gpu::device_tag(g, a.machine.as_deref(), devices)) {
         tags.push(("device".to_string(), d));
     }
@@ -163,6 +179,12 @@ fn session(
         budget: a.max_time,
         slowest: None,
         show_progress: std::io::stdout().is_terminal() && std::io::stderr().is_terminal(),
+        active: (0..lanes.len()).collect(),
+        lane_runs: vec![Vec::new(); lanes.len()],
+        lane_blocks: vec![0; lanes.len()],
+        lane_readings: vec![Vec::new(); lanes.len()],
+        lane_dropped: vec![None; lanes.len()],
+        lanes,
     };
     Ok((s, labels))
 }
@@ -340,7 +362,9 @@ pub fn experiment(
             "not timed: {row}: identity equal in both arms (its compiled kernels and launches)"
         ));
     }
-    let seq = Sequential::new(course, &plan, s.facts(labels));
+    let mut facts = s.facts(labels);
+    facts.offsets_from(&report);
+    let seq = Sequential::new(course, &plan, facts);
     let exit = if interrupted {
         Exit::Interrupted
     } else {

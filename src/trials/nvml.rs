@@ -53,6 +53,23 @@ pub fn product(index: u32) -> Result<String, String> {
         .map_err(|e| format!("NVML did not name GPU {index}: {e}"))
 }
 
+/// How many GPUs NVML sees.
+pub fn count() -> Result<u32, String> {
+    library()?
+        .device_count()
+        .map_err(|e| format!("NVML cannot count the GPUs: {e}"))
+}
+
+/// GPU `index`'s UUID (`GPU-...`), which `CUDA_VISIBLE_DEVICES` accepts whatever order
+/// CUDA numbers the GPUs in.
+pub fn uuid(index: u32) -> Result<String, String> {
+    let d = library()?
+        .device_by_index(index)
+        .map_err(|e| format!("NVML has no GPU {index}: {e}"))?;
+    d.uuid()
+        .map_err(|e| format!("NVML did not give GPU {index}'s UUID: {e}"))
+}
+
 /// The driver's version.
 pub fn driver() -> Option<String> {
     library().ok()?.sys_driver_version().ok()

@@ -6,6 +6,7 @@
 use super::arms::Arms;
 use super::energy::{self, TrialEnergy};
 use super::gpu::GpuTool;
+use super::lanes::{self, Lane, Readings};
 use crate::process::{self, Echo, Ended};
 use anyhow::Context;
 use perfdb_ingest::formats::Format;
@@ -13,7 +14,8 @@ use perfdb_ingest::gpu_state::GpuState;
 use perfdb_ingest::model::RunMeta;
 use perfdb_ingest::trial_energy;
 use perfdb_ingest::warehouse::Warehouse;
-use perfdb_reports::ab::{Arm, Facts, LookError, Trial, TrialEnd, Trials};
+use perfdb_reports::ab::{Arm, Facts, GpuFacts, Job, LookError, Trial, TrialEnd, Trials};
+use perfdb_reports::compare::strata::Strata;
 use perfdb_reports::compare::{compare, CompareError, Options, Report};
 use perfdb_reports::db::Db;
 use perfdb_reports::fmt::human_seconds as human;
@@ -64,110 +66,112 @@ pub struct Session {
     pub slowest: Option<f64>,
     /// Print the progress line after each block (both outputs a terminal).
     pub show_progress: bool,
+    /// `--gpus`: the GPUs blocks run on (empty without the flag: today's one GPU, not
+    /// pinned), those still used (indices into `lanes`), and per lane its measured
+    /// trials' runs, whole blocks, GPU readings and why it was dropped.
+    pub lanes: Vec<Lane>,
+    pub active: Vec<usize>,
+    pub lane_runs: Vec<Vec<String>>,
+    pub lane_blocks: Vec<usize>,
+    pub lane_readings: Vec<Readings>,
+    pub lane_dropped: Vec<Option<String>>,
+}
+
+/// Which GPU ran each measured trial of this process's experiments (`--gpus`), by run.
+static STRATA: std::sync::LazyLock<std::sync::Mutex<Strata>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// One trial to run: its arm, its place (a block and position, or a warm-up), its name in
+/// the logs folder, and the GPU it is pinned to (`--gpus`: an index into the lanes).
+struct Step {
+    arm: Arm,
+    block: Option<(usize, usize)>,
+    what: String,
+    lane: Option<usize>,
+}
+
+/// What a step's process did and the GPU around it, before perfdb keeps it.
+struct Ran {
+    out: process::Captured,
+    end_how: TrialEnd,
+    timeout: Option<Duration>,
+    started_at: chrono::DateTime<chrono::Utc>,
+    seconds: f64,
+    since_previous: Option<f64>,
+    described: String,
+    before: Option<Result<GpuState, String>>,
+    after: Option<Result<GpuState, String>>,
+    energy: TrialEnergy,
 }
 
 impl Trials for Session {
     type Error = anyhow::Error;
 
     fn trial(&mut self, arm: Arm, block: Option<(usize, usize)>) -> anyhow::Result<Trial> {
-        self.trial_no += 1;
-        let what = match block {
-            Some(_) => format!("{:03}-{}", self.trial_no, arm.name()),
-            None => format!("warmup-{:03}-{}", self.trial_no, arm.name()),
-        };
-        let before = self.gpu.map(|g| g.query());
-        let sampler = energy::start(self.gpu);
-        let start = Instant::now();
-        let started_at = chrono::Utc::now();
-        let since_previous = self.last_end.map(|t| start.duration_since(t).as_secs_f64());
-        let described = self.arms.describe(arm);
-        let mut cmd = self.arms.command(arm);
-        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
-        // The trial's deadline: its own, or the budget's end, whichever is first.
-        let timeout = self.trial_timeout.or_else(|| default_timeout(self.slowest));
-        let by_timeout = timeout.map(|t| start + t);
-        let by_budget = self.budget.map(|b| self.started + b);
-        let deadline = match (by_timeout, by_budget) {
-            (Some(t), Some(b)) => Some(t.min(b)),
-            (t, b) => t.or(b),
-        };
-        let out = process::run(&mut cmd, self.echo, deadline)
-            .with_context(|| format!("cannot run the {} arm: `{described}`", arm.name()))?;
-        let end_how = match out.ended {
-            Ended::Exited => TrialEnd::Exited(out.status.success()),
-            Ended::Interrupted(sig) => TrialEnd::Interrupted(process::signal_name(sig)),
-            Ended::Deadline if by_budget.is_some_and(|b| by_timeout.is_none_or(|t| b <= t)) => {
-                TrialEnd::OverBudget
+        let lane = (!self.lanes.is_empty()).then_some(0);
+        let step = self.step(arm, block, lane);
+        let ran = self.launch(&step, self.last_end)?;
+        self.last_end = Some(ran.out.exited_at);
+        self.record(&step, ran)
+    }
+
+    fn lanes(&self) -> usize {
+        self.active.len()
+    }
+
+    /// Each job on its own GPU, in threads; the trials stored GPU by GPU once all have
+    /// ended; then each GPU's state held against the others'.
+    fn round(&mut self, jobs: &[Job]) -> anyhow::Result<Vec<Vec<Trial>>> {
+        let steps: Vec<Vec<Step>> = jobs
+            .iter()
+            .zip(self.active.clone())
+            .map(|(job, lane)| {
+                job.arms
+                    .iter()
+                    .enumerate()
+                    .map(|(pos, arm)| self.step(*arm, job.block.map(|b| (b, pos + 1)), Some(lane)))
+                    .collect()
+            })
+            .collect();
+        let this = &*self;
+        let ran: Vec<anyhow::Result<Vec<Ran>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = steps
+                .iter()
+                .map(|lane_steps| {
+                    scope.spawn(move || {
+                        let mut out: Vec<Ran> = Vec::new();
+                        let mut last = this.last_end;
+                        for step in lane_steps {
+                            let r = this.launch(step, last)?;
+                            last = Some(r.out.exited_at);
+                            let ended = r.end_how != TrialEnd::Exited(true);
+                            out.push(r);
+                            if ended {
+                                break;
+                            }
+                        }
+                        Ok(out)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a GPU's trials panicked"))
+                .collect()
+        });
+        let mut out = Vec::new();
+        for (lane_steps, ran) in steps.iter().zip(ran) {
+            let mut trials = Vec::new();
+            for (step, r) in lane_steps.iter().zip(ran?) {
+                trials.push(self.record(step, r)?);
             }
-            Ended::Deadline => TrialEnd::TimedOut(timeout.unwrap_or_default().as_secs_f64()),
-        };
-        // The trial ends when its command does, not when its output closes.
-        let end = out.exited_at;
-        self.last_end = Some(end);
-        let seconds = end.duration_since(start).as_secs_f64();
-        let after = self.gpu.map(|g| g.query());
-        let energy = TrialEnergy::measured(before.as_ref(), after.as_ref(), sampler);
-        let perfdb_start = Instant::now();
-        let out_path = self.logs.join(format!("{what}.out"));
-        std::fs::write(&out_path, &out.stdout)
-            .and_then(|_| std::fs::write(self.logs.join(format!("{what}.log")), &out.merged))
-            .with_context(|| {
-                format!(
-                    "cannot write the trial's output under {}",
-                    self.logs.display()
-                )
-            })?;
-        let log = out_path.to_string_lossy().into_owned();
-        let trial = Trial { end: end_how, log };
-        // Stopped by the budget or a signal: kept in the logs folder, never stored (a
-        // cut output would read as a trial).
-        if matches!(end_how, TrialEnd::OverBudget | TrialEnd::Interrupted(_)) {
-            self.perfdb_time += perfdb_start.elapsed();
-            return Ok(trial);
+            out.push(trials);
         }
-        let ok = end_how == TrialEnd::Exited(true);
-        if ok {
-            self.slowest = Some(self.slowest.map_or(seconds, |s| s.max(seconds)));
+        self.last_end = Some(Instant::now());
+        if jobs.iter().any(|j| j.block.is_some()) {
+            self.drop_departed();
         }
-        let failed = match end_how {
-            TrialEnd::TimedOut(t) => Some(format!(
-                "killed at its deadline of {} with every process it started (--trial-timeout)",
-                human(t)
-            )),
-            _ if !ok => Some(match out.status.code() {
-                Some(c) => format!("command exited with code {c}"),
-                None => "command was killed by a signal".to_string(),
-            }),
-            _ => None,
-        };
-        let mut tags = self.base_tags(
-            arm,
-            &described,
-            &started_at,
-            seconds,
-            since_previous,
-            &out.status,
-            block,
-        );
-        if let Some(note) = &out.after_exit {
-            say!("ab: the {} arm's trial ({}): {note}", arm.name(), trial.log);
-            tags.push(("output_after_exit".into(), note.clone()));
-        }
-        if block.is_none() {
-            if !ok {
-                // A warm-up that fails is stored as a failed run like any trial: the
-                // arm does not run.
-                self.store(arm, &out.stdout, &trial.log, tags, failed, None)?;
-            }
-            self.perfdb_time += perfdb_start.elapsed();
-            return Ok(trial);
-        }
-        self.durations.push(seconds);
-        tags.extend(self.gpu_readings(arm, before, after));
-        tags.extend(energy.tags());
-        self.store(arm, &out.stdout, &trial.log, tags, failed, energy.counter_j)?;
-        self.perfdb_time += perfdb_start.elapsed();
-        Ok(trial)
+        Ok(out)
     }
 
     fn look(&mut self) -> Result<Report, LookError<anyhow::Error>> {
@@ -175,6 +179,12 @@ impl Trials for Session {
         let db = Db::open(&self.root, &self.devices)
             .with_context(|| format!("cannot open the warehouse at {}", self.root.display()))
             .map_err(LookError::Failed)?;
+        // Over several GPUs: which GPU ran each trial (every experiment of this process:
+        // a bisect's earlier steps stored trials of the same commits).
+        if self.active.len() > 1 || self.lanes.len() > 1 {
+            let strata = STRATA.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            self.opt.strata = Some(Arc::new(strata));
+        }
         let report = compare(&db, &self.selectors[0], &self.selectors[1], &self.opt);
         self.perfdb_time += t0.elapsed();
         report.map_err(|e| match e {
@@ -207,6 +217,182 @@ impl Trials for Session {
 }
 
 impl Session {
+    /// The next trial's name and place.
+    fn step(&mut self, arm: Arm, block: Option<(usize, usize)>, lane: Option<usize>) -> Step {
+        self.trial_no += 1;
+        let gpu = match lane {
+            Some(l) => format!("-gpu{}", self.lanes[l].index),
+            None => String::new(),
+        };
+        let what = match block {
+            Some(_) => format!("{:03}-{}{gpu}", self.trial_no, arm.name()),
+            None => format!("warmup-{:03}-{}{gpu}", self.trial_no, arm.name()),
+        };
+        Step {
+            arm,
+            block,
+            what,
+            lane,
+        }
+    }
+
+    /// The GPU a step runs on, as the index its readings are taken of.
+    fn device(&self, step: &Step) -> String {
+        match step.lane {
+            Some(l) => self.lanes[l].index.to_string(),
+            None => GpuTool::device(),
+        }
+    }
+
+    /// Runs a step's process (reading the GPU around it); nothing is kept yet. Takes
+    /// `&self` alone: the GPUs of a round run theirs at once.
+    fn launch(&self, step: &Step, last_end: Option<Instant>) -> anyhow::Result<Ran> {
+        let arm = step.arm;
+        let device = self.device(step);
+        let before = self.gpu.map(|g| g.query_at(&device));
+        let sampler = energy::start(self.gpu, &device);
+        let start = Instant::now();
+        let started_at = chrono::Utc::now();
+        let since_previous = last_end.map(|t| start.saturating_duration_since(t).as_secs_f64());
+        let described = self.arms.describe(arm);
+        let mut cmd = self.arms.command(arm);
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
+        if let Some(l) = step.lane {
+            cmd.envs(self.lanes[l].env());
+        }
+        // The trial's deadline: its own, or the budget's end, whichever is first.
+        let timeout = self.trial_timeout.or_else(|| default_timeout(self.slowest));
+        let by_timeout = timeout.map(|t| start + t);
+        let by_budget = self.budget.map(|b| self.started + b);
+        let deadline = match (by_timeout, by_budget) {
+            (Some(t), Some(b)) => Some(t.min(b)),
+            (t, b) => t.or(b),
+        };
+        let out = process::run(&mut cmd, self.echo, deadline)
+            .with_context(|| format!("cannot run the {} arm: `{described}`", arm.name()))?;
+        let end_how = match out.ended {
+            Ended::Exited => TrialEnd::Exited(out.status.success()),
+            Ended::Interrupted(sig) => TrialEnd::Interrupted(process::signal_name(sig)),
+            Ended::Deadline if by_budget.is_some_and(|b| by_timeout.is_none_or(|t| b <= t)) => {
+                TrialEnd::OverBudget
+            }
+            Ended::Deadline => TrialEnd::TimedOut(timeout.unwrap_or_default().as_secs_f64()),
+        };
+        // The trial ends when its command does, not when its output closes.
+        let seconds = out.exited_at.duration_since(start).as_secs_f64();
+        let after = self.gpu.map(|g| g.query_at(&device));
+        let energy = TrialEnergy::measured(before.as_ref(), after.as_ref(), sampler);
+        Ok(Ran {
+            out,
+            end_how,
+            timeout,
+            started_at,
+            seconds,
+            since_previous,
+            described,
+            before,
+            after,
+            energy,
+        })
+    }
+
+    /// Keeps what a step did: its output in the logs folder, and (measured, or a
+    /// warm-up that failed) a run in the warehouse with its tags.
+    fn record(&mut self, step: &Step, ran: Ran) -> anyhow::Result<Trial> {
+        let (arm, block, what) = (step.arm, step.block, &step.what);
+        let Ran {
+            out,
+            end_how,
+            timeout,
+            started_at,
+            seconds,
+            since_previous,
+            described,
+            before,
+            after,
+            energy,
+        } = ran;
+        let perfdb_start = Instant::now();
+        let out_path = self.logs.join(format!("{what}.out"));
+        std::fs::write(&out_path, &out.stdout)
+            .and_then(|_| std::fs::write(self.logs.join(format!("{what}.log")), &out.merged))
+            .with_context(|| {
+                format!(
+                    "cannot write the trial's output under {}",
+                    self.logs.display()
+                )
+            })?;
+        let log = out_path.to_string_lossy().into_owned();
+        let trial = Trial { end: end_how, log };
+        // Stopped by the budget or a signal: kept in the logs folder, never stored (a
+        // cut output would read as a trial).
+        if matches!(end_how, TrialEnd::OverBudget | TrialEnd::Interrupted(_)) {
+            self.perfdb_time += perfdb_start.elapsed();
+            return Ok(trial);
+        }
+        let ok = end_how == TrialEnd::Exited(true);
+        if ok {
+            self.slowest = Some(self.slowest.map_or(seconds, |s| s.max(seconds)));
+        }
+        let failed = match end_how {
+            TrialEnd::TimedOut(_) => Some(format!(
+                "killed at its deadline of {} with every process it started (--trial-timeout)",
+                human(timeout.unwrap_or_default().as_secs_f64())
+            )),
+            _ if !ok => Some(match out.status.code() {
+                Some(c) => format!("command exited with code {c}"),
+                None => "command was killed by a signal".to_string(),
+            }),
+            _ => None,
+        };
+        let mut tags = self.base_tags(
+            arm,
+            &described,
+            &started_at,
+            seconds,
+            since_previous,
+            &out.status,
+            block,
+        );
+        if let Some(l) = step.lane {
+            tags.push(("ab_gpu".into(), self.lanes[l].index.to_string()));
+        }
+        if let Some(note) = &out.after_exit {
+            say!("ab: the {} arm's trial ({}): {note}", arm.name(), trial.log);
+            tags.push(("output_after_exit".into(), note.clone()));
+        }
+        if block.is_none() {
+            if !ok {
+                // A warm-up that fails is stored as a failed run like any trial: the
+                // arm does not run.
+                self.store(arm, &out.stdout, &trial.log, tags, failed, None)?;
+            }
+            self.perfdb_time += perfdb_start.elapsed();
+            return Ok(trial);
+        }
+        self.durations.push(seconds);
+        if let (Some(l), Some(Ok(g))) = (step.lane, &after) {
+            self.lane_readings[l].push(g.clone());
+        }
+        tags.extend(self.gpu_readings(arm, before, after));
+        let device = self.device(step);
+        tags.extend(energy.tags(&device));
+        let joules = energy.counter_j.map(|j| (device.as_str(), j));
+        let runs = self.store(arm, &out.stdout, &trial.log, tags, failed, joules)?;
+        if let Some(l) = step.lane {
+            let mut strata = STRATA.lock().unwrap_or_else(|p| p.into_inner());
+            for r in &runs {
+                strata.gpu_of.insert(r.clone(), self.lanes[l].index);
+            }
+            self.lane_runs[l].extend(runs);
+            if block.is_some_and(|(_, pos)| pos == 4) {
+                self.lane_blocks[l] += 1;
+            }
+        }
+        self.perfdb_time += perfdb_start.elapsed();
+        Ok(trial)
+    }
+
     /// The GPU's state before and after a measured trial, as tags; its clocks and any
     /// throttling kept for the run's facts.
     fn gpu_readings(
@@ -279,8 +465,8 @@ impl Session {
         log: &str,
         tags: Vec<(String, String)>,
         failed: Option<String>,
-        energy_j: Option<f64>,
-    ) -> anyhow::Result<()> {
+        energy: Option<(&str, f64)>,
+    ) -> anyhow::Result<Vec<String>> {
         let meta = RunMeta {
             tags,
             failed,
@@ -290,8 +476,8 @@ impl Session {
             perfdb_ingest::prepare_bytes(log, stdout, self.format, &meta, &self.devices);
         // The trial's energy, a row beside what the benchmark printed (judged by `compare`,
         // and by `ab` with `--energy`).
-        if let (Ok(p), Some(j)) = (&mut prepared, energy_j) {
-            trial_energy::add(p, &GpuTool::device(), j);
+        if let (Ok(p), Some((device, j))) = (&mut prepared, energy) {
+            trial_energy::add(p, device, j);
         }
         let reports = perfdb_ingest::ingest_prepared(&self.wh, log, prepared)
             .with_context(|| format!("cannot write the warehouse at {}", self.root.display()))?;
@@ -305,7 +491,45 @@ impl Session {
                 );
             }
         }
-        Ok(())
+        Ok(reports
+            .into_iter()
+            .filter_map(|r| r.result.ok().map(|i| i.run_id))
+            .collect())
+    }
+
+    /// Drops the blocks of each GPU whose state departs from the others' (`lanes::departed`):
+    /// its trials leave the looks' strata and it runs no further block. Said on stderr and
+    /// in the run's facts.
+    fn drop_departed(&mut self) {
+        if self.active.len() < 2 {
+            return;
+        }
+        let readings: Vec<&Readings> = self
+            .active
+            .iter()
+            .map(|&l| &self.lane_readings[l])
+            .collect();
+        let gone: Vec<(usize, String)> = lanes::departed(&readings)
+            .into_iter()
+            .map(|(i, why)| (self.active[i], why))
+            .collect();
+        // Never every GPU: with all departing from each other, nothing is told apart.
+        if gone.is_empty() || gone.len() == self.active.len() {
+            return;
+        }
+        let mut strata = STRATA.lock().unwrap_or_else(|p| p.into_inner());
+        for (l, why) in gone {
+            for r in &self.lane_runs[l] {
+                strata.gpu_of.remove(r);
+            }
+            say!(
+                "ab: GPU {} dropped: {why}; its {} trial(s) are not compared",
+                self.lanes[l].index,
+                self.lane_runs[l].len()
+            );
+            self.lane_dropped[l] = Some(why);
+            self.active.retain(|&a| a != l);
+        }
     }
 
     /// What the run measured of itself, for its record.
@@ -321,6 +545,18 @@ impl Session {
             mean_clock_mhz: [mean(&self.clocks[0]), mean(&self.clocks[1])],
             throttled_trials: self.throttled,
             trials_stored: self.durations.len(),
+            gpus: self
+                .lanes
+                .iter()
+                .enumerate()
+                .map(|(l, lane)| GpuFacts {
+                    gpu: lane.index,
+                    visible: lane.visible.clone(),
+                    blocks: self.lane_blocks[l],
+                    median_offset: None,
+                    dropped: self.lane_dropped[l].clone(),
+                })
+                .collect(),
         }
     }
 }

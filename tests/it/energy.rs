@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The stand-in NVML, built once a test process with the C compiler the build uses.
-fn standin() -> PathBuf {
+pub(crate) fn standin() -> PathBuf {
     static LIB: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     LIB.get_or_init(|| {
         let dir = std::env::temp_dir().join(format!("perfdb-nvml-standin-{}", std::process::id()));

@@ -31,6 +31,7 @@ mod drills;
 mod energy;
 mod export_roundtrip;
 mod gpu_harness;
+mod gpus;
 mod impossible;
 mod json_output;
 mod json_reports;

@@ -3,7 +3,7 @@
 //! planned look, and one more at the end over the trials since.
 
 use super::schedule::{letters, Schedule};
-use super::{Arm, Course, LookError, Outcome, Plan, Stopped, Trial, TrialEnd, Trials};
+use super::{Arm, Course, Job, LookError, Outcome, Plan, Stopped, Trial, TrialEnd, Trials};
 use crate::compare::sequential::planned_looks;
 use crate::compare::{Overall, Report, Row, State};
 use crate::fmt::human_seconds as human;
@@ -91,6 +91,20 @@ fn ends_run(t: &Trial, arm: Arm, course: &mut Course) -> bool {
 
 /// The warm-up runs, base then head each round; true when one ended the run.
 fn warm_up<S: Trials>(plan: &Plan, src: &mut S, course: &mut Course) -> Result<bool, S::Error> {
+    if src.lanes() > 1 {
+        // Every GPU warms up, all at once.
+        for _ in 0..plan.warmup {
+            let job = Job {
+                block: None,
+                arms: vec![Arm::Base, Arm::Head],
+            };
+            let jobs = vec![job; src.lanes()];
+            if ends_round(&jobs, &src.round(&jobs)?, course) {
+                return Ok(true);
+            }
+        }
+        return Ok(false);
+    }
     for _ in 0..plan.warmup {
         for arm in [Arm::Base, Arm::Head] {
             let t = src.trial(arm, None)?;
@@ -122,6 +136,56 @@ fn before_block<S: Trials>(plan: &Plan, src: &S, course: &mut Course) -> bool {
     false
 }
 
+/// Whether a trial of a round ended the run (the first such, GPU by GPU).
+fn ends_round(jobs: &[Job], trials: &[Vec<Trial>], course: &mut Course) -> bool {
+    jobs.iter().zip(trials).any(|(job, ts)| {
+        job.arms
+            .iter()
+            .zip(ts)
+            .any(|(arm, t)| ends_run(t, *arm, course))
+    })
+}
+
+/// The next blocks: one on each GPU (a round), at most the blocks the trials left
+/// allow; true when a trial ended the run.
+fn next_blocks<S: Trials>(
+    plan: &Plan,
+    src: &mut S,
+    course: &mut Course,
+    schedule: &mut Schedule,
+) -> Result<bool, S::Error> {
+    let lanes = src.lanes();
+    if lanes <= 1 {
+        let order = schedule.next_block();
+        course.blocks.push(letters(&order));
+        let block_no = course.blocks.len();
+        for (pos, arm) in order.into_iter().enumerate() {
+            let t = src.trial(arm, Some((block_no, pos + 1)))?;
+            if ends_run(&t, arm, course) {
+                return Ok(true);
+            }
+        }
+        course.trials_per_arm += 2;
+        return Ok(false);
+    }
+    let left = (plan.max_trials - course.trials_per_arm).div_ceil(2);
+    let jobs: Vec<Job> = (0..lanes.min(left))
+        .map(|_| {
+            let order = schedule.next_block();
+            course.blocks.push(letters(&order));
+            Job {
+                block: Some(course.blocks.len()),
+                arms: order.to_vec(),
+            }
+        })
+        .collect();
+    if ends_round(&jobs, &src.round(&jobs)?, course) {
+        return Ok(true);
+    }
+    course.trials_per_arm += 2 * jobs.len();
+    Ok(false)
+}
+
 /// Blocks of four until the run stops.
 fn blocks<S: Trials>(
     plan: &Plan,
@@ -135,19 +199,15 @@ fn blocks<S: Trials>(
         if before_block(plan, src, course) {
             return Ok(());
         }
-        let order = schedule.next_block();
-        course.blocks.push(letters(&order));
-        let block_no = course.blocks.len();
-        for (pos, arm) in order.into_iter().enumerate() {
-            let t = src.trial(arm, Some((block_no, pos + 1)))?;
-            if ends_run(&t, arm, course) {
-                return Ok(());
-            }
+        if next_blocks(plan, src, course, &mut schedule)? {
+            return Ok(());
         }
-        course.trials_per_arm += 2;
         let n = course.trials_per_arm;
         if next_look < course.planned_looks.len() && n >= course.planned_looks[next_look] {
-            next_look += 1;
+            // A round over several GPUs may pass more than one planned look: one look.
+            while next_look < course.planned_looks.len() && n >= course.planned_looks[next_look] {
+                next_look += 1;
+            }
             let report = src.look().map_err(|e| match e {
                 LookError::NothingStored(e) | LookError::Failed(e) => e,
             })?;

@@ -124,6 +124,36 @@ pub trait Trials {
     fn interrupted(&self) -> Option<&'static str>;
     /// After each block that did not end the run: where it stands, for a person.
     fn progress(&mut self, _line: &str) {}
+    /// GPUs that run blocks at once (`perfdb ab --gpus`); 1: one trial at a time.
+    fn lanes(&self) -> usize {
+        1
+    }
+    /// Each job on a GPU of its own, all at once (lanes > 1); each job's trials in
+    /// order, up to and with the first that ended the run.
+    fn round(&mut self, jobs: &[Job]) -> Result<Vec<Vec<Trial>>, Self::Error> {
+        let mut out = Vec::new();
+        for job in jobs {
+            let mut trials = Vec::new();
+            for (pos, arm) in job.arms.iter().enumerate() {
+                let t = self.trial(*arm, job.block.map(|b| (b, pos + 1)))?;
+                let ended = t.end != TrialEnd::Exited(true);
+                trials.push(t);
+                if ended {
+                    break;
+                }
+            }
+            out.push(trials);
+        }
+        Ok(out)
+    }
+}
+
+/// What one GPU runs in a round: a block (its number and its four trials), or warm-ups
+/// (`block` is `None`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Job {
+    pub block: Option<usize>,
+    pub arms: Vec<Arm>,
 }
 
 /// The run's record that is the experiment's own (the caller's facts are added in
@@ -178,6 +208,40 @@ pub struct Facts {
     pub mean_clock_mhz: [Option<f64>; 2],
     pub throttled_trials: usize,
     pub trials_stored: usize,
+    /// The GPUs the blocks ran on (`--gpus`), each with its offset over the rows.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gpus: Vec<GpuFacts>,
+}
+
+/// One GPU of a run over several (`perfdb ab --gpus`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct GpuFacts {
+    /// Its index (NVML's / the query tool's).
+    pub gpu: u32,
+    /// What the trials were pinned to (`CUDA_VISIBLE_DEVICES`): its UUID, or the index.
+    pub visible: String,
+    pub blocks: usize,
+    /// The median over the judged rows of its offset (`Row::gpu_offsets`).
+    pub median_offset: Option<f64>,
+    /// Why its blocks were dropped, when its state departed from the other GPUs'.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dropped: Option<String>,
+}
+
+impl Facts {
+    /// Each GPU's median offset over the report's judged rows (not the control's).
+    pub fn offsets_from(&mut self, report: &Report) {
+        for g in &mut self.gpus {
+            let mut v: Vec<f64> = report
+                .rows
+                .iter()
+                .filter(|r| !r.control && r.state.is_some())
+                .flat_map(|r| r.gpu_offsets.iter().filter(|o| o.gpu == g.gpu))
+                .map(|o| o.offset)
+                .collect();
+            g.median_offset = (!v.is_empty()).then(|| crate::stats::median_in_place(&mut v));
+        }
+    }
 }
 
 impl Sequential {

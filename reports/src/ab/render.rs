@@ -146,6 +146,34 @@ fn summary_line(s: &Sequential) -> String {
     )
 }
 
+/// The GPUs the blocks ran on (`--gpus`), a line each: blocks, median offset over the
+/// rows, and why a GPU's blocks were dropped.
+pub fn gpu_lines(s: &Sequential) -> Vec<String> {
+    if s.facts.gpus.len() < 2 {
+        return Vec::new();
+    }
+    s.facts
+        .gpus
+        .iter()
+        .map(|g| {
+            let offset = match g.median_offset {
+                Some(o) => format!("offset {} (median over the rows)", pct(o)),
+                None => "no offset".to_string(),
+            };
+            match &g.dropped {
+                Some(why) => format!(
+                    "GPU {} ({}): DROPPED, {why}; its {} block(s) are not compared",
+                    g.gpu, g.visible, g.blocks
+                ),
+                None => format!(
+                    "GPU {} ({}): {} block(s), {offset}",
+                    g.gpu, g.visible, g.blocks
+                ),
+            }
+        })
+        .collect()
+}
+
 /// The section as text, after the terminal report.
 pub fn text(s: &Sequential, report: &Report) -> String {
     let mut out = format!("\nab: {}\n", summary_line(s));
@@ -153,6 +181,9 @@ pub fn text(s: &Sequential, report: &Report) -> String {
         "ab: labels {} and {}; trial outputs in {}\n",
         s.facts.labels[0], s.facts.labels[1], s.facts.logs
     ));
+    for line in gpu_lines(s) {
+        out.push_str(&format!("ab: {line}\n"));
+    }
     let rows: Vec<Vec<String>> = state_rows(report)
         .into_iter()
         .map(|r| {
@@ -177,6 +208,9 @@ pub fn markdown(s: &Sequential, report: &Report) -> String {
         s.facts.labels[1],
         s.facts.logs
     );
+    for line in gpu_lines(s) {
+        out.push_str(&format!("- {line}\n"));
+    }
     let rows = state_rows(report);
     if !rows.is_empty() {
         out.push_str("| state | row | change | 95% CI | trials needed |\n|---|---|---:|---|---|\n");
