@@ -101,8 +101,6 @@ fn session(
         .logs
         .clone()
         .unwrap_or_else(|| PathBuf::from("perfdb-ab").join(stamp));
-    std::fs::create_dir_all(&logs)
-        .with_context(|| format!("cannot create the logs folder {}", logs.display()))?;
     let mut tags = vec![("ab_session".to_string(), stamp.to_string())];
     if let Some(m) = &a.machine {
         tags.push(("machine".to_string(), m.clone()));
@@ -119,6 +117,9 @@ fn session(
         Some(list) => lanes::resolve(list, gpu)?,
         None => Vec::new(),
     };
+    // Made once the flags are known good: a refused run leaves no folder behind.
+    std::fs::create_dir_all(&logs)
+        .with_context(|| format!("cannot create the logs folder {}", logs.display()))?;
     if lanes.len() > 1 {
         say!(
             "ab: blocks on GPUs {} at once, each GPU a block of both arms",

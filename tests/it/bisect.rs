@@ -61,7 +61,7 @@ fn repo(dir: &Path, n: usize, speed: impl Fn(usize) -> f64, broken: &[usize]) ->
     repo_with(dir, BENCH, n, speed, broken)
 }
 
-fn repo_with(
+pub(crate) fn repo_with(
     dir: &Path,
     bench: &str,
     n: usize,

@@ -224,8 +224,13 @@ fn without_nvml_a_trial_has_no_energy_and_ab_is_as_before() {
 /// The recorded H100 trials of one experiment, replayed through `ab` with the arms'
 /// recorded order (no warm-up: the device's warm-ups were not stored).
 fn replay(experiment: &str, seed: &str) -> (i32, String) {
+    replay_from("h100-energy/trials.csv", experiment, seed, &[])
+}
+
+/// [`replay`] from the trials in `csv` (under sample-data), with `extra` flags.
+fn replay_from(csv: &str, experiment: &str, seed: &str, extra: &[&str]) -> (i32, String) {
     let wh = Wh::new();
-    let csv = sample("h100-energy/trials.csv");
+    let csv = sample(csv);
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/energy_replay.sh");
     let state = wh.dir.path().join("state");
     std::fs::create_dir_all(&state).unwrap();
@@ -234,6 +239,7 @@ fn replay(experiment: &str, seed: &str) -> (i32, String) {
         .env("PERFDB_NVML_LIBRARY", standin())
         .env("STANDIN_NVML_DIR", wh.dir.path().join("nvml"))
         .args(["ab", "--quiet", "--energy", "--warmup", "0", "--seed", seed])
+        .args(extra)
         .args([
             "--base-env",
             "ARM=base",
@@ -297,4 +303,59 @@ fn the_recorded_h100_energy_experiments_replay_to_the_devices_verdicts() {
         let device = std::fs::read_to_string(sample(&format!("h100-energy/{aa}.txt"))).unwrap();
         assert_eq!(verdict_of(&device, "gpu"), verdict_of(&report, "gpu"));
     }
+}
+
+/// `--gpus 0` and `--gpus all` on the H100's one GPU (sample-data/h100-gpus/): the planted
+/// energy-only change, replayed with each run's flags, reaches what each run said on the
+/// device, the same as without the flag; every probe trial saw the GPU by its UUID.
+#[test]
+fn the_recorded_one_gpu_runs_reach_the_devices_verdicts_with_and_without_gpus() {
+    for (mode, extra) in [
+        ("none", vec![]),
+        ("0", vec!["--gpus", "0"]),
+        ("all", vec!["--gpus", "all"]),
+    ] {
+        let (rc, report) = replay_from("h100-gpus/trials.csv", &format!("p-{mode}"), "11", &extra);
+        let device =
+            std::fs::read_to_string(sample(&format!("h100-gpus/planted-{mode}.txt"))).unwrap();
+        assert_eq!(rc, 0, "{mode}: {report}");
+        for table in ["gpu", "perf[add]"] {
+            assert_eq!(
+                verdict_of(&report, table),
+                verdict_of(&device, table),
+                "{mode}"
+            );
+        }
+        assert_eq!(
+            verdict_of(&report, "gpu"),
+            "improvement",
+            "{mode}: {report}"
+        );
+    }
+    let uuid = std::fs::read_to_string(sample("h100-gpus/gpu.txt")).unwrap();
+    let uuid = uuid
+        .split("UUID: ")
+        .nth(1)
+        .unwrap()
+        .trim_end()
+        .trim_end_matches(')');
+    let pins = std::fs::read_to_string(sample("h100-gpus/pin-trials.txt")).unwrap();
+    assert_eq!(pins.lines().count(), 10);
+    for line in pins.lines() {
+        assert!(
+            line.starts_with(&format!(
+                "CUDA_VISIBLE_DEVICES={uuid} CUDA_DEVICE_ORDER=PCI_BUS_ID devices=1 "
+            )),
+            "{line}"
+        );
+        assert!(
+            line.ends_with(&format!("uuid={}", uuid.trim_start_matches("GPU-"))),
+            "{line}"
+        );
+    }
+    let refused = std::fs::read_to_string(sample("h100-gpus/refuse.txt")).unwrap();
+    assert!(
+        refused.contains("--gpus: GPU 1 is not there (NVML sees 1: 0-0)"),
+        "{refused}"
+    );
 }

@@ -242,6 +242,8 @@ fn gpus_lists_that_cannot_be_run_are_refused() {
     let (rc, err) = run("1-0", true);
     assert_eq!(rc, 2, "{err}");
     assert!(err.contains("a range goes up"), "{err}");
+    // Refused before anything: no logs folder, no run.
+    assert!(!wh.dir.path().join("perfdb-ab").exists());
 }
 
 /// What a report decided, row by row: (row, metric, state, verdict).
@@ -324,4 +326,82 @@ fn one_gpu_gives_the_verdicts_of_a_run_without_the_flag() {
     for (a, b) in ps(&with.1).into_iter().zip(ps(&without.1)) {
         assert!((a - b).abs() <= 1e-9 * a.abs().max(b.abs()), "{a} vs {b}");
     }
+}
+
+/// A bisect benchmark for stand-in GPUs: the watched row (dim 64) at `kernel.conf` us
+/// (about 1% noise) and its torch control at 5 us, both `slow` percent slower on a slow
+/// GPU; each GPU counts its own trials in the worktree.
+const GPU_BENCH: &str = r#"#!/bin/sh
+g=${CUDA_VISIBLE_DEVICES#GPU-standin-}
+n=$(cat .trial-$g 2>/dev/null || echo 0); n=$((n + 1)); echo $n > .trial-$g
+slow=$(cat "$STANDIN_NVML_DIR/gpu$g/slow" 2>/dev/null || echo 0)
+awk -v n="$n" -v g="$g" -v s="$slow" -v base="$(cat kernel.conf)" 'BEGIN {
+  srand(n * 7919 + g * 104729 + 17)
+  noise = 1 + 0.02 * (rand() + rand() + rand() - 1.5)
+  printf "[perf] dim: (64,) dtype: bf16, torch avg: %.3f us, ck avg: %.3f us\n", 5 * (1 + s / 100) * (1 + 0.004 * (rand() - 0.5)), base * (1 + s / 100) * noise
+}'
+"#;
+
+/// `perfdb bisect --gpus 0-3` over the stand-in GPUs (GPU 1 3% slow) on a repository.
+fn bisect_on_gpus(wh: &Wh, dir: &Path, good: &str, bad: &str) -> (i32, Value, String) {
+    let out = wh
+        .cmd()
+        .env("PERFDB_NVML_LIBRARY", standin())
+        .env("STANDIN_NVML_DIR", wh.dir.path().join("nvml"))
+        .args([
+            "bisect", "--format", "json", "--quiet", "--seed", "7", "--gpus", "0-3",
+        ])
+        .args([
+            "--repo",
+            dir.to_str().unwrap(),
+            "--good",
+            good,
+            "--bad",
+            bad,
+        ])
+        .args([
+            "--series",
+            "(64,)",
+            "--control",
+            "torch",
+            "--",
+            "sh",
+            "bench.sh",
+        ])
+        .output()
+        .unwrap();
+    let v = serde_json::from_str(&stdout(&out))
+        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&out), stderr(&out)));
+    (code(&out), v, stderr(&out))
+}
+
+#[test]
+fn bisect_over_four_gpus_names_the_culprit_and_no_culprit_where_nothing_changed() {
+    let wh = Wh::new();
+    four_gpus(&wh);
+    let dir = wh.dir.path().join("kernels");
+    // 32 commits after c00; c19 slows the kernel 30%.
+    let shas = crate::bisect::repo_with(
+        &dir,
+        GPU_BENCH,
+        32,
+        |i| if i >= 19 { 13.0 } else { 10.0 },
+        &[],
+    );
+    let (exit, v, err) = bisect_on_gpus(&wh, &dir, &shas[0], &shas[32]);
+    assert_eq!(exit, 0, "{err}\n{v}");
+    let parts = v["parts"].as_array().unwrap();
+    assert_eq!(parts.len(), 1, "{v}");
+    assert_eq!(parts[0]["culprit"]["sha"], shas[19].as_str(), "{v}");
+    // Every step's trials ran on the four GPUs at once.
+    assert!(
+        err.contains("ab: blocks on GPUs 0, 1, 2, 3 at once"),
+        "{err}"
+    );
+    // The same range with nothing changed: no culprit.
+    let still = wh.dir.path().join("still");
+    let shas = crate::bisect::repo_with(&still, GPU_BENCH, 8, |_| 10.0, &[]);
+    let (exit, v, err) = bisect_on_gpus(&wh, &still, &shas[0], &shas[8]);
+    assert_eq!(exit, 3, "{err}\n{v}");
+    assert_eq!(v["parts"], serde_json::json!([]), "{v}");
 }
