@@ -226,6 +226,7 @@ mod tests {
             found += usize::from(t.p < 0.05);
         }
         let rate = flagged as f64 / runs as f64;
+        eprintln!("A/A flagged {rate}; a 1.5% change found {found} (moved) and {found_raw} (as they were) of {runs}");
         assert!((0.04..0.06).contains(&rate), "A/A flagged {rate}");
         assert!(found > 2 * found_raw, "{found} vs {found_raw} of {runs}");
     }
