@@ -117,7 +117,7 @@ pub fn departed(lanes: &[&Readings]) -> Vec<(usize, String)> {
         v.sort_by(f64::total_cmp);
         (!v.is_empty()).then(|| {
             let m = v.len() / 2;
-            if v.len() % 2 == 0 {
+            if v.len().is_multiple_of(2) {
                 (v[m - 1] + v[m]) / 2.0
             } else {
                 v[m]

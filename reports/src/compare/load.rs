@@ -1,8 +1,7 @@
 //! Step 2: load each side's values from the warehouse, one entry per row identity with
 //! its trials, straight from DuckDB as Arrow.
 
-use super::strata::Strata;
-use super::{CompareError, MatchedBy, Options, SideInfo};
+use super::{CompareError, MatchedBy, Options, SideInfo, Strata};
 use crate::db::{sql_str, Db};
 use arrow::array::{Array, ArrayRef, Float64Array, Int8Array, ListArray, StringArray, UInt64Array};
 use perfdb_ingest::model::{metric, Direction, Numerics, SeriesKey};

@@ -31,7 +31,7 @@ mod verdict;
 
 pub use files::FileRuns;
 pub use memory::{compare_values, MemoryRow};
-pub use options::{variant_matches, JudgeArgs, Options, Override, Reduce, Test};
+pub use options::{variant_matches, JudgeArgs, Options, Override, Reduce, Strata, Test};
 pub use select::select_runs;
 pub use types::*;
 

@@ -273,7 +273,14 @@ pub struct Options {
     /// offsets are taken out before it is tested (`super::strata`), and runs it does
     /// not list are not compared. Not part of a saved report's options.
     #[serde(skip)]
-    pub strata: Option<std::sync::Arc<super::strata::Strata>>,
+    pub strata: Option<std::sync::Arc<Strata>>,
+}
+
+/// Which GPU ran each trial of a look: run id to GPU index. Trials of runs not listed
+/// are not compared (a GPU whose state departed from the others: `perfdb ab` says so).
+#[derive(Debug, Clone, Default)]
+pub struct Strata {
+    pub gpu_of: std::collections::HashMap<String, u32>,
 }
 
 impl Default for Options {

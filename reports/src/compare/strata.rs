@@ -14,26 +14,9 @@
 //! trials are left out. With one GPU nothing is moved.
 
 use super::load::Value;
-use serde::{Deserialize, Serialize};
+pub use super::options::Strata;
+use super::types::GpuOffset;
 use std::collections::{BTreeMap, HashMap};
-
-/// Which GPU ran each trial of a look: run id to GPU index. Trials of runs not listed
-/// are not compared (a GPU whose state departed from the others: `perfdb ab` says so).
-#[derive(Debug, Clone, Default)]
-pub struct Strata {
-    pub gpu_of: HashMap<String, u32>,
-}
-
-/// A GPU's offset in one row: how much slower (or lower, for a throughput) its trials
-/// read than the row's trials over all GPUs, both arms pooled.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct GpuOffset {
-    pub gpu: u32,
-    /// exp(o_g - o) - 1 of the row's values (not direction-normalised).
-    pub offset: f64,
-    /// Trials of each arm on it.
-    pub trials: usize,
-}
 
 /// What the adjustment did to a row's trials.
 #[derive(Debug, Clone, PartialEq)]

@@ -310,10 +310,21 @@ pub struct Row {
     pub measured_peak: Option<f64>,
     /// Each GPU's offset, when the trials ran on several (`perfdb ab --gpus`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub gpu_offsets: Vec<super::strata::GpuOffset>,
+    pub gpu_offsets: Vec<GpuOffset>,
     /// Degrees of freedom those offsets used, taken off the row's test.
     #[serde(skip)]
     pub lost_df: f64,
+}
+
+/// A GPU's offset in one row: how much slower (or lower, for a throughput) its trials
+/// read than the row's trials over all GPUs, both arms pooled.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
+pub struct GpuOffset {
+    pub gpu: u32,
+    /// exp(o_g - o) - 1 of the row's values (not direction-normalised).
+    pub offset: f64,
+    /// Trials of each arm on it.
+    pub trials: usize,
 }
 
 /// Head's numerics judged against base (docs/STATS.md, "Numerics").
