@@ -173,6 +173,17 @@ pub fn run(
     echo: Echo,
     deadline: Option<Instant>,
 ) -> std::io::Result<Captured> {
+    run_cancellable(command, echo, deadline, None)
+}
+
+/// [`run`], also stopped (as by SIGTERM) once `cancel` is set: a build started ahead
+/// that the bisect no longer needs.
+pub fn run_cancellable(
+    command: &mut Command,
+    echo: Echo,
+    deadline: Option<Instant>,
+    cancel: Option<&std::sync::atomic::AtomicBool>,
+) -> std::io::Result<Captured> {
     use std::os::unix::process::CommandExt;
     let mut child = command
         .stdin(Stdio::null())
@@ -204,8 +215,10 @@ pub fn run(
         if let Some(status) = child.try_wait()? {
             break (status, Ended::Exited);
         }
+        let cancelled = cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::SeqCst));
         let stop = match (interrupted(), deadline) {
             (Some(sig), _) => Some(Ended::Interrupted(sig)),
+            (None, _) if cancelled => Some(Ended::Interrupted(libc::SIGTERM)),
             (None, Some(d)) if Instant::now() >= d => Some(Ended::Deadline),
             _ => None,
         };

@@ -271,6 +271,11 @@ pub struct BisectArgs {
     /// skipped
     #[arg(long, value_name = "SECONDS", default_value_t = 1800)]
     pub build_timeout: u64,
+    /// Build the next step's two candidates (one if this step is good, one if bad) on
+    /// spare cores while this step's trials run; a build not needed is stopped. For
+    /// builds that take long beside the trials: the builds share the machine with them
+    #[arg(long, requires = "build")]
+    pub build_ahead: bool,
     /// Run an identity pass at each commit (docs/affected.md): a step whose rows' compiled
     /// Triton kernels and launches equal those of a commit already measured inherits its
     /// verdict without trials

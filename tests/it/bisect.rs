@@ -758,7 +758,7 @@ fn a_trial_that_fails_inside_a_step_skips_it() {
 }
 
 /// Whether a process whose command line holds `marker` is running.
-fn running(marker: &str) -> bool {
+pub(crate) fn running(marker: &str) -> bool {
     Command::new("pgrep")
         .args(["-f", marker])
         .output()

@@ -9,6 +9,7 @@ mod alert_groups;
 mod alert_lifecycle;
 mod architecture;
 mod bisect;
+mod bisect_ahead;
 mod browser;
 mod ci_recipes;
 mod cli_ab;

@@ -42,6 +42,36 @@ pub trait Measure {
     fn interrupted(&self) -> bool;
     /// Where the search stands, for a person.
     fn progress(&mut self, _line: &str) {}
+    /// The commits the next step may measure (one if this step finds good, one if bad),
+    /// said before this step's trials: the caller may build them meanwhile.
+    fn ahead(&mut self, _commits: &[String]) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+/// The commit the search's first step tests.
+fn first_step(graph: &Graph) -> Vec<String> {
+    let first = Search::new(graph, Vec::new()).next();
+    first
+        .map(|i| graph.commits[i].clone())
+        .into_iter()
+        .collect()
+}
+
+/// The commits `s`'s next step tests after `i` is found good, and after it is found bad.
+fn next_after(graph: &Graph, s: &Search, i: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for found in [Found::Good, Found::Bad] {
+        let mut t = s.clone();
+        t.record(i, found);
+        if let Some(n) = t.next() {
+            let sha = &graph.commits[n];
+            if !out.contains(sha) {
+                out.push(sha.clone());
+            }
+        }
+    }
+    out
 }
 
 /// How a bisect ended.
@@ -74,6 +104,8 @@ pub fn run<M: Measure>(m: &mut M, graph: &Graph, out: &mut Bisected) -> Result<E
         short(&out.bad),
         short(&out.good)
     ));
+    // While the ends run, the first step's commit may be built.
+    m.ahead(&first_step(graph))?;
     let ends = m.measure(&out.good.clone(), &out.bad.clone())?;
     m.progress(&format!("the ends: {}{}", ends.found, why(&ends)));
     out.gpu_seconds += ends.seconds;
@@ -104,6 +136,7 @@ pub fn run<M: Measure>(m: &mut M, graph: &Graph, out: &mut Bisected) -> Result<E
                 s.open().len() + 1,
                 short(lo.map_or(&against, |g| &graph.commits[g]))
             ));
+            m.ahead(&next_after(graph, &s, i))?;
             let step = m.measure(&against, sha)?;
             m.progress(&format!(
                 "{} {} ({} trials a side, {:.0} s){}",

@@ -6,6 +6,7 @@
 //! the other (`crate::trials::experiment`). The result is stored with every alert of the
 //! group and told to the `--notify` targets.
 
+mod build;
 mod git;
 
 use crate::cli::{AbArgs, BisectArgs, CompareFormat};
@@ -169,6 +170,7 @@ pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
         watch: p.watch.clone(),
         identities: std::collections::HashMap::new(),
         verdicts: Vec::new(),
+        ahead: build::Ahead::default(),
     };
     let mut out = Bisected {
         alert: p.from.as_ref().map(|f| f.alert.id.clone()),
@@ -186,6 +188,8 @@ pub fn run(root: &Path, a: BisectArgs) -> anyhow::Result<Exit> {
         max_trials: a.max_trials,
     };
     let ended = perfdb_reports::bisect::run(&mut bench, &p.graph, &mut out);
+    // Builds started ahead and not needed are stopped before their worktrees go.
+    drop(bench);
     drop(trees);
     // A cancelled job (a signal, whatever it cut short): the steps so far, nothing
     // stored, and exit 130.
@@ -252,57 +256,46 @@ struct Bench<'a> {
     /// verdict of each commit measured, the good end's included.
     identities: std::collections::HashMap<String, Result<Identities, String>>,
     verdicts: Vec<(String, Found)>,
+    /// `--build-ahead`: builds of the next candidates, running.
+    ahead: build::Ahead,
 }
 
 impl Bench<'_> {
-    /// The worktree of `sha`, built: Ok(Err(why)) when its build fails.
+    /// The worktree of `sha`, built: Ok(Err(why)) when its build fails. A build
+    /// started ahead is waited for.
     fn prepare(&mut self, sha: &str) -> anyhow::Result<Result<PathBuf, String>> {
         if let Some(r) = self.built.get(sha) {
             return Ok(r.clone());
         }
-        let tree = self.trees.checkout(sha)?;
-        let r = match &self.a.build {
-            None => Ok(tree),
-            Some(cmd) => {
-                let log = self.logs.join(format!("build-{}.log", short(sha)));
-                std::fs::create_dir_all(&self.logs)
-                    .with_context(|| format!("cannot create {}", self.logs.display()))?;
-                // Supervised as a trial is: a process group of its own, stopped whole
-                // at its deadline or on SIGINT/SIGTERM, a background child it leaves
-                // never holding the step.
-                let limit = std::time::Duration::from_secs(self.a.build_timeout);
-                let out = crate::process::run(
-                    std::process::Command::new("sh")
-                        .args(["-c", cmd])
-                        .current_dir(&tree),
-                    crate::process::Echo::Quiet,
-                    Some(Instant::now() + limit),
-                )
-                .with_context(|| format!("cannot run the build command `{cmd}`"))?;
-                std::fs::write(&log, &out.merged)
-                    .with_context(|| format!("cannot write {}", log.display()))?;
-                match out.ended {
-                    crate::process::Ended::Exited if out.status.success() => Ok(tree),
-                    crate::process::Ended::Exited => Err(format!(
-                        "the build exited with {} (log: {})",
-                        out.status,
-                        log.display()
-                    )),
-                    crate::process::Ended::Deadline => Err(format!(
-                        "the build ran past --build-timeout ({} s) and was stopped with every \
-                         process it started (log: {})",
-                        self.a.build_timeout,
-                        log.display()
-                    )),
-                    crate::process::Ended::Interrupted(sig) => Err(format!(
-                        "the build was stopped by {}",
-                        crate::process::signal_name(sig)
-                    )),
+        let r = match self.ahead.take(sha) {
+            Some(r) => {
+                say!("bisect: {} was built ahead", short(sha));
+                r?
+            }
+            None => {
+                let tree = self.trees.checkout(sha)?;
+                match self.build_of(sha)? {
+                    None => Ok(tree),
+                    Some(b) => b.run(tree, None)?,
                 }
             }
         };
         self.built.insert(sha.to_string(), r.clone());
         Ok(r)
+    }
+
+    /// How `sha` is built (`--build`), its log's folder made; None without a build.
+    fn build_of(&self, sha: &str) -> anyhow::Result<Option<build::Build>> {
+        let Some(command) = &self.a.build else {
+            return Ok(None);
+        };
+        std::fs::create_dir_all(&self.logs)
+            .with_context(|| format!("cannot create {}", self.logs.display()))?;
+        Ok(Some(build::Build {
+            command: command.clone(),
+            timeout: self.a.build_timeout,
+            log: build::log_of(&self.logs, sha),
+        }))
     }
 
     /// `ab`'s arguments for `sha`'s trials against `against`, built as a value: the
@@ -407,6 +400,24 @@ impl Measure for Bench<'_> {
 
     fn progress(&mut self, line: &str) {
         say!("bisect: {line}");
+    }
+
+    /// `--build-ahead`: the next step's candidates built while this step's trials run.
+    fn ahead(&mut self, commits: &[String]) -> anyhow::Result<()> {
+        if !self.a.build_ahead {
+            return Ok(());
+        }
+        for sha in commits {
+            if self.built.contains_key(sha) || self.ahead.is_running(sha) {
+                continue;
+            }
+            let Some(b) = self.build_of(sha)? else {
+                return Ok(());
+            };
+            let tree = self.trees.checkout(sha)?;
+            self.ahead.start(sha, tree, b);
+        }
+        Ok(())
     }
 }
 
