@@ -213,7 +213,7 @@ impl Profiling {
             let dir = &std::fs::canonicalize(dir)
                 .with_context(|| format!("cannot resolve {}", dir.display()))?;
             say!("ab: profiling the {} arm ({})", arm.name(), dir.display());
-            let profiled = self.trial(&s.arms, arm, dir, deadline)?;
+            let profiled = self.trial(&s.arms, arm, dir, deadline, &s.pinned())?;
             if profiled.files.is_empty() {
                 anyhow::bail!(
                     "the {} arm's profiled trial wrote no {} output under {}",
@@ -323,6 +323,7 @@ impl Profiling {
         arm: Arm,
         dir: &Path,
         deadline: Duration,
+        pin: &[(String, String)],
     ) -> anyhow::Result<Profiled> {
         let args = self.args(dir);
         let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -343,6 +344,7 @@ impl Profiling {
                 arms.alongside(arm, &self.program, &words)
             }
         };
+        cmd.envs(pin.iter().map(|(k, v)| (k, v)));
         let start = Instant::now();
         let out = process::run(&mut cmd, Echo::Quiet, Some(start + deadline))
             .with_context(|| format!("cannot run the {} arm under {}", arm.name(), self.name()))?;

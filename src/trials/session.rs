@@ -236,6 +236,15 @@ impl Session {
         }
     }
 
+    /// What pins a trial outside the blocks (the profiled trials) to the first GPU still
+    /// used (`--gpus`); nothing without the flag.
+    pub fn pinned(&self) -> Vec<(String, String)> {
+        self.active
+            .first()
+            .map(|&l| self.lanes[l].env())
+            .unwrap_or_default()
+    }
+
     /// The GPU a step runs on, as the index its readings are taken of.
     fn device(&self, step: &Step) -> String {
         match step.lane {
