@@ -18,8 +18,9 @@ g=${CUDA_VISIBLE_DEVICES#GPU-standin-}
 d="$STANDIN_NVML_DIR/gpu$g"; mkdir -p "$d"
 n=$(cat "$d/n" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > "$d/n"
 sleep "$TRIAL_S"
-awk -v g="$g" -v n="$n" -v seed="$SEED" -v noise="$NOISE" 'BEGIN {
-  srand(seed * 100003 + g * 7919 + n)
+h=$(echo "$SEED $g $n" | cksum | cut -d' ' -f1)
+awk -v h="$h" -v noise="$NOISE" 'BEGIN {
+  srand(h)
   for (i = 1; i <= 5; i++)
     printf "[perf][op%d] dim: (4096,), dtype: torch.float32, torch avg: %.3f us\n", i, 100 * i * (1 + noise * (rand() - 0.5))
 }'
@@ -32,7 +33,7 @@ for gpus in 1 2 4 8; do
     PERFDB_NVML_LIBRARY="$W/libnvml.so" STANDIN_NVML_DIR="$nv" SEED=$seed TRIAL_S=$TRIAL_S NOISE=$NOISE \
       "$B" --warehouse "$W/wh" ab --quiet --format json --seed "$seed" --gpus "0-$((gpus - 1))" \
       --label-base "b$gpus-$seed" --label-head "h$gpus-$seed" --logs "$W/logs-$gpus-$seed" \
-      -- sh "$W/arm.sh" > "$W/out.json" 2> "$W/err.txt" || true
+      --base-env ARM=base --head-env ARM=head -- sh "$W/arm.sh" > "$W/out.json" 2> "$W/err.txt" || true
     t1=$(date +%s.%N)
     ran=$(ls "$W/logs-$gpus-$seed"/*.out | wc -l)
     python3 - "$W/out.json" "$gpus" "$seed" "$t0" "$t1" "$TRIAL_S" "$ran" <<'PY'

@@ -12,15 +12,16 @@ use std::path::Path;
 
 /// The GPU from `CUDA_VISIBLE_DEVICES` (the stand-in's UUID `GPU-standin-N`), said on
 /// stderr; five ops, GPU N `slow` percent slower (`$STANDIN_NVML_DIR/gpuN/slow`), the
-/// noise seeded by the run's seed, the GPU and the GPU's trial count.
+/// noise seeded by a checksum of the run's seed, the GPU and the GPU's trial count (independent draws: seeds next to each other start awk's generator alike).
 const ARM: &str = r#"#!/bin/sh
 g=${CUDA_VISIBLE_DEVICES#GPU-standin-}
 d="$STANDIN_NVML_DIR/gpu$g"; mkdir -p "$d"
 n=$(cat "$d/n" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > "$d/n"
 slow=$(cat "$d/slow" 2>/dev/null || echo 0)
 echo "arm $ARM got GPU $g (its trial $n)" >&2
-awk -v g="$g" -v n="$n" -v s="$slow" -v seed="$SEED" 'BEGIN {
-  srand(seed * 100003 + g * 7919 + n)
+h=$(echo "$SEED $g $n" | cksum | cut -d' ' -f1)
+awk -v h="$h" -v s="$slow" 'BEGIN {
+  srand(h)
   for (i = 1; i <= 5; i++)
     printf "[perf][op%d] dim: (4096,), dtype: torch.float32, torch avg: %.3f us\n", i, 100 * i * (1 + s / 100) * (1 + 0.01 * (rand() - 0.5))
 }'
@@ -335,8 +336,9 @@ const GPU_BENCH: &str = r#"#!/bin/sh
 g=${CUDA_VISIBLE_DEVICES#GPU-standin-}
 n=$(cat .trial-$g 2>/dev/null || echo 0); n=$((n + 1)); echo $n > .trial-$g
 slow=$(cat "$STANDIN_NVML_DIR/gpu$g/slow" 2>/dev/null || echo 0)
-awk -v n="$n" -v g="$g" -v s="$slow" -v base="$(cat kernel.conf)" 'BEGIN {
-  srand(n * 7919 + g * 104729 + 17)
+h=$(echo "$g $n" | cksum | cut -d' ' -f1)
+awk -v h="$h" -v s="$slow" -v base="$(cat kernel.conf)" 'BEGIN {
+  srand(h)
   noise = 1 + 0.02 * (rand() + rand() + rand() - 1.5)
   printf "[perf] dim: (64,) dtype: bf16, torch avg: %.3f us, ck avg: %.3f us\n", 5 * (1 + s / 100) * (1 + 0.004 * (rand() - 0.5)), base * (1 + s / 100) * noise
 }'
