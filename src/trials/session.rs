@@ -108,7 +108,8 @@ impl Trials for Session {
     type Error = anyhow::Error;
 
     fn trial(&mut self, arm: Arm, block: Option<(usize, usize)>) -> anyhow::Result<Trial> {
-        let lane = (!self.lanes.is_empty()).then_some(0);
+        // `--gpus`: the one GPU still used (not always the first listed).
+        let lane = self.active.first().copied();
         let step = self.step(arm, block, lane);
         let ran = self.launch(&step, self.last_end)?;
         self.last_end = Some(ran.out.exited_at);
@@ -122,6 +123,10 @@ impl Trials for Session {
     /// Each job on its own GPU, in threads; the trials stored GPU by GPU once all have
     /// ended; then each GPU's state held against the others'.
     fn round(&mut self, jobs: &[Job]) -> anyhow::Result<Vec<Vec<Trial>>> {
+        // One GPU (or none named): one trial at a time, as without `--gpus`.
+        if self.active.len() <= 1 {
+            return perfdb_reports::ab::in_turn(self, jobs);
+        }
         let steps: Vec<Vec<Step>> = jobs
             .iter()
             .zip(self.active.clone())
@@ -181,7 +186,7 @@ impl Trials for Session {
             .map_err(LookError::Failed)?;
         // Over several GPUs: which GPU ran each trial (every experiment of this process:
         // a bisect's earlier steps stored trials of the same commits).
-        if self.active.len() > 1 || self.lanes.len() > 1 {
+        if self.lanes.len() > 1 {
             let strata = STRATA.lock().unwrap_or_else(|p| p.into_inner()).clone();
             self.opt.strata = Some(Arc::new(strata));
         }

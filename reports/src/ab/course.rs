@@ -91,26 +91,15 @@ fn ends_run(t: &Trial, arm: Arm, course: &mut Course) -> bool {
 
 /// The warm-up runs, base then head each round; true when one ended the run.
 fn warm_up<S: Trials>(plan: &Plan, src: &mut S, course: &mut Course) -> Result<bool, S::Error> {
-    if src.lanes() > 1 {
-        // Every GPU warms up, all at once.
-        for _ in 0..plan.warmup {
-            let job = Job {
-                block: None,
-                arms: vec![Arm::Base, Arm::Head],
-            };
-            let jobs = vec![job; src.lanes()];
-            if ends_round(&jobs, &src.round(&jobs)?, course) {
-                return Ok(true);
-            }
-        }
-        return Ok(false);
-    }
+    // Every GPU warms up, all at once.
     for _ in 0..plan.warmup {
-        for arm in [Arm::Base, Arm::Head] {
-            let t = src.trial(arm, None)?;
-            if ends_run(&t, arm, course) {
-                return Ok(true);
-            }
+        let job = Job {
+            block: None,
+            arms: vec![Arm::Base, Arm::Head],
+        };
+        let jobs = vec![job; src.lanes().max(1)];
+        if ends_round(&jobs, &src.round(&jobs)?, course) {
+            return Ok(true);
         }
     }
     Ok(false)
@@ -154,20 +143,7 @@ fn next_blocks<S: Trials>(
     course: &mut Course,
     schedule: &mut Schedule,
 ) -> Result<bool, S::Error> {
-    let lanes = src.lanes();
-    if lanes <= 1 {
-        let order = schedule.next_block();
-        course.blocks.push(letters(&order));
-        let block_no = course.blocks.len();
-        for (pos, arm) in order.into_iter().enumerate() {
-            let t = src.trial(arm, Some((block_no, pos + 1)))?;
-            if ends_run(&t, arm, course) {
-                return Ok(true);
-            }
-        }
-        course.trials_per_arm += 2;
-        return Ok(false);
-    }
+    let lanes = src.lanes().max(1);
     let left = (plan.max_trials - course.trials_per_arm).div_ceil(2);
     let jobs: Vec<Job> = (0..lanes.min(left))
         .map(|_| {

@@ -128,24 +128,30 @@ pub trait Trials {
     fn lanes(&self) -> usize {
         1
     }
-    /// Each job on a GPU of its own, all at once (lanes > 1); each job's trials in
-    /// order, up to and with the first that ended the run.
+    /// Each job on a GPU of its own, all at once; each job's trials in order, up to and
+    /// with the first that ended the run. One GPU: the jobs in turn ([`in_turn`]).
     fn round(&mut self, jobs: &[Job]) -> Result<Vec<Vec<Trial>>, Self::Error> {
-        let mut out = Vec::new();
-        for job in jobs {
-            let mut trials = Vec::new();
-            for (pos, arm) in job.arms.iter().enumerate() {
-                let t = self.trial(*arm, job.block.map(|b| (b, pos + 1)))?;
-                let ended = t.end != TrialEnd::Exited(true);
-                trials.push(t);
-                if ended {
-                    break;
-                }
-            }
-            out.push(trials);
-        }
-        Ok(out)
+        in_turn(self, jobs)
     }
+}
+
+/// The jobs run one trial at a time through [`Trials::trial`], each up to and with its
+/// first trial that ended the run.
+pub fn in_turn<S: Trials + ?Sized>(src: &mut S, jobs: &[Job]) -> Result<Vec<Vec<Trial>>, S::Error> {
+    let mut out = Vec::new();
+    for job in jobs {
+        let mut trials = Vec::new();
+        for (pos, arm) in job.arms.iter().enumerate() {
+            let t = src.trial(*arm, job.block.map(|b| (b, pos + 1)))?;
+            let ended = t.end != TrialEnd::Exited(true);
+            trials.push(t);
+            if ended {
+                break;
+            }
+        }
+        out.push(trials);
+    }
+    Ok(out)
 }
 
 /// What one GPU runs in a round: a block (its number and its four trials), or warm-ups
