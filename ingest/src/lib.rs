@@ -11,6 +11,7 @@
 //! in every report. [`hash`] holds the hashes both halves use. With the `testing` feature, [`testing`]
 //! holds the helpers the tests of every crate share (object stores, round trips).
 
+pub mod call_energy;
 pub mod delta;
 pub mod devices;
 pub mod formats;

@@ -285,6 +285,15 @@ impl Config {
                     threshold: fraction("energy_threshold", e)?,
                 },
             );
+            overrides.insert(
+                1,
+                Override {
+                    table: None,
+                    variant: None,
+                    metric: Some(perfdb_ingest::call_energy::METRIC.to_string()),
+                    threshold: fraction("energy_threshold", e)?,
+                },
+            );
         }
         Ok(Options {
             threshold: fraction(

@@ -145,11 +145,17 @@ pub struct TrialArgs {
     /// the percent of peak) nor its state and energy around each trial
     #[arg(long)]
     pub no_gpu_state: bool,
-    /// Judge each trial's GPU energy (read through NVML) beside time: one more row the
-    /// run decides, at --energy-threshold. Without it the energy is stored with each
-    /// trial, for `compare` and the history, and not judged here
+    /// Judge GPU energy beside time, at --energy-threshold: each trial's (read through
+    /// NVML) and each row's energy per call where the benchmark measures it with
+    /// `perfdb_energy.per_call(fn)` (put on the trials' PYTHONPATH). Without it a trial's
+    /// energy is stored, for `compare` and the history, and not judged here
     #[arg(long)]
     pub energy: bool,
+    /// Measure each Triton `do_bench`'s function for energy per call, after its timing and
+    /// without changing the benchmark (perfdb's sitecustomize; adds PERFDB_ENERGY_SECONDS,
+    /// 0.5 s by default, to each timing). Implies --energy
+    #[arg(long)]
+    pub energy_per_call: bool,
     /// Run blocks on these GPUs at once (`0-7`, `0,2,5`, `all`): each GPU runs whole ABBA
     /// blocks of both arms, its trials pinned to it (CUDA_VISIBLE_DEVICES by UUID,
     /// HIP_VISIBLE_DEVICES), and each row is tested with each GPU's offset taken out. A GPU

@@ -17,6 +17,8 @@ pub enum Affected {
     /// The environment of every trial (empty: every row is timed) and the rows not timed.
     Rows {
         env: Vec<(String, String)>,
+        /// The folder of the selection helper, for the trials' PYTHONPATH.
+        python: Option<std::path::PathBuf>,
         same: Vec<String>,
     },
 }
@@ -53,6 +55,7 @@ pub fn plan(s: &Session) -> anyhow::Result<Affected> {
             say!("ab: {why}: every row is timed");
             return Ok(Affected::Rows {
                 env: Vec::new(),
+                python: None,
                 same: Vec::new(),
             });
         }
@@ -66,6 +69,7 @@ pub fn plan(s: &Session) -> anyhow::Result<Affected> {
         );
         return Ok(Affected::Rows {
             env: Vec::new(),
+            python: None,
             same: Vec::new(),
         });
     }
@@ -90,15 +94,8 @@ pub fn plan(s: &Session) -> anyhow::Result<Affected> {
         same.len()
     );
     Ok(Affected::Rows {
-        env: vec![
-            ("PERFDB_AFFECTED".to_string(), file.display().to_string()),
-            (
-                "PYTHONPATH".to_string(),
-                crate::identity::python_path_with(&dir)
-                    .to_string_lossy()
-                    .into_owned(),
-            ),
-        ],
+        env: vec![("PERFDB_AFFECTED".to_string(), file.display().to_string())],
+        python: Some(dir),
         same: same.iter().map(|r| r.name()).collect(),
     })
 }
@@ -113,8 +110,9 @@ pub fn apply(s: &mut Session) -> anyhow::Result<Result<Vec<String>, super::Ran>>
             "interrupted".to_string(),
         )),
         Affected::Nothing(what) => Err(super::Ran::Unchanged(what)),
-        Affected::Rows { env, same } => {
-            s.env = env;
+        Affected::Rows { env, python, same } => {
+            s.env.extend(env);
+            s.python.extend(python);
             Ok(same)
         }
     })

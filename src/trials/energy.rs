@@ -61,3 +61,48 @@ impl TrialEnergy {
         t
     }
 }
+
+const HELPER: &str = include_str!("python/perfdb_energy.py");
+const SITECUSTOMIZE: &str = include_str!("python/sitecustomize.py");
+
+/// `perfdb_energy.py` (and, to measure after every Triton `do_bench`, the sitecustomize
+/// that installs it) written into the logs folder and put first on the trials'
+/// PYTHONPATH: a benchmark's `perfdb_energy.per_call(fn)` then prints the energy per call
+/// its row is given (`perfdb_ingest::call_energy`).
+pub fn helper(s: &mut super::Session, do_bench: bool) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let dir = s.logs.join("energy");
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let write = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
+    };
+    write("perfdb_energy.py", HELPER)?;
+    if do_bench {
+        write("sitecustomize.py", SITECUSTOMIZE)?;
+        s.env
+            .push(("PERFDB_ENERGY_DO_BENCH".to_string(), "1".to_string()));
+    }
+    // Absolute: an arm may run in a folder of its own.
+    s.python.push(std::fs::canonicalize(&dir)?);
+    Ok(())
+}
+
+/// `dirs`, then the PYTHONPATH this process was given.
+pub fn python_path(dirs: &[std::path::PathBuf]) -> std::ffi::OsString {
+    let mut v = std::ffi::OsString::new();
+    for (i, d) in dirs.iter().enumerate() {
+        if i > 0 {
+            v.push(":");
+        }
+        v.push(d.as_os_str());
+    }
+    match std::env::var_os("PYTHONPATH") {
+        Some(p) if !p.is_empty() => {
+            v.push(":");
+            v.push(p);
+            v
+        }
+        _ => v,
+    }
+}

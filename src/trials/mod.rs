@@ -47,7 +47,7 @@ fn look_options(a: &AbArgs) -> anyhow::Result<Options> {
     let chosen = a.judge.test;
     let mut opt = sequential::look_options(opt, a.max_trials, Rule::default());
     // The trials' energy is stored either way; judged here only when asked.
-    opt.skip_energy = !a.trials.energy;
+    opt.skip_energy = !(a.trials.energy || a.trials.energy_per_call);
     // The rule's test unless one is asked for on the command line.
     if let Some(test) = chosen {
         opt.test = test;
@@ -156,6 +156,7 @@ fn session(
         selectors,
         arms,
         env: Vec::new(),
+        python: Vec::new(),
         wh: Warehouse::new(root),
         root: root.to_path_buf(),
         devices: devices.clone(),
@@ -281,6 +282,9 @@ pub fn experiment(
             .unwrap_or(0)
     });
     let (mut s, labels) = session(root, a, &stamp, seed, by_commit, devices)?;
+    if a.trials.energy || a.trials.energy_per_call {
+        energy::helper(&mut s, a.trials.energy_per_call)?;
+    }
     let unchanged = match a.affected {
         false => Vec::new(),
         true => match affected::apply(&mut s)? {

@@ -37,6 +37,8 @@ pub struct Session {
     pub arms: Arms,
     /// Set on every trial's command (`ab --affected`: the rows to time).
     pub env: Vec<(String, String)>,
+    /// Folders put first on every trial's PYTHONPATH (perfdb's Python helpers).
+    pub python: Vec<PathBuf>,
     pub wh: Warehouse,
     pub root: PathBuf,
     /// The device table of the config (`Config::device_table`).
@@ -271,6 +273,13 @@ impl Session {
         let described = self.arms.describe(arm);
         let mut cmd = self.arms.command(arm);
         cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
+        if !self.python.is_empty() {
+            cmd.env("PYTHONPATH", energy::python_path(&self.python));
+        }
+        // The GPU `perfdb_energy` reads: the trial's, as NVML numbers it.
+        if matches!(self.gpu, Some(GpuTool::Nvml)) {
+            cmd.env("PERFDB_ENERGY_GPU", &device);
+        }
         if let Some(l) = step.lane {
             cmd.envs(self.lanes[l].env());
         }

@@ -30,6 +30,7 @@ mod demo;
 mod detect_since;
 mod drills;
 mod energy;
+mod energy_per_call;
 mod export_roundtrip;
 mod gpu_harness;
 mod gpus;

@@ -10,6 +10,8 @@ process's own start and end, the same in both arms.
   SIZE (default 2**27), CALLS (default 3000)
 
 Prints one aiter `[perf]` line: `[perf][add] dim: (SIZE,), dtype: torch.float32, torch avg: US us`.
+Under `perfdb ab --energy`, `perfdb_energy.per_call` measures the call's energy first (a
+`perfdb-energy call` line the row gets as its `energy_per_call`); elsewhere it is skipped.
 """
 import os
 
@@ -39,4 +41,10 @@ for _ in range(calls):
 end.record()
 torch.cuda.synchronize()
 us = start.elapsed_time(end) * 1e3 / calls
+try:
+    import perfdb_energy
+except ImportError:
+    perfdb_energy = None
+if perfdb_energy is not None:
+    perfdb_energy.per_call(call)
 print(f"[perf][add] dim: ({n},), dtype: torch.float32, torch avg: {us:.3f} us", flush=True)

@@ -2,6 +2,7 @@
 //! NUL), the format (given or detected), the run id, the run's tags and verdict.
 
 use super::{FileError, NO_FORMAT};
+use crate::call_energy;
 use crate::devices;
 use crate::formats::{self, Format, ParseError};
 use crate::hash::{hex, sha256_hex};
@@ -66,7 +67,11 @@ pub fn prepare_bytes(
         unit: meta.unit.as_deref(),
         variant_axis: meta.variant_axis.as_deref(),
     };
-    let (format, parsed) = match formats::parse_in(text, format, &cx) {
+    // `perfdb-energy` lines (energy per call, measured by the benchmark) are read here
+    // and blanked for the format's parser, their line numbers kept.
+    let energy = call_energy::read(text);
+    let text = energy.as_ref().map_or(text, |(t, _)| t.as_str());
+    let (format, mut parsed) = match formats::parse_in(text, format, &cx) {
         Ok((format, parsed)) => (Some(format), parsed),
         // A command `perfdb run` saw fail is a failed run even when it printed nothing
         // readable: kept with its verdict, no values, and why its output was not read.
@@ -104,6 +109,9 @@ pub fn prepare_bytes(
                 });
             }
         }
+    }
+    if let Some((_, lines)) = energy {
+        call_energy::attach(&mut parsed, lines);
     }
     Ok(prepare(path, bytes, format, parsed, meta, devices))
 }

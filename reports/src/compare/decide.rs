@@ -217,7 +217,7 @@ pub(super) fn gate_on_control(rows: &mut [Row], opt: &Options) -> Option<Control
     {
         // A trial's energy spans every kernel of the trial, the control's too: any
         // control metric that moved gates it.
-        let energy = is_energy(r);
+        let energy = is_trial_energy(r);
         if let Some(cm) = metrics
             .iter()
             .find(|c| (c.metric == r.metric || energy) && !c.passed)
@@ -418,8 +418,14 @@ pub fn regressed_rows<'a>(rows: impl IntoIterator<Item = &'a Row>) -> Vec<(Strin
     out
 }
 
-/// Whether `r` is a trial's GPU energy (`perfdb_ingest::trial_energy`), not a kernel's.
+/// Whether `r` is GPU energy, judged beside time and not part of it: a trial's
+/// (`perfdb_ingest::trial_energy`) or a kernel's per call (`perfdb_ingest::call_energy`).
 pub fn is_energy(r: &Row) -> bool {
+    is_trial_energy(r) || perfdb_ingest::call_energy::is_metric(&r.metric)
+}
+
+/// Whether `r` is a whole trial's GPU energy (every kernel of the trial, the control's too).
+pub fn is_trial_energy(r: &Row) -> bool {
     trial_energy::is_row(&r.table, &r.variant, &r.metric)
 }
 

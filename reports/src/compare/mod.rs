@@ -38,7 +38,7 @@ pub use types::*;
 use crate::db::Db;
 use crate::stats;
 use decide::{decide, gate_on_control, note_modes, relative_to_control};
-pub use decide::{is_energy, kernel_shapes, regressed_rows};
+pub use decide::{is_energy, is_trial_energy, kernel_shapes, regressed_rows};
 use load::{load_side, Loaded};
 use summarise::summarize;
 
@@ -117,11 +117,12 @@ fn report(
 ) -> Result<Report, CompareError> {
     let mut t = std::time::Instant::now();
     let gpu = gpu_state_warnings(&base_side, &head_side);
-    // `ab` without `--energy`: the trials' energy rows are stored, not judged.
+    // `ab` without `--energy`: the energy rows (a trial's, per call) are stored, not judged.
     if opt.skip_energy {
         for side in [&mut b, &mut h] {
             side.rows.retain(|k, _| {
                 !perfdb_ingest::trial_energy::is_row(&k.table, &k.variant, &k.metric)
+                    && !perfdb_ingest::call_energy::is_metric(&k.metric)
             });
         }
     }

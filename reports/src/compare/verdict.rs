@@ -3,7 +3,7 @@
 //! order: any failure makes a regression; else a control that moved makes the
 //! comparison unreliable; else any gap makes it inconclusive; else no regression.
 
-use super::decide::{is_energy, kernel_shapes, regressed_rows};
+use super::decide::{is_energy, is_trial_energy, kernel_shapes, regressed_rows};
 use super::{
     ControlStatus, FailedRun, NumericsStatus, Options, Overall, Reason, ReasonCode, Row, SideInfo,
     Verdict,
@@ -233,11 +233,31 @@ fn energy_regressed(f: &Facts) -> Vec<Reason> {
         .filter(|r| is_energy(r) && r.verdict == Verdict::Regression)
         .collect();
     counted(ReasonCode::EnergyRegressed, rows.len(), || {
-        let each: Vec<String> = rows
+        let change = |r: &&Row| fmt_pct(r.change.unwrap_or(0.0));
+        let trial: Vec<String> = rows
             .iter()
-            .map(|r| format!("{} {}", r.key_text, fmt_pct(r.change.unwrap_or(0.0))))
+            .filter(|r| is_trial_energy(r))
+            .map(|r| format!("{} {}", r.key_text, change(r)))
             .collect();
-        format!("the GPU energy of a trial regressed ({})", each.join(", "))
+        let per_call: Vec<String> = rows
+            .iter()
+            .filter(|r| !is_trial_energy(r))
+            .map(|r| format!("{} {} {} {}", r.table, r.variant, r.key_text, change(r)))
+            .collect();
+        let mut said = Vec::new();
+        if !trial.is_empty() {
+            said.push(format!(
+                "the GPU energy of a trial regressed ({})",
+                trial.join(", ")
+            ));
+        }
+        if !per_call.is_empty() {
+            said.push(format!(
+                "the energy per call regressed ({})",
+                per_call.join(", ")
+            ));
+        }
+        said.join("; ")
     })
 }
 
