@@ -158,7 +158,7 @@ pub fn attach(parsed: &mut Parsed, lines: Lines) -> usize {
             ));
             continue;
         }
-        let m = parsed.measurements[on[0]].clone();
+        let m = parsed.measurements[on[0]];
         let per_call = r.joules / r.calls as f64;
         let raw = parsed.keys.raw_joined(&format!("{per_call:.6e}"), UNIT);
         let gpu = r.gpu.as_deref().unwrap_or("?");
