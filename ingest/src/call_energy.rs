@@ -36,6 +36,13 @@ pub struct Reading {
     pub seconds: f64,
     #[serde(default)]
     pub gpu: Option<String>,
+    /// `ticks`: the power between the counter's steps times the loop's time; `around`:
+    /// the counter's difference around the loop (off by up to one step's energy).
+    #[serde(default)]
+    pub method: Option<String>,
+    /// How many times the counter stepped during the loop.
+    #[serde(default)]
+    pub ticks: Option<u64>,
 }
 
 /// What the output held besides the benchmark's own lines.
@@ -173,10 +180,16 @@ pub fn attach(parsed: &mut Parsed, lines: Lines) -> usize {
             line: *at,
             note: Some(
                 format!(
-                    "measured by the benchmark through perfdb_energy: NVML's energy counter of GPU {gpu} over {} back-to-back calls ({:.3} s, {:.0} W)",
+                    "measured by the benchmark through perfdb_energy: NVML's energy counter of GPU {gpu} over {} back-to-back calls ({:.3} s, {:.0} W; {})",
                     r.calls,
                     r.seconds,
-                    if r.seconds > 0.0 { r.joules / r.seconds } else { f64::NAN }
+                    if r.seconds > 0.0 { r.joules / r.seconds } else { f64::NAN },
+                    match (r.method.as_deref(), r.ticks) {
+                        (Some("ticks"), Some(t)) => format!("power between the counter's {t} steps"),
+                        (Some("around"), _) => "the counter read around the loop".to_string(),
+                        (Some(m), _) => m.to_string(),
+                        (None, _) => "the counter read around the loop".to_string(),
+                    }
                 )
                 .into(),
             ),

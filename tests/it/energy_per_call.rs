@@ -135,6 +135,11 @@ fn more_energy_a_call_at_the_same_speed_fails_on_the_rows_energy_per_call() {
             .as_str()
             .unwrap()
             .contains("over 10 back-to-back calls"));
+        // The counter stepped with each call: the power between its steps.
+        assert!(r["note"]
+            .as_str()
+            .unwrap()
+            .contains("power between the counter's 10 steps"));
     }
 }
 

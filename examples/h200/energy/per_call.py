@@ -4,7 +4,7 @@ moves, and how close `perfdb_energy.measure` comes over short loops to a long on
   python examples/h200/energy/per_call.py   (PYTHONPATH holding src/trials/python)
 
 Prints `tick ...` (the counter's update interval, idle and under load) and one line
-`loop KIND INPUT SECONDS J_PER_CALL CALLS W` per measurement."""
+`loop KIND INPUT SECONDS J_PER_CALL CALLS W METHOD STEPS` per measurement."""
 import os
 import statistics
 import sys
@@ -55,7 +55,7 @@ for kind in ("add", "add2"):
         for secs in (0.1, 0.25, 0.5, 1.0, 5.0):
             for _ in range(5 if secs < 5 else 2):
                 m = pe.measure(call, secs)
-                print(f"loop {kind} {inp} {secs} {m['joules'] / m['calls']:.6f} {m['calls']} {m['joules'] / m['seconds']:.1f}", flush=True)
+                print(f"loop {kind} {inp} {secs} {m['joules'] / m['calls']:.6f} {m['calls']} {m['watts']:.1f} {m['method']} {m['ticks']}", flush=True)
 
 # Triton's do_bench, unchanged by the hook: its times with and without install().
 try:

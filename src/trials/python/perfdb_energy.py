@@ -9,11 +9,11 @@ process's start, its imports and every row; this file measures one row's calls a
     perfdb_energy.per_call(fn)                # then fn back to back, the counter around it
     print(row)                                # the row the reading belongs to
 
-`per_call` runs `fn` back to back for PERFDB_ENERGY_SECONDS (0.5 s unless set; or
-`calls=N` times) after a short warm-up, the device synchronised at both ends, and
+`per_call` runs `fn` back to back for at least PERFDB_ENERGY_SECONDS (0.5 s unless set;
+or `calls=N` times) after a short warm-up, watching the counter's steps (`measure`), and
 prints one line on standard output before the benchmark's row:
 
-    perfdb-energy call {"calls": 950, "joules": 301.2, "seconds": 0.503, "gpu": "GPU-..."}
+    perfdb-energy call {"calls": 1968, "joules": 530.1, "seconds": 1.04, "watts": 509.7, ...}
 
 perfdb gives the reading to the row printed next (rows on lines of their own; a reading
 that cannot be told to exactly one row is reported, not stored). `install()` does the
@@ -104,43 +104,99 @@ def _sync():
     return lambda: None
 
 
+def _gpu_clock(sync):
+    """A clock of the device's own timeline (CUDA events) when torch has one: start()
+    then stop() -> seconds; else the host's, after a synchronise."""
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+            def stop():
+                b.record()
+                sync()
+                return a.elapsed_time(b) / 1e3
+
+            return a.record, stop
+    except ImportError:
+        pass
+    t = {}
+
+    def start():
+        t["0"] = time.perf_counter()
+
+    def stop_host():
+        sync()
+        return time.perf_counter() - t["0"]
+
+    return start, stop_host
+
+
 def measure(fn, seconds=None, sync=None, calls=None):
-    """`fn` run back to back for about `seconds` (or exactly `calls` times), NVML's counter
-    read around the calls: {"calls", "joules", "seconds", "gpu"}, or None without a
-    counter."""
+    """`fn` run back to back for about `seconds` (or exactly `calls` times) with NVML's
+    counter watched: {"calls", "joules", "seconds", "watts", "ticks", "method", "gpu"},
+    or None without a counter.
+
+    NVML's counter moves in steps (every 100 ms on an H100), so the counter read before
+    and after a loop is off by up to a step's energy (10% of a 0.5 s loop). Instead the
+    loop runs until the counter has stepped three times: the energy between the first
+    and the last step over the time between them (both seen within a batch of calls, about
+    1 ms) is the loop's power, and power times the loop's own time a call (CUDA events) is
+    the energy a call (`method` "ticks"). A counter that never stepped twice (a loop
+    stopped by `calls`) falls back to the difference around the loop ("around")."""
     if seconds is None:
         seconds = float(os.environ.get("PERFDB_ENERGY_SECONDS", "0.5"))
     sync = sync or _sync()
     if counter_j() is None:
         return None
-    # Warm-up, and the size of a batch: batches of calls between clock checks, so the
-    # loop is the calls, not Python reading the time.
+    # Warm-up, and the size of a batch: calls between readings of the counter, about
+    # 1 ms of them, so the loop is the calls, not Python reading the counter.
     sync()
     t = time.perf_counter()
     fn()
     sync()
     one = max(time.perf_counter() - t, 1e-6)
-    batch = max(1, min(1000, int(0.01 / one)))
+    batch = max(1, min(1000, int(0.001 / one)))
     for _ in range(batch):
         fn()
     sync()
-    e0, t0 = counter_j(), time.perf_counter()
-    if calls is not None:
-        for _ in range(calls):
+    start, stop = _gpu_clock(sync)
+    e0 = last = counter_j()
+    steps = []
+    t0 = time.perf_counter()
+    start()
+    n = 0
+    while True:
+        for _ in range(batch):
             fn()
-    else:
-        calls = 0
-        while True:
-            for _ in range(batch):
-                fn()
-            calls += batch
-            if time.perf_counter() - t0 >= seconds:
+        n += batch
+        v = counter_j()
+        if v is None:
+            return None
+        if v != last:
+            steps.append((time.perf_counter(), v))
+            last = v
+        if calls is not None:
+            if n >= calls:
                 break
-    sync()
-    e1, t1 = counter_j(), time.perf_counter()
-    if e0 is None or e1 is None:
+        elif time.perf_counter() - t0 >= seconds and len(steps) >= 3:
+            break
+        elif time.perf_counter() - t0 >= max(10 * seconds, 2.0):
+            break
+    gpu_s = stop()
+    e1 = counter_j()
+    if e1 is None:
         return None
-    return {"calls": calls, "joules": round(e1 - e0, 6), "seconds": round(t1 - t0, 6), "gpu": _state["gpu"]}
+    out = {"calls": n, "seconds": round(gpu_s, 6), "ticks": len(steps), "gpu": _state["gpu"]}
+    # The first step ends an interval the loop began inside of: whole intervals only.
+    if len(steps) >= 3 and steps[-1][0] > steps[0][0]:
+        watts = (steps[-1][1] - steps[0][1]) / (steps[-1][0] - steps[0][0])
+        out.update(method="ticks", watts=round(watts, 3), joules=round(watts * gpu_s, 6))
+    else:
+        joules = e1 - e0
+        out.update(method="around", watts=round(joules / gpu_s, 3) if gpu_s > 0 else None, joules=round(joules, 6))
+    return out
 
 
 def per_call(fn, seconds=None, sync=None, calls=None):
