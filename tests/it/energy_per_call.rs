@@ -183,3 +183,78 @@ fn energy_per_call_measures_after_each_do_bench_without_changing_the_benchmark()
         assert!((20..=30).contains(&calls), "{note}");
     }
 }
+
+/// The trials of one experiment recorded on an H100 (sample-data/h100-energy-per-call/),
+/// each arm's outputs ingested under a label of its own, compared: each row's verdict by
+/// `table variant key metric`.
+fn recorded(set: &str, experiment: &str) -> (Wh, std::collections::HashMap<String, String>) {
+    let wh = Wh::new();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("sample-data/h100-energy-per-call")
+        .join(set)
+        .join(experiment);
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    for f in &files {
+        let arm = if f.to_string_lossy().ends_with("-base.out") {
+            "base"
+        } else {
+            "head"
+        };
+        wh.ingest(f, &format!("{experiment}-{arm}"));
+    }
+    let out = wh.run(&[
+        "compare",
+        &format!("{experiment}-base"),
+        &format!("{experiment}-head"),
+        "--format",
+        "json",
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out))
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(&out), stderr(&out)));
+    let verdicts = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                format!("{} {}", r["key_text"].as_str().unwrap(), r["metric"].as_str().unwrap()),
+                r["verdict"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    (wh, verdicts)
+}
+
+#[test]
+fn the_recorded_h100_outputs_read_to_the_devices_verdicts() {
+    let set = "counter-around-loop";
+    // INPUT=zeros: the add's energy a call down a quarter at the same speed.
+    let (wh, v) = recorded(set, "planted");
+    let row = "dim=(134217728,) dtype=torch.float32";
+    assert_eq!(v[&format!("{row} energy_per_call")], "improvement", "{v:?}");
+    assert_eq!(v[&format!("{row} latency")], "no_significant_change", "{v:?}");
+    // What the H100 measured: ~0.28 J a call of 2^27 float32 adds, ~0.21 J on zeros.
+    let rows = wh.sql(
+        "select r.label, median(m.value) j from measurements m join runs r using (run_id) where m.metric = 'energy_per_call' group by r.label order by r.label",
+    );
+    let j: Vec<f64> = rows.iter().map(|r| r["j"].as_f64().unwrap()).collect();
+    assert!((0.27..0.30).contains(&j[0]) && (0.19..0.23).contains(&j[1]), "{rows:?}");
+    // Two adds a call: twice the time, about twice the energy.
+    let (_, v) = recorded(set, "time");
+    assert_eq!(v[&format!("{row} latency")], "regression", "{v:?}");
+    assert_eq!(v[&format!("{row} energy_per_call")], "regression", "{v:?}");
+    // A/A: neither moves.
+    let (_, v) = recorded(set, "aa1");
+    assert!(v.values().all(|x| x == "no_significant_change"), "{v:?}");
+    // do_bench measured by --energy-per-call: three sizes, each a reading of its own.
+    let (_, v) = recorded(set, "dobench");
+    for n in ["16777216", "67108864", "134217728"] {
+        let row = format!("dim=({n},) dtype=torch.float32");
+        assert_eq!(v[&format!("{row} energy_per_call")], "improvement", "{v:?}");
+        assert_eq!(v[&format!("{row} latency")], "no_significant_change", "{v:?}");
+    }
+}
