@@ -221,7 +221,11 @@ fn recorded(set: &str, experiment: &str) -> (Wh, std::collections::HashMap<Strin
         .iter()
         .map(|r| {
             (
-                format!("{} {}", r["key_text"].as_str().unwrap(), r["metric"].as_str().unwrap()),
+                format!(
+                    "{} {}",
+                    r["key_text"].as_str().unwrap(),
+                    r["metric"].as_str().unwrap()
+                ),
                 r["verdict"].as_str().unwrap().to_string(),
             )
         })
@@ -236,13 +240,20 @@ fn the_recorded_h100_outputs_read_to_the_devices_verdicts() {
     let (wh, v) = recorded(set, "planted");
     let row = "dim=(134217728,) dtype=torch.float32";
     assert_eq!(v[&format!("{row} energy_per_call")], "improvement", "{v:?}");
-    assert_eq!(v[&format!("{row} latency")], "no_significant_change", "{v:?}");
+    assert_eq!(
+        v[&format!("{row} latency")],
+        "no_significant_change",
+        "{v:?}"
+    );
     // What the H100 measured: ~0.28 J a call of 2^27 float32 adds, ~0.21 J on zeros.
     let rows = wh.sql(
         "select r.label, median(m.value) j from measurements m join runs r using (run_id) where m.metric = 'energy_per_call' group by r.label order by r.label",
     );
     let j: Vec<f64> = rows.iter().map(|r| r["j"].as_f64().unwrap()).collect();
-    assert!((0.27..0.30).contains(&j[0]) && (0.19..0.23).contains(&j[1]), "{rows:?}");
+    assert!(
+        (0.27..0.30).contains(&j[0]) && (0.19..0.23).contains(&j[1]),
+        "{rows:?}"
+    );
     // Two adds a call: twice the time, about twice the energy.
     let (_, v) = recorded(set, "time");
     assert_eq!(v[&format!("{row} latency")], "regression", "{v:?}");
@@ -255,6 +266,10 @@ fn the_recorded_h100_outputs_read_to_the_devices_verdicts() {
     for n in ["16777216", "67108864", "134217728"] {
         let row = format!("dim=({n},) dtype=torch.float32");
         assert_eq!(v[&format!("{row} energy_per_call")], "improvement", "{v:?}");
-        assert_eq!(v[&format!("{row} latency")], "no_significant_change", "{v:?}");
+        assert_eq!(
+            v[&format!("{row} latency")],
+            "no_significant_change",
+            "{v:?}"
+        );
     }
 }

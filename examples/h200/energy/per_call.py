@@ -1,7 +1,8 @@
 """NVML's energy counter around a kernel's calls, on one GPU: how often the counter
 moves, and how close `perfdb_energy.measure` comes over short loops to a long one.
 
-  python examples/h200/energy/per_call.py   (PYTHONPATH holding src/trials/python)
+  python examples/h200/energy/per_call.py   (PYTHONPATH holding src/trials/python;
+                                             LOOPS=0.5,1 for other loop lengths, s)
 
 Prints `tick ...` (the counter's update interval, idle and under load) and one line
 `loop KIND INPUT SECONDS J_PER_CALL CALLS W METHOD STEPS` per measurement."""
@@ -52,7 +53,7 @@ for kind in ("add", "add2"):
             if kind == "add2":
                 torch.add(out, y, out=out)
 
-        for secs in (0.1, 0.25, 0.5, 1.0, 5.0):
+        for secs in [float(x) for x in os.environ.get("LOOPS", "0.1,0.25,0.5,1,5").split(",")]:
             for _ in range(5 if secs < 5 else 2):
                 m = pe.measure(call, secs)
                 print(f"loop {kind} {inp} {secs} {m['joules'] / m['calls']:.6f} {m['calls']} {m['watts']:.1f} {m['method']} {m['ticks']}", flush=True)
