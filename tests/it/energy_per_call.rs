@@ -121,14 +121,15 @@ fn more_energy_a_call_at_the_same_speed_fails_on_the_rows_energy_per_call() {
         .unwrap_or_else(|| panic!("{report}"));
     assert!(time.starts_with("no significant change"), "{time}");
     // One reading a trial, on the line it was printed (the row's is the next), its
-    // value the calls' mean (~0.1 J base, ~0.112 J head).
+    // value the calls' mean (~0.1 J base, ~0.112 J head): power between the counter's
+    // steps times the loop's time, so a loaded machine's sleeps move it a little.
     let rows = per_call_rows(&wh);
     assert!(rows.len() >= 8, "{rows:?}");
     for r in &rows {
         let v = r["value"].as_f64().unwrap();
         let base = r["label"].as_str().unwrap().starts_with("ab-base");
         let want = if base { 0.1 } else { 0.112 };
-        assert!((v / want - 1.0).abs() < 0.01, "{r:?}");
+        assert!((v / want - 1.0).abs() < 0.05, "{r:?}");
         assert_eq!(r["unit"], "J");
         assert_eq!(r["line"], 1);
         assert!(r["note"]
