@@ -196,6 +196,45 @@ fn a_gpu_whose_clock_departs_has_its_blocks_dropped_and_said() {
     }
     // It ran no block after the first round.
     assert_eq!(g2["blocks"], 1, "{g2}");
+    // The text report counts its two trials a side as run, and says they were not compared.
+    let out = wh
+        .cmd()
+        .current_dir(wh.dir.path())
+        .env("PERFDB_NVML_LIBRARY", standin())
+        .env("STANDIN_NVML_DIR", &state)
+        .env("SEED", "5")
+        .args([
+            "ab",
+            "--quiet",
+            "--threshold",
+            "0.02",
+            "--seed",
+            "5",
+            "--gpus",
+            "all",
+        ])
+        .args(["--label-base", "tb", "--label-head", "th"])
+        .args(["--base-env", "ARM=base", "--head-env", "ARM=head", "--"])
+        .args(["sh", "arm.sh"])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("ab: stopped at "))
+        .unwrap_or_else(|| panic!("{text}"));
+    let n: usize = line["ab: stopped at ".len()..]
+        .split(' ')
+        .next()
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(
+        line.contains(&format!(
+            "trial(s) a side ({} compared, 2 of dropped GPUs not): ",
+            n - 2
+        )),
+        "{line}"
+    );
 }
 
 #[test]

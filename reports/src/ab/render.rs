@@ -129,8 +129,23 @@ fn summary_line(s: &Sequential) -> String {
         .iter()
         .map(|n| n.to_string())
         .collect();
+    // A dropped GPU's trials ran and count towards the run, but no look compares them.
+    let dropped: usize = s
+        .facts
+        .gpus
+        .iter()
+        .filter(|g| g.dropped.is_some())
+        .map(|g| 2 * g.blocks)
+        .sum();
+    let compared = match dropped {
+        0 => String::new(),
+        d => format!(
+            " ({} compared, {d} of dropped GPUs not)",
+            s.course.trials_per_arm.saturating_sub(d)
+        ),
+    };
     format!(
-        "stopped at {} trial(s) a side: {}; looks at {} of {}; seed {}; {} block(s) {}; {}",
+        "stopped at {} trial(s) a side{compared}: {}; looks at {} of {}; seed {}; {} block(s) {}; {}",
         s.course.trials_per_arm,
         stopped_text(s),
         if looks.is_empty() {
