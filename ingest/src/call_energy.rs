@@ -91,10 +91,15 @@ pub fn read(text: &str) -> Option<(String, Lines)> {
                     .warnings
                     .push(warn(format!("energy per call not read: {e}"))),
             },
-            _ => lines.warnings.push(warn(format!(
-                "energy per call not measured: {}",
-                json.trim()
-            ))),
+            _ => {
+                let why = serde_json::from_str::<serde_json::Value>(json)
+                    .ok()
+                    .and_then(|v| v.get("why")?.as_str().map(str::to_string))
+                    .unwrap_or_else(|| json.trim().to_string());
+                lines
+                    .warnings
+                    .push(warn(format!("energy per call not measured: {why}")))
+            }
         }
     }
     found.then_some((out, lines))
@@ -315,9 +320,7 @@ mod tests {
             .map(|w| (w.line, w.reason.as_str()))
             .collect();
         assert_eq!(why.len(), 3, "{why:?}");
-        assert!(why[0]
-            .1
-            .contains("not measured: {\"why\": \"NVML did not load\"}"));
+        assert_eq!(why[0].1, "energy per call not measured: NVML did not load");
         assert!(why[1].1.contains("over 0 call(s) is not a reading") && why[1].0 == 2);
         assert!(why[2].1.contains("not read: missing field `joules`") && why[2].0 == 3);
     }

@@ -106,3 +106,21 @@ pub fn python_path(dirs: &[std::path::PathBuf]) -> std::ffi::OsString {
         _ => v,
     }
 }
+
+/// Why a trial's energy per call was not measured or not stored (`perfdb_energy`'s error
+/// line, a reading told to no row), said on stderr once a process for each reason: the
+/// run goes on, judged on what it has.
+pub fn say_refused(
+    log: &str,
+    prepared: &Result<perfdb_ingest::warehouse::Prepared, perfdb_ingest::FileError>,
+) {
+    static SAID: std::sync::LazyLock<std::sync::Mutex<std::collections::BTreeSet<String>>> =
+        std::sync::LazyLock::new(Default::default);
+    let Ok(p) = prepared else { return };
+    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+    for w in &p.warnings {
+        if w.reason.starts_with("energy per call not") && said.insert(w.reason.clone()) {
+            say!("ab: {} (line {} of {log}; said once)", w.reason, w.line);
+        }
+    }
+}

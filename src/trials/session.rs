@@ -497,6 +497,7 @@ impl Session {
         };
         let mut prepared =
             perfdb_ingest::prepare_bytes(log, stdout, self.format, &meta, &self.devices);
+        energy::say_refused(log, &prepared);
         // The trial's energy, a row beside what the benchmark printed (judged by `compare`,
         // and by `ab` with `--energy`).
         if let (Ok(p), Some((device, j))) = (&mut prepared, energy) {
