@@ -183,6 +183,13 @@ pub struct TrialArgs {
     pub profile_args: Option<String>,
 }
 
+impl TrialArgs {
+    /// Whether GPU energy is judged (`--energy`, or `--energy-per-call`, which implies it).
+    pub fn judges_energy(&self) -> bool {
+        self.energy || self.energy_per_call
+    }
+}
+
 /// Which profiler runs the profiled trial (`--profile`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Profiler {

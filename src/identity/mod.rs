@@ -41,7 +41,7 @@ impl Hook {
     pub fn command(&self, words: &[String]) -> std::process::Command {
         let mut cmd = std::process::Command::new(&words[0]);
         cmd.args(&words[1..]);
-        cmd.env("PYTHONPATH", python_path_with(&self.dir))
+        cmd.env("PYTHONPATH", python_path_with(&[&self.dir]))
             .env("PYTHONUNBUFFERED", "1");
         cmd
     }
@@ -196,15 +196,16 @@ pub fn selection_helper(dir: &Path) -> anyhow::Result<PathBuf> {
     Ok(dir.to_path_buf())
 }
 
-/// `dir` first on the PYTHONPATH a command would inherit.
-pub fn python_path_with(dir: &Path) -> std::ffi::OsString {
-    match std::env::var_os("PYTHONPATH") {
-        Some(p) if !p.is_empty() => {
-            let mut v = dir.as_os_str().to_os_string();
+/// `dirs` first, in order, on the PYTHONPATH a command would inherit.
+pub fn python_path_with<P: AsRef<Path>>(dirs: &[P]) -> std::ffi::OsString {
+    let mut v = std::ffi::OsString::new();
+    let inherited = std::env::var_os("PYTHONPATH").filter(|p| !p.is_empty());
+    let parts = dirs.iter().map(|d| d.as_ref().as_os_str());
+    for (i, part) in parts.chain(inherited.as_deref()).enumerate() {
+        if i > 0 {
             v.push(":");
-            v.push(p);
-            v
         }
-        _ => dir.as_os_str().to_os_string(),
+        v.push(part);
     }
+    v
 }

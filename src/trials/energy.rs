@@ -88,25 +88,6 @@ pub fn helper(s: &mut super::Session, do_bench: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `dirs`, then the PYTHONPATH this process was given.
-pub fn python_path(dirs: &[std::path::PathBuf]) -> std::ffi::OsString {
-    let mut v = std::ffi::OsString::new();
-    for (i, d) in dirs.iter().enumerate() {
-        if i > 0 {
-            v.push(":");
-        }
-        v.push(d.as_os_str());
-    }
-    match std::env::var_os("PYTHONPATH") {
-        Some(p) if !p.is_empty() => {
-            v.push(":");
-            v.push(p);
-            v
-        }
-        _ => v,
-    }
-}
-
 /// Why a trial's energy per call was not measured or not stored (`perfdb_energy`'s error
 /// line, a reading told to no row), said on stderr once a process for each reason: the
 /// run goes on, judged on what it has.

@@ -47,7 +47,7 @@ fn look_options(a: &AbArgs) -> anyhow::Result<Options> {
     let chosen = a.judge.test;
     let mut opt = sequential::look_options(opt, a.max_trials, Rule::default());
     // The trials' energy is stored either way; judged here only when asked.
-    opt.skip_energy = !(a.trials.energy || a.trials.energy_per_call);
+    opt.skip_energy = !a.trials.judges_energy();
     // The rule's test unless one is asked for on the command line.
     if let Some(test) = chosen {
         opt.test = test;
@@ -282,7 +282,7 @@ pub fn experiment(
             .unwrap_or(0)
     });
     let (mut s, labels) = session(root, a, &stamp, seed, by_commit, devices)?;
-    if a.trials.energy || a.trials.energy_per_call {
+    if a.trials.judges_energy() {
         energy::helper(&mut s, a.trials.energy_per_call)?;
     }
     let unchanged = match a.affected {

@@ -274,7 +274,10 @@ impl Session {
         let mut cmd = self.arms.command(arm);
         cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
         if !self.python.is_empty() {
-            cmd.env("PYTHONPATH", energy::python_path(&self.python));
+            cmd.env(
+                "PYTHONPATH",
+                crate::identity::python_path_with(&self.python),
+            );
         }
         // The GPU `perfdb_energy` reads: the trial's, as NVML numbers it.
         if matches!(self.gpu, Some(GpuTool::Nvml)) {

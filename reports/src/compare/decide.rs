@@ -421,7 +421,12 @@ pub fn regressed_rows<'a>(rows: impl IntoIterator<Item = &'a Row>) -> Vec<(Strin
 /// Whether `r` is GPU energy, judged beside time and not part of it: a trial's
 /// (`perfdb_ingest::trial_energy`) or a kernel's per call (`perfdb_ingest::call_energy`).
 pub fn is_energy(r: &Row) -> bool {
-    is_trial_energy(r) || perfdb_ingest::call_energy::is_metric(&r.metric)
+    is_energy_row(&r.table, &r.variant, &r.metric)
+}
+
+/// [`is_energy`] of a row by its table, variant and metric (a row not yet judged).
+pub fn is_energy_row(table: &str, variant: &str, metric: &str) -> bool {
+    trial_energy::is_row(table, variant, metric) || perfdb_ingest::call_energy::is_metric(metric)
 }
 
 /// Whether `r` is a whole trial's GPU energy (every kernel of the trial, the control's too).

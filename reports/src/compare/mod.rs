@@ -120,10 +120,8 @@ fn report(
     // `ab` without `--energy`: the energy rows (a trial's, per call) are stored, not judged.
     if opt.skip_energy {
         for side in [&mut b, &mut h] {
-            side.rows.retain(|k, _| {
-                !perfdb_ingest::trial_energy::is_row(&k.table, &k.variant, &k.metric)
-                    && !perfdb_ingest::call_energy::is_metric(&k.metric)
-            });
+            side.rows
+                .retain(|k, _| !decide::is_energy_row(&k.table, &k.variant, &k.metric));
         }
     }
     let mut r = build_report(base_side, head_side, b, h, opt, devices)?;

@@ -368,21 +368,22 @@ fn energy_summary(report: &Report) -> String {
     if !trial.is_empty() {
         out.push_str(&format!("; GPU energy a trial: {}", trial.join(", ")));
     }
+    // The headline's rule: rows compared and trusted, not the control's.
     let per_call: Vec<&crate::compare::Row> = report
         .rows
         .iter()
         .filter(|r| crate::compare::is_energy(r) && !crate::compare::is_trial_energy(r))
+        .filter(|r| !r.control)
         .collect();
     if per_call.is_empty() {
         return out;
     }
-    let logs: Vec<f64> = per_call
+    let ratios: Vec<f64> = per_call
         .iter()
-        .filter_map(|r| r.ratio.filter(|x| x.is_finite() && *x > 0.0))
-        .map(f64::ln)
+        .filter(|r| r.verdict.is_decided())
+        .filter_map(|r| r.change.map(|c| 1.0 + c))
         .collect();
-    let geomean =
-        (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp() - 1.0);
+    let geomean = (!ratios.is_empty()).then(|| crate::stats::geomean_t_ci(&ratios).0 - 1.0);
     let mut verdicts: Vec<(Verdict, usize)> = Vec::new();
     for r in &per_call {
         match verdicts.iter_mut().find(|(v, _)| *v == r.verdict) {

@@ -4,6 +4,7 @@ per call after its timing), then the `sitecustomize` this file shadows, if any."
 
 import importlib.machinery
 import importlib.util
+import json
 import os
 import sys
 
@@ -15,7 +16,7 @@ if os.environ.get("PERFDB_ENERGY_DO_BENCH"):
 
         perfdb_energy.install()
     except Exception as e:  # the benchmark runs as it would without perfdb
-        sys.stdout.write(f"perfdb-energy error {{\"why\": {repr(repr(e))}}}\n")
+        sys.stdout.write("perfdb-energy error " + json.dumps({"why": repr(e)}) + "\n")
 
 _rest = [p for p in sys.path if os.path.abspath(p or ".") != _here]
 _spec = importlib.machinery.PathFinder.find_spec("sitecustomize", _rest)
