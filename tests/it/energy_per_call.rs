@@ -265,7 +265,8 @@ fn the_recorded_h100_outputs_read_to_the_devices_verdicts() {
     // A/A: neither moves.
     let (_, v) = recorded(set, "aa1");
     assert!(v.values().all(|x| x == "no_significant_change"), "{v:?}");
-    // do_bench measured by --energy-per-call: three sizes, each a reading of its own.
+    // do_bench measured by --energy-per-call: three sizes, each a reading of its own
+    // (`ab` cleared the smallest at its look, q 0.062; `compare` of all the trials flags it).
     let (_, v) = recorded(set, "dobench");
     for n in ["16777216", "67108864", "134217728"] {
         let row = format!("dim=({n},) dtype=torch.float32");
