@@ -163,6 +163,13 @@ fn energy_per_call_measures_after_each_do_bench_without_changing_the_benchmark()
     let out = ab(&wh, &["--energy-per-call"], "100", "88");
     let report = stdout(&out);
     assert_eq!(code(&out), 0, "{report}\n{}", stderr(&out));
+    // Nothing regressed: the headline counts the energy per call apart from the trial's.
+    assert!(
+        report.lines().next().unwrap().ends_with(
+            ", nor in the GPU energy of a trial (1 GPU(s)) or the energy per call (1 row(s))"
+        ),
+        "{report}"
+    );
     let summary = "energy per call over 1 row(s): geomean -";
     assert!(
         (10.0..14.0).contains(&pct_after(&report, summary)),

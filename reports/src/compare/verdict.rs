@@ -316,11 +316,16 @@ pub(super) fn overall(
         }
     }
     let kernels: Vec<&Row> = f.judged.iter().copied().filter(|r| !is_energy(r)).collect();
-    let energy = f.judged.len() - kernels.len();
+    let trial = f.judged.iter().filter(|r| is_trial_energy(r)).count();
+    let per_call = f.judged.len() - kernels.len() - trial;
     let shapes = kernel_shapes(kernels.iter().copied());
-    let also = match energy {
-        0 => String::new(),
-        n => format!(", nor in the GPU energy of a trial ({n} GPU(s))"),
+    let also = match (trial, per_call) {
+        (0, 0) => String::new(),
+        (t, 0) => format!(", nor in the GPU energy of a trial ({t} GPU(s))"),
+        (0, c) => format!(", nor in the energy per call ({c} row(s))"),
+        (t, c) => format!(
+            ", nor in the GPU energy of a trial ({t} GPU(s)) or the energy per call ({c} row(s))"
+        ),
     };
     (
         Overall::Ok,
